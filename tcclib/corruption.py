@@ -1,0 +1,105 @@
+"""Vectorised corruption: *where* (which features) and *how* (which replacement values).
+
+All functions work on a stack of K ensemble members at once, each row of each member
+independently, with no Python loop over rows or features.  Random numbers come in as tensors
+(drawn by the caller from each member's own generator) so that a member's views do not depend
+on which other members share the ensemble.
+
+*Where*
+  - :func:`uniform_mask`: exactly ``k`` of the row's active features, uniformly.
+  - :func:`correlation_mask`: Algorithm 4 of the paper.  The first feature is uniform; each next
+    one is drawn among the features not yet chosen with probabilities
+    ``softmax(sign * s / T)``, where ``s_j = min_{i chosen} W[i, j]`` is the candidate's smallest
+    importance for predicting a chosen feature, min-max normalised over the candidates, ``T`` the
+    temperature 0.25 and ``sign`` +1 for "most" and -1 for "least" correlated.  The draws are
+    sequential by definition (``k`` steps, each vectorised over all rows and members).
+
+*How*
+  - :func:`draw_donors`: for each (row, feature) a donor row whose value replaces the anchor's.
+    Donors come from the rows sharing the anchor's label; with every label 0 that is the whole
+    column (conventional SCARF corruption), with pseudo- or true labels it is class-conditioned.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Choose exactly ``k[m]`` active features per row, uniformly.
+
+    scores: ``[K, N, M]`` uniform(0, 1) draws; active: ``[K, M]`` bool; k: ``[K]`` int.
+    Returns a bool mask ``[K, N, M]``.
+    """
+    s = scores.masked_fill(~active.unsqueeze(1), 2.0)  # inactive features rank last
+    rank = s.argsort(dim=-1).argsort(dim=-1)
+    return rank < k.view(-1, 1, 1)
+
+
+def gumbel(u: torch.Tensor) -> torch.Tensor:
+    """Gumbel(0, 1) noise from uniform draws."""
+    eps = torch.finfo(u.dtype).tiny
+    return -torch.log(-torch.log(u.clamp(eps, 1.0 - 1e-7)))
+
+
+def correlation_mask(importance: torch.Tensor, active: torch.Tensor, k: torch.Tensor,
+                     sign: torch.Tensor, uniforms, temperature: float = 0.25) -> torch.Tensor:
+    """Correlation-based feature choice (Algorithm 4), ``k[m]`` features per row.
+
+    importance: ``[K, M, M]``, ``importance[m, i, j]`` = importance of feature j in the model
+    predicting feature i (rows normalised, zero diagonal).  sign: ``[K]`` float, +1 "most"
+    correlated, -1 "least".  uniforms: a callable ``t -> [K, N, M]`` uniform draws for step t
+    (or a tensor ``[T, K, N, M]``).  Returns a bool mask ``[K, N, M]``.
+    """
+    K, M, _ = importance.shape
+    draw = uniforms if callable(uniforms) else (lambda t: uniforms[t])
+    act = active.unsqueeze(1)  # [K, 1, M]
+    g0 = gumbel(draw(0)).masked_fill(~act, float("-inf"))
+    pick = g0.argmax(-1)  # [K, N]
+    N = pick.shape[1]
+    chosen = torch.zeros(K, N, M, dtype=torch.bool, device=importance.device)
+    chosen.scatter_(-1, pick.unsqueeze(-1), True)
+    minimp = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))  # W[first, :]
+    sgn = sign.view(K, 1, 1)
+    for t in range(1, int(k.max())):
+        cand = act & ~chosen
+        lo = minimp.masked_fill(~cand, float("inf")).amin(-1, keepdim=True)
+        hi = minimp.masked_fill(~cand, float("-inf")).amax(-1, keepdim=True)
+        s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
+        logits = (sgn * s / temperature).masked_fill(~cand, float("-inf"))
+        pick = (logits + gumbel(draw(t))).argmax(-1)
+        take = (t < k).view(K, 1, 1)
+        new = torch.zeros_like(chosen).scatter_(-1, pick.unsqueeze(-1), True) & take
+        chosen |= new
+        row = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))
+        minimp = torch.where(take, torch.minimum(minimp, row), minimp)
+    return chosen
+
+
+def class_index(labels: torch.Tensor, n_classes: int):
+    """Group rows by label: (order [K, N], start [K, C], count [K, C])."""
+    order = labels.argsort(dim=-1, stable=True)
+    count = torch.zeros(labels.shape[0], n_classes, dtype=torch.int64, device=labels.device)
+    count.scatter_add_(1, labels, torch.ones_like(labels))
+    start = count.cumsum(1) - count
+    return order, start, count
+
+
+def draw_donors(labels: torch.Tensor, n_classes: int, u: torch.Tensor) -> torch.Tensor:
+    """Donor row per (anchor, feature), drawn uniformly among rows with the anchor's label.
+
+    labels: ``[K, N]`` int (all zeros = whole column); u: ``[K, N, M]`` uniform(0, 1).
+    Returns int64 ``[K, N, M]`` row indices.
+    """
+    order, start, count = class_index(labels, n_classes)
+    st = start.gather(1, labels).unsqueeze(-1)
+    ct = count.gather(1, labels).unsqueeze(-1)
+    pos = st + (u * ct).long().clamp_max(ct - 1)
+    K, N, M = u.shape
+    return order.gather(1, pos.reshape(K, N * M)).reshape(K, N, M)
+
+
+def corrupt(raw: torch.Tensor, mask: torch.Tensor, donors: torch.Tensor) -> torch.Tensor:
+    """The view: anchor values where ``mask`` is False, the donor row's value where True."""
+    donor_vals = raw.gather(1, donors)  # out[m, i, j] = raw[m, donors[m, i, j], j]
+    return torch.where(mask, donor_vals, raw)

@@ -1,0 +1,103 @@
+"""Saving and gathering results on disk, atomically (a crash never leaves half a file).
+
+Layout of one parameter set ``<root>/<set>/``::
+
+    <dataset>/01_data_prep.ipynb ...      rendered per-dataset notebooks
+    <dataset>/results.csv history.csv pseudo.csv corr_range.csv [embeddings.npz]
+    <dataset>/_DONE.json | _FAILED.json   written last by the sweep
+    results/  figures/  index.md          written by the aggregate notebooks and the sweep
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .train import RunResult
+
+RUN_FILES = ("results", "history", "pseudo", "corr_range")
+
+
+def _atomic(path: Path, write) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def write_csv(df: pd.DataFrame, path) -> Path:
+    return _atomic(path, lambda t: df.to_csv(t, index=False, float_format="%.6g"))
+
+
+def write_json(obj, path) -> Path:
+    return _atomic(path, lambda t: Path(t).write_text(json.dumps(obj, indent=2, default=str) + "\n"))
+
+
+def write_text(text: str, path) -> Path:
+    return _atomic(path, lambda t: Path(t).write_text(text))
+
+
+def save_run(run: RunResult, out_dir) -> Path:
+    """Write a dataset's results, histories, correlation ranges (and embeddings) to ``out_dir``."""
+    out = Path(out_dir)
+    write_csv(run.results, out / "results.csv")
+    write_csv(run.history, out / "history.csv")
+    write_csv(run.pseudo, out / "pseudo.csv")
+    write_csv(pd.DataFrame(sorted(run.corr_range.items()), columns=["seed", "corr_range"]),
+              out / "corr_range.csv")
+    if run.embeddings:
+        arrays = {f"{m}__{k}": v for m, d in run.embeddings.items() for k, v in d.items()}
+        _atomic(out / "embeddings.npz", lambda t: np.savez_compressed(open(t, "wb"), **arrays))
+    write_json({k: round(v, 3) for k, v in run.timings.items()}, out / "timings.json")
+    return out
+
+
+def load_embeddings(path) -> dict:
+    """Embeddings saved by :func:`save_run`: ``{method: {train, test, y_train, y_test}}``."""
+    out: dict = {}
+    with np.load(path) as z:
+        for key in z.files:
+            m, part = key.split("__")
+            out.setdefault(m, {})[part] = z[key]
+    return out
+
+
+def gather(set_dir, what: str = "results") -> pd.DataFrame:
+    """Concatenate ``<set_dir>/*/<what>.csv`` of every finished dataset (with a ``dataset`` column)."""
+    frames = []
+    for d in sorted(Path(set_dir).iterdir()):
+        f = d / f"{what}.csv"
+        if d.is_dir() and (d / "_DONE.json").exists() and f.exists():
+            df = pd.read_csv(f)
+            if "dataset" not in df.columns:
+                df.insert(0, "dataset", d.name)
+            frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def status(set_dir) -> pd.DataFrame:
+    """One row per dataset folder: done / failed (with the error) / incomplete."""
+    rows = []
+    root = Path(set_dir)
+    if not root.exists():
+        return pd.DataFrame(columns=["dataset", "status", "error"])
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in ("results", "figures")):
+        if (d / "_DONE.json").exists():
+            rows.append((d.name, "done", ""))
+        elif (d / "_FAILED.json").exists():
+            rows.append((d.name, "failed", json.loads((d / "_FAILED.json").read_text()).get("error", "")))
+        else:
+            rows.append((d.name, "incomplete", ""))
+    return pd.DataFrame(rows, columns=["dataset", "status", "error"])

@@ -1,0 +1,281 @@
+"""Train every seed x method of one dataset as one batched ensemble, and evaluate it.
+
+:func:`run_dataset` is the one call: load, preprocess per seed, (XGBoost importances if a
+correlation method is asked for), contrastive pretraining of all members together, then a frozen
+encoder + fresh classification head per member, trained on the labeled rows and scored on the
+test split.  It returns a :class:`RunResult` with a tidy results table, the contrastive-loss
+histories, the pseudo-label accuracy at each refresh and (optionally) embeddings for plots.
+
+Members are independent: each has its own generator (data order, corruption draws, head
+initialisation), labels and Adam state, so a member trains exactly as it would alone.  The
+encoder's initial weights depend on the seed only, so all methods of a seed (``no_pretrain``
+included) start from the same encoder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+from torch.nn import functional as F
+
+from . import corruption as C
+from .config import METHODS, Config
+from .datasets import Dataset, load_dataset
+from .encoding import TensorTable
+from .losses import nt_xent
+from .metrics import accuracy, auroc
+from .model import StackedMLP, adam
+from .preprocess import Prepared, prepare
+
+
+def member_seed(seed: int, tag: str) -> int:
+    """A stable 63-bit generator seed for (seed, tag)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{tag}".encode()).digest()[:8], "little") >> 1
+
+
+def _generator(seed: int, tag: str, device) -> torch.Generator:
+    g = torch.Generator(device=device)
+    g.manual_seed(member_seed(seed, tag))
+    return g
+
+
+@dataclass
+class RunResult:
+    """Everything one dataset run produces."""
+
+    results: pd.DataFrame  # dataset, did, seed, method, accuracy, auroc, ...
+    history: pd.DataFrame  # seed, method, epoch, loss (contrastive, per epoch)
+    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows)
+    corr_range: dict = field(default_factory=dict)  # seed -> feature correlation value range
+    importance: np.ndarray | None = None  # [S, M, M]
+    embeddings: dict = field(default_factory=dict)  # method -> {train, test, y_train, y_test}
+    timings: dict = field(default_factory=dict)
+    config: Config | None = None
+
+
+def _batches(n: int, size: int):
+    return [(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def _take(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """Rows ``idx`` ([K, b]) of ``x`` ([K, N, d]) -> [K, b, d]."""
+    return x.gather(1, idx.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+
+
+def fit_heads(emb: torch.Tensor, y: torch.Tensor, gens: list[torch.Generator], cfg: Config,
+              n_classes: int) -> StackedMLP:
+    """Train fresh classification heads (2 layers) on frozen embeddings ``[K, NL, H]``."""
+    K, NL, H = emb.shape
+    head = StackedMLP(K, [H] + [cfg.hidden_dim] * (cfg.head_depth - 1) + [n_classes], gens,
+                      bias_init=cfg.bias_init, device=emb.device)
+    opt = adam(head.parameters(), cfg.lr)
+    batches = _batches(NL, cfg.batch_size)
+    for _ in range(cfg.head_epochs):
+        perm = torch.stack([torch.randperm(NL, generator=g, device=emb.device) for g in gens])
+        for a, b in batches:
+            idx = perm[:, a:b]
+            logits = head(_take(emb, idx))
+            yb = y.gather(1, idx)
+            loss = F.cross_entropy(logits.reshape(-1, n_classes), yb.reshape(-1), reduction="none")
+            loss = loss.view(K, -1).mean(1).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    return head
+
+
+def _bar(total: int, desc: str, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, leave=True)
+
+
+def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarray | None = None,
+                 did: int | None = None) -> RunResult:
+    """Run all seeds x methods of a preprocessed dataset (see module docstring)."""
+    cfg = cfg or Config()
+    dev = torch.device(cfg.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' but torch sees no CUDA device; use device='cpu'")
+    t0 = time.perf_counter()
+    tab = TensorTable.from_prepared(prep, dev)
+    S, N, M = tab.raw_train.shape
+    Cn = tab.n_classes
+    H = cfg.hidden_dim
+    specs = [METHODS[m] for m in cfg.methods]
+    members = [(si, m) for si in range(S) for m in cfg.methods]
+    seeds = [prep.splits[si].seed for si, _ in members]
+    m_feats = [prep.splits[si].n_features for si, _ in members]
+    pre = [i for i, (_, m) in enumerate(members) if METHODS[m].pretrain]
+    needs_corr = any(s.where != "uniform" for s in specs)
+    if needs_corr and importance is None:
+        raise ValueError("correlation methods need the importance matrices (see run_dataset)")
+    timings = {}
+
+    # ---------------------------------------------------------------- encoders
+    in_w = [int(tab.widths[si]) for si, _ in members]
+    enc_dims = [tab.width] + [H] * cfg.encoder_depth
+    init_gens = [_generator(s, "init", dev) for s in seeds]
+    enc_all = StackedMLP(len(members), enc_dims, init_gens, in_w, cfg.bias_init, dev)
+    train_gens = [_generator(s, m, dev) for s, (_, m) in zip(seeds, members)]
+    seed_all = torch.tensor([si for si, _ in members], device=dev)
+    anchors_all = tab.encode(tab.raw_train[seed_all], seed_all)
+
+    history, pseudo_rows = [], []
+    if pre and cfg.epochs > 0:
+        # encoder and projection head of the pretrained members (own stacks: only they train)
+        Kp = len(pre)
+        pidx = torch.tensor(pre, device=dev)
+        ig = [_generator(seeds[i], "init", dev) for i in pre]  # same start as enc_all's members
+        enc = StackedMLP(Kp, enc_dims, ig, [in_w[i] for i in pre], cfg.bias_init, dev)
+        proj = StackedMLP(Kp, [H] * (cfg.head_depth + 1), ig, bias_init=cfg.bias_init, device=dev)
+        opt = adam(enc.parameters() + proj.parameters(), cfg.lr)
+        gens = [train_gens[i] for i in pre]
+        seed_idx = torch.tensor([members[i][0] for i in pre], device=dev)
+        pspecs = [METHODS[members[i][1]] for i in pre]
+        raw = tab.raw_train[seed_idx]  # [Kp, N, M]
+        anchors = anchors_all[pidx]
+        active = tab.active[seed_idx]
+        k = torch.tensor([cfg.corrupted_count(m_feats[i]) for i in pre], device=dev)
+        y_true = tab.y_train[seed_idx]
+        labeled = tab.labeled[seed_idx]
+        labels = torch.zeros(Kp, N, dtype=torch.int64, device=dev)
+        orc = [j for j, s in enumerate(pspecs) if s.how == "oracle"]
+        if orc:
+            labels[orc] = y_true[orc]
+        pse = [j for j, s in enumerate(pspecs) if s.how == "pseudo"]
+        cor = [j for j, s in enumerate(pspecs) if s.ranking != "uniform"]
+        uni = [j for j, s in enumerate(pspecs) if s.ranking == "uniform"]
+        if cor:
+            W = torch.as_tensor(importance, dtype=torch.float32, device=dev)[seed_idx[cor]]
+            sign = torch.tensor([1.0 if pspecs[j].ranking == "most" else -1.0 for j in cor], device=dev)
+        lab_rows = torch.stack([labeled[j].nonzero().squeeze(1) for j in range(Kp)])  # [Kp, NL]
+        batches = _batches(N, cfg.batch_size)
+        bar = _bar(cfg.epochs, f"{prep.name}: pretraining {Kp} members", cfg.progress)
+        t1 = time.perf_counter()
+        for epoch in range(cfg.epochs):
+            if pse and epoch % cfg.pseudo_every == 0:
+                pidx_t = torch.tensor(pse, device=dev)
+                with torch.no_grad():
+                    emb = enc(anchors[pidx_t], pidx_t)
+                head = fit_heads(_take(emb, lab_rows[pidx_t]), y_true[pidx_t].gather(1, lab_rows[pidx_t]),
+                                 [gens[j] for j in pse], cfg, Cn)
+                with torch.no_grad():
+                    pred = head(emb).argmax(-1)
+                new = torch.where(labeled[pidx_t], y_true[pidx_t], pred)
+                labels[pidx_t] = new
+                unl = ~labeled[pidx_t]
+                acc = ((new == y_true[pidx_t]) & unl).sum(1).float() / unl.sum(1).clamp_min(1)
+                for j, a in zip(pse, acc.tolist()):
+                    pseudo_rows.append((seeds[pre[j]], members[pre[j]][1], epoch, a))
+            # per-member randomness for this epoch (each from its own generator)
+            perm = torch.stack([torch.randperm(N, generator=g, device=dev) for g in gens])
+            donor_u = torch.stack([torch.rand(N, M, generator=g, device=dev) for g in gens])
+            mask = torch.zeros(Kp, N, M, dtype=torch.bool, device=dev)
+            if uni:
+                su = torch.stack([torch.rand(N, M, generator=gens[j], device=dev) for j in uni])
+                mask[uni] = C.uniform_mask(su, active[uni], k[uni])
+            if cor:
+                kc = k[cor].tolist()
+                half = torch.full((N, M), 0.5, device=dev)
+
+                def draw(t, _kc=kc):
+                    return torch.stack([torch.rand(N, M, generator=gens[j], device=dev) if t < kj else half
+                                        for j, kj in zip(cor, _kc)])
+                mask[cor] = C.correlation_mask(W, active[cor], k[cor], sign, draw, cfg.corr_temperature)
+            donors = C.draw_donors(labels, Cn, donor_u)
+            views = tab.encode(C.corrupt(raw, mask, donors), seed_idx)
+            tot = torch.zeros(Kp, device=dev)
+            for a, b in batches:
+                idx = perm[:, a:b]
+                x = torch.cat([_take(anchors, idx), _take(views, idx)], dim=1)
+                z = proj(enc(x))
+                loss = nt_xent(z[:, : b - a], z[:, b - a:], cfg.temperature)
+                opt.zero_grad(set_to_none=True)
+                loss.sum().backward()
+                opt.step()
+                tot += loss.detach() * (b - a)
+            ep_loss = (tot / N).tolist()
+            for j, lv in enumerate(ep_loss):
+                history.append((seeds[pre[j]], members[pre[j]][1], epoch + 1, lv))
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{np.mean(ep_loss):.4f}")
+        if bar is not None:
+            bar.close()
+        timings["pretrain_s"] = time.perf_counter() - t1
+        timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / cfg.epochs
+        # copy the trained encoders into the full stack
+        with torch.no_grad():
+            for Wa, Wp in zip(enc_all.parameters(), enc.parameters()):
+                Wa[pidx] = Wp
+
+    # ---------------------------------------------------------------- evaluation
+    t2 = time.perf_counter()
+    with torch.no_grad():
+        emb_tr = enc_all(anchors_all)
+        emb_te = enc_all(tab.encode(tab.raw_test[seed_all], seed_all))
+    lab = tab.labeled[seed_all]
+    lab_rows = torch.stack([lab[j].nonzero().squeeze(1) for j in range(len(members))])
+    y_tr = tab.y_train[seed_all]
+    head = fit_heads(_take(emb_tr, lab_rows), y_tr.gather(1, lab_rows), train_gens, cfg, Cn)
+    with torch.no_grad():
+        prob = torch.softmax(head(emb_te), -1).cpu().numpy()
+    y_te = tab.y_test[seed_all].cpu().numpy()
+    timings["evaluate_s"] = time.perf_counter() - t2
+    rows = []
+    for j, (si, m) in enumerate(members):
+        rows.append(dict(dataset=prep.name, did=did, seed=seeds[j], method=m,
+                         accuracy=accuracy(y_te[j], prob[j]), auroc=auroc(y_te[j], prob[j]),
+                         n_train=N, n_labeled=int(lab[j].sum()), n_test=int(y_te.shape[1]),
+                         n_features=m_feats[j]))
+    embeddings = {}
+    if cfg.keep_embeddings:
+        for j, (si, m) in enumerate(members):
+            if si == 0:
+                embeddings[m] = dict(train=emb_tr[j].cpu().numpy(), test=emb_te[j].cpu().numpy(),
+                                     y_train=y_tr[j].cpu().numpy(), y_test=y_te[j])
+    timings["total_s"] = time.perf_counter() - t0
+    res = pd.DataFrame(rows)
+    res["did"] = res["did"].astype("Int64")
+    return RunResult(
+        results=res,
+        history=pd.DataFrame(history, columns=["seed", "method", "epoch", "loss"]).astype(
+            {"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"}),
+        pseudo=pd.DataFrame(pseudo_rows, columns=["seed", "method", "epoch", "pseudo_accuracy"]).astype(
+            {"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"}),
+        importance=importance, embeddings=embeddings, timings=timings, config=cfg)
+
+
+def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_dir=None,
+                cache_dir=None) -> RunResult:
+    """Load ``dataset`` (name, OpenML id or a :class:`Dataset`), run every seed x method, evaluate.
+
+    ``data_dir``: folder of ``<did>.arff`` files (default: ``$TCC_DATA_DIR``); ``cache_dir``:
+    where XGBoost importance matrices are cached.
+    """
+    from .correlation import correlation_range, importance_matrices
+
+    cfg = cfg or Config()
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
+    prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
+    if any(METHODS[m].pretrain for m in cfg.methods):
+        for sp in prep.splits:
+            cfg.corrupted_count(sp.n_features)  # clear error before any work
+    imp, ranges, t_imp = None, {}, 0.0
+    if any(METHODS[m].where != "uniform" for m in cfg.methods):
+        t = time.perf_counter()
+        imp = importance_matrices(ds.name, prep.splits, cfg, cache_dir=cache_dir, progress=cfg.progress)
+        t_imp = time.perf_counter() - t
+        ranges = {sp.seed: correlation_range(imp[i], sp.active) for i, sp in enumerate(prep.splits)}
+    out = run_prepared(prep, cfg, imp, did=ds.did)
+    out.corr_range = ranges
+    out.timings["importance_s"] = t_imp
+    return out
+

@@ -1,0 +1,231 @@
+"""Corruption, encoding, loss and model: the parts of the method that must be exactly right."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.preprocessing import OneHotEncoder
+
+from tcclib import corruption as C
+from tcclib.config import Config, ConfigError
+from tcclib.datasets import from_frame
+from tcclib.encoding import TensorTable
+from tcclib.losses import nt_xent
+from tcclib.preprocess import prepare
+
+
+def _gen(seed):
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return g
+
+
+# ------------------------------------------------------------------ how to corrupt
+def test_class_conditioned_donors_share_the_anchor_class():
+    g = _gen(0)
+    K, N, M, Cn = 3, 200, 7, 4
+    labels = torch.randint(0, Cn, (K, N), generator=g)
+    donors = C.draw_donors(labels, Cn, torch.rand(K, N, M, generator=g))
+    donor_labels = labels.gather(1, donors.view(K, -1)).view(K, N, M)
+    assert torch.equal(donor_labels, labels.unsqueeze(-1).expand(K, N, M))
+    # and they are spread over the class, not one fixed row
+    assert len(torch.unique(donors[0][labels[0] == 0])) > 10
+
+
+def test_class_conditioned_views_take_values_from_same_class_rows():
+    g = _gen(1)
+    K, N, M, Cn = 2, 120, 5, 3
+    raw = torch.randn(K, N, M, generator=g)  # distinct values: a value identifies its row
+    labels = torch.randint(0, Cn, (K, N), generator=g)
+    mask = C.uniform_mask(torch.rand(K, N, M, generator=g), torch.ones(K, M, dtype=torch.bool),
+                          torch.tensor([2, 2]))
+    view = C.corrupt(raw, mask, C.draw_donors(labels, Cn, torch.rand(K, N, M, generator=g)))
+    for k in range(K):
+        for i, j in mask[k].nonzero().tolist():
+            src = (raw[k, :, j] == view[k, i, j]).nonzero().squeeze(1)
+            assert len(src) == 1 and labels[k, src[0]] == labels[k, i]
+    assert torch.equal(view[~mask], raw[~mask])
+
+
+def test_conventional_donors_cover_the_whole_column():
+    g = _gen(2)
+    labels = torch.zeros(1, 300, dtype=torch.int64)
+    donors = C.draw_donors(labels, 1, torch.rand(1, 300, 4, generator=g))
+    assert donors.min() >= 0 and donors.max() < 300
+    assert len(torch.unique(donors)) > 250
+
+
+# ------------------------------------------------------------------ where to corrupt
+@pytest.mark.parametrize("M,p", [(30, 0.4), (7, 0.4), (9, 0.2), (5, 0.6)])
+def test_exactly_ceil_pM_features_per_row(M, p):
+    cfg = Config(corruption_rate=p)
+    k = cfg.corrupted_count(M)
+    assert k == math.ceil(p * M)
+    g = _gen(3)
+    act = torch.ones(2, M, dtype=torch.bool)
+    kk = torch.tensor([k, k])
+    m1 = C.uniform_mask(torch.rand(2, 500, M, generator=g), act, kk)
+    assert (m1.sum(-1) == k).all()
+    W = torch.rand(2, M, M, generator=g)
+    m2 = C.correlation_mask(W, act, kk, torch.tensor([1.0, -1.0]),
+                            lambda t: torch.rand(2, 500, M, generator=g))
+    assert (m2.sum(-1) == k).all()
+
+
+def test_inactive_features_are_never_chosen_and_k_is_per_member():
+    g = _gen(4)
+    act = torch.ones(2, 10, dtype=torch.bool)
+    act[1, 7:] = False
+    k = torch.tensor([4, 3])
+    m = C.uniform_mask(torch.rand(2, 300, 10, generator=g), act, k)
+    assert (m.sum(-1) == k.view(2, 1)).all() and not m[1, :, 7:].any()
+    W = torch.rand(2, 10, 10, generator=g)
+    m = C.correlation_mask(W, act, k, torch.ones(2), lambda t: torch.rand(2, 300, 10, generator=g))
+    assert (m.sum(-1) == k.view(2, 1)).all() and not m[1, :, 7:].any()
+
+
+def _block_importance(M=12):
+    # features 0..5 predict each other strongly, 6..11 weakly, across blocks almost nothing
+    W = torch.full((M, M), 0.002)
+    W[:6, :6] = 0.3
+    W[6:, 6:] = 0.05
+    W.fill_diagonal_(0)
+    return W / W.sum(1, keepdim=True)
+
+
+def _same_block_rate(mask):
+    a = mask[..., :6].sum(-1)
+    b = mask[..., 6:].sum(-1)
+    return ((a == 0) | (b == 0)).float().mean().item()
+
+
+def test_correlation_sampler_prefers_high_or_low_importance():
+    g = _gen(5)
+    M, N, k = 12, 4000, 4
+    W = _block_importance(M).expand(3, M, M)
+    act = torch.ones(3, M, dtype=torch.bool)
+    # member 0: most, 1: least, 2: uniform for reference
+    corr = C.correlation_mask(W[:2], act[:2], torch.tensor([k, k]), torch.tensor([1.0, -1.0]),
+                              lambda t: torch.rand(2, N, M, generator=g))
+    uni = C.uniform_mask(torch.rand(1, N, M, generator=g), act[:1], torch.tensor([k]))
+    most, least, rnd = _same_block_rate(corr[0]), _same_block_rate(corr[1]), _same_block_rate(uni[0])
+    assert most > 0.9  # all chosen features in one correlated block
+    assert least < rnd - 0.05  # least-correlated spreads across blocks
+    assert most > rnd + 0.3
+
+
+def test_published_flip_uses_least_ranking():
+    from tcclib.config import METHODS
+
+    assert METHODS["class_most_published"].ranking == "least"
+    assert METHODS["class_most"].ranking == "most"
+    assert METHODS["class_least"].ranking == "least"
+
+
+# ------------------------------------------------------------------ loss
+def _nt_xent_reference(za, zv, tau):
+    z = torch.cat([za, zv]).double()
+    n2 = z.shape[0]
+    n = n2 // 2
+    total = 0.0
+    for i in range(n2):
+        partner = (i + n) % n2
+        s = lambda a, b: float(z[a] @ z[b] / (z[a].norm() * z[b].norm()))  # noqa: E731
+        num = math.exp(s(i, partner) / tau)
+        den = sum(math.exp(s(i, j) / tau) for j in range(n2) if j != i)
+        total += -math.log(num / den)
+    return total / n2
+
+
+@pytest.mark.parametrize("tau", [1.0, 0.5])
+def test_nt_xent_matches_the_paper_formula(tau):
+    g = _gen(6)
+    za, zv = torch.randn(2, 9, 16, generator=g)
+    ref = _nt_xent_reference(za, zv, tau)
+    assert nt_xent(za, zv, tau).item() == pytest.approx(ref, rel=1e-5)
+    batched = nt_xent(torch.stack([za, zv]), torch.stack([zv, za]), tau)
+    assert batched[0].item() == pytest.approx(ref, rel=1e-5)
+    assert batched[1].item() == pytest.approx(_nt_xent_reference(zv, za, tau), rel=1e-5)
+
+
+# ------------------------------------------------------------------ encoding
+def _mixed_frame(n=300, seed=0):
+    rs = np.random.RandomState(seed)
+    X = pd.DataFrame({
+        "num": rs.randn(n),
+        "tri": pd.Categorical(rs.choice(["a", "b", "c"], n), categories=["a", "b", "c", "d"]),
+        "bin": pd.Categorical(rs.choice(["no", "yes"], n)),
+        "const": np.ones(n),
+        "num2": rs.randn(n),
+    })
+    X.loc[rs.rand(n) < 0.1, "num2"] = np.nan
+    X.loc[rs.rand(n) < 0.1, "tri"] = np.nan
+    y = pd.Series(pd.Categorical(np.where(X["num"] > 0, "pos", "neg")))
+    return X, y
+
+
+def test_preprocessing_follows_the_published_recipe():
+    X, y = _mixed_frame()
+    prep = prepare(from_frame(X, y, name="mixed"), [7], labeled_fraction=0.3)
+    sp = prep.splits[0]
+    assert sp.raw_train.shape[0] == 240 and sp.raw_test.shape[0] == 60
+    assert sp.labeled.sum() == 72
+    assert list(sp.active) == [True, True, True, False, True]  # constant column dropped
+    assert np.isfinite(sp.raw_train).all() and np.isfinite(sp.raw_test).all()
+    assert abs(sp.raw_train[:, 0].mean()) < 1e-5 and abs(sp.raw_train[:, 0].std() - 1) < 1e-4
+    assert abs(sp.raw_train[:, 4].mean()) < 1e-5  # mean-filled then z-scored
+    assert set(np.unique(sp.raw_train[:, 1])) <= {0, 1, 2}  # 'd' never seen: 3 levels
+    # stratified split keeps the class balance
+    assert abs(sp.y_train.mean() - sp.y_test.mean()) < 0.05
+
+
+def test_torch_one_hot_matches_scikit_learn_after_preprocessing():
+    X, y = _mixed_frame()
+    prep = prepare(from_frame(X, y), [3, 4])
+    tab = TensorTable.from_prepared(prep)
+    for si, sp in enumerate(prep.splits):
+        cols = np.flatnonzero(sp.active)
+        enc = tab.encode(tab.raw_test[si:si + 1], torch.tensor([si]))[0].numpy()
+        parts = []
+        for j in cols:
+            if sp.is_cat[j]:
+                sub = OneHotEncoder(drop="if_binary", handle_unknown="ignore", sparse_output=False)
+                sub.fit(sp.raw_train[:, [j]])
+                parts.append(sub.transform(sp.raw_test[:, [j]]))
+            else:
+                parts.append(sp.raw_test[:, [j]])
+        ref = np.hstack(parts)
+        assert ref.shape[1] == int(tab.widths[si])
+        np.testing.assert_allclose(enc[:, : ref.shape[1]], ref, atol=1e-6)
+        assert not enc[:, ref.shape[1]:].any()
+
+
+# ------------------------------------------------------------------ settings
+@pytest.mark.parametrize("kw,word", [
+    (dict(corruption_rate=0.0), "corruption_rate"),
+    (dict(corruption_rate=1.5), "corruption_rate"),
+    (dict(labeled_fraction=-0.1), "labeled_fraction"),
+    (dict(epochs=-1), "epochs"),
+    (dict(epochs=2.5), "epochs"),
+    (dict(methods=("clas",)), "class"),
+    (dict(seeds=(1, 1)), "duplicates"),
+    (dict(batch_size=0), "batch_size"),
+    (dict(lr="fast"), "lr"),
+])
+def test_bad_settings_are_clear_errors(kw, word):
+    with pytest.raises(ConfigError, match=word):
+        Config(**kw)
+
+
+def test_unknown_setting_suggests_the_right_name():
+    with pytest.raises(ConfigError, match="corruption_rate"):
+        Config.from_dict({"corruption_rat": 0.3})
+
+
+def test_corruption_that_leaves_no_feature_intact_is_refused():
+    with pytest.raises(ConfigError, match="intact"):
+        Config(corruption_rate=1.0).corrupted_count(5)
+    with pytest.raises(ConfigError, match="intact"):
+        Config(corruption_rate=0.4).corrupted_count(1)

@@ -1,0 +1,129 @@
+"""End-to-end training: ensemble equivalence, determinism, learning, clear errors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from tcclib.config import Config
+from tcclib.correlation import correlation_range, importance_matrices
+from tcclib.datasets import DatasetError, from_frame, load_dataset
+from tcclib.preprocess import prepare
+from tcclib.train import run_dataset, run_prepared
+
+
+@pytest.fixture(scope="module")
+def bc():
+    return load_dataset("breast_cancer")
+
+
+@pytest.fixture(scope="module")
+def bc_small(bc):
+    """breast_cancer with 12 features: quick XGBoost importances for the correlation methods."""
+    return from_frame(bc.X.iloc[:, :12], bc.y, name="bc12")
+
+
+def _small_cfg(**kw):
+    base = dict(seeds=(11, 22), epochs=3, head_epochs=5, pseudo_every=2, batch_size=128,
+                progress=False, xgb_trees=10, xgb_depth=3)
+    base.update(kw)
+    return Config(**base)
+
+
+def test_ensemble_matches_members_trained_alone(bc_small):
+    methods = ("no_pretrain", "random", "class", "oracle", "class_most", "class_most_published")
+    cfg = _small_cfg(methods=methods)
+    prep = prepare(bc_small, cfg.seeds)
+    imp = importance_matrices("bc12", prep.splits, cfg)
+    together = run_prepared(prep, cfg, imp)
+    for si, seed in enumerate(cfg.seeds):
+        for m in methods:
+            alone_cfg = cfg.replace(seeds=[seed], methods=[m])
+            alone_prep = prepare(bc_small, alone_cfg.seeds)
+            alone = run_prepared(alone_prep, alone_cfg, imp[si:si + 1])
+            t = together.results.query("seed == @seed and method == @m").iloc[0]
+            a = alone.results.iloc[0]
+            assert a.accuracy == pytest.approx(t.accuracy, abs=1e-9), (seed, m)
+            assert a.auroc == pytest.approx(t.auroc, abs=1e-6), (seed, m)
+            ht = together.history.query("seed == @seed and method == @m").loss.to_numpy()
+            np.testing.assert_allclose(alone.history.loss.to_numpy(), ht, rtol=1e-5, atol=1e-6)
+            pt = together.pseudo.query("seed == @seed and method == @m").pseudo_accuracy.to_numpy(float)
+            np.testing.assert_allclose(alone.pseudo.pseudo_accuracy.to_numpy(float), pt)
+
+
+def test_same_seed_gives_identical_results_on_cpu(bc_small):
+    cfg = _small_cfg(methods=("random", "class", "class_least"))
+    r1 = run_dataset(bc_small, cfg)
+    r2 = run_dataset(bc_small, cfg)
+    pd.testing.assert_frame_equal(r1.results, r2.results)
+    pd.testing.assert_frame_equal(r1.history, r2.history)
+    r3 = run_dataset(bc_small, cfg.replace(seeds=[12, 22]))
+    assert not r3.history.loss.equals(r1.history.loss)
+
+
+def test_all_methods_of_a_seed_start_from_the_same_encoder(bc_small):
+    # with zero pretraining epochs every method is "no_pretrain": identical results per seed
+    cfg = _small_cfg(epochs=0, methods=("no_pretrain", "random", "class"), keep_embeddings=True)
+    e = run_dataset(bc_small, cfg).embeddings
+    np.testing.assert_array_equal(e["no_pretrain"]["train"], e["random"]["train"])
+    np.testing.assert_array_equal(e["no_pretrain"]["test"], e["class"]["test"])
+    # and pretraining moves them
+    e2 = run_dataset(bc_small, cfg.replace(epochs=2)).embeddings
+    assert not np.allclose(e2["no_pretrain"]["train"], e2["random"]["train"])
+
+
+def test_short_breast_cancer_run_beats_chance(bc):
+    cfg = Config(seeds=(614579, 336466), methods=("no_pretrain", "random", "class", "oracle"),
+                 epochs=20, head_epochs=50, progress=False)
+    r = run_dataset(bc, cfg)
+    majority = bc.y.value_counts(normalize=True).max()  # 0.63
+    assert len(r.results) == 8
+    assert (r.results.accuracy > majority + 0.2).all(), r.results
+    assert (r.results.auroc > 0.95).all()
+    h = r.history.groupby("epoch").loss.mean()
+    assert h.iloc[-1] < h.iloc[0]  # contrastive loss goes down
+    assert (r.pseudo.pseudo_accuracy > 0.85).all()
+
+
+def test_correlation_range_and_importances_are_sane(bc_small):
+    cfg = _small_cfg()
+    prep = prepare(bc_small, [5])
+    W = importance_matrices("bc12", prep.splits, cfg)[0]
+    assert W.shape == (12, 12)
+    np.testing.assert_allclose(W.sum(1), 1.0, atol=1e-6)
+    assert np.all(np.diag(W) == 0)
+    # radius, perimeter and area (columns 0, 2, 3) predict each other
+    assert W[0, [2, 3]].sum() > 0.5
+    r = correlation_range(W)
+    assert 0 < r <= 1
+
+
+def test_importance_cache_round_trip(bc_small, tmp_path):
+    cfg = _small_cfg()
+    prep = prepare(bc_small, [5])
+    a = importance_matrices("bc12", prep.splits, cfg, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.npy"))) == 1
+    b = importance_matrices("bc12", prep.splits, cfg, cache_dir=tmp_path)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_one_class_table_is_a_clear_error():
+    X = pd.DataFrame({"a": np.arange(10.0), "b": np.arange(10.0)})
+    with pytest.raises(DatasetError, match="one class"):
+        from_frame(X, pd.Series(["x"] * 10))
+
+
+def test_one_feature_table_cannot_be_corrupted_with_one_left_intact():
+    X = pd.DataFrame({"a": np.random.RandomState(0).randn(40)})
+    y = pd.Series(np.where(X.a > 0, "p", "n"))
+    from tcclib.config import ConfigError
+    with pytest.raises(ConfigError, match="intact"):
+        run_dataset(from_frame(X, y), _small_cfg(methods=("random",)))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+def test_cuda_matches_cpu_closely(bc_small):
+    cfg = _small_cfg(methods=("random", "class"))
+    cpu = run_dataset(bc_small, cfg).history.loss.to_numpy()
+    gpu = run_dataset(bc_small, cfg.replace(device="cuda")).history.loss.to_numpy()
+    np.testing.assert_allclose(cpu, gpu, rtol=1e-2)
