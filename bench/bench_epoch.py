@@ -65,12 +65,14 @@ def main(argv=None):
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
     ap.add_argument("--all", action="store_true", help="measure all 30 datasets")
     ap.add_argument("--largest", default="mfeat-fourier", help="the large dataset to measure")
+    ap.add_argument("--precision", default="highest", choices=["highest", "high", "medium"],
+                    help="float32 matmul precision (medium: bfloat16 inside matmuls, AMX/TF32 speed)")
     ap.add_argument("--methods", default="no_pretrain,random,class,oracle,class_least,class_most")
     args = ap.parse_args(argv)
-    cfg = Config(epochs=args.epochs, device=args.device, progress=False,
+    cfg = Config(epochs=args.epochs, device=args.device, progress=False, matmul_precision=args.precision,
                  methods=tuple(args.methods.split(",")))
     print(f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
-          f"threads {torch.get_num_threads()}  {platform.processor() or platform.machine()}")
+          f"threads {torch.get_num_threads()}  matmul precision {args.precision}  {platform.processor() or platform.machine()}")
     if args.device.startswith("cuda"):
         print(f"# GPU: {torch.cuda.get_device_name()}")
     names = ["breast_cancer", args.largest]

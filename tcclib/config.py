@@ -93,6 +93,7 @@ class Config:
     head_depth: int = 2
     bias_init: float = 0.01
     device: str = "cpu"
+    matmul_precision: str = "highest"
     xgb_trees: int = 100
     xgb_depth: int = 10
     xgb_eta: float = 0.1
@@ -143,6 +144,10 @@ class Config:
             v = getattr(self, name)
             _check(0 < v <= 1, f"{name}: must be in (0, 1], got {v}")
         _check(0 < self.test_fraction < 1, f"test_fraction: must be in (0, 1), got {self.test_fraction}")
+        _check(self.matmul_precision in ("highest", "high", "medium"),
+               f"matmul_precision: 'highest' (exact float32, the default), 'high' or 'medium' "
+               f"(bfloat16/TF32 inside float32 matmuls: several times faster on AMX CPUs and GPUs), "
+               f"got {self.matmul_precision!r}")
         _check(self.device == "cpu" or self.device.startswith("cuda"),
                f"device: 'cpu' or 'cuda[:N]', got {self.device!r}")
 

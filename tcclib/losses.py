@@ -23,9 +23,11 @@ def nt_xent(z_anchor: torch.Tensor, z_view: torch.Tensor, temperature: float = 1
         z_anchor, z_view = z_anchor.unsqueeze(0), z_view.unsqueeze(0)
     K, N, _ = z_anchor.shape
     z = F.normalize(torch.cat([z_anchor, z_view], dim=1), dim=-1)
-    sim = torch.bmm(z, z.transpose(1, 2)) / temperature  # [K, 2N, 2N]
+    if temperature != 1.0:
+        z = z * temperature ** -0.5  # s_ij / tau as one product, no [2N, 2N] division
+    sim = torch.bmm(z, z.transpose(1, 2))  # [K, 2N, 2N]
     eye = torch.eye(2 * N, dtype=torch.bool, device=z.device)
-    sim = sim.masked_fill(eye, float("-inf"))
+    sim.masked_fill_(eye, float("-inf"))  # j != i (bmm's backward does not need its output)
     partner = torch.cat([torch.arange(N, 2 * N), torch.arange(N)]).to(z.device)
     loss = F.cross_entropy(sim.reshape(K * 2 * N, 2 * N), partner.repeat(K), reduction="none")
     loss = loss.view(K, 2 * N).mean(1)

@@ -100,6 +100,15 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
                  did: int | None = None) -> RunResult:
     """Run all seeds x methods of a preprocessed dataset (see module docstring)."""
     cfg = cfg or Config()
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(cfg.matmul_precision)
+    try:
+        return _run(prep, cfg, importance, did)
+    finally:
+        torch.set_float32_matmul_precision(previous)
+
+
+def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | None) -> RunResult:
     dev = torch.device(cfg.device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device='cuda' but torch sees no CUDA device; use device='cpu'")
@@ -191,10 +200,11 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
                 mask[cor] = C.correlation_mask(W, active[cor], k[cor], sign, draw, cfg.corr_temperature)
             donors = C.draw_donors(labels, Cn, donor_u)
             views = tab.encode(C.corrupt(raw, mask, donors), seed_idx)
+            pairs = torch.cat([anchors, views], dim=1)  # [Kp, 2N, D]: anchor i, view N + i
             tot = torch.zeros(Kp, device=dev)
             for a, b in batches:
                 idx = perm[:, a:b]
-                x = torch.cat([_take(anchors, idx), _take(views, idx)], dim=1)
+                x = _take(pairs, torch.cat([idx, idx + N], dim=1))
                 z = proj(enc(x))
                 loss = nt_xent(z[:, : b - a], z[:, b - a:], cfg.temperature)
                 opt.zero_grad(set_to_none=True)
