@@ -30,6 +30,7 @@ def _atomic(path: Path, write) -> Path:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -58,7 +59,9 @@ def save_run(run: RunResult, out_dir) -> Path:
     write_csv(pd.DataFrame(sorted(run.corr_range.items()), columns=["seed", "corr_range"]),
               out / "corr_range.csv")
     if run.embeddings:
-        arrays = {f"{m}__{k}": v for m, d in run.embeddings.items() for k, v in d.items()}
+        # float16 halves the file; plenty for PCA plots
+        arrays = {f"{m}__{k}": (v.astype(np.float16) if v.dtype.kind == "f" else v)
+                  for m, d in run.embeddings.items() for k, v in d.items()}
         _atomic(out / "embeddings.npz", lambda t: np.savez_compressed(open(t, "wb"), **arrays))
     write_json({k: round(v, 3) for k, v in run.timings.items()}, out / "timings.json")
     return out
@@ -70,7 +73,8 @@ def load_embeddings(path) -> dict:
     with np.load(path) as z:
         for key in z.files:
             m, part = key.split("__")
-            out.setdefault(m, {})[part] = z[key]
+            a = z[key]
+            out.setdefault(m, {})[part] = a.astype(np.float32) if a.dtype == np.float16 else a
     return out
 
 

@@ -49,7 +49,7 @@ dataset = "breast_cancer"   # a name or OpenML id from tcclib.datasets.list_data
 set_name = "demo"           # the parameter set this run belongs to
 output_dir = None           # where results go (None: outputs/<set_name>/<dataset>)
 data_dir = None             # folder of <did>.arff files (None: $TCC_DATA_DIR, else OpenML online)
-config = {}                 # tcclib.config.Config fields; {} = the paper's published settings
+config = {}                 # tcclib.config.Config fields; empty = the published settings
 cache_dir = None            # cache of XGBoost importance matrices
 """
 
@@ -221,7 +221,7 @@ if len(run.history):
     plots.learning_curves(run.history, f"{ds.name}: contrastive loss", ax=axes[0])
 plots.pseudo_accuracy(run.pseudo, f"{ds.name}: pseudo-labels", ax=axes[1])
 fig.tight_layout()
-plots.savefig(fig, out / "learning_curves")
+_ = plots.savefig(fig, out / "learning_curves")
 """),
 ]
 
@@ -293,7 +293,7 @@ for metric in ("accuracy", "auroc"):
         write_csv(frac.reset_index(), res_dir / f"win_matrix_{metric}_{kind}.csv")
         tables.plot_win_matrix(frac, wins, decided, ax=ax, title=f"{metric}: {kind} to corrupt")
     fig.tight_layout()
-    savefig(fig, fig_dir / f"win_matrices_{metric}")
+    _ = savefig(fig, fig_dir / f"win_matrices_{metric}")
 """),
     md("## Next to the paper\n\nOur mean and the paper's for every dataset of this set that the paper reports; "
        "*inside* says whether the paper's mean lies in our 95 % interval."),
@@ -334,7 +334,7 @@ history = pd.read_csv(fd / "history.csv") if (fd / "history.csv").exists() else 
 if len(history):
     fig, ax = plt.subplots(figsize=(8, 4.5))
     plots.learning_curves(history, f"Figure 1 · {figure_dataset}: contrastive learning curves", ax=ax)
-    plots.savefig(fig, fig_dir / "figure1_learning_curves")
+    _ = plots.savefig(fig, fig_dir / "figure1_learning_curves")
 else:
     print(f"no history for {figure_dataset} in this set")
 """),
@@ -347,7 +347,7 @@ if emb_file.exists():
     methods = [m for m in ["no_pretrain", "random", "class", "oracle"] if m in emb]
     for part in ("train", "test"):
         fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)")
-        plots.savefig(fig, fig_dir / f"figure2_pca_{part}")
+        _ = plots.savefig(fig, fig_dir / f"figure2_pca_{part}")
 else:
     print(f"no embeddings saved for {figure_dataset} (set keep_embeddings in the parameter file)")
 """),
@@ -362,7 +362,7 @@ if len(HOW) >= 2 and results.dataset.nunique() >= 1:
     tables.plot_win_matrix(pf, pw, pdd, ax=axes[1], title="paper (30 datasets, from its Table 2)")
     fig.suptitle("Figure 3 · row beats column: significant wins / decided datasets")
     fig.tight_layout()
-    plots.savefig(fig, fig_dir / "figure3_win_matrix")
+    _ = plots.savefig(fig, fig_dir / "figure3_win_matrix")
 """),
 ]
 
