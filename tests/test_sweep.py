@@ -1,0 +1,75 @@
+"""Parameter files and the papermill sweep (real papermill, real notebooks, tiny settings)."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tcclib import params as P
+from tcclib import sweep as S
+from tcclib.datasets import DATA_DIR_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", ["demo", "smoke", "paper"])
+def test_shipped_parameter_files_are_valid(name):
+    ps = P.load(ROOT / "params" / f"{name}.yaml")
+    assert ps.name == name and ps.datasets
+    if name == "paper":
+        assert len(ps.datasets) == 30 and ps.config.epochs == 500 and len(ps.config.seeds) == 8
+        assert "class_most_published" in ps.config.methods
+    if name == "demo":
+        assert ps.datasets == ["breast_cancer"]
+
+
+@pytest.mark.parametrize("text,word", [
+    ("name: x\ndatasets: [breast_cancer]\nconfg: {}\n", "config"),
+    ("name: x\ndatasets: [breast_cancer]\nconfig: {epochs: -3}\n", "epochs"),
+    ("name: x\ndatasets: [breast_cancer]\nconfig: {corruption_rate: 1.4}\n", "corruption_rate"),
+    ("name: x\ndatasets: [breast_cancer]\nconfig: {epoch: 3}\n", "did you mean 'epochs'"),
+    ("name: x\ndatasets: [breast_cancr]\n", "breast_cancer"),
+    ("name: x\ndatasets: []\n", "non-empty"),
+    ("name: x y\ndatasets: [breast_cancer]\n", "identifier"),
+    ("name: x\ndatasets: [breast_cancer\n", "YAML"),
+])
+def test_a_typo_in_a_parameter_file_is_a_clear_error(tmp_path, text, word):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(P.ParamsError, match=word):
+        P.load(p)
+    assert S.main([str(p), "--check"]) == 2
+
+
+def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
+    # a data folder with a broken copy of diabetes: that dataset fails, the others go on
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "37.arff").write_text("@relation broken\n@attribute a NUMERIC\n@data\nnot,arff\n")
+    monkeypatch.setenv(DATA_DIR_ENV, str(data))
+    p = tmp_path / "tiny.yaml"
+    p.write_text(
+        "name: tiny\ndatasets: [breast_cancer, diabetes]\nkeep_embeddings: [breast_cancer]\n"
+        "config: {seeds: [1, 2], methods: [no_pretrain, random, class], epochs: 2, head_epochs: 3,"
+        " pseudo_every: 1}\nper_dataset_notebooks: [01_data_prep, 03_pretraining]\n"
+        "aggregate_notebooks: [04_evaluation]\n")
+    ps = P.load(p)
+    out = tmp_path / "outputs"
+    rep = S.sweep(ps, out, progress=False)
+    assert rep["done"] == ["breast_cancer"] and list(rep["failed"]) == ["diabetes"]
+    bc = out / "tiny" / "breast_cancer"
+    assert (bc / "_DONE.json").exists() and (bc / "03_pretraining.ipynb").exists()
+    res = pd.read_csv(bc / "results.csv")
+    assert len(res) == 6 and set(res.method) == {"no_pretrain", "random", "class"}
+    fail = json.loads((out / "tiny" / "diabetes" / "_FAILED.json").read_text())
+    assert "diabetes" == fail["dataset"] and fail["error"]
+    assert (out / "tiny" / "diabetes" / "01_data_prep.ipynb").exists()  # rendered up to the error
+    assert (out / "tiny" / "results" / "results.csv").exists()
+    index = (out / "tiny" / "index.md").read_text()
+    assert "breast_cancer | done" in index and "diabetes | failed" in index
+    # resume: the finished dataset is skipped, the failed one is tried again
+    stamp = (bc / "_DONE.json").stat().st_mtime_ns
+    rep2 = S.sweep(ps, out, progress=False, aggregate=False)
+    assert rep2["skipped"] == ["breast_cancer"] and list(rep2["failed"]) == ["diabetes"]
+    assert (bc / "_DONE.json").stat().st_mtime_ns == stamp
