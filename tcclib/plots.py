@@ -101,18 +101,22 @@ def results_bars(results: pd.DataFrame, metric: str, title: str, ax=None):
     return ax
 
 
-def pca_3d(embeddings: dict, methods, part: str, title: str):
+def pca_3d(embeddings: dict, methods, part: str, title: str, class_names=None):
     """3-D PCA of encoder embeddings (``part`` = "train" or "test"), one panel per method."""
     from sklearn.decomposition import PCA
 
-    fig = plt.figure(figsize=(4.2 * len(methods), 4.2))
+    fig = plt.figure(figsize=(4.2 * len(methods), 4.4))
     for i, m in enumerate(methods):
         e = embeddings[m]
         z = PCA(n_components=3, random_state=0).fit_transform(e[part])
+        y = np.asarray(e[f"y_{part}"])
         ax = fig.add_subplot(1, len(methods), i + 1, projection="3d")
-        sc = ax.scatter(z[:, 0], z[:, 1], z[:, 2], c=e[f"y_{part}"], cmap="coolwarm", s=6, alpha=0.8)
+        cols = sns.color_palette("Set1", int(y.max()) + 1)
+        for c in np.unique(y):
+            name = class_names[c] if class_names is not None else f"class {c}"
+            ax.scatter(z[y == c, 0], z[y == c, 1], z[y == c, 2], color=cols[c], s=6, alpha=0.7, label=name)
         ax.set(title=LABELS.get(m, m), xlabel="PC1", ylabel="PC2", zlabel="PC3")
         ax.tick_params(labelsize=6)
+    fig.axes[-1].legend(loc="upper right", fontsize=8, markerscale=2)
     fig.suptitle(title)
-    fig.colorbar(sc, ax=fig.axes, shrink=0.6, label="class")
     return fig

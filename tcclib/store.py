@@ -64,6 +64,8 @@ def save_run(run: RunResult, out_dir) -> Path:
                   for m, d in run.embeddings.items() for k, v in d.items()}
         _atomic(out / "embeddings.npz", lambda t: np.savez_compressed(open(t, "wb"), **arrays))
     write_json({k: round(v, 3) for k, v in run.timings.items()}, out / "timings.json")
+    if run.classes:
+        write_json(list(run.classes), out / "classes.json")
     return out
 
 

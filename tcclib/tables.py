@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import warnings
 from importlib import resources
 
 import numpy as np
@@ -120,7 +121,9 @@ def _welch_greater(a, b) -> float:
     va, vb = a.var(ddof=1) if len(a) > 1 else 0.0, b.var(ddof=1) if len(b) > 1 else 0.0
     if va == 0 and vb == 0:
         return 0.0 if a.mean() > b.mean() else 1.0
-    return float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+    with warnings.catch_warnings():  # nearly identical samples: scipy warns, the p-value is large
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
 
 
 def _win_frames(pvals: dict, methods, alpha: float):
@@ -237,8 +240,15 @@ def plot_win_matrix(frac: pd.DataFrame, wins: pd.DataFrame, decided: pd.DataFram
     for i in frac.index:
         for j in frac.columns:
             f = frac.loc[i, j]
-            annot.loc[i, j] = "" if pd.isna(f) else f"{f:.1%}\n({wins.loc[i, j]}/{decided.loc[i, j]})"
-    sns.heatmap(frac.astype(float), annot=annot.values, fmt="", cmap="RdYlGn", vmin=0, vmax=1, ax=ax,
+            if i == j:
+                annot.loc[i, j] = ""
+            elif pd.isna(f):
+                annot.loc[i, j] = "–\n(0/0)"  # no significant difference either way
+            else:
+                annot.loc[i, j] = f"{f:.1%}\n({wins.loc[i, j]}/{decided.loc[i, j]})"
+    # undecided pairs sit at the neutral 0.5 colour; the diagonal stays blank
+    shown = frac.astype(float).fillna(0.5).mask(np.eye(len(frac), dtype=bool))
+    sns.heatmap(shown, annot=annot.values, fmt="", cmap="RdYlGn", vmin=0, vmax=1, ax=ax,
                 cbar_kws={"label": "share of significant wins"}, linewidths=0.5, square=True)
     ax.set(title=title, xlabel="column method", ylabel="row method (row beats column)")
     ax.tick_params(axis="x", rotation=30)

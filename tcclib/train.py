@@ -56,6 +56,7 @@ class RunResult:
     embeddings: dict = field(default_factory=dict)  # method -> {train, test, y_train, y_test}
     timings: dict = field(default_factory=dict)
     config: Config | None = None
+    classes: list = field(default_factory=list)  # class names, in label order
 
 
 def _batches(n: int, size: int):
@@ -260,7 +261,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
             {"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"}),
         pseudo=pd.DataFrame(pseudo_rows, columns=["seed", "method", "epoch", "pseudo_accuracy"]).astype(
             {"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"}),
-        importance=importance, embeddings=embeddings, timings=timings, config=cfg)
+        importance=importance, embeddings=embeddings, timings=timings, config=cfg, classes=list(prep.classes))
 
 
 def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_dir=None,

@@ -49,7 +49,7 @@ dataset = "breast_cancer"   # a name or OpenML id from tcclib.datasets.list_data
 set_name = "demo"           # the parameter set this run belongs to
 output_dir = None           # where results go (None: outputs/<set_name>/<dataset>)
 data_dir = None             # folder of <did>.arff files (None: $TCC_DATA_DIR, else OpenML online)
-config = {}                 # tcclib.config.Config fields; empty = the published settings
+config = {}                 # tcclib.config.Config fields; empty: the published settings
 cache_dir = None            # cache of XGBoost importance matrices
 """
 
@@ -342,11 +342,16 @@ else:
     code("""
 from tcclib.store import load_embeddings
 emb_file = fd / "embeddings.npz"
+classes = None
+if (fd / "classes.json").exists():
+    import json
+    classes = json.loads((fd / "classes.json").read_text())
 if emb_file.exists():
     emb = load_embeddings(emb_file)
     methods = [m for m in ["no_pretrain", "random", "class", "oracle"] if m in emb]
     for part in ("train", "test"):
-        fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)")
+        fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)",
+                           class_names=classes)
         _ = plots.savefig(fig, fig_dir / f"figure2_pca_{part}")
 else:
     print(f"no embeddings saved for {figure_dataset} (set keep_embeddings in the parameter file)")
