@@ -62,6 +62,9 @@ METHODS: dict[str, MethodSpec] = {
 
 PAPER_METHODS = ("no_pretrain", "random", "class", "oracle", "class_least", "class_most")
 
+BASELINES = ("xgboost", "logreg", "self_training")
+"""Baselines on the same labeled rows and test split (:mod:`tcclib.baselines`)."""
+
 
 class ConfigError(ValueError):
     """A setting has a wrong name, type or value."""
@@ -78,6 +81,7 @@ class Config:
 
     seeds: tuple[int, ...] = PAPER_SEEDS
     methods: tuple[str, ...] = PAPER_METHODS
+    baselines: tuple[str, ...] = ()
     epochs: int = 500
     batch_size: int = 256
     lr: float = 1e-3
@@ -107,6 +111,7 @@ class Config:
         # normalise lists from YAML into tuples
         object.__setattr__(self, "seeds", tuple(self.seeds))
         object.__setattr__(self, "methods", tuple(self.methods))
+        object.__setattr__(self, "baselines", tuple(self.baselines))
         self.validate()
 
     # ------------------------------------------------------------------ checks
@@ -123,6 +128,8 @@ class Config:
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
                 raise ConfigError(f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}")
         _check(len(set(self.methods)) == len(self.methods), "methods: duplicates")
+        for b in self.baselines:
+            _check(b in BASELINES, f"baselines: unknown baseline {b!r}; known: {', '.join(BASELINES)}")
         for name in ("epochs", "head_epochs", "batch_size", "pseudo_every", "hidden_dim",
                      "encoder_depth", "head_depth", "xgb_trees", "xgb_depth"):
             v = getattr(self, name)
@@ -181,4 +188,5 @@ class Config:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
         out["seeds"] = list(self.seeds)
         out["methods"] = list(self.methods)
+        out["baselines"] = list(self.baselines)
         return out

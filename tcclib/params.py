@@ -24,6 +24,7 @@ from .datasets import list_datasets, resolve
 
 PER_DATASET_NOTEBOOKS = ("01_data_prep", "02_correlation", "03_pretraining")
 AGGREGATE_NOTEBOOKS = ("04_evaluation", "05_figures")
+REPORT_NOTEBOOKS = ("06_report",)
 KEYS = ("name", "description", "datasets", "config", "data_dir", "keep_embeddings",
         "per_dataset_notebooks", "aggregate_notebooks", "workers", "figure_dataset")
 
@@ -51,7 +52,7 @@ class ParamSet:
         return self.config.replace(keep_embeddings=dataset in self.keep_embeddings)
 
 
-def _names(items, where: str) -> list[str]:
+def dataset_names(items, where: str) -> list[str]:
     out = []
     for it in items:
         try:
@@ -78,22 +79,22 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
         ds = [n for n in list_datasets().name if n != "breast_cancer"]
     if not isinstance(ds, list) or not ds:
         raise ParamsError(f"{where}: 'datasets' must be a non-empty list or 'all'")
-    datasets = _names(ds, f"{where}: datasets")
+    datasets = dataset_names(ds, f"{where}: datasets")
     try:
         cfg = Config.from_dict(d.get("config") or {})
     except (ConfigError, TypeError) as e:
         raise ParamsError(f"{where}: config: {e}") from None
-    keep = _names(d.get("keep_embeddings") or [], f"{where}: keep_embeddings")
+    keep = dataset_names(d.get("keep_embeddings") or [], f"{where}: keep_embeddings")
     workers = d.get("workers", 1)
     if not isinstance(workers, int) or workers < 1:
         raise ParamsError(f"{where}: 'workers' must be a positive integer")
     per = tuple(d.get("per_dataset_notebooks", PER_DATASET_NOTEBOOKS))
     agg = tuple(d.get("aggregate_notebooks", AGGREGATE_NOTEBOOKS))
     for nb in per + agg:
-        if nb not in PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS:
+        if nb not in PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS:
             raise ParamsError(f"{where}: unknown notebook {nb!r}")
     fig = d.get("figure_dataset", "breast_cancer")
-    fig = _names([fig], f"{where}: figure_dataset")[0]
+    fig = dataset_names([fig], f"{where}: figure_dataset")[0]
     return ParamSet(name=d["name"], datasets=datasets, config=cfg, description=d.get("description", ""),
                     data_dir=d.get("data_dir"), keep_embeddings=keep, per_dataset_notebooks=per,
                     aggregate_notebooks=agg, workers=workers, figure_dataset=fig, path=path)

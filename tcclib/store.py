@@ -93,17 +93,23 @@ def gather(set_dir, what: str = "results") -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def status(set_dir) -> pd.DataFrame:
-    """One row per dataset folder: done / failed (with the error) / incomplete."""
+def status(set_dir, expected=None) -> pd.DataFrame:
+    """One row per dataset: done / failed (with the error) / incomplete (started, no marker) /
+    pending (in ``expected`` but never started)."""
     rows = []
     root = Path(set_dir)
-    if not root.exists():
-        return pd.DataFrame(columns=["dataset", "status", "error"])
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in ("results", "figures")):
+    if expected is None and (root / "datasets.json").exists():  # written by the sweep
+        expected = json.loads((root / "datasets.json").read_text())
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name not in ("results", "figures")
+                     and not p.name.startswith(".")) if root.exists() else []
+    for name in expected or []:
+        if not (root / name).is_dir():
+            rows.append((name, "pending", ""))
+    for d in folders:
         if (d / "_DONE.json").exists():
             rows.append((d.name, "done", ""))
         elif (d / "_FAILED.json").exists():
             rows.append((d.name, "failed", json.loads((d / "_FAILED.json").read_text()).get("error", "")))
         else:
             rows.append((d.name, "incomplete", ""))
-    return pd.DataFrame(rows, columns=["dataset", "status", "error"])
+    return pd.DataFrame(rows, columns=["dataset", "status", "error"]).sort_values("dataset", ignore_index=True)

@@ -53,15 +53,19 @@ def _execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
             os.replace(tmp, out)  # keep the rendered notebook, failed or not
 
 
-def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path, data_dir: str | None) -> float:
+def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path) -> float:
     set_dir = out_root / ps.name
     ddir = set_dir / dataset
     t = time.perf_counter()
     for marker in ("_DONE.json", "_FAILED.json"):
         (ddir / marker).unlink(missing_ok=True)
-    params = dict(dataset=dataset, set_name=ps.name, output_dir=str(ddir.resolve()),
-                  data_dir=data_dir, config=ps.config_for(dataset).to_dict(),
-                  cache_dir=str((out_root / ".cache").resolve()))
+    # paths relative to the notebook's own folder (papermill runs it there), so that a rendered
+    # notebook re-executes anywhere (nbval, a clone elsewhere); the data folder comes from the
+    # environment ($TCC_DATA_DIR), never from a path baked into the notebook
+    ddir.mkdir(parents=True, exist_ok=True)
+    params = dict(dataset=dataset, set_name=ps.name, output_dir=".", data_dir=None,
+                  config=ps.config_for(dataset).to_dict(),
+                  cache_dir=os.path.relpath(out_root / ".cache", ddir))
     try:
         for nb in ps.per_dataset_notebooks:
             _execute(nb, ddir / f"{nb}.ipynb", params, ddir)
@@ -80,7 +84,7 @@ def run_aggregate(ps: P.ParamSet, out_root: Path) -> None:
     set_dir = out_root / ps.name
     for nb in ps.aggregate_notebooks:
         _execute(nb, set_dir / f"{nb}.ipynb",
-                 dict(set_name=ps.name, set_dir=str(set_dir.resolve()), figure_dataset=ps.figure_dataset),
+                 dict(set_name=ps.name, set_dir=".", figure_dataset=ps.figure_dataset),
                  set_dir)
 
 
@@ -108,17 +112,24 @@ def write_index(ps: P.ParamSet, out_root: Path) -> Path:
 
 
 def sweep(ps: P.ParamSet, out_root: Path, data_dir: str | None = None, workers: int | None = None,
-          force: list[str] | None = None, progress: bool = True, aggregate: bool = True) -> dict:
-    """Run the set; returns ``{"done": [...], "skipped": [...], "failed": {dataset: error}}``."""
+          force: list[str] | None = None, progress: bool = True, aggregate: bool = True,
+          only: list[str] | None = None) -> dict:
+    """Run the set; returns ``{"done": [...], "skipped": [...], "failed": {dataset: error}}``.
+
+    ``only``: run just these datasets of the set now (the others stay pending)."""
     out_root = Path(out_root)
     data_dir = data_dir or ps.data_dir or os.environ.get(DATA_DIR_ENV)
     if data_dir:
         data_dir = str(Path(data_dir).resolve())
         os.environ[DATA_DIR_ENV] = data_dir
     workers = workers or ps.workers
+    store.write_json(ps.datasets, out_root / ps.name / "datasets.json")
     force_all = force == ["all"]
     todo, skipped = [], []
+    chosen = P.dataset_names(only, "--only") if only else None
     for d in ps.datasets:
+        if chosen is not None and d not in chosen:
+            continue
         done = (out_root / ps.name / d / "_DONE.json").exists()
         if done and not (force_all or (force and d in force)):
             skipped.append(d)
@@ -130,9 +141,9 @@ def sweep(ps: P.ParamSet, out_root: Path, data_dir: str | None = None, workers: 
     bar = None
     if progress:
         from tqdm.auto import tqdm
-        bar = tqdm(total=len(ps.datasets), initial=len(skipped), desc=f"sweep {ps.name}", unit="dataset")
+        bar = tqdm(total=len(todo) + len(skipped), initial=len(skipped), desc=f"sweep {ps.name}", unit="dataset")
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, data_dir): d for d in todo}
+        futs = {pool.submit(run_dataset_notebooks, ps, d, out_root): d for d in todo}
         for f in as_completed(futs):
             d = futs[f]
             try:
@@ -161,6 +172,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", default=None, help=f"folder of <did>.arff files (default ${DATA_DIR_ENV})")
     ap.add_argument("--workers", type=int, default=None, help="datasets run in parallel")
     ap.add_argument("--force", nargs="*", default=None, help="re-run these datasets ('all' for every one)")
+    ap.add_argument("--only", nargs="*", default=None, help="run only these datasets of the set now")
     ap.add_argument("--no-aggregate", action="store_true", help="skip the aggregate notebooks")
     ap.add_argument("--check", action="store_true", help="only validate the parameter file")
     a = ap.parse_args(argv)
@@ -174,7 +186,8 @@ def main(argv=None) -> int:
               f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs)")
         return 0
     t = time.perf_counter()
-    rep = sweep(ps, Path(a.outputs), a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate)
+    rep = sweep(ps, Path(a.outputs), a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
+                only=a.only)
     print(f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
           f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
           f"{Path(a.outputs) / ps.name}")

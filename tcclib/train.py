@@ -286,6 +286,13 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
         t_imp = time.perf_counter() - t
         ranges = {sp.seed: correlation_range(imp[i], sp.active) for i, sp in enumerate(prep.splits)}
     out = run_prepared(prep, cfg, imp, did=ds.did)
+    if cfg.baselines:
+        from .baselines import run_baselines
+
+        t = time.perf_counter()
+        out.results = pd.concat([out.results, run_baselines(prep, cfg, cfg.baselines, ds.did)],
+                                ignore_index=True)
+        out.timings["baselines_s"] = time.perf_counter() - t
     out.corr_range = ranges
     out.timings["importance_s"] = t_imp
     return out

@@ -105,3 +105,27 @@ def test_plot_win_matrix_labels():
     assert [t.get_text() for t in ax.get_xticklabels()] == list(frac.columns)
     texts = [t.get_text() for t in ax.texts]
     assert "83.3%\n(5/6)" in texts
+
+
+def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
+    from tcclib import report, store
+
+    rs = np.random.RandomState(1)
+    spec = {}
+    for name, did in (("diabetes", 37), ("credit-g", 31), ("balance-scale", 11)):
+        spec[name] = (did, {"random": list(0.70 + 0.005 * rs.randn(8)),
+                            "class": list(0.75 + 0.005 * rs.randn(8)),
+                            "no_pretrain": list(0.70 + 0.005 * rs.randn(8))})
+    res = _results(spec)
+    for name, g in res.groupby("dataset"):
+        store.write_csv(g, tmp_path / name / "results.csv")
+        store.write_json({}, tmp_path / name / "_DONE.json")
+    store.write_json({"error": "boom"}, tmp_path / "kc2" / "_FAILED.json")
+    store.write_json(["diabetes", "credit-g", "balance-scale", "kc2", "pc1"], tmp_path / "datasets.json")
+    c = report.claims(res).set_index("claim")
+    row = c.loc["class-conditioned corruption beats conventional (random) corruption"]
+    assert row.ours == "100.0% (3/3)" and row.verdict == "supported" and row.paper == "83.3% (5/6)"
+    text = report.build_report(tmp_path)
+    assert "Datasets finished: **3**" in text
+    assert "| kc2 | failed | boom |" in text and "| pc1 | pending | not run yet |" in text
+    assert "supported" in text and "accuracy, how to corrupt" in text

@@ -127,3 +127,16 @@ def test_cuda_matches_cpu_closely(bc_small):
     cpu = run_dataset(bc_small, cfg).history.loss.to_numpy()
     gpu = run_dataset(bc_small, cfg.replace(device="cuda")).history.loss.to_numpy()
     np.testing.assert_allclose(cpu, gpu, rtol=1e-2)
+
+
+def test_baselines_use_the_same_rows_and_beat_chance(bc):
+    cfg = Config(seeds=(1, 2), methods=("no_pretrain",), epochs=0, head_epochs=5, progress=False,
+                 baselines=("xgboost", "logreg", "self_training"), xgb_trees=20)
+    r = run_dataset(bc, cfg).results
+    assert set(r.method) == {"no_pretrain", "xgboost", "logreg", "self_training"}
+    assert (r.groupby("seed").n_labeled.nunique() == 1).all() and (r.groupby("seed").n_test.nunique() == 1).all()
+    base = r[r.method != "no_pretrain"]
+    assert (base.accuracy > 0.85).all() and (base.auroc > 0.9).all()
+    from tcclib.config import ConfigError
+    with pytest.raises(ConfigError, match="baselines"):
+        Config(baselines=("svm",))
