@@ -25,6 +25,7 @@ from .datasets import list_datasets, resolve
 PER_DATASET_NOTEBOOKS = ("01_data_prep", "02_correlation", "03_pretraining")
 AGGREGATE_NOTEBOOKS = ("04_evaluation", "05_figures")
 REPORT_NOTEBOOKS = ("06_report",)
+ABLATION_NOTEBOOKS = ("07_ablation",)
 KEYS = ("name", "description", "datasets", "config", "data_dir", "keep_embeddings",
         "per_dataset_notebooks", "aggregate_notebooks", "workers", "figure_dataset")
 
@@ -91,7 +92,7 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
     per = tuple(d.get("per_dataset_notebooks", PER_DATASET_NOTEBOOKS))
     agg = tuple(d.get("aggregate_notebooks", AGGREGATE_NOTEBOOKS))
     for nb in per + agg:
-        if nb not in PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS:
+        if nb not in PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS + ABLATION_NOTEBOOKS:
             raise ParamsError(f"{where}: unknown notebook {nb!r}")
     fig = d.get("figure_dataset", "breast_cancer")
     fig = dataset_names([fig], f"{where}: figure_dataset")[0]

@@ -120,3 +120,14 @@ def pca_3d(embeddings: dict, methods, part: str, title: str, class_names=None):
     fig.axes[-1].legend(loc="upper right", fontsize=8, markerscale=2)
     fig.suptitle(title)
     return fig
+
+
+def ablation(df: pd.DataFrame, varied: str, metric: str, title: str, ax=None):
+    """Mean ± se of ``metric`` against the varied setting, one line per method."""
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    d = df[df.varied == varied]
+    sns.lineplot(d, x=varied, y=metric, hue="method", marker="o", errorbar="se", ax=ax,
+                 palette=palette(d.method.unique()))
+    ax.set(title=title, xlabel=varied.replace("_", " "), ylabel=f"test {metric} (mean ± se over seeds)")
+    ax.set_xticks(sorted(d[varied].unique()))
+    return ax

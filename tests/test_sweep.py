@@ -13,7 +13,7 @@ from tcclib.datasets import DATA_DIR_ENV
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", ["demo", "smoke", "paper"])
+@pytest.mark.parametrize("name", ["demo", "smoke", "paper", "ablation"])
 def test_shipped_parameter_files_are_valid(name):
     ps = P.load(ROOT / "params" / f"{name}.yaml")
     assert ps.name == name and ps.datasets

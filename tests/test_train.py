@@ -140,3 +140,17 @@ def test_baselines_use_the_same_rows_and_beat_chance(bc):
     from tcclib.config import ConfigError
     with pytest.raises(ConfigError, match="baselines"):
         Config(baselines=("svm",))
+
+
+def test_ablation_grid_varies_one_setting_at_a_time(bc_small):
+    from tcclib.ablation import run_grid
+
+    cfg = _small_cfg(seeds=(3,), epochs=1)
+    g = run_grid(bc_small, cfg, labeled_fractions=(0.1, 0.5), corruption_rates=(0.2,),
+                 methods=("random", "oracle"), progress=False)
+    assert len(g) == 3 * 2
+    lf = g[g.varied == "labeled_fraction"]
+    assert sorted(lf.labeled_fraction.unique()) == [0.1, 0.5] and set(lf.corruption_rate) == {0.4}
+    assert set(g[g.varied == "corruption_rate"].labeled_fraction) == {0.3}
+    n_lab = lf.groupby("labeled_fraction").n_labeled.first()
+    assert n_lab[0.5] > 4 * n_lab[0.1]
