@@ -116,20 +116,25 @@ def paper_style_table(results: pd.DataFrame, metric: str, methods) -> pd.DataFra
 
 
 def _welch_greater(a, b) -> float:
-    """One-sided Welch p-value of mean(a) > mean(b); handles zero variances."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    va, vb = a.var(ddof=1) if len(a) > 1 else 0.0, b.var(ddof=1) if len(b) > 1 else 0.0
-    if va == 0 and vb == 0:
-        return 0.0 if a.mean() > b.mean() else 1.0
+    """One-sided Welch p-value of mean(a) > mean(b) from (mean, sd, n) rows; handles zero variances."""
+    if a.sd == 0 and b.sd == 0:
+        return 0.0 if a["mean"] > b["mean"] else 1.0
     with warnings.catch_warnings():  # nearly identical samples: scipy warns, the p-value is large
         warnings.simplefilter("ignore", RuntimeWarning)
-        return float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+        return float(stats.ttest_ind_from_stats(a["mean"], a.sd, a.n, b["mean"], b.sd, b.n,
+                                                equal_var=False, alternative="greater").pvalue)
 
 
-def _win_frames(pvals: dict, methods, alpha: float):
+def _win_from_stats(st: pd.DataFrame, methods, alpha: float):
+    """(fraction, wins, decided) from per (dataset, method) rows of mean, sd (ddof=1) and n."""
+    st = st.set_index(["dataset", "method"])
     wins = pd.DataFrame(0, index=list(methods), columns=list(methods))
-    for (i, j), ps in pvals.items():
-        wins.loc[i, j] = int(sum(p < alpha for p in ps))
+    for d in st.index.get_level_values(0).unique():
+        have = [m for m in methods if (d, m) in st.index]
+        for i in have:
+            for j in have:
+                if i != j and _welch_greater(st.loc[(d, i)], st.loc[(d, j)]) < alpha:
+                    wins.loc[i, j] += 1
     decided = wins + wins.T
     frac = wins / decided.replace(0, np.nan)
     for m in methods:
@@ -138,43 +143,18 @@ def _win_frames(pvals: dict, methods, alpha: float):
 
 
 def win_matrix(results: pd.DataFrame, metric: str, methods, alpha: float = 0.05):
-    """(fraction, wins, decided) of significant per-dataset wins of row over column."""
-    df = results.assign(value=_values(results, metric))
-    pvals = {}
-    for i in methods:
-        for j in methods:
-            if i == j:
-                continue
-            ps = []
-            for _, g in df.groupby("dataset"):
-                a, b = g.loc[g.method == i, "value"], g.loc[g.method == j, "value"]
-                if len(a) and len(b):
-                    ps.append(_welch_greater(a, b))
-            pvals[(i, j)] = ps
-    return _win_frames(pvals, methods, alpha)
+    """(fraction, wins, decided) of significant per-dataset wins of row over column
+    (one-sided Welch t-test on the per-seed values)."""
+    s = summarize(results, metric, methods)
+    return _win_from_stats(s[["dataset", "method", "mean", "sd", "n"]].fillna({"sd": 0.0}), methods, alpha)
 
 
 def paper_win_matrix(metric: str = "accuracy", kind: str = "how", alpha: float = 0.05, n: int = 8):
     """The same win matrix computed from the published mean/se (sample std = se*sqrt(n)*sqrt(n/(n-1)))."""
     p = paper_long(metric, kind)
     methods = list(dict.fromkeys(p.method))
-    sd = p.se * np.sqrt(n) * np.sqrt(n / (n - 1))
-    p = p.assign(sd=sd).set_index(["did", "method"])
-    pvals = {}
-    for i in methods:
-        for j in methods:
-            if i == j:
-                continue
-            ps = []
-            for d in p.index.get_level_values(0).unique():
-                a, b = p.loc[(d, i)], p.loc[(d, j)]
-                if a.sd == 0 and b.sd == 0:
-                    ps.append(0.0 if a["mean"] > b["mean"] else 1.0)
-                    continue
-                ps.append(float(stats.ttest_ind_from_stats(a["mean"], a.sd, n, b["mean"], b.sd, n,
-                                                           equal_var=False, alternative="greater").pvalue))
-            pvals[(i, j)] = ps
-    return _win_frames(pvals, methods, alpha)
+    p = p.assign(sd=p.se * np.sqrt(n) * np.sqrt(n / (n - 1)), n=n, dataset=p.did)
+    return _win_from_stats(p[["dataset", "method", "mean", "sd", "n"]], methods, alpha)
 
 
 def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.DataFrame:
