@@ -1,16 +1,34 @@
 """The paper's tables and win matrices, for our results and for the published numbers.
 
-* Tables 2-5: mean ± standard error per dataset and method, the paper's definition of the
-  standard error being ``np.std(values, ddof=0) / sqrt(n)``; accuracy in percent.
-* Win matrices (Figure 3): for each pair of methods and each dataset, a one-sided Welch t-test
-  (p < 0.05) decides whether the row method significantly beats the column method; the entry
-  is wins / (wins + losses) over the datasets where either direction is significant.
-* The published Tables 2-5 ship with the package (``tcclib/data/paper/``, see its README) so
-  comparisons never depend on files outside the project.
+Our results are a tidy frame with one row per (dataset, seed, method) and the columns
+``dataset`` (str), ``did`` (OpenML id, int or NA), ``seed``, ``method``, ``accuracy`` (a
+fraction) and ``auroc``.
+
+* **Tables 2-5** (:func:`summarize`, :func:`paper_style_table`): mean ± standard error per
+  dataset and method. The standard error is the paper's: ``np.std(values, ddof=0) / sqrt(n)``
+  (population std). Accuracy is shown in percent, AUROC as is, as in the paper.
+* **Win matrices** (Figure 3; :func:`win_matrix`, :func:`paper_win_matrix`): for each dataset
+  and each ordered pair of methods (i, j), a one-sided Welch t-test of ``mean_i > mean_j``;
+  p < alpha is a significant win of i over j. Entry (i, j) is
+  ``wins(i over j) / (wins(i over j) + wins(j over i))`` over the datasets where either direction
+  is significant, NaN where none is.
+* **Comparison with the paper** (:func:`compare_with_paper`, :func:`agreement_summary`): our
+  mean and se next to the published ones, and whether the published mean lies inside our 95 %
+  t-interval.
+* The published Tables 2-5 ship with the package (``tcclib/data/paper/``, see its README), so
+  nothing here reads files outside the project.
+
+Method names: the paper's "how to corrupt" columns use our names (``no_pretrain``, ``random``,
+``class``, ``oracle``); its "where to corrupt" columns map ``random_features`` -> ``class``,
+``least_correlated`` -> ``class_least`` and ``most_correlated`` -> ``class_most``. The published
+``most_correlated`` run is also the reference for our ``class_most_published`` (the authors'
+flipped selection) in :func:`compare_with_paper`.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import warnings
 from importlib import resources
 
@@ -18,13 +36,25 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+__all__ = [
+    "HOW_METHODS", "WHERE_METHODS", "PAPER_NAMES", "PAPER_SEEDS",
+    "load_paper_table", "paper_long", "paper_corr_range",
+    "summarize", "paper_style_table",
+    "win_matrix", "paper_win_matrix",
+    "compare_with_paper", "agreement_summary",
+    "plot_win_matrix", "to_markdown",
+]
+
 HOW_METHODS = ("no_pretrain", "random", "class", "oracle")
 WHERE_METHODS = ("class", "class_least", "class_most")
-# paper column prefix -> our method name
-_PAPER_NAMES = {"no_pretrain": "no_pretrain", "random": "random", "class": "class", "oracle": "oracle",
-                "random_features": "class", "least_correlated": "class_least", "most_correlated": "class_most"}
+#: paper column prefix -> our method name
+PAPER_NAMES = {"no_pretrain": "no_pretrain", "random": "random", "class": "class", "oracle": "oracle",
+               "random_features": "class", "least_correlated": "class_least", "most_correlated": "class_most"}
+#: number of seeds behind every published mean / se
+PAPER_SEEDS = 8
 _METRICS = ("accuracy", "auroc")
 _KINDS = ("how", "where")
+_DIGITS = {"accuracy": 2, "auroc": 3}
 
 
 def _check(metric: str, kind: str | None = None) -> None:
@@ -34,203 +64,410 @@ def _check(metric: str, kind: str | None = None) -> None:
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
 
 
+def _norm(name) -> str:
+    """Spelling-insensitive dataset key: 'analcatdata_authorship' == 'Analcatdata-Authorship'."""
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def _registry_names() -> dict:
+    """OpenML id -> tcclib's registry spelling of the dataset name (empty if unavailable)."""
+    try:
+        from .datasets import list_datasets
+
+        reg = list_datasets().dropna(subset=["did"])
+        return {int(d): str(n) for d, n in zip(reg["did"], reg["name"])}
+    except Exception:  # the tables must work without the dataset registry
+        return {}
+
+
+# --------------------------------------------------------------------------- published tables
+
+
 def load_paper_table(metric: str, kind: str) -> pd.DataFrame:
-    """The published table as shipped (wide: ``<method>_mean``, ``<method>_se``)."""
+    """The published table, wide, exactly as shipped in ``tcclib/data/paper/``.
+
+    Parameters
+    ----------
+    metric : "accuracy" (Tables 2 and 4, percent) or "auroc" (Tables 3 and 5).
+    kind : "how" (how to corrupt: Tables 2, 3) or "where" (where to corrupt: Tables 4, 5).
+
+    Returns columns ``dataset`` (the paper's spelling), ``did``, then ``<method>_mean`` and
+    ``<method>_se`` per paper method (and ``corr_range`` for the "where" tables), one row per
+    dataset in the paper's order. Raises ValueError for any other metric or kind.
+    """
     _check(metric, kind)
-    with resources.files("tcclib").joinpath(f"data/paper/{metric}-results-{kind}.csv").open() as f:
+    path = resources.files("tcclib").joinpath("data", "paper", f"{metric}-results-{kind}.csv")
+    with path.open("r", encoding="utf-8") as f:
         return pd.read_csv(f)
 
 
 def paper_long(metric: str, kind: str) -> pd.DataFrame:
-    """The published table, long: dataset, did, method (our names), mean, se."""
+    """The published table in long format: ``dataset, did, method, mean, se``.
+
+    ``method`` uses our names (see :data:`PAPER_NAMES`); ``dataset`` uses tcclib's registry
+    spelling (e.g. ``analcatdata_authorship``) so it matches the names in our results. Rows keep
+    the paper's dataset order, methods in the paper's column order.
+    """
     wide = load_paper_table(metric, kind)
-    rows = []
-    for col in wide.columns:
-        if col.endswith("_mean"):
-            p = col[: -len("_mean")]
-            for _, r in wide.iterrows():
-                rows.append((r.dataset, int(r.did), _PAPER_NAMES[p], r[col], r[f"{p}_se"]))
-    return pd.DataFrame(rows, columns=["dataset", "did", "method", "mean", "se"])
+    names = _registry_names()
+    prefixes = [c[: -len("_mean")] for c in wide.columns if c.endswith("_mean")]
+    parts = []
+    for p in prefixes:
+        parts.append(pd.DataFrame({
+            "dataset": [names.get(int(d), n) for d, n in zip(wide["did"], wide["dataset"])],
+            "did": wide["did"].astype(int),
+            "method": PAPER_NAMES[p],
+            "mean": wide[f"{p}_mean"].astype(float),
+            "se": wide[f"{p}_se"].astype(float),
+        }))
+    return pd.concat(parts, ignore_index=True)
 
 
 def paper_corr_range() -> pd.DataFrame:
-    """The paper's feature correlation value range per dataset (Table 4)."""
-    t = load_paper_table("accuracy", "where")[["dataset", "did", "corr_range"]]
-    from .datasets import list_datasets
+    """The paper's "feature correlation value range" per dataset (Table 4).
 
-    names = list_datasets().dropna(subset=["did"]).set_index("did")["name"]
-    t = t.assign(dataset=[names.get(d, n) for d, n in zip(t.did, t.dataset)])  # registry spelling
+    Columns ``dataset`` (registry spelling), ``did``, ``corr_range``.
+    """
+    t = load_paper_table("accuracy", "where")[["dataset", "did", "corr_range"]].copy()
+    names = _registry_names()
+    t["dataset"] = [names.get(int(d), n) for d, n in zip(t["did"], t["dataset"])]
     return t
+
+
+# --------------------------------------------------------------------------- our tables
 
 
 def _values(results: pd.DataFrame, metric: str) -> pd.Series:
     _check(metric)
-    v = results[metric].astype(float)
+    v = pd.to_numeric(results[metric], errors="coerce").astype(float)
     return v * 100 if metric == "accuracy" else v
 
 
+def _paper_se(v) -> float:
+    v = np.asarray(v, dtype=float)
+    return float(np.std(v, ddof=0) / np.sqrt(len(v))) if len(v) else np.nan
+
+
+def _sample_sd(v) -> float:
+    v = np.asarray(v, dtype=float)
+    return float(np.std(v, ddof=1)) if len(v) > 1 else np.nan
+
+
 def summarize(results: pd.DataFrame, metric: str, methods=None) -> pd.DataFrame:
-    """Per dataset x method: mean, se (std ddof=0 / sqrt(n)), sd (ddof=1) and n; accuracy in %."""
-    df = results.assign(value=_values(results, metric))
+    """Per dataset x method: ``mean``, ``se``, ``sd`` and ``n`` of ``metric`` over seeds.
+
+    * ``se`` is the paper's standard error, ``np.std(values, ddof=0) / sqrt(n)``;
+    * ``sd`` is the sample standard deviation (ddof=1; NaN for a single value), the one the
+      t-tests and confidence intervals use;
+    * accuracy is reported in percent (x100), AUROC as is; missing values are dropped.
+
+    ``methods`` (optional) keeps only those methods. Columns: dataset, did (if ``results`` has
+    it), method, mean, n, se, sd; rows in order of first appearance.
+    """
+    df = results.assign(value=_values(results, metric)).dropna(subset=["value"])
     if methods is not None:
-        df = df[df.method.isin(methods)]
+        df = df[df["method"].isin(list(methods))]
     g = df.groupby(["dataset", "method"], sort=False)["value"]
-    out = g.agg(mean="mean", n="count",
-                se=lambda v: float(np.std(v, ddof=0) / np.sqrt(len(v))),
-                sd=lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else np.nan).reset_index()
+    out = g.agg(mean="mean", n="count", se=_paper_se, sd=_sample_sd).reset_index()
     if "did" in results.columns:
         dids = results.drop_duplicates("dataset").set_index("dataset")["did"]
-        out.insert(1, "did", out.dataset.map(dids))
+        out.insert(1, "did", out["dataset"].map(dids))
     return out
 
 
-def _order_datasets(names) -> list:
-    from .datasets import list_datasets
+def _dataset_order(names, dids: dict) -> list:
+    """The paper's dataset order (by OpenML id, else name), then any others alphabetically."""
+    paper = load_paper_table("accuracy", "how")
+    by_did = {int(d): i for i, d in enumerate(paper["did"])}
+    by_name = {_norm(n): i for i, n in enumerate(paper["dataset"])}
 
-    reg = list(list_datasets().name)
-    return sorted(names, key=lambda n: (reg.index(n) if n in reg else len(reg), str(n)))
+    def key(n):
+        d = dids.get(n)
+        pos = by_did.get(int(d)) if d is not None and not pd.isna(d) else None
+        if pos is None:
+            pos = by_name.get(_norm(n))
+        return (0, pos, "") if pos is not None else (1, 0, str(n))
+
+    return sorted(names, key=key)
 
 
 def paper_style_table(results: pd.DataFrame, metric: str, methods) -> pd.DataFrame:
-    """Strings "mean ± se" (best per dataset in bold), datasets as rows, plus the average rank."""
+    """Our results laid out like the paper's Tables 2-5: strings ``"mean ± se"``.
+
+    Rows are datasets in the paper's order (others after it, alphabetically), columns the given
+    ``methods`` that occur in ``results``. Accuracy (percent) has 2 decimals, AUROC 3. The best
+    mean of each row (ties at the shown precision included) is bold (``**...**``). Two summary
+    rows follow, computed over the datasets where every shown method has a result:
+    ``mean`` (mean over datasets) and, last, ``average rank`` (rank 1 = best, ties averaged).
+    """
     s = summarize(results, metric, methods)
-    methods = [m for m in methods if m in set(s.method)]
+    present = set(s["method"])
+    methods = [m for m in methods if m in present]
     mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
     se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
-    order = _order_datasets(mean.index)
+    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
+    order = _dataset_order(list(mean.index), dids)
     mean, se = mean.loc[order], se.loc[order]
-    digits = 2 if metric == "accuracy" else 3
-    best = mean.max(axis=1)
-    cells = pd.DataFrame(index=mean.index, columns=methods, dtype=object)
+    digits = _DIGITS[metric]
+    cells = pd.DataFrame("", index=mean.index, columns=methods, dtype=object)
     for d in mean.index:
+        best = mean.loc[d].max()
         for m in methods:
             mu, e = mean.loc[d, m], se.loc[d, m]
-            txt = "" if pd.isna(mu) else f"{mu:.{digits}f} ± {e:.{digits}f}"
-            if not pd.isna(mu) and round(mu, digits) == round(best[d], digits):
-                txt = f"**{txt}**"
-            cells.loc[d, m] = txt
-    ranks = mean.rank(axis=1, ascending=False).mean()
-    cells.loc["average rank"] = [f"{ranks[m]:.2f}" for m in methods]
+            if pd.isna(mu):
+                continue
+            txt = f"{mu:.{digits}f} ± {e:.{digits}f}"
+            cells.loc[d, m] = f"**{txt}**" if round(mu, digits) == round(best, digits) else txt
+    full = mean.dropna()
+    avg = full.mean() if len(full) else pd.Series(np.nan, index=methods)
+    ranks = full.rank(axis=1, ascending=False, method="average").mean() if len(full) else avg
+    cells.loc["mean"] = ["" if pd.isna(avg[m]) else f"{avg[m]:.{digits}f}" for m in methods]
+    cells.loc["average rank"] = ["" if pd.isna(ranks[m]) else f"{ranks[m]:.2f}" for m in methods]
     cells.index.name = "dataset"
+    cells.columns.name = None
     return cells
 
 
-def _welch_greater(a, b) -> float:
-    """One-sided Welch p-value of mean(a) > mean(b) from (mean, sd, n) rows; handles zero variances."""
-    if a.sd == 0 and b.sd == 0:
-        return 0.0 if a["mean"] > b["mean"] else 1.0
-    with warnings.catch_warnings():  # nearly identical samples: scipy warns, the p-value is large
+# --------------------------------------------------------------------------- win matrices
+
+
+def _p_greater(m_a, v_a, n_a, m_b, v_b, n_b, test) -> float:
+    """One-sided p-value of mean_a > mean_b, NaN where no decision can be made.
+
+    ``v_*`` are sample variances (ddof=1). Fewer than two values on a side: NaN. Both variances
+    zero: 0 if mean_a > mean_b (a certain win), 1 if smaller, NaN if equal (a tie). Otherwise
+    ``test()`` (a scipy Welch t-test) gives the p-value; a NaN from it is no decision.
+    """
+    if n_a < 2 or n_b < 2:
+        return np.nan
+    if v_a == 0 and v_b == 0:
+        return np.nan if m_a == m_b else (0.0 if m_a > m_b else 1.0)
+    with warnings.catch_warnings():  # near-identical samples: scipy warns, p is NaN or large
         warnings.simplefilter("ignore", RuntimeWarning)
-        return float(stats.ttest_ind_from_stats(a["mean"], a.sd, a.n, b["mean"], b.sd, b.n,
-                                                equal_var=False, alternative="greater").pvalue)
+        return float(test().pvalue)
 
 
-def _win_from_stats(st: pd.DataFrame, methods, alpha: float):
-    """(fraction, wins, decided) from per (dataset, method) rows of mean, sd (ddof=1) and n."""
-    st = st.set_index(["dataset", "method"])
-    wins = pd.DataFrame(0, index=list(methods), columns=list(methods))
-    for d in st.index.get_level_values(0).unique():
-        have = [m for m in methods if (d, m) in st.index]
-        for i in have:
-            for j in have:
-                if i != j and _welch_greater(st.loc[(d, i)], st.loc[(d, j)]) < alpha:
-                    wins.loc[i, j] += 1
-    decided = wins + wins.T
-    frac = wins / decided.replace(0, np.nan)
-    for m in methods:
-        frac.loc[m, m] = np.nan
+def _zeros(methods) -> pd.DataFrame:
+    return pd.DataFrame(0, index=list(methods), columns=list(methods), dtype=int)
+
+
+def _var(a: np.ndarray) -> float:
+    """Sample variance (ddof=1), exactly 0 for a constant sample, NaN for fewer than 2 values."""
+    if len(a) < 2:
+        return np.nan
+    return 0.0 if np.ptp(a) == 0 else float(np.var(a, ddof=1))
+
+
+def _finish(wins: pd.DataFrame):
+    wins = wins.astype(int)
+    decided = (wins + wins.T).astype(int)
+    frac = (wins.astype(float) / decided.where(decided > 0)).mask(np.eye(len(wins), dtype=bool))
+    for m in (frac, wins, decided):
+        m.index.name, m.columns.name = "row beats column", None
     return frac, wins, decided
 
 
 def win_matrix(results: pd.DataFrame, metric: str, methods, alpha: float = 0.05):
-    """(fraction, wins, decided) of significant per-dataset wins of row over column
-    (one-sided Welch t-test on the per-seed values)."""
-    s = summarize(results, metric, methods)
-    return _win_from_stats(s[["dataset", "method", "mean", "sd", "n"]].fillna({"sd": 0.0}), methods, alpha)
+    """Figure 3's win matrix from our per-seed results.
+
+    For every dataset and ordered pair (i, j) of ``methods`` with results on it, a one-sided
+    Welch t-test ``scipy.stats.ttest_ind(a_i, a_j, equal_var=False, alternative="greater")`` on
+    the per-seed values; p < ``alpha`` is a significant win of i over j. Degenerate cases:
+    identical constant samples (both variances zero, equal means) are no decision; both
+    variances zero with different means are a significant win for the larger; fewer than two
+    seeds on either side is no decision.
+
+    Returns ``(frac, wins, decided)``, square frames indexed by ``methods`` (rows beat columns):
+    ``wins[i, j]`` = datasets where i significantly beats j, ``decided[i, j]`` =
+    ``wins[i, j] + wins[j, i]``, ``frac[i, j]`` = ``wins / decided`` (NaN where nothing is
+    decided and on the diagonal).
+    """
+    methods = list(methods)
+    df = results.assign(value=_values(results, metric)).dropna(subset=["value"])
+    df = df[df["method"].isin(methods)]
+    wins = _zeros(methods)
+    for _, g in df.groupby("dataset", sort=False):
+        vals = {m: v.to_numpy(dtype=float) for m, v in g.groupby("method", sort=False)["value"]}
+        for i in methods:
+            for j in methods:
+                if i == j or i not in vals or j not in vals:
+                    continue
+                a, b = vals[i], vals[j]
+                p = _p_greater(a.mean(), _var(a), len(a), b.mean(), _var(b), len(b),
+                               lambda a=a, b=b: stats.ttest_ind(a, b, equal_var=False, alternative="greater"))
+                if p < alpha:
+                    wins.loc[i, j] += 1
+    return _finish(wins)
 
 
-def paper_win_matrix(metric: str = "accuracy", kind: str = "how", alpha: float = 0.05, n: int = 8):
-    """The same win matrix computed from the published mean/se (sample std = se*sqrt(n)*sqrt(n/(n-1)))."""
+def paper_win_matrix(metric: str = "accuracy", kind: str = "how", alpha: float = 0.05, n: int = PAPER_SEEDS):
+    """The win matrix recomputed from the published means and standard errors.
+
+    The paper's se is ``std(ddof=0) / sqrt(n)``, so the sample std is
+    ``se * sqrt(n) * sqrt(n / (n - 1))``; each pair is tested with
+    ``scipy.stats.ttest_ind_from_stats(..., nobs=n, equal_var=False, alternative="greater")``
+    (n = 8 seeds). Same degenerate-case rules and return value as :func:`win_matrix`; methods
+    are the table's, in our names. With the defaults this reproduces Figure 3 of the paper.
+    """
     p = paper_long(metric, kind)
-    methods = list(dict.fromkeys(p.method))
-    p = p.assign(sd=p.se * np.sqrt(n) * np.sqrt(n / (n - 1)), n=n, dataset=p.did)
-    return _win_from_stats(p[["dataset", "method", "mean", "sd", "n"]], methods, alpha)
+    methods = list(dict.fromkeys(p["method"]))
+    p = p.assign(sd=p["se"] * np.sqrt(n) * np.sqrt(n / (n - 1)))
+    wins = _zeros(methods)
+    for _, g in p.groupby("did", sort=False):
+        st = g.set_index("method")
+        for i in methods:
+            for j in methods:
+                if i == j:
+                    continue
+                a, b = st.loc[i], st.loc[j]
+                pv = _p_greater(a["mean"], a["sd"] ** 2, n, b["mean"], b["sd"] ** 2, n,
+                                lambda a=a, b=b: stats.ttest_ind_from_stats(
+                                    a["mean"], a["sd"], n, b["mean"], b["sd"], n,
+                                    equal_var=False, alternative="greater"))
+                if pv < alpha:
+                    wins.loc[i, j] += 1
+    return _finish(wins)
+
+
+# --------------------------------------------------------------------------- comparison
 
 
 def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.DataFrame:
-    """Ours next to the paper's per dataset x method, with whether the paper's mean lies inside
-    our 95 % interval ``mean ± t(0.975, n-1) * sd / sqrt(n)`` (sd with ddof=1)."""
+    """Our numbers next to the published ones, per dataset x method.
+
+    Datasets are matched on the OpenML id (``did``) where our results have one, else on the
+    name (ignoring case, ``-`` and ``_``); methods on our names, with ``class_most_published``
+    compared to the paper's ``most_correlated`` as well (where-tables). Only cells present on
+    both sides are returned.
+
+    Columns: dataset, did, method, ``mean`` and ``se`` (ours, paper definition; accuracy in %),
+    ``paper_mean``, ``paper_se``, ``diff`` = ours - paper, ``ci_low``/``ci_high`` = our 95 %
+    t-interval ``mean ± t(0.975, n-1) * sd / sqrt(n)`` with the sample std ``sd`` (ddof=1), and
+    ``inside`` (the paper's mean lies in that interval; False when n < 2, where the interval is
+    undefined), ``n``.
+    """
     _check(metric, kind)
+    cols = ["dataset", "did", "method", "mean", "se", "paper_mean", "paper_se", "diff",
+            "ci_low", "ci_high", "inside", "n"]
     paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
-    if kind == "where" and "class_most_published" in set(results.method):
-        extra = paper[paper.method == "class_most"].assign(method="class_most_published")
-        paper = pd.concat([paper, extra], ignore_index=True)
+    extra = paper[paper["method"] == "class_most"].assign(method="class_most_published")
+    paper = pd.concat([paper, extra], ignore_index=True)
     ours = summarize(results, metric)
-    if "did" not in ours.columns or ours.did.isna().all():
-        return pd.DataFrame()
+    if ours.empty:
+        return pd.DataFrame(columns=cols)
+    wide = load_paper_table(metric, kind)  # both spellings: registry and paper
+    by_name = {_norm(n): int(d) for n, d in zip(paper["dataset"], paper["did"])}
+    by_name.update({_norm(n): int(d) for n, d in zip(wide["dataset"], wide["did"])})
+    if "did" in ours.columns:
+        ours_did = [int(d) if not pd.isna(d) else by_name.get(_norm(n)) for n, d in zip(ours["dataset"], ours["did"])]
+        ours = ours.drop(columns="did")
+    else:
+        ours_did = [by_name.get(_norm(n)) for n in ours["dataset"]]
+    ours.insert(1, "did", pd.array(ours_did, dtype="Int64"))
     ours = ours.dropna(subset=["did"]).astype({"did": int})
     m = ours.merge(paper.drop(columns="dataset"), on=["did", "method"], how="inner")
     if m.empty:
-        return m
-    half = stats.t.ppf(0.975, (m.n - 1).clip(lower=1)) * m.sd / np.sqrt(m.n)
-    m["diff"] = m["mean"] - m.paper_mean
+        return pd.DataFrame(columns=cols)
+    n = m["n"].astype(float)
+    tq = pd.Series(np.where(n > 1, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan), index=m.index)
+    half = tq * m["sd"] / np.sqrt(n)
+    m["diff"] = m["mean"] - m["paper_mean"]
     m["ci_low"], m["ci_high"] = m["mean"] - half, m["mean"] + half
-    m["inside"] = (m.paper_mean >= m.ci_low) & (m.paper_mean <= m.ci_high)
-    return m[["dataset", "did", "method", "mean", "se", "paper_mean", "paper_se", "diff",
-              "ci_low", "ci_high", "inside", "n"]]
+    m["inside"] = ((m["paper_mean"] >= m["ci_low"]) & (m["paper_mean"] <= m["ci_high"])).astype(bool)
+    return m[cols].reset_index(drop=True)
 
 
 def agreement_summary(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per method and overall: cells whose paper mean is inside our interval, and the mean difference."""
-    if comparison.empty:
-        return pd.DataFrame(columns=["method", "datasets", "inside", "share inside", "mean diff"])
-    g = comparison.groupby("method", sort=False)
-    out = pd.DataFrame({"datasets": g.size(), "inside": g.inside.sum().astype(int),
+    """How often the paper's mean lies inside our 95 % interval, per method and overall.
+
+    Columns: method (last row ``all``), datasets (cells compared), inside, outside,
+    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text).
+    """
+    cols = ["method", "datasets", "inside", "outside", "share inside", "mean diff"]
+    if comparison is None or len(comparison) == 0:
+        return pd.DataFrame(columns=cols)
+    c = comparison.assign(inside=comparison["inside"].astype(bool))
+    g = c.groupby("method", sort=False)
+    out = pd.DataFrame({"datasets": g.size(), "inside": g["inside"].sum().astype(int),
                         "mean diff": g["diff"].mean()}).reset_index()
-    total = pd.DataFrame([{"method": "all", "datasets": len(comparison), "inside": int(comparison.inside.sum()),
-                           "mean diff": comparison["diff"].mean()}])
+    total = pd.DataFrame([{"method": "all", "datasets": len(c), "inside": int(c["inside"].sum()),
+                           "mean diff": c["diff"].mean()}])
     out = pd.concat([out, total], ignore_index=True)
-    out.insert(3, "share inside", (out.inside / out.datasets).map(lambda v: f"{v:.0%}"))
+    out["outside"] = out["datasets"] - out["inside"]
+    out["share inside"] = (out["inside"] / out["datasets"]).map(lambda v: f"{v:.0%}")
     out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.3f}")
-    return out
+    return out[cols]
 
 
-def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
-    """A GitHub-markdown table (no dependency on the ``tabulate`` package)."""
-    d = df.reset_index() if index and (df.index.name or not isinstance(df.index, pd.RangeIndex)) else df
-    cols = [str(c) for c in d.columns]
-
-    def fmt(v):
-        if isinstance(v, float):
-            return "" if np.isnan(v) else f"{v:.4g}"
-        return str(v).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
-    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in d.itertuples(index=False)]
-    return "\n".join(lines)
+# --------------------------------------------------------------------------- rendering
 
 
-def plot_win_matrix(frac: pd.DataFrame, wins: pd.DataFrame, decided: pd.DataFrame, ax=None, title: str = ""):
-    """Heatmap of a win matrix; cells read "83.3%\\n(5/6)", undecided cells blank."""
+def _pct(f: float) -> str:
+    """83.33 % -> '83.3%', 1.0 -> '100%', 0 -> '0%'."""
+    return f"{100 * f:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def plot_win_matrix(frac: pd.DataFrame, wins: pd.DataFrame, decided: pd.DataFrame, ax=None,
+                    title: str = "win matrix (Welch t-test, p < 0.05)"):
+    """Heatmap of a win matrix (as returned by :func:`win_matrix` / :func:`paper_win_matrix`).
+
+    Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets);
+    undecided pairs (NaN) and the diagonal are left blank. Rows beat columns. Draws on ``ax``
+    (a new figure if None) and returns the Axes.
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    ax = ax or plt.subplots(figsize=(6, 5))[1]
-    annot = frac.copy().astype(object)
-    for i in frac.index:
-        for j in frac.columns:
-            f = frac.loc[i, j]
-            if i == j:
-                annot.loc[i, j] = ""
-            elif pd.isna(f):
-                annot.loc[i, j] = "–\n(0/0)"  # no significant difference either way
-            else:
-                annot.loc[i, j] = f"{f:.1%}\n({wins.loc[i, j]}/{decided.loc[i, j]})"
-    # undecided pairs sit at the neutral 0.5 colour; the diagonal stays blank
-    shown = frac.astype(float).fillna(0.5).mask(np.eye(len(frac), dtype=bool))
-    sns.heatmap(shown, annot=annot.values, fmt="", cmap="RdYlGn", vmin=0, vmax=1, ax=ax,
-                cbar_kws={"label": "share of significant wins"}, linewidths=0.5, square=True)
-    ax.set(title=title, xlabel="column method", ylabel="row method (row beats column)")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.3 * len(frac.columns) + 2.5, 1.1 * len(frac.index) + 1.5))
+    shown = frac.astype(float)
+    annot = np.full(shown.shape, "", dtype=object)
+    for r, i in enumerate(frac.index):
+        for c, j in enumerate(frac.columns):
+            f = shown.iloc[r, c]
+            if not pd.isna(f):
+                annot[r, c] = f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})"
+    sns.heatmap(shown, mask=shown.isna().to_numpy(), annot=annot, fmt="", cmap="RdYlGn", vmin=0, vmax=1,
+                ax=ax, linewidths=0.5, linecolor="white", square=True,
+                cbar_kws={"label": "share of significant wins"},
+                xticklabels=[str(c) for c in frac.columns], yticklabels=[str(i) for i in frac.index])
+    ax.set_title(title)
+    ax.set_xlabel("column method (beaten)")
+    ax.set_ylabel("row method (row beats column)")
     ax.tick_params(axis="x", rotation=30)
     ax.tick_params(axis="y", rotation=0)
     return ax
+
+
+def _md_cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (float, np.floating)):
+        return "" if math.isnan(v) else f"{v:.4g}"
+    try:
+        if pd.isna(v):
+            return ""
+    except (TypeError, ValueError):  # lists and other non-scalars
+        pass
+    return str(v).replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+
+
+def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
+    """Render a DataFrame as a GitHub-markdown table (no need for the ``tabulate`` package).
+
+    With ``index=True`` the index becomes the first column (headed by its name, or empty) unless
+    it is a plain unnamed RangeIndex. Floats are shown with 4 significant digits, NaN/NA as an
+    empty cell; ``|`` is escaped and newlines become ``<br>``.
+    """
+    d = df
+    if index and (df.index.name is not None or not isinstance(df.index, pd.RangeIndex)):
+        d = df.reset_index()
+        if df.index.name is None and d.columns[0] == "index":
+            d = d.rename(columns={"index": ""})
+    header = [_md_cell(c) for c in d.columns]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    for row in d.itertuples(index=False, name=None):
+        lines.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
+    return "\n".join(lines)
