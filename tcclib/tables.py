@@ -412,7 +412,7 @@ def plot_win_matrix(frac: pd.DataFrame, wins: pd.DataFrame, decided: pd.DataFram
     """Heatmap of a win matrix (as returned by :func:`win_matrix` / :func:`paper_win_matrix`).
 
     Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets);
-    undecided pairs (NaN) and the diagonal are left blank. Rows beat columns. Draws on ``ax``
+    undecided pairs read "–\n(0/0)" in the neutral colour, the diagonal is blank. Rows beat columns. Draws on ``ax``
     (a new figure if None) and returns the Axes.
     """
     import matplotlib.pyplot as plt
@@ -422,11 +422,16 @@ def plot_win_matrix(frac: pd.DataFrame, wins: pd.DataFrame, decided: pd.DataFram
         _, ax = plt.subplots(figsize=(1.3 * len(frac.columns) + 2.5, 1.1 * len(frac.index) + 1.5))
     shown = frac.astype(float)
     annot = np.full(shown.shape, "", dtype=object)
+    undecided = np.zeros(shown.shape, dtype=bool)
     for r, i in enumerate(frac.index):
         for c, j in enumerate(frac.columns):
             f = shown.iloc[r, c]
             if not pd.isna(f):
                 annot[r, c] = f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})"
+            elif i != j:  # no significant difference either way: say so, in the neutral colour
+                annot[r, c] = "–\n(0/0)"
+                undecided[r, c] = True
+    shown = shown.mask(undecided, 0.5)
     sns.heatmap(shown, mask=shown.isna().to_numpy(), annot=annot, fmt="", cmap="RdYlGn", vmin=0, vmax=1,
                 ax=ax, linewidths=0.5, linecolor="white", square=True,
                 cbar_kws={"label": "share of significant wins"},
