@@ -92,6 +92,7 @@ class Config:
     test_fraction: float = 0.2
     temperature: float = 1.0
     corr_temperature: float = 0.25
+    corr_normalization: str = "minmax"
     hidden_dim: int = 256
     encoder_depth: int = 4
     head_depth: int = 2
@@ -151,6 +152,8 @@ class Config:
             v = getattr(self, name)
             _check(0 < v <= 1, f"{name}: must be in (0, 1], got {v}")
         _check(0 < self.test_fraction < 1, f"test_fraction: must be in (0, 1), got {self.test_fraction}")
+        _check(self.corr_normalization in ("minmax", "sum"),
+               f"corr_normalization: 'minmax' or 'sum', got {self.corr_normalization!r}")
         _check(self.matmul_precision in ("highest", "high", "medium"),
                f"matmul_precision: 'highest' (exact float32, the default), 'high' or 'medium' "
                f"(bfloat16/TF32 inside float32 matmuls: several times faster on AMX CPUs and GPUs), "

@@ -10,7 +10,8 @@ on which other members share the ensemble.
   - :func:`correlation_mask`: Algorithm 4 of the paper.  The first feature is uniform; each next
     one is drawn among the features not yet chosen with probabilities
     ``softmax(sign * s / T)``, where ``s_j = min_{i chosen} W[i, j]`` is the candidate's smallest
-    importance for predicting a chosen feature, min-max normalised over the candidates, ``T`` the
+    importance for predicting a chosen feature, normalised over the candidates (min-max by
+    default, or by their sum: the paper does not say which), ``T`` the
     temperature 0.25 and ``sign`` +1 for "most" and -1 for "least" correlated.  The draws are
     sequential by definition (``k`` steps, each vectorised over all rows and members).
 
@@ -43,14 +44,20 @@ def gumbel(u: torch.Tensor) -> torch.Tensor:
 
 
 def correlation_mask(importance: torch.Tensor, active: torch.Tensor, k: torch.Tensor,
-                     sign: torch.Tensor, uniforms, temperature: float = 0.25) -> torch.Tensor:
+                     sign: torch.Tensor, uniforms, temperature: float = 0.25,
+                     normalization: str = "minmax") -> torch.Tensor:
     """Correlation-based feature choice (Algorithm 4), ``k[m]`` features per row.
 
     importance: ``[K, M, M]``, ``importance[m, i, j]`` = importance of feature j in the model
     predicting feature i (rows normalised, zero diagonal).  sign: ``[K]`` float, +1 "most"
     correlated, -1 "least".  uniforms: a callable ``t -> [K, N, M]`` uniform draws for step t
-    (or a tensor ``[T, K, N, M]``).  Returns a bool mask ``[K, N, M]``.
+    (or a tensor ``[T, K, N, M]``).  normalization: how the candidates' min-importances are
+    "normalised" before the softmax: "minmax" (to [0, 1]: a sharp preference even when the
+    importances are nearly flat) or "sum" (divided by their sum: close to uniform unless the
+    importances are concentrated).  Returns a bool mask ``[K, N, M]``.
     """
+    if normalization not in ("minmax", "sum"):
+        raise ValueError(f"normalization must be 'minmax' or 'sum', got {normalization!r}")
     K, M, _ = importance.shape
     draw = uniforms if callable(uniforms) else (lambda t: uniforms[t])
     act = active.unsqueeze(1)  # [K, 1, M]
@@ -63,9 +70,12 @@ def correlation_mask(importance: torch.Tensor, active: torch.Tensor, k: torch.Te
     sgn = sign.view(K, 1, 1)
     for t in range(1, int(k.max())):
         cand = act & ~chosen
-        lo = minimp.masked_fill(~cand, float("inf")).amin(-1, keepdim=True)
-        hi = minimp.masked_fill(~cand, float("-inf")).amax(-1, keepdim=True)
-        s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
+        if normalization == "minmax":
+            lo = minimp.masked_fill(~cand, float("inf")).amin(-1, keepdim=True)
+            hi = minimp.masked_fill(~cand, float("-inf")).amax(-1, keepdim=True)
+            s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
+        else:
+            s = minimp / (minimp * cand).sum(-1, keepdim=True).clamp_min(1e-12)
         logits = (sgn * s / temperature).masked_fill(~cand, float("-inf"))
         pick = (logits + gumbel(draw(t))).argmax(-1)
         take = (t < k).view(K, 1, 1)

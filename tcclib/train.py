@@ -198,7 +198,8 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 def draw(t, _kc=kc):
                     return torch.stack([torch.rand(N, M, generator=gens[j], device=dev) if t < kj else half
                                         for j, kj in zip(cor, _kc)])
-                mask[cor] = C.correlation_mask(W, active[cor], k[cor], sign, draw, cfg.corr_temperature)
+                mask[cor] = C.correlation_mask(W, active[cor], k[cor], sign, draw, cfg.corr_temperature,
+                                               cfg.corr_normalization)
             donors = C.draw_donors(labels, Cn, donor_u)
             views = tab.encode(C.corrupt(raw, mask, donors), seed_idx)
             pairs = torch.cat([anchors, views], dim=1)  # [Kp, 2N, D]: anchor i, view N + i

@@ -229,3 +229,20 @@ def test_corruption_that_leaves_no_feature_intact_is_refused():
         Config(corruption_rate=1.0).corrupted_count(5)
     with pytest.raises(ConfigError, match="intact"):
         Config(corruption_rate=0.4).corrupted_count(1)
+
+
+def test_sum_normalisation_is_milder_than_minmax():
+    g = _gen(8)
+    M, N, k = 12, 4000, 4
+    W = _block_importance(M).expand(1, M, M)
+    act = torch.ones(1, M, dtype=torch.bool)
+    rate = {}
+    for norm in ("minmax", "sum"):
+        m = C.correlation_mask(W, act, torch.tensor([k]), torch.tensor([1.0]),
+                               lambda t: torch.rand(1, N, M, generator=g), normalization=norm)
+        assert (m.sum(-1) == k).all()
+        rate[norm] = _same_block_rate(m[0])
+    uni = _same_block_rate(C.uniform_mask(torch.rand(1, N, M, generator=g), act, torch.tensor([k]))[0])
+    assert uni + 0.05 < rate["sum"] < rate["minmax"] - 0.05
+    with pytest.raises(ValueError, match="normalization"):
+        C.correlation_mask(W, act, torch.tensor([k]), torch.tensor([1.0]), lambda t: torch.rand(1, N, M), normalization="l2")
