@@ -92,7 +92,7 @@ class Config:
     test_fraction: float = 0.2
     temperature: float = 1.0
     corr_temperature: float = 0.25
-    corr_normalization: str = "minmax"
+    corr_normalization: str = "sum"
     hidden_dim: int = 256
     encoder_depth: int = 4
     head_depth: int = 2

@@ -10,8 +10,8 @@ on which other members share the ensemble.
   - :func:`correlation_mask`: Algorithm 4 of the paper.  The first feature is uniform; each next
     one is drawn among the features not yet chosen with probabilities
     ``softmax(sign * s / T)``, where ``s_j = min_{i chosen} W[i, j]`` is the candidate's smallest
-    importance for predicting a chosen feature, normalised over the candidates (min-max by
-    default, or by their sum: the paper does not say which), ``T`` the
+    importance for predicting a chosen feature, normalised over the candidates (by their sum by
+    default, or min-max: the paper does not say which), ``T`` the
     temperature 0.25 and ``sign`` +1 for "most" and -1 for "least" correlated.  The draws are
     sequential by definition (``k`` steps, each vectorised over all rows and members).
 
@@ -45,16 +45,17 @@ def gumbel(u: torch.Tensor) -> torch.Tensor:
 
 def correlation_mask(importance: torch.Tensor, active: torch.Tensor, k: torch.Tensor,
                      sign: torch.Tensor, uniforms, temperature: float = 0.25,
-                     normalization: str = "minmax") -> torch.Tensor:
+                     normalization: str = "sum") -> torch.Tensor:
     """Correlation-based feature choice (Algorithm 4), ``k[m]`` features per row.
 
     importance: ``[K, M, M]``, ``importance[m, i, j]`` = importance of feature j in the model
     predicting feature i (rows normalised, zero diagonal).  sign: ``[K]`` float, +1 "most"
     correlated, -1 "least".  uniforms: a callable ``t -> [K, N, M]`` uniform draws for step t
     (or a tensor ``[T, K, N, M]``).  normalization: how the candidates' min-importances are
-    "normalised" before the softmax: "minmax" (to [0, 1]: a sharp preference even when the
-    importances are nearly flat) or "sum" (divided by their sum: close to uniform unless the
-    importances are concentrated).  Returns a bool mask ``[K, N, M]``.
+    "normalised" before the softmax: "sum" (divided by their sum, the default: close to uniform
+    unless the importances are concentrated; on balance-scale it reproduces the paper's numbers)
+    or "minmax" (to [0, 1]: a sharp preference even when the importances are nearly flat; on
+    balance-scale about 7 points below the paper).  Returns a bool mask ``[K, N, M]``.
     """
     if normalization not in ("minmax", "sum"):
         raise ValueError(f"normalization must be 'minmax' or 'sum', got {normalization!r}")

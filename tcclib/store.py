@@ -66,6 +66,8 @@ def save_run(run: RunResult, out_dir) -> Path:
     write_json({k: round(v, 3) for k, v in run.timings.items()}, out / "timings.json")
     if run.classes:
         write_json(list(run.classes), out / "classes.json")
+    if run.config is not None:
+        write_json(run.config.to_dict(), out / "config.json")  # provenance: every setting used
     return out
 
 

@@ -107,13 +107,17 @@ def test_correlation_sampler_prefers_high_or_low_importance():
     W = _block_importance(M).expand(3, M, M)
     act = torch.ones(3, M, dtype=torch.bool)
     # member 0: most, 1: least, 2: uniform for reference
-    corr = C.correlation_mask(W[:2], act[:2], torch.tensor([k, k]), torch.tensor([1.0, -1.0]),
-                              lambda t: torch.rand(2, N, M, generator=g))
     uni = C.uniform_mask(torch.rand(1, N, M, generator=g), act[:1], torch.tensor([k]))
-    most, least, rnd = _same_block_rate(corr[0]), _same_block_rate(corr[1]), _same_block_rate(uni[0])
-    assert most > 0.9  # all chosen features in one correlated block
-    assert least < rnd - 0.05  # least-correlated spreads across blocks
-    assert most > rnd + 0.3
+    rnd = _same_block_rate(uni[0])
+    for norm, strength in (("minmax", 0.3), ("sum", 0.05)):
+        corr = C.correlation_mask(W[:2], act[:2], torch.tensor([k, k]), torch.tensor([1.0, -1.0]),
+                                  lambda t: torch.rand(2, N, M, generator=g), normalization=norm)
+        most, least = _same_block_rate(corr[0]), _same_block_rate(corr[1])
+        assert least < rnd - 0.02, norm  # least-correlated spreads across blocks
+        assert most > rnd + strength, norm  # most-correlated keeps to one correlated block
+    assert most < 0.9 < _same_block_rate(C.correlation_mask(
+        W[:1], act[:1], torch.tensor([k]), torch.tensor([1.0]), lambda t: torch.rand(1, N, M, generator=g),
+        normalization="minmax")[0])
 
 
 def test_published_flip_uses_least_ranking():
