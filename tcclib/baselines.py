@@ -51,21 +51,16 @@ def run_baselines(prep: Prepared, cfg: Config | None = None, methods=BASELINES, 
         for m in methods:
             model = _model(m, sp.seed, cfg)
             if m == "self_training":
-                y = np.where(lab, sp.y_train, -1)
-                model.fit(Xtr, y)
+                model.fit(Xtr, np.where(lab, sp.y_train, -1))
+                classes = model.classes_
             else:
-                ytr = sp.y_train[lab]
-                if m == "xgboost" and len(np.unique(ytr)) < prep.n_classes:
-                    # XGBoost needs every class among the labels: remap to the present ones
-                    present = np.unique(ytr)
-                    model.fit(Xtr[lab], np.searchsorted(present, ytr))
-                    p = np.zeros((len(Xte), prep.n_classes))
-                    p[:, present] = model.predict_proba(Xte)
-                    rows.append(_row(prep, did, sp, m, p, lab))
-                    continue
-                model.fit(Xtr[lab], ytr)
+                # fit on the labels present among the labeled rows, renumbered 0..c-1
+                # (XGBoost needs that when a class has no labeled row)
+                present, y = np.unique(sp.y_train[lab], return_inverse=True)
+                model.fit(Xtr[lab], y)
+                classes = present[model.classes_]
             p = np.zeros((len(Xte), prep.n_classes))
-            p[:, model.classes_] = model.predict_proba(Xte)
+            p[:, classes] = model.predict_proba(Xte)
             rows.append(_row(prep, did, sp, m, p, lab))
     out = pd.DataFrame(rows)
     out["did"] = out["did"].astype("Int64")

@@ -21,8 +21,16 @@ def nt_xent(z_anchor: torch.Tensor, z_view: torch.Tensor, temperature: float = 1
     squeeze = z_anchor.dim() == 2
     if squeeze:
         z_anchor, z_view = z_anchor.unsqueeze(0), z_view.unsqueeze(0)
-    K, N, _ = z_anchor.shape
-    z = F.normalize(torch.cat([z_anchor, z_view], dim=1), dim=-1)
+    loss = nt_xent_pairs(torch.cat([z_anchor, z_view], dim=1), temperature)
+    return loss[0] if squeeze else loss
+
+
+def nt_xent_pairs(z: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """NT-Xent of ``[K, 2N, d]`` embeddings whose first N rows are anchors and last N their views
+    (the layout the training loop already has: no split and re-concatenation).  Returns ``[K]``."""
+    K, N2, _ = z.shape
+    N = N2 // 2
+    z = F.normalize(z, dim=-1)
     if temperature != 1.0:
         z = z * temperature ** -0.5  # s_ij / tau as one product, no [2N, 2N] division
     sim = torch.bmm(z, z.transpose(1, 2))  # [K, 2N, 2N]
@@ -30,5 +38,4 @@ def nt_xent(z_anchor: torch.Tensor, z_view: torch.Tensor, temperature: float = 1
     sim.masked_fill_(eye, float("-inf"))  # j != i (bmm's backward does not need its output)
     partner = torch.cat([torch.arange(N, 2 * N), torch.arange(N)]).to(z.device)
     loss = F.cross_entropy(sim.reshape(K * 2 * N, 2 * N), partner.repeat(K), reduction="none")
-    loss = loss.view(K, 2 * N).mean(1)
-    return loss[0] if squeeze else loss
+    return loss.view(K, 2 * N).mean(1)

@@ -27,7 +27,7 @@ from . import corruption as C
 from .config import METHODS, Config
 from .datasets import Dataset, load_dataset
 from .encoding import TensorTable
-from .losses import nt_xent
+from .losses import nt_xent_pairs
 from .metrics import accuracy, auroc
 from .model import StackedMLP, adam
 from .preprocess import Prepared, prepare
@@ -208,7 +208,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 idx = perm[:, a:b]
                 x = _take(pairs, torch.cat([idx, idx + N], dim=1))
                 z = proj(enc(x))
-                loss = nt_xent(z[:, : b - a], z[:, b - a:], cfg.temperature)
+                loss = nt_xent_pairs(z, cfg.temperature)
                 opt.zero_grad(set_to_none=True)
                 loss.sum().backward()
                 opt.step()
