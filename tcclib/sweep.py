@@ -29,6 +29,16 @@ from .datasets import DATA_DIR_ENV
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def share_tcclib_with_kernels() -> None:
+    """Let the kernels papermill starts import this very tcclib, even from a source checkout that
+    is not installed (or whose editable install points at another copy): the checkout's root
+    goes first on ``PYTHONPATH``, which the kernels inherit. An installed package is left alone."""
+    if not (ROOT / "pyproject.toml").exists():
+        return
+    rest = [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x and x != str(ROOT)]
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *rest])
+
+
 def notebook_dir() -> Path:
     return Path(os.environ.get("TCC_NOTEBOOKS", ROOT / "notebooks"))
 
@@ -123,6 +133,7 @@ def sweep(ps: P.ParamSet, out_root: Path, data_dir: str | None = None, workers: 
         data_dir = str(Path(data_dir).resolve())
         os.environ[DATA_DIR_ENV] = data_dir
     workers = workers or ps.workers
+    share_tcclib_with_kernels()
     store.write_json(ps.datasets, out_root / ps.name / "datasets.json")
     force_all = force == ["all"]
     todo, skipped = [], []

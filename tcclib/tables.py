@@ -300,7 +300,8 @@ def win_matrix(results: pd.DataFrame, metric: str, methods, alpha: float = 0.05)
     return _finish(wins)
 
 
-def paper_win_matrix(metric: str = "accuracy", kind: str = "how", alpha: float = 0.05, n: int = PAPER_SEEDS):
+def paper_win_matrix(metric: str = "accuracy", kind: str = "how", alpha: float = 0.05, n: int = PAPER_SEEDS,
+                     datasets=None):
     """The win matrix recomputed from the published means and standard errors.
 
     The paper's se is ``std(ddof=0) / sqrt(n)``, so the sample std is
@@ -308,8 +309,17 @@ def paper_win_matrix(metric: str = "accuracy", kind: str = "how", alpha: float =
     ``scipy.stats.ttest_ind_from_stats(..., nobs=n, equal_var=False, alternative="greater")``
     (n = 8 seeds). Same degenerate-case rules and return value as :func:`win_matrix`; methods
     are the table's, in our names. With the defaults this reproduces Figure 3 of the paper.
+
+    ``datasets``: restrict to these datasets (names, matched ignoring case, ``-`` and ``_``, or
+    OpenML ids), e.g. the ones a partial run of ours finished, for a like-for-like comparison.
     """
     p = paper_long(metric, kind)
+    if datasets is not None:
+        wide = load_paper_table(metric, kind)
+        by_name = {_norm(a): int(d) for a, d in zip(p["dataset"], p["did"])}
+        by_name.update({_norm(a): int(d) for a, d in zip(wide["dataset"], wide["did"])})
+        keep = {int(d) if isinstance(d, (int, np.integer)) else by_name.get(_norm(d)) for d in datasets}
+        p = p[p["did"].isin(keep)]
     methods = list(dict.fromkeys(p["method"]))
     p = p.assign(sd=p["se"] * np.sqrt(n) * np.sqrt(n / (n - 1)))
     wins = _zeros(methods)

@@ -1,6 +1,7 @@
 """Parameter files and the papermill sweep (real papermill, real notebooks, tiny settings)."""
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -73,3 +74,25 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     rep2 = S.sweep(ps, out, progress=False, aggregate=False)
     assert rep2["skipped"] == ["breast_cancer"] and list(rep2["failed"]) == ["diabetes"]
     assert (bc / "_DONE.json").stat().st_mtime_ns == stamp
+
+
+def test_kernels_import_this_checkouts_tcclib(tmp_path, monkeypatch):
+    """A kernel started by the sweep finds the same tcclib, wherever its working folder is."""
+    import subprocess
+    import sys
+
+    from tcclib import sweep
+
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    sweep.share_tcclib_with_kernels()
+    parts = os.environ["PYTHONPATH"].split(os.pathsep)
+    assert parts == [str(sweep.ROOT), "/elsewhere"]
+    sweep.share_tcclib_with_kernels()  # idempotent
+    assert os.environ["PYTHONPATH"].split(os.pathsep) == parts
+    # -S: no site-packages, so no installed copy can answer; find_spec locates without importing
+    code = "import importlib.util as u; print(u.find_spec('tcclib').origin)"
+    out = subprocess.run([sys.executable, "-S", "-c", code],
+                         cwd=tmp_path, env={"PYTHONPATH": os.environ["PYTHONPATH"]},
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).resolve().parent == sweep.ROOT / "tcclib"

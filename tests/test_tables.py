@@ -287,7 +287,38 @@ def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
     c = report.claims(res).set_index("claim")
     row = c.loc["class-conditioned corruption beats conventional (random) corruption"]
     assert row.ours == "100.0% (3/3)" and row.verdict == "supported" and row.paper == "83.3% (5/6)"
+    # the paper's figure on the same three datasets: class vs random is decided on none of them
+    # in Table 2 (diabetes, credit-g, balance-scale), and oracle is absent from our results
+    assert row["paper, same datasets"] == "– (0/0)"
+    assert "true-label conditioning (oracle) beats random" not in c.index
+    assert c.loc["contrastive pretraining (random) beats no pretraining"].verdict == "undecided (no significant dataset)"
+    words = "\n".join(report.plain_summary(res))
+    assert "**3 of 30**" in words and "**supported** by our run: class-conditioned corruption" in words
+    assert "**undecided** by our run: contrastive pretraining (random)" in words
     text = report.build_report(tmp_path)
     assert "Datasets finished: **3**" in text
     assert "| kc2 | failed | boom |" in text and "| pc1 | pending | not run yet |" in text
     assert "supported" in text and "accuracy, how to corrupt" in text
+    assert text.index("## In plain words") < text.index("## The paper's claims")
+
+
+def test_where_claims_and_paper_figure_on_a_subset():
+    from tcclib import report
+
+    # Table 4 has exactly one significant accuracy difference for each correlation method (class
+    # beats it); on a subset without that dataset the paper's figure is undecided
+    _, wins, decided = tables.paper_win_matrix("accuracy", "where")
+    assert int(decided.loc["class_least", "class"]) == 1 and int(wins.loc["class", "class_least"]) == 1
+    _, _, dec3 = tables.paper_win_matrix("accuracy", "where", datasets=["diabetes", 31, "Balance-Scale"])
+    assert int(dec3.to_numpy().sum()) == 0
+    _, wins_how, _ = tables.paper_win_matrix("accuracy", "how", datasets=[])
+    assert int(wins_how.to_numpy().sum()) == 0
+    rs = np.random.RandomState(2)
+    spec = {"diabetes": (37, {"class": list(0.70 + 0.005 * rs.randn(8)),
+                              "class_least": list(0.80 + 0.005 * rs.randn(8)),
+                              "class_most": list(0.70 + 0.005 * rs.randn(8))})}
+    c = report.claims(_results(spec)).set_index("claim")
+    least = c.loc["choosing the least-correlated features is no better than uniform choice"]
+    assert least.ours == "100.0% (1/1)" and least.verdict == "not supported" and least.paper == "0.0% (0/1)"
+    most = c.loc["choosing the most-correlated features is no better than uniform choice"]
+    assert most.verdict == "supported (no significant dataset)"

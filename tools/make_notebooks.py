@@ -389,10 +389,21 @@ written as markdown to `outputs/<set>/report.md`.
     code(SETUP),
     params(AGG_PARAMS.replace('"demo"', '"paper"')),
     code(AGG_RESOLVE),
-    md("## The paper's claims on our run"),
+    md("""
+## In plain words
+
+Which of the paper's claims our run supports, how close our tables come to the published ones,
+and whether the pretraining beats the baselines. Every figure below is computed from the results
+on disk; with fewer than 30 finished datasets the statements are about those datasets only.
+"""),
     code("""
 # NBVAL_CHECK_OUTPUT
 from tcclib import report, tables
+print("\\n".join(report.plain_summary(results, set_dir)))
+"""),
+    md("## The paper's claims on our run"),
+    code("""
+# NBVAL_CHECK_OUTPUT
 for metric in ("accuracy", "auroc"):
     c = report.claims(results, metric) if len(results) else None
     if c is not None and len(c):
