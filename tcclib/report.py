@@ -96,9 +96,9 @@ def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
             continue
         groups = {}
         for r in c.itertuples():
-            key = r.verdict.split(" (")[0]
-            groups.setdefault(key, []).append(f"{r.claim} (ours {r.ours}, paper {r.paper})")
-        for key in ("supported", "not supported", "split", "undecided"):
+            groups.setdefault(r.verdict, []).append(f"{r.claim} (ours {r.ours}, paper {r.paper})")
+        for key in ("supported", "supported (no significant dataset)", "not supported", "split",
+                    "undecided (no significant dataset)"):
             if key in groups:
                 out.append(f"- {metric.upper() if metric == 'auroc' else metric.capitalize()}, "
                            f"**{key}** by our run: " + "; ".join(groups[key]) + ".")

@@ -294,7 +294,7 @@ def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
     assert c.loc["contrastive pretraining (random) beats no pretraining"].verdict == "undecided (no significant dataset)"
     words = "\n".join(report.plain_summary(res))
     assert "**3 of 30**" in words and "**supported** by our run: class-conditioned corruption" in words
-    assert "**undecided** by our run: contrastive pretraining (random)" in words
+    assert "**undecided (no significant dataset)** by our run: contrastive pretraining (random)" in words
     text = report.build_report(tmp_path)
     assert "Datasets finished: **3**" in text
     assert "| kc2 | failed | boom |" in text and "| pc1 | pending | not run yet |" in text
