@@ -157,7 +157,10 @@ def build_report(set_dir, title: str | None = None) -> str:
     out += [f"Datasets finished: **{len(done)}**; not finished: {len(st) - len(done)}.", ""]
     if len(st) - len(done):
         out += ["| dataset | status | why |", "| --- | --- | --- |"]
-        out += [f"| {r.dataset} | {r.status} | {r.error or 'not run yet'} |" for r in st[st.status != 'done'].itertuples()]
+        why = {"pending": "not started yet: the run stopped before it; the sweep resumes it",
+               "incomplete": "started but not finished (interrupted, or running now); the sweep re-runs it"}
+        out += [f"| {r.dataset} | {r.status} | {r.error or why.get(r.status, '')} |"
+                for r in st[st.status != 'done'].itertuples()]
         out.append("")
     if results.empty:
         out.append("No finished dataset yet: nothing to compare.")

@@ -283,7 +283,8 @@ def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
         store.write_csv(g, tmp_path / name / "results.csv")
         store.write_json({}, tmp_path / name / "_DONE.json")
     store.write_json({"error": "boom"}, tmp_path / "kc2" / "_FAILED.json")
-    store.write_json(["diabetes", "credit-g", "balance-scale", "kc2", "pc1"], tmp_path / "datasets.json")
+    store.write_json(["diabetes", "credit-g", "balance-scale", "kc2", "pc1", "wdbc"], tmp_path / "datasets.json")
+    (tmp_path / "wdbc").mkdir()  # started, no marker: interrupted
     c = report.claims(res).set_index("claim")
     row = c.loc["class-conditioned corruption beats conventional (random) corruption"]
     assert row.ours == "100.0% (3/3)" and row.verdict == "supported" and row.paper == "83.3% (5/6)"
@@ -297,7 +298,8 @@ def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
     assert "**undecided (no significant dataset)** by our run: contrastive pretraining (random)" in words
     text = report.build_report(tmp_path)
     assert "Datasets finished: **3**" in text
-    assert "| kc2 | failed | boom |" in text and "| pc1 | pending | not run yet |" in text
+    assert "| kc2 | failed | boom |" in text and "| pc1 | pending | not started yet" in text
+    assert "| wdbc | incomplete | started but not finished" in text
     assert "supported" in text and "accuracy, how to corrupt" in text
     assert text.index("## In plain words") < text.index("## The paper's claims")
 
