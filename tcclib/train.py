@@ -6,6 +6,12 @@ encoder + fresh classification head per member, trained on the labeled rows and 
 test split.  It returns a :class:`RunResult` with a tidy results table, the contrastive-loss
 histories, the pseudo-label accuracy at each refresh and (optionally) embeddings for plots.
 
+Pretraining can be checkpointed (``checkpoint_dir``): every ``checkpoint_every`` epochs the
+whole training state (weights, Adam moments, every member's generator, pseudo-labels, histories)
+is written atomically, and a later call with the same dataset, settings and importances resumes
+from it, giving bit-for-bit the results of an uninterrupted run.  The checkpoint is removed once
+the run finishes.  :func:`run_dataset` checkpoints under ``<cache_dir>/checkpoints``.
+
 Members are independent: each has its own generator (data order, corruption draws, head
 initialisation), labels and Adam state, so a member trains exactly as it would alone.  The
 encoder's initial weights depend on the seed only, so all methods of a seed (``no_pretrain``
@@ -15,8 +21,12 @@ included) start from the same encoder.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -97,19 +107,75 @@ def _bar(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, leave=True)
 
 
+# settings that do not change what a run computes (left out of the checkpoint key)
+_NOT_IN_KEY = ("progress", "keep_embeddings", "baselines", "extra")
+
+
+def checkpoint_key(prep: Prepared, cfg: Config, importance: np.ndarray | None) -> str:
+    """A digest of everything pretraining depends on: data, splits, settings, importances."""
+    h = hashlib.sha256()
+    settings = {k: v for k, v in cfg.to_dict().items() if k not in _NOT_IN_KEY}
+    h.update(json.dumps([prep.name, settings], sort_keys=True, default=str).encode())
+    for sp in prep.splits:
+        for a in (sp.raw_train, sp.y_train, sp.labeled, sp.active, sp.is_cat, sp.n_levels, sp.raw_test,
+                  sp.y_test):
+            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
+    if importance is not None:
+        h.update(np.ascontiguousarray(importance, dtype=np.float64).tobytes())
+    return h.hexdigest()[:16]
+
+
+def checkpoint_path(checkpoint_dir, prep: Prepared, cfg: Config, importance: np.ndarray | None) -> Path:
+    """Where :func:`run_prepared` keeps the pretraining checkpoint of this exact run."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(prep.name))
+    return Path(checkpoint_dir) / f"{safe}-{checkpoint_key(prep, cfg, importance)}.pt"
+
+
 def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarray | None = None,
-                 did: int | None = None) -> RunResult:
-    """Run all seeds x methods of a preprocessed dataset (see module docstring)."""
+                 did: int | None = None, checkpoint_dir=None, checkpoint_every: int = 10,
+                 on_epoch: Callable[[int], None] | None = None) -> RunResult:
+    """Run all seeds x methods of a preprocessed dataset (see module docstring).
+
+    checkpoint_dir: folder for the pretraining checkpoint (None: no checkpoint); a matching one
+    found there is resumed.  checkpoint_every: epochs between checkpoints.  on_epoch: called with
+    the number of finished pretraining epochs after each one (and after its checkpoint).
+    """
     cfg = cfg or Config()
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    ckpt = checkpoint_path(checkpoint_dir, prep, cfg, importance) if checkpoint_dir is not None else None
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(cfg.matmul_precision)
     try:
-        return _run(prep, cfg, importance, did)
+        return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch)
     finally:
         torch.set_float32_matmul_precision(previous)
 
 
-def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | None) -> RunResult:
+def _save_checkpoint(path: Path, state: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)  # atomic: a crash while saving keeps the previous checkpoint
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _load_checkpoint(path: Path | None, key: str) -> dict | None:
+    if path is None or not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # a damaged file: start over rather than fail
+        print(f"checkpoint {path} unreadable ({type(e).__name__}: {e}); starting over")
+        return None
+    return state if state.get("key") == key else None
+
+
+def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | None,
+         ckpt: Path | None = None, checkpoint_every: int = 10,
+         on_epoch: Callable[[int], None] | None = None) -> RunResult:
     dev = torch.device(cfg.device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device='cuda' but torch sees no CUDA device; use device='cpu'")
@@ -167,9 +233,25 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
             sign = torch.tensor([1.0 if pspecs[j].ranking == "most" else -1.0 for j in cor], device=dev)
         lab_rows = torch.stack([labeled[j].nonzero().squeeze(1) for j in range(Kp)])  # [Kp, NL]
         batches = _batches(N, cfg.batch_size)
+        start, spent = 0, 0.0
+        key = ckpt.stem.rsplit("-", 1)[-1] if ckpt is not None else ""
+        state = _load_checkpoint(ckpt, key)
+        if state is not None:
+            with torch.no_grad():
+                for p, v in zip(enc.parameters() + proj.parameters(), state["params"]):
+                    p.copy_(v.to(dev))
+            opt.load_state_dict(state["opt"])
+            for g, gs in zip(gens, state["gens"]):
+                g.set_state(gs)
+            labels = state["labels"].to(dev)
+            history, pseudo_rows = list(state["history"]), list(state["pseudo"])
+            start, spent = state["epoch"], state["seconds"]
+            print(f"{prep.name}: resuming pretraining at epoch {start} of {cfg.epochs} from {ckpt}")
         bar = _bar(cfg.epochs, f"{prep.name}: pretraining {Kp} members", cfg.progress)
+        if bar is not None and start:
+            bar.update(start)
         t1 = time.perf_counter()
-        for epoch in range(cfg.epochs):
+        for epoch in range(start, cfg.epochs):
             if pse and epoch % cfg.pseudo_every == 0:
                 pidx_t = torch.tensor(pse, device=dev)
                 with torch.no_grad():
@@ -219,9 +301,19 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{np.mean(ep_loss):.4f}")
+            if ckpt is not None and (epoch + 1) % checkpoint_every == 0 and epoch + 1 < cfg.epochs:
+                _save_checkpoint(ckpt, dict(
+                    key=key, epoch=epoch + 1, seconds=spent + time.perf_counter() - t1,
+                    params=[p.detach().cpu() for p in enc.parameters() + proj.parameters()],
+                    opt=opt.state_dict(), gens=[g.get_state() for g in gens],
+                    labels=labels.cpu(), history=history, pseudo=pseudo_rows))
+            if on_epoch is not None:
+                on_epoch(epoch + 1)
         if bar is not None:
             bar.close()
-        timings["pretrain_s"] = time.perf_counter() - t1
+        timings["pretrain_s"] = spent + time.perf_counter() - t1
+        if start:
+            timings["resumed_at_epoch"] = start
         timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / cfg.epochs
         # copy the trained encoders into the full stack
         with torch.no_grad():
@@ -254,6 +346,8 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 embeddings[m] = dict(train=emb_tr[j].cpu().numpy(), test=emb_te[j].cpu().numpy(),
                                      y_train=y_tr[j].cpu().numpy(), y_test=y_te[j])
     timings["total_s"] = time.perf_counter() - t0
+    if ckpt is not None:
+        ckpt.unlink(missing_ok=True)  # finished: nothing left to resume
     res = pd.DataFrame(rows)
     res["did"] = res["did"].astype("Int64")
     return RunResult(
@@ -270,7 +364,8 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
     """Load ``dataset`` (name, OpenML id or a :class:`Dataset`), run every seed x method, evaluate.
 
     ``data_dir``: folder of ``<did>.arff`` files (default: ``$TCC_DATA_DIR``); ``cache_dir``:
-    where XGBoost importance matrices are cached.
+    where XGBoost importance matrices are cached and pretraining is checkpointed (in
+    ``checkpoints/``), so that an interrupted run resumes where it stopped.
     """
     from .correlation import correlation_range, importance_matrices
 
@@ -286,7 +381,8 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
         imp = importance_matrices(ds.name, prep.splits, cfg, cache_dir=cache_dir, progress=cfg.progress)
         t_imp = time.perf_counter() - t
         ranges = {sp.seed: correlation_range(imp[i], sp.active) for i, sp in enumerate(prep.splits)}
-    out = run_prepared(prep, cfg, imp, did=ds.did)
+    ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
+    out = run_prepared(prep, cfg, imp, did=ds.did, checkpoint_dir=ckpt_dir)
     if cfg.baselines:
         from .baselines import run_baselines
 

@@ -154,3 +154,54 @@ def test_ablation_grid_varies_one_setting_at_a_time(bc_small):
     assert set(g[g.varied == "corruption_rate"].labeled_fraction) == {0.3}
     n_lab = lf.groupby("labeled_fraction").n_labeled.first()
     assert n_lab[0.5] > 4 * n_lab[0.1]
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_interrupted_pretraining_resumes_from_its_checkpoint_bit_for_bit(bc_small, tmp_path):
+    cfg = _small_cfg(epochs=7, pseudo_every=2, methods=("no_pretrain", "random", "class", "class_least"))
+    prep = prepare(bc_small, cfg.seeds)
+    imp = importance_matrices("bc12", prep.splits, cfg)
+    whole = run_prepared(prep, cfg, imp)
+
+    def crash_at_5(epoch):
+        if epoch == 5:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        run_prepared(prep, cfg, imp, checkpoint_dir=tmp_path, checkpoint_every=2, on_epoch=crash_at_5)
+    (ck,) = tmp_path.glob("bc12-*.pt")
+    assert torch.load(ck, weights_only=False)["epoch"] == 4  # the last checkpoint before the crash
+    seen = []
+    resumed = run_prepared(prep, cfg, imp, checkpoint_dir=tmp_path, checkpoint_every=2, on_epoch=seen.append)
+    assert seen == [5, 6, 7]  # only the missing epochs ran
+    assert resumed.timings["resumed_at_epoch"] == 4
+    pd.testing.assert_frame_equal(resumed.results, whole.results)
+    pd.testing.assert_frame_equal(resumed.history, whole.history)
+    pd.testing.assert_frame_equal(resumed.pseudo, whole.pseudo)
+    assert not list(tmp_path.glob("*.pt"))  # a finished run leaves no checkpoint
+
+
+def test_checkpoint_of_other_settings_is_not_resumed(bc_small, tmp_path):
+    cfg = _small_cfg(epochs=4, methods=("random",))
+    prep = prepare(bc_small, cfg.seeds)
+
+    def crash_at_2(epoch):
+        if epoch == 2:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        run_prepared(prep, cfg, checkpoint_dir=tmp_path, checkpoint_every=1, on_epoch=crash_at_2)
+    seen = []
+    other = cfg.replace(lr=2e-3)
+    run_prepared(prep, other, checkpoint_dir=tmp_path, on_epoch=seen.append)
+    assert seen == [1, 2, 3, 4]  # started over: the checkpoint belongs to lr=1e-3
+    assert len(list(tmp_path.glob("*.pt"))) == 1  # and the other run's checkpoint is left alone
+    # the same settings resume it; the progress flag does not change what is computed
+    seen.clear()
+    run_prepared(prep, cfg.replace(progress=True), checkpoint_dir=tmp_path, on_epoch=seen.append)
+    assert seen == [3, 4]  # the checkpoint of epoch 2 was written before the crash
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        run_prepared(prep, cfg, checkpoint_dir=tmp_path, checkpoint_every=0)
