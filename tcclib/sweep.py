@@ -6,7 +6,9 @@
 
 Each dataset's notebooks are executed with papermill into ``outputs/<set>/<dataset>/``; a
 ``_DONE.json`` marker, written last and atomically, marks a finished dataset, which a later run
-skips (unless ``--force``).  A dataset that fails gets a ``_FAILED.json`` with its error, the
+skips (unless ``--force``); it records the wall time of the last stretch and the pretraining time
+over all stretches (``pretrain_s``; ``resumed_at_epoch`` when pretraining resumed from the
+checkpoint an interrupted run left under ``outputs/<set>/.cache/checkpoints``).  A dataset that fails gets a ``_FAILED.json`` with its error, the
 others go on, and the failures are listed at the end (exit status 1).  Interrupting the sweep
 loses nothing already finished.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import sys
 import time
@@ -85,8 +88,13 @@ def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path) -> float
                           "at": _dt.datetime.now().isoformat(timespec="seconds")}, ddir / "_FAILED.json")
         raise
     secs = time.perf_counter() - t
-    store.write_json({"dataset": dataset, "seconds": round(secs, 1),
-                      "finished": _dt.datetime.now().isoformat(timespec="seconds")}, ddir / "_DONE.json")
+    done = {"dataset": dataset, "seconds": round(secs, 1),
+            "finished": _dt.datetime.now().isoformat(timespec="seconds")}
+    tfile = ddir / "timings.json"
+    if tfile.exists():  # pretraining time over all stretches, when resumed from a checkpoint
+        tim = json.loads(tfile.read_text())
+        done.update({k: tim[k] for k in ("pretrain_s", "resumed_at_epoch") if k in tim})
+    store.write_json(done, ddir / "_DONE.json")
     return secs
 
 
