@@ -63,7 +63,7 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     assert (bc / "_DONE.json").exists() and (bc / "03_pretraining.ipynb").exists()
     done = json.loads((bc / "_DONE.json").read_text())
     assert done["pretrain_s"] > 0 and "resumed_at_epoch" not in done
-    assert not list((out / "tiny" / ".cache" / "checkpoints").glob("*.pt"))  # removed when finished
+    assert not list((out / ".cache" / "checkpoints").glob("*.pt"))  # removed when finished
     res = pd.read_csv(bc / "results.csv")
     assert len(res) == 6 and set(res.method) == {"no_pretrain", "random", "class"}
     fail = json.loads((out / "tiny" / "diabetes" / "_FAILED.json").read_text())
