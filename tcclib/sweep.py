@@ -9,8 +9,8 @@ Each dataset's notebooks are executed with papermill into ``outputs/<set>/<datas
 skips (unless ``--force``); it records the wall time of the last stretch and the pretraining time
 over all stretches (``pretrain_s``; ``resumed_at_epoch`` when pretraining resumed from the
 checkpoint an interrupted run left under ``outputs/.cache/checkpoints``).  A dataset that fails
-gets a ``_FAILED.json`` with its error, the others go on, and the failures are listed at the end (exit status 1).  Interrupting the sweep
-loses nothing already finished.
+gets a ``_FAILED.json`` with its error, the others go on, and the failures are listed at the end
+(exit status 1).  Interrupting the sweep loses nothing already finished.
 """
 
 from __future__ import annotations
