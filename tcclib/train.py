@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,10 +124,10 @@ def checkpoint_key(prep: Prepared, cfg: Config, importance: np.ndarray | None) -
     return h.hexdigest()[:16]
 
 
-def checkpoint_path(checkpoint_dir, prep: Prepared, cfg: Config, importance: np.ndarray | None) -> Path:
-    """Where :func:`run_prepared` keeps the pretraining checkpoint of this exact run."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(prep.name))
-    return Path(checkpoint_dir) / f"{safe}-{checkpoint_key(prep, cfg, importance)}.pt"
+def checkpoint_path(checkpoint_dir, name: str, key: str) -> Path:
+    """Where :func:`run_prepared` keeps the pretraining checkpoint of run ``key`` of ``name``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name))
+    return Path(checkpoint_dir) / f"{safe}-{key}.pt"
 
 
 def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarray | None = None,
@@ -143,7 +142,10 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
     cfg = cfg or Config()
     if checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
-    ckpt = checkpoint_path(checkpoint_dir, prep, cfg, importance) if checkpoint_dir is not None else None
+    ckpt = None
+    if checkpoint_dir is not None:
+        key = checkpoint_key(prep, cfg, importance)
+        ckpt = (checkpoint_path(checkpoint_dir, prep.name, key), key)
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(cfg.matmul_precision)
     try:
@@ -153,13 +155,9 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
 
 
 def _save_checkpoint(path: Path, state: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        torch.save(state, tmp)
-        os.replace(tmp, path)  # atomic: a crash while saving keeps the previous checkpoint
-    finally:
-        tmp.unlink(missing_ok=True)
+    from .store import _atomic  # (store imports this module)
+
+    _atomic(path, lambda tmp: torch.save(state, tmp))  # a crash while saving keeps the last one
 
 
 def _load_checkpoint(path: Path | None, key: str) -> dict | None:
@@ -174,7 +172,7 @@ def _load_checkpoint(path: Path | None, key: str) -> dict | None:
 
 
 def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | None,
-         ckpt: Path | None = None, checkpoint_every: int = 10,
+         ckpt: tuple[Path, str] | None = None, checkpoint_every: int = 10,
          on_epoch: Callable[[int], None] | None = None) -> RunResult:
     dev = torch.device(cfg.device)
     if dev.type == "cuda" and not torch.cuda.is_available():
@@ -234,8 +232,8 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         lab_rows = torch.stack([labeled[j].nonzero().squeeze(1) for j in range(Kp)])  # [Kp, NL]
         batches = _batches(N, cfg.batch_size)
         start, spent = 0, 0.0
-        key = ckpt.stem.rsplit("-", 1)[-1] if ckpt is not None else ""
-        state = _load_checkpoint(ckpt, key)
+        ckpt_file, key = ckpt if ckpt is not None else (None, "")
+        state = _load_checkpoint(ckpt_file, key)
         if state is not None:
             with torch.no_grad():
                 for p, v in zip(enc.parameters() + proj.parameters(), state["params"]):
@@ -246,7 +244,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
             labels = state["labels"].to(dev)
             history, pseudo_rows = list(state["history"]), list(state["pseudo"])
             start, spent = state["epoch"], state["seconds"]
-            print(f"{prep.name}: resuming pretraining at epoch {start} of {cfg.epochs} from {ckpt}")
+            print(f"{prep.name}: resuming pretraining at epoch {start} of {cfg.epochs} from {ckpt_file}")
         bar = _bar(cfg.epochs, f"{prep.name}: pretraining {Kp} members", cfg.progress)
         if bar is not None and start:
             bar.update(start)
@@ -301,8 +299,8 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{np.mean(ep_loss):.4f}")
-            if ckpt is not None and (epoch + 1) % checkpoint_every == 0 and epoch + 1 < cfg.epochs:
-                _save_checkpoint(ckpt, dict(
+            if ckpt_file is not None and (epoch + 1) % checkpoint_every == 0 and epoch + 1 < cfg.epochs:
+                _save_checkpoint(ckpt_file, dict(
                     key=key, epoch=epoch + 1, seconds=spent + time.perf_counter() - t1,
                     params=[p.detach().cpu() for p in enc.parameters() + proj.parameters()],
                     opt=opt.state_dict(), gens=[g.get_state() for g in gens],
@@ -347,7 +345,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                                      y_train=y_tr[j].cpu().numpy(), y_test=y_te[j])
     timings["total_s"] = time.perf_counter() - t0
     if ckpt is not None:
-        ckpt.unlink(missing_ok=True)  # finished: nothing left to resume
+        ckpt[0].unlink(missing_ok=True)  # finished: nothing left to resume
     res = pd.DataFrame(rows)
     res["did"] = res["did"].astype("Int64")
     return RunResult(
