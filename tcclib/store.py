@@ -115,3 +115,55 @@ def status(set_dir, expected=None) -> pd.DataFrame:
         else:
             rows.append((d.name, "incomplete", ""))
     return pd.DataFrame(rows, columns=["dataset", "status", "error"]).sort_values("dataset", ignore_index=True)
+
+
+# A re-executed notebook (nbval in ``make test``, or a user re-running it) compares its fresh
+# results with the ones it saved before.  Same machine: identical.  Another CPU (AVX2 vs AVX-512
+# kernels, another BLAS path) rounds floats differently, training drifts a little, and the means
+# move by a few thousandths (0.003 seen between an AMD AVX2 and an Intel AVX-512 machine on the
+# demo, 8 seeds x 100 epochs), so the check allows REPRO_TOL.
+REPRO_TOL = 0.02
+REPRO_METRICS = ("accuracy", "auroc")
+
+
+def load_results(out_dir) -> pd.DataFrame | None:
+    """``<out_dir>/results.csv`` as saved by :func:`save_run`, or None when there is none."""
+    f = Path(out_dir) / "results.csv"
+    return pd.read_csv(f) if f.exists() else None
+
+
+def compare_means(stored: pd.DataFrame, results: pd.DataFrame, tol: float = REPRO_TOL,
+                  metrics=REPRO_METRICS) -> pd.DataFrame:
+    """Mean over seeds of every method and metric, stored vs. new.
+
+    Columns ``method, metric, stored, new, diff, within`` (``|diff| <= tol``) and ``same_seeds``
+    (the method ran the same seeds on both sides).  A method on one side only has NaN on the other;
+    it, and a method whose seeds differ (its means are not comparable), is not ``within``."""
+    metrics = list(metrics)
+    seeds_a = stored.groupby("method")["seed"].apply(frozenset)
+    seeds_b = results.groupby("method")["seed"].apply(frozenset)
+    a = stored.groupby("method", sort=False)[metrics].mean()
+    b = results.groupby("method", sort=False)[metrics].mean()
+    rows = []
+    for m in dict.fromkeys([*b.index, *a.index]):
+        for k in metrics:
+            s = float(a[k].get(m, np.nan))
+            n = float(b[k].get(m, np.nan))
+            d = n - s
+            same = seeds_a.get(m) == seeds_b.get(m)
+            rows.append(dict(method=m, metric=k, stored=s, new=n, diff=d, same_seeds=same,
+                             within=bool(same and abs(d) <= tol)))  # NaN compares False
+    return pd.DataFrame(rows, columns=["method", "metric", "stored", "new", "diff", "same_seeds", "within"])
+
+
+def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
+    """One line naming the method means that moved more than ``tol`` ('none' when nothing did,
+    or when there was nothing stored to compare with).  Meant for a checked notebook cell: its text
+    is the same on every machine unless results really changed."""
+    head = f"means (accuracy, AUROC) that moved more than {tol} from the stored results:"
+    bad = cmp[~cmp.within] if cmp is not None else []
+    if not len(bad):
+        return f"{head} none"
+    parts = [f"{r.method} {r.metric} {r.stored:.3f} -> {r.new:.3f}" if r.same_seeds
+             else f"{r.method} (not run on the same seeds both times)" for r in bad.itertuples()]
+    return f"{head} " + "; ".join(dict.fromkeys(parts))  # one entry per method without a match

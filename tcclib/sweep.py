@@ -42,6 +42,24 @@ def share_tcclib_with_kernels() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *rest])
 
 
+def machine() -> str:
+    """The CPU and torch build a dataset ran on (floats round differently between CPUs, so a
+    result's provenance names them), e.g. ``AMD EPYC, 2 cores, torch 2.13.0+cpu (AVX2)``."""
+    import platform
+
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    dev = f", {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""
+    return (f"{cpu}, {os.cpu_count()} cores{dev}, torch {torch.__version__} "
+            f"({torch.backends.cpu.get_cpu_capability()})")
+
+
 def notebook_dir() -> Path:
     return Path(os.environ.get("TCC_NOTEBOOKS", ROOT / "notebooks"))
 
@@ -72,6 +90,9 @@ def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path) -> float
     t = time.perf_counter()
     for marker in ("_DONE.json", "_FAILED.json"):
         (ddir / marker).unlink(missing_ok=True)
+    # a sweep renders the record afresh: 03_pretraining would otherwise compare its run with the
+    # results of the earlier render it replaces (that check is for re-executions: nbval, users)
+    (ddir / "results.csv").unlink(missing_ok=True)
     # paths relative to the notebook's own folder (papermill runs it there), so that a rendered
     # notebook re-executes anywhere (nbval, a clone elsewhere); the data folder comes from the
     # environment ($TCC_DATA_DIR), never from a path baked into the notebook
@@ -89,7 +110,7 @@ def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path) -> float
         raise
     secs = time.perf_counter() - t
     done = {"dataset": dataset, "seconds": round(secs, 1),
-            "finished": _dt.datetime.now().isoformat(timespec="seconds")}
+            "finished": _dt.datetime.now().isoformat(timespec="seconds"), "machine": machine()}
     tfile = ddir / "timings.json"
     if tfile.exists():  # pretraining time over all stretches, when resumed from a checkpoint
         tim = json.loads(tfile.read_text())

@@ -63,6 +63,7 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     assert (bc / "_DONE.json").exists() and (bc / "03_pretraining.ipynb").exists()
     done = json.loads((bc / "_DONE.json").read_text())
     assert done["pretrain_s"] > 0 and "resumed_at_epoch" not in done
+    assert "cores" in done["machine"] and "torch" in done["machine"]  # provenance of the floats
     assert not list((out / ".cache" / "checkpoints").glob("*.pt"))  # removed when finished
     res = pd.read_csv(bc / "results.csv")
     assert len(res) == 6 and set(res.method) == {"no_pretrain", "random", "class"}
@@ -72,11 +73,51 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     assert (out / "tiny" / "results" / "results.csv").exists()
     index = (out / "tiny" / "index.md").read_text()
     assert "breast_cancer | done" in index and "diabetes | failed" in index
+    # the rendered notebook of a sweep is a first run; re-executed in place (as nbval does) it
+    # finds its stored results and reproduces them exactly on this machine
+    nb = bc / "03_pretraining.ipynb"
+    assert "no stored results here: a first run" in _cell_text(nb, "identical to the stored")
+    assert _cell_text(nb, "NBVAL_CHECK_OUTPUT").endswith("stored results: none")
+    import papermill as pm
+    again = tmp_path / "again.ipynb"
+    pm.execute_notebook(str(nb), str(again), cwd=str(bc), progress_bar=False, kernel_name="python3")
+    assert "identical to the stored results: True; largest change of a mean: 0.0000" in \
+        _cell_text(again, "identical to the stored")
+    assert _cell_text(again, "NBVAL_CHECK_OUTPUT") == _cell_text(nb, "NBVAL_CHECK_OUTPUT")
     # resume: the finished dataset is skipped, the failed one is tried again
     stamp = (bc / "_DONE.json").stat().st_mtime_ns
     rep2 = S.sweep(ps, out, progress=False, aggregate=False)
     assert rep2["skipped"] == ["breast_cancer"] and list(rep2["failed"]) == ["diabetes"]
     assert (bc / "_DONE.json").stat().st_mtime_ns == stamp
+
+
+def _cell_text(nb_path, marker: str) -> str:
+    """Printed output of the first code cell whose source contains ``marker``."""
+    nb = json.loads(Path(nb_path).read_text())
+    for c in nb["cells"]:
+        if c["cell_type"] == "code" and marker in "".join(c["source"]):
+            return "".join("".join(o.get("text", "")) for o in c["outputs"]).strip()
+    raise AssertionError(f"no cell with {marker!r} in {nb_path}")
+
+
+def test_reproduction_check_allows_cpu_rounding_and_names_real_changes():
+    from tcclib import store
+    rows = [dict(method=m, seed=s, accuracy=a, auroc=0.9) for m, a in (("random", 0.80), ("class", 0.85))
+            for s in (1, 2)]
+    stored = pd.DataFrame(rows)
+    assert store.drift_line(store.compare_means(stored, stored)).endswith(": none")
+    assert store.drift_line(None).endswith(": none")  # nothing stored: nothing moved
+    nudged = stored.assign(accuracy=stored.accuracy + 0.003)  # another CPU's rounding
+    cmp = store.compare_means(stored, nudged)
+    assert cmp.within.all() and cmp["diff"].abs().max() == pytest.approx(0.003)
+    broken = stored.copy()
+    broken.loc[broken.method == "class", "accuracy"] -= 0.05
+    line = store.drift_line(store.compare_means(stored, broken))
+    assert "class accuracy 0.850 -> 0.800" in line and "random" not in line
+    other_seeds = stored.assign(seed=stored.seed + 10)
+    assert "(not run on the same seeds both times)" in store.drift_line(store.compare_means(stored, other_seeds))
+    missing = stored[stored.method != "random"]
+    assert "random (not run" in store.drift_line(store.compare_means(stored, missing))
 
 
 def test_kernels_import_this_checkouts_tcclib(tmp_path, monkeypatch):

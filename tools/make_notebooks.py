@@ -194,17 +194,37 @@ labeled rows; test accuracy and AUROC are reported per seed.
     params(PER_DATASET_PARAMS),
     code(RESOLVE),
     code("""
+from tcclib import store
 from tcclib.train import run_dataset
-from tcclib.store import save_run
+stored = store.load_results(out)  # what this notebook saved last time here (None on a first run)
 run = run_dataset(ds, cfg, cache_dir=cache_dir)
-save_run(run, out)
+store.save_run(run, out)
 print("timings (s):", {k: round(v, 1) for k, v in run.timings.items()})
 """),
     md("## Results per method (mean over seeds)"),
     code("""
-# NBVAL_CHECK_OUTPUT
 summary = run.results.groupby("method", sort=False)[["accuracy", "auroc"]].agg(["mean", "std"])
 print(summary.round(3).to_string())
+"""),
+    md("""
+## Reproduction check
+
+Re-running this notebook (as `make test` does, through nbval) compares the fresh results with the
+ones it saved here before. On the same machine they are identical. Another CPU rounds floats
+differently (AVX2 and AVX-512 kernels differ), training drifts a little, and the means move by a
+few thousandths, so the checked line below allows `store.REPRO_TOL`.
+"""),
+    code("""
+cmp = store.compare_means(stored, run.results) if stored is not None else None
+if cmp is None:
+    print("no stored results here: a first run")
+else:
+    print(f"identical to the stored results: {bool((cmp['diff'].abs() < 1e-5).all() and cmp.same_seeds.all())}; "
+          f"largest change of a mean: {cmp['diff'].abs().max():.4f}")
+"""),
+    code("""
+# NBVAL_CHECK_OUTPUT
+print(store.drift_line(cmp))
 """),
     code("""
 from tcclib import plots
