@@ -143,8 +143,9 @@ def write_index(ps: P.ParamSet, out_root: Path) -> Path:
             lines += [f"- [{f.name}]({sub}/{f.name})" for f in files if f.suffix in (".csv", ".md", ".png", ".pdf")]
     lines += ["", "## Datasets", "", "| dataset | status | notebooks |", "| --- | --- | --- |"]
     for _, r in st.iterrows():
+        # an incomplete dataset's notebooks are partial renders, rewritten when it resumes: no links
         nbs = " ".join(f"[{nb[:2]}]({r.dataset}/{nb}.ipynb)" for nb in ps.per_dataset_notebooks
-                       if (set_dir / r.dataset / f"{nb}.ipynb").exists())
+                       if r.status != "incomplete" and (set_dir / r.dataset / f"{nb}.ipynb").exists())
         err = f" ({r.error[:120]})" if r.error else ""
         lines.append(f"| {r.dataset} | {r.status}{err} | {nbs} |")
     return store.write_text("\n".join(lines) + "\n", set_dir / "index.md")

@@ -140,3 +140,20 @@ def test_kernels_import_this_checkouts_tcclib(tmp_path, monkeypatch):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()).resolve().parent == sweep.ROOT / "tcclib"
+
+
+def test_index_links_notebooks_of_finished_datasets_only(tmp_path):
+    p = tmp_path / "tiny.yaml"
+    p.write_text("name: tiny\ndatasets: [breast_cancer, diabetes, wdbc]\n"
+                 "per_dataset_notebooks: [01_data_prep, 03_pretraining]\n")
+    ps = P.load(p)
+    set_dir = tmp_path / "outputs" / "tiny"
+    for d in ("breast_cancer", "diabetes"):
+        (set_dir / d).mkdir(parents=True)
+        (set_dir / d / "01_data_prep.ipynb").write_text("{}")
+    (set_dir / "breast_cancer" / "_DONE.json").write_text("{}")  # diabetes: still running
+    (set_dir / "datasets.json").write_text(json.dumps(ps.datasets))
+    index = S.write_index(ps, tmp_path / "outputs").read_text()
+    assert "| breast_cancer | done | [01](breast_cancer/01_data_prep.ipynb) |" in index
+    assert "| diabetes | incomplete |  |" in index  # its partial render is not linked
+    assert "| wdbc | pending |  |" in index
