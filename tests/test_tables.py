@@ -298,6 +298,7 @@ def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
     assert "**undecided (no significant dataset)** by our run: contrastive pretraining (random)" in words
     text = report.build_report(tmp_path)
     assert "Datasets finished: **3**" in text
+    assert "Ours rest on the 3 finished dataset(s) only" in text and "Ours rest on all" not in text
     assert "| kc2 | failed | boom |" in text and "| pc1 | pending | not started yet" in text
     assert "| wdbc | incomplete | started but not finished" in text
     assert "supported" in text and "accuracy, how to corrupt" in text
