@@ -1,19 +1,20 @@
 # Two commands do everything on a fresh machine (see README.md):
-#   make demo   install, then run the main job (params/demo.yaml: breast_cancer, no network)
+#   make demo   install, then run the main job (params/demo.yaml: breast_cancer, no network) -> runs/demo/
 #   make test   install, then the library tests (pytest) and the rendered notebooks (nbval)
+# Also: make lab (JupyterLab on the notebooks), make smoke, make paper, make rerender SET=demo, make bench.
 PY ?= python3
 # The OpenML-CC18 ARFF copies live outside the project; point elsewhere with TCC_DATA_DIR=...
 export TCC_DATA_DIR ?= $(abspath $(CURDIR)/../shared/datasets/openml-cc18)
 export MPLBACKEND ?= Agg
 STAMP := .cache/install.stamp
+NBVAL_DIR := .cache/nbval
 
-.PHONY: install demo smoke paper test test-lib test-notebooks bench notebooks
+.PHONY: install demo smoke paper lab test test-lib test-notebooks bench notebooks rerender wheel
 
 $(STAMP): pyproject.toml
 	# torch first, pinned: 2.13.0 is the CPU wheel on this disk (a bare "torch" pulls a CUDA build)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[dev]"
-	$(PY) -m ipykernel install --user --name python3 >/dev/null
 	mkdir -p $(dir $(STAMP)) && touch $(STAMP)
 
 install: $(STAMP)
@@ -27,17 +28,38 @@ smoke: install
 paper: install
 	$(PY) -m tcclib.sweep params/paper.yaml $(ARGS)
 
+# JupyterLab on the notebook collection (runs write to runs/, never to the committed outputs/)
+lab: install
+	$(PY) -m jupyter lab notebooks $(ARGS)
+
+# re-execute the committed renders of a set from the current notebook sources, reusing the stored
+# results (nothing retrains when data and settings are unchanged): make rerender SET=smoke
+rerender: install
+	$(PY) -m tcclib.sweep params/$(SET).yaml --outputs outputs --force all $(ARGS)
+
 test-lib: install
 	$(PY) -m pytest -q tests
 
+# nbval re-executes copies of the committed smoke and demo renders (under .cache/, with
+# TCC_ROOT pointing there), retraining (TCC_REUSE=0) so that the drift check compares real runs;
+# the committed files stay untouched
 test-notebooks: install
-	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg outputs/smoke outputs/demo
+	rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR)/outputs
+	cp -r outputs/smoke outputs/demo $(NBVAL_DIR)/outputs/
+	TCC_ROOT=$(abspath $(NBVAL_DIR)) TCC_REUSE=0 $(PY) -m pytest -q -p no:cacheprovider --nbval-lax \
+	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	    --rootdir $(NBVAL_DIR) $(NBVAL_DIR)/outputs/smoke $(NBVAL_DIR)/outputs/demo
+	rm -rf $(NBVAL_DIR)
 
 test: test-lib test-notebooks
 
 bench: install
 	$(PY) bench/bench_epoch.py $(ARGS)
 
+# after editing a notebook source (notebooks/*.py), refresh its paired .ipynb
 notebooks:
-	$(PY) tools/make_notebooks.py
+	$(PY) -m jupytext --to ipynb notebooks/*.py
+
+# the wheel the notebooks' Colab cell installs (attach it to the GitHub release of its version)
+wheel:
+	$(PY) -m pip wheel --no-deps -w dist .

@@ -5,7 +5,7 @@
     run.results.groupby("method")[["accuracy", "auroc"]].mean()
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .config import METHODS, Config  # noqa: E402
 from .datasets import from_frame, list_datasets, load_dataset  # noqa: E402

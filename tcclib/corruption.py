@@ -114,3 +114,25 @@ def corrupt(raw: torch.Tensor, mask: torch.Tensor, donors: torch.Tensor) -> torc
     """The view: anchor values where ``mask`` is False, the donor row's value where True."""
     donor_vals = raw.gather(1, donors)  # out[m, i, j] = raw[m, donors[m, i, j], j]
     return torch.where(mask, donor_vals, raw)
+
+
+def example_masks(importance, active, n_features: int, cfg, n_rows: int = 20, seed: int = 0) -> dict:
+    """Corruption masks ``{panel title: [n_rows, M] bool}`` drawn for ``n_rows`` rows by the
+    library's own samplers with the run's settings (corruption rate, sampler temperature and
+    ``corr_normalization``): uniform, most and least correlated (``02_correlation``'s figure)."""
+    import numpy as np
+
+    M = len(active)
+    k = torch.tensor([cfg.corrupted_count(n_features)])
+    act = torch.as_tensor(np.asarray(active)).unsqueeze(0)
+    W = torch.as_tensor(np.asarray(importance)[None], dtype=torch.float32)
+    g = torch.Generator().manual_seed(seed)
+
+    def draw(t):
+        return torch.rand(1, n_rows, M, generator=g)
+
+    panels = {"random (uniform)": uniform_mask(draw(0), act, k)[0]}
+    for title, sign in (("most correlated", 1.0), ("least correlated", -1.0)):
+        panels[title] = correlation_mask(W, act, k, torch.tensor([sign]), draw, cfg.corr_temperature,
+                                         cfg.corr_normalization)[0]
+    return panels

@@ -86,6 +86,10 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
     except (ConfigError, TypeError) as e:
         raise ParamsError(f"{where}: config: {e}") from None
     keep = dataset_names(d.get("keep_embeddings") or [], f"{where}: keep_embeddings")
+    if d.get("data_dir") is not None and not isinstance(d.get("data_dir"), str):
+        raise ParamsError(f"{where}: 'data_dir' must be a folder path (relative to the repository root)")
+    if not isinstance(d.get("description", ""), str):
+        raise ParamsError(f"{where}: 'description' must be text")
     workers = d.get("workers", 1)
     if not isinstance(workers, int) or workers < 1:
         raise ParamsError(f"{where}: 'workers' must be a positive integer")

@@ -1,16 +1,23 @@
 """Run a parameter set: the per-dataset notebooks for every dataset, then the aggregate ones.
 
-    python -m tcclib.sweep params/demo.yaml
-    python -m tcclib.sweep params/paper.yaml --workers 2 --data-dir ../shared/datasets/openml-cc18
-    python -m tcclib.sweep params/smoke.yaml --force credit-g   # redo one dataset
+    python -m tcclib.sweep params/demo.yaml                      # -> runs/demo/
+    python -m tcclib.sweep params/paper.yaml --outputs outputs   # the committed reference renders
+    python -m tcclib.sweep params/smoke.yaml --force all         # re-render, reusing stored results
+    python -m tcclib.sweep params/smoke.yaml --force credit-g --retrain   # redo one dataset
 
-Each dataset's notebooks are executed with papermill into ``outputs/<set>/<dataset>/``; a
-``_DONE.json`` marker, written last and atomically, marks a finished dataset, which a later run
-skips (unless ``--force``); it records the wall time of the last stretch and the pretraining time
-over all stretches (``pretrain_s``; ``resumed_at_epoch`` when pretraining resumed from the
-checkpoint an interrupted run left under ``outputs/.cache/checkpoints``).  A dataset that fails
-gets a ``_FAILED.json`` with its error, the others go on, and the failures are listed at the end
-(exit status 1).  Interrupting the sweep loses nothing already finished.
+Each dataset's notebooks (``notebooks/*.py``, jupytext sources) are executed with papermill, in
+this interpreter (no kernelspec is consulted), into ``<outputs>/<set>/<dataset>/``; the default
+output root is ``runs/`` (not tracked by git), so a run never skips or overwrites the committed
+reference renders in ``outputs/``; a finished run is compared with the reference of the same set
+and dataset when there is one.  A ``_DONE.json`` marker, written last and atomically, marks a
+finished dataset, which a later run skips (unless ``--force``); it records the wall time, the
+machine, the interpreter, and the pretraining time over all stretches (``pretrain_s``;
+``resumed_at_epoch`` when pretraining resumed from the checkpoint an interrupted run left under
+``<outputs>/.cache/checkpoints``).  Stored results whose data and settings match are reused
+(:mod:`tcclib.reuse`): ``--force`` re-renders without training; ``--retrain`` trains anew.  A
+dataset that fails gets a ``_FAILED.json`` with its error and traceback, the others go on, and the
+failures are listed at the end, one line each (exit status 1).  Interrupting the sweep loses
+nothing already finished.
 """
 
 from __future__ import annotations
@@ -26,8 +33,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import params as P
-from . import store
+from . import paths, store
 from .datasets import DATA_DIR_ENV
+from .progress import PROGRESS_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,57 +72,121 @@ def notebook_dir() -> Path:
     return Path(os.environ.get("TCC_NOTEBOOKS", ROOT / "notebooks"))
 
 
-def _nb_path(name: str) -> Path:
-    hits = sorted(notebook_dir().glob(f"{name}*.ipynb"))
+def source_path(name: str) -> Path:
+    """The source of notebook ``name``: ``notebooks/<name>*.py`` (jupytext percent format)."""
+    hits = sorted(notebook_dir().glob(f"{name}*.py"))
     if not hits:
-        raise FileNotFoundError(f"notebook {name}*.ipynb not found in {notebook_dir()}")
+        raise FileNotFoundError(f"notebook source {name}*.py not found in {notebook_dir()}")
     return hits[0]
 
 
+def source_hash(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_source(name: str):
+    """The notebook ``name`` read from its jupytext source, with ``metadata.tcc`` naming the
+    source and its sha256 (every rendered notebook records which source rendered it)."""
+    import jupytext
+
+    src = source_path(name)
+    nb = jupytext.read(src)
+    nb.metadata["tcc"] = {"source": f"notebooks/{src.name}", "source_sha256": source_hash(src)}
+    nb.metadata.pop("jupytext", None)
+    for i, cell in enumerate(nb.cells):  # stable ids: re-renders differ only where outputs do
+        cell["id"] = f"{src.stem[:2]}-{i:02d}"
+    return nb
+
+
 def _execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
+    """Execute notebook ``nb`` with ``parameters`` into ``out``, in this very interpreter
+    (:mod:`tcclib.kernel`), streaming the kernel's output (progress bars) to the console."""
+    import shutil
+
     import papermill as pm
+
+    from .kernel import KERNEL_NAME, kernel_manager
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.running.ipynb")
+    km = kernel_manager()
+    os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
     try:
-        pm.execute_notebook(str(_nb_path(nb)), str(tmp), parameters=parameters, cwd=str(cwd),
-                            progress_bar=False, kernel_name="python3")
+        pm.execute_notebook(load_source(nb), str(tmp), parameters=parameters, cwd=str(cwd),
+                            progress_bar=False, kernel_name=KERNEL_NAME, km=km,
+                            stderr_file=sys.stderr, start_timeout=120)
     finally:
+        if km.has_kernel:  # papermill leaves a kernel it was handed running
+            km.shutdown_kernel(now=True)
+        shutil.rmtree(Path(km.ip).parent, ignore_errors=True)
         if tmp.exists():
             os.replace(tmp, out)  # keep the rendered notebook, failed or not
 
 
-def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path) -> float:
+def error_line(e: BaseException) -> str:
+    """An exception as one line: type and message (a notebook's own exception for a
+    PapermillExecutionError), for the console and ``index.md``; the traceback is in _FAILED.json."""
+    name, msg = type(e).__name__, str(e)
+    if hasattr(e, "ename") and hasattr(e, "evalue"):
+        name, msg = e.ename, str(e.evalue)
+    msg = " ".join(msg.split())
+    return f"{name}: {msg}" if msg else name
+
+
+def _files_digest(ddir: Path) -> dict:
+    import hashlib
+
+    return {f: hashlib.sha256((ddir / f).read_bytes()).hexdigest()
+            for f in ("results.csv", "history.csv", "timings.json") if (ddir / f).exists()}
+
+
+def notebook_parameters(ps: P.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> dict:
+    """The papermill parameters of a dataset's notebooks: flat, one per setting.
+
+    Paths are relative to the project root where they lie under it, so that a rendered notebook
+    re-executes in another checkout (or a copy with ``$TCC_ROOT``); the data folder comes from the
+    environment (``$TCC_DATA_DIR``), never from a path baked into the notebook."""
+    cfg = ps.config_for(dataset).to_dict()
+    return dict(dataset=dataset, set_name=ps.name,
+                output_dir=paths.relative_to_root(out_root / ps.name / dataset), data_dir="",
+                cache_dir=paths.relative_to_root(out_root / ".cache"), reuse=bool(reuse), **cfg)
+
+
+def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> float:
     set_dir = out_root / ps.name
     ddir = set_dir / dataset
     t = time.perf_counter()
+    previous = json.loads((ddir / "_DONE.json").read_text()) if (ddir / "_DONE.json").exists() else None
+    before = _files_digest(ddir) if ddir.exists() else {}
     for marker in ("_DONE.json", "_FAILED.json"):
         (ddir / marker).unlink(missing_ok=True)
-    # a sweep renders the record afresh: 03_pretraining would otherwise compare its run with the
-    # results of the earlier render it replaces (that check is for re-executions: nbval, users)
-    (ddir / "results.csv").unlink(missing_ok=True)
-    # paths relative to the notebook's own folder (papermill runs it there), so that a rendered
-    # notebook re-executes anywhere (nbval, a clone elsewhere); the data folder comes from the
-    # environment ($TCC_DATA_DIR), never from a path baked into the notebook
     ddir.mkdir(parents=True, exist_ok=True)
-    params = dict(dataset=dataset, set_name=ps.name, output_dir=".", data_dir=None,
-                  config=ps.config_for(dataset).to_dict(),
-                  cache_dir=os.path.relpath(out_root / ".cache", ddir))
+    params = notebook_parameters(ps, dataset, out_root, reuse)
     try:
         for nb in ps.per_dataset_notebooks:
             _execute(nb, ddir / f"{nb}.ipynb", params, ddir)
     except BaseException as e:
-        store.write_json({"dataset": dataset, "error": f"{type(e).__name__}: {str(e)[:2000]}",
+        store.write_json({"dataset": dataset, "error": error_line(e)[:2000],
                           "traceback": traceback.format_exc()[-8000:],
                           "at": _dt.datetime.now().isoformat(timespec="seconds")}, ddir / "_FAILED.json")
         raise
     secs = time.perf_counter() - t
-    done = {"dataset": dataset, "seconds": round(secs, 1),
-            "finished": _dt.datetime.now().isoformat(timespec="seconds"), "machine": machine()}
-    tfile = ddir / "timings.json"
-    if tfile.exists():  # pretraining time over all stretches, when resumed from a checkpoint
-        tim = json.loads(tfile.read_text())
-        done.update({k: tim[k] for k in ("pretrain_s", "resumed_at_epoch") if k in tim})
+    now = _dt.datetime.now().isoformat(timespec="seconds")
+    from .kernel import interpreter
+
+    if previous is not None and before and _files_digest(ddir) == before:
+        # re-rendered from the stored results: the training provenance stays as it was
+        done = {**previous, "rendered": {"at": now, "seconds": round(secs, 1), **interpreter()}}
+    else:
+        done = {"dataset": dataset, "seconds": round(secs, 1), "finished": now, "machine": machine(),
+                **interpreter()}
+        tfile = ddir / "timings.json"
+        if tfile.exists():  # pretraining time over all stretches, when resumed from a checkpoint
+            tim = json.loads(tfile.read_text())
+            done.update({k: tim[k] for k in ("pretrain_s", "resumed_at_epoch", "trained_members",
+                                             "reused_members") if k in tim})
     store.write_json(done, ddir / "_DONE.json")
     return secs
 
@@ -123,8 +195,8 @@ def run_aggregate(ps: P.ParamSet, out_root: Path) -> None:
     set_dir = out_root / ps.name
     for nb in ps.aggregate_notebooks:
         _execute(nb, set_dir / f"{nb}.ipynb",
-                 dict(set_name=ps.name, set_dir=".", figure_dataset=ps.figure_dataset),
-                 set_dir)
+                 dict(set_name=ps.name, set_dir=paths.relative_to_root(set_dir),
+                      figure_dataset=ps.figure_dataset), set_dir)
 
 
 def write_index(ps: P.ParamSet, out_root: Path) -> Path:
@@ -146,33 +218,59 @@ def write_index(ps: P.ParamSet, out_root: Path) -> Path:
         # an incomplete dataset's notebooks are partial renders, rewritten when it resumes: no links
         nbs = " ".join(f"[{nb[:2]}]({r.dataset}/{nb}.ipynb)" for nb in ps.per_dataset_notebooks
                        if r.status != "incomplete" and (set_dir / r.dataset / f"{nb}.ipynb").exists())
-        err = f" ({r.error[:120]})" if r.error else ""
+        one = " ".join(str(r.error).split()).replace("|", "\\|")
+        err = f" ({one[:160]})" if r.error else ""
         lines.append(f"| {r.dataset} | {r.status}{err} | {nbs} |")
     return store.write_text("\n".join(lines) + "\n", set_dir / "index.md")
 
 
-def sweep(ps: P.ParamSet, out_root: Path, data_dir: str | None = None, workers: int | None = None,
-          force: list[str] | None = None, progress: bool = True, aggregate: bool = True,
-          only: list[str] | None = None) -> dict:
-    """Run the set; returns ``{"done": [...], "skipped": [...], "failed": {dataset: error}}``.
+def _names_in_set(names, ps: P.ParamSet, where: str) -> list[str]:
+    """Dataset names for --force/--only, matched as dataset names are everywhere (case-insensitive,
+    OpenML ids); one that is not in the set is an error with the set's closest names."""
+    import difflib
 
-    ``only``: run just these datasets of the set now (the others stay pending)."""
-    out_root = Path(out_root)
-    data_dir = data_dir or ps.data_dir or os.environ.get(DATA_DIR_ENV)
+    out = P.dataset_names(names, where)
+    missing = [n for n in out if n not in ps.datasets]
+    if missing:
+        close = {n: difflib.get_close_matches(n, ps.datasets, n=2, cutoff=0.5) for n in missing}
+        hint = "; ".join(f"{n}" + (f" (did you mean {', '.join(c)}?)" if c else "") for n, c in close.items())
+        raise P.ParamsError(f"{where}: not a dataset of the set {ps.name!r}: {hint}. "
+                            f"The set has: {', '.join(ps.datasets)}")
+    return out
+
+
+def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = None,
+          workers: int | None = None, force: list[str] | None = None, progress: bool = True,
+          aggregate: bool = True, only: list[str] | None = None, reuse: bool = True,
+          reference_root: Path | None = None) -> dict:
+    """Run the set; returns ``{"done": [...], "skipped": [...], "failed": {dataset: error},
+    "reference": {dataset: line}}``.
+
+    out_root: where the set's folder goes (default ``runs/``; the committed references are
+    ``outputs/``).  only: run just these datasets of the set now (the others stay pending).
+    force: re-execute these ('all': every one) even when finished; with ``reuse`` (the default)
+    their stored results are reused where data and settings match, so that re-renders
+    train nothing; ``reuse=False`` retrains.  Every finished dataset is compared with the
+    committed reference run (``reference_root``, default ``outputs/``) of the same set when there
+    is one: ``reference`` holds the line printed for it."""
+    out_root = Path(out_root) if out_root is not None else paths.runs_root()
+    out_root = paths.resolve(out_root)
+    data_dir = data_dir or os.environ.get(DATA_DIR_ENV) or ps.data_dir
     if data_dir:
-        data_dir = str(Path(data_dir).resolve())
+        data_dir = str(paths.resolve(data_dir))
         os.environ[DATA_DIR_ENV] = data_dir
     workers = workers or ps.workers
     share_tcclib_with_kernels()
-    store.write_json(ps.datasets, out_root / ps.name / "datasets.json")
     force_all = force == ["all"]
+    forced = [] if (force is None or force_all) else _names_in_set(force, ps, "--force")
+    chosen = _names_in_set(only, ps, "--only") if only else None
+    store.write_json(ps.datasets, out_root / ps.name / "datasets.json")
     todo, skipped = [], []
-    chosen = P.dataset_names(only, "--only") if only else None
     for d in ps.datasets:
         if chosen is not None and d not in chosen:
             continue
         done = (out_root / ps.name / d / "_DONE.json").exists()
-        if done and not (force_all or (force and d in force)):
+        if done and not (force_all or d in forced):
             skipped.append(d)
         else:
             todo.append(d)
@@ -183,8 +281,11 @@ def sweep(ps: P.ParamSet, out_root: Path, data_dir: str | None = None, workers: 
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(todo) + len(skipped), initial=len(skipped), desc=f"sweep {ps.name}", unit="dataset")
+    say = bar.write if bar is not None else print
+    for d in skipped:
+        say(f"{d}: already done in {out_root / ps.name / d} (--force {d} re-renders it)")
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futs = {pool.submit(run_dataset_notebooks, ps, d, out_root): d for d in todo}
+        futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, reuse): d for d in todo}
         for f in as_completed(futs):
             d = futs[f]
             try:
@@ -192,33 +293,49 @@ def sweep(ps: P.ParamSet, out_root: Path, data_dir: str | None = None, workers: 
                 done.append(d)
                 msg = f"{d}: done in {secs:.0f} s"
             except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
-                failed[d] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
-                msg = f"{d}: FAILED"
+                failed[d] = error_line(e)[:300]
+                msg = f"{d}: FAILED: {failed[d]}"
             if bar is not None:
                 bar.update(1)
-                bar.write(msg)
+            say(msg)
     if bar is not None:
         bar.close()
     if aggregate and (done or skipped):
         run_aggregate(ps, out_root)
     write_index(ps, out_root)
-    return {"done": done, "skipped": skipped, "failed": failed}
+    ref_root = Path(reference_root) if reference_root is not None else paths.reference_root()
+    reference = {}
+    for d in done + skipped:
+        line = store.reference_line(out_root / ps.name / d, ref_root / ps.name / d)
+        if line is not None:
+            reference[d] = line
+    return {"done": done, "skipped": skipped, "failed": failed, "reference": reference}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tcclib.sweep", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("params", help="parameter file, e.g. params/demo.yaml")
-    ap.add_argument("--outputs", default=str(ROOT / "outputs"), help="output root (default: outputs/)")
-    ap.add_argument("--data-dir", default=None, help=f"folder of <did>.arff files (default ${DATA_DIR_ENV})")
+    ap.add_argument("--outputs", default=None,
+                    help="output root; a relative path lies under the repository root (default: runs/; "
+                         "the committed reference renders are outputs/)")
+    ap.add_argument("--data-dir", default=None,
+                    help=f"folder of <did>.arff files (default: ${DATA_DIR_ENV}, else the file's data_dir)")
     ap.add_argument("--workers", type=int, default=None, help="datasets run in parallel")
-    ap.add_argument("--force", nargs="*", default=None, help="re-run these datasets ('all' for every one)")
+    ap.add_argument("--force", nargs="*", default=None,
+                    help="re-execute these finished datasets ('all' for every one), reusing stored results")
+    ap.add_argument("--retrain", action="store_true",
+                    help="train everything again instead of reusing stored results that match")
     ap.add_argument("--only", nargs="*", default=None, help="run only these datasets of the set now")
     ap.add_argument("--no-aggregate", action="store_true", help="skip the aggregate notebooks")
     ap.add_argument("--check", action="store_true", help="only validate the parameter file")
     a = ap.parse_args(argv)
     try:
         ps = P.load(a.params)
+        if a.force and a.force != ["all"]:
+            _names_in_set(a.force, ps, "--force")
+        if a.only:
+            _names_in_set(a.only, ps, "--only")
     except P.ParamsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -227,13 +344,16 @@ def main(argv=None) -> int:
               f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs)")
         return 0
     t = time.perf_counter()
-    rep = sweep(ps, Path(a.outputs), a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
-                only=a.only)
+    out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()
+    rep = sweep(ps, out_root, a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
+                only=a.only, reuse=not a.retrain)
     print(f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
           f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
-          f"{Path(a.outputs) / ps.name}")
+          f"{out_root / ps.name} (index.md lists them)")
+    for d, line in rep["reference"].items():
+        print(f"  {d}: {line}")
     for d, err in rep["failed"].items():
-        print(f"  FAILED {d}: {err}  (see {Path(a.outputs) / ps.name / d / '_FAILED.json'})")
+        print(f"  FAILED {d}: {err}  (traceback in {out_root / ps.name / d / '_FAILED.json'})")
     return 1 if rep["failed"] else 0
 
 

@@ -486,3 +486,61 @@ def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
     for row in d.itertuples(index=False, name=None):
         lines.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
     return "\n".join(lines)
+
+
+HOW_METHODS = ("no_pretrain", "random", "class", "oracle", "xgboost", "logreg", "self_training")
+WHERE_METHODS = ("class", "class_least", "class_most", "class_most_published")
+
+
+def method_groups(results: pd.DataFrame) -> dict:
+    """``{"how": [...], "where": [...]}``: the methods (and baselines) of each kind present in
+    ``results``, in the tables' order."""
+    present = set(results.method) if len(results) else set()
+    return {"how": [m for m in HOW_METHODS if m in present],
+            "where": [m for m in WHERE_METHODS if m in present]}
+
+
+def write_set_tables(set_dir, results: pd.DataFrame) -> str:
+    """``04_evaluation``'s tables: gather every finished dataset's files of ``set_dir`` into
+    ``results/`` (results, history, pseudo, corr_range), write Tables 2-5 (markdown) and their
+    summaries (CSV) per metric and kind; returns the tables as printed markdown."""
+    from pathlib import Path
+
+    from . import store
+
+    set_dir = Path(set_dir)
+    res_dir = set_dir / "results"
+    store.write_csv(results, res_dir / "results.csv")
+    for what in ("history", "pseudo", "corr_range"):
+        df = store.gather(set_dir, what)
+        if len(df):
+            store.write_csv(df, res_dir / f"{what}.csv")
+    text = []
+    groups = method_groups(results)
+    for metric in ("accuracy", "auroc"):
+        for kind, methods in groups.items():
+            if len(methods) < 2:
+                continue
+            t = paper_style_table(results, metric, methods)
+            store.write_text(to_markdown(t), res_dir / f"table_{metric}_{kind}.md")
+            store.write_csv(summarize(results, metric, methods), res_dir / f"summary_{metric}_{kind}.csv")
+            text += [f"\n### {metric}, {kind} to corrupt\n", to_markdown(t)]
+    return "\n".join(text)
+
+
+def write_paper_comparisons(results: pd.DataFrame, res_dir) -> str:
+    """Our means next to the paper's for every dataset it reports, per metric and kind
+    (``paper_comparison_*.csv``); returns the agreement summaries as printed markdown."""
+    from pathlib import Path
+
+    from . import store
+
+    text = []
+    for metric in ("accuracy", "auroc"):
+        for kind in ("how", "where"):
+            cmp = compare_with_paper(results, metric, kind)
+            if len(cmp):
+                store.write_csv(cmp, Path(res_dir) / f"paper_comparison_{metric}_{kind}.csv")
+                text += [f"\n### {metric}, {kind}: agreement with the paper\n",
+                         to_markdown(agreement_summary(cmp))]
+    return "\n".join(text)

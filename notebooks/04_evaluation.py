@@ -1,0 +1,80 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Evaluation: the paper's Tables 2-5 and win matrices
+#
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F04_evaluation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/04_evaluation.ipynb)
+#
+# Every finished dataset of the set is gathered into one tidy table. Tables 2-5 show mean ± standard
+# error over seeds (the paper's definition: `std(ddof=0) / sqrt(n)`), accuracy in percent. The win
+# matrices count, over datasets, the significant wins of the row method over the column method
+# (one-sided Welch t-test, p < 0.05) divided by the significant wins plus losses. Baselines, where
+# the set ran them, join the how-to-corrupt tables.
+
+# %%
+# Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
+import importlib.util, subprocess, sys
+if importlib.util.find_spec("tcclib") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                           "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+# %matplotlib inline
+
+# %% tags=["parameters"]
+# Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
+set_name: str = "lab"  # the set: its datasets are the finished folders of set_dir
+set_dir: str = ""  # the set's folder; a relative path lies under the repository root (empty: runs/<set_name>)
+figure_dataset: str = "breast_cancer"  # the dataset of the learning-curve and embedding figures
+
+# %%
+from tcclib import nbparams, store
+set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
+res_dir, fig_dir = set_dir / "results", set_dir / "figures"
+print(store.status(set_dir).to_string(index=False))
+
+# %% [markdown]
+# ## Tables 2-5
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from tcclib import tables
+print(tables.write_set_tables(set_dir, results))
+
+# %% [markdown]
+# ## Win matrices (Welch t-test, p < 0.05)
+
+# %%
+import matplotlib.pyplot as plt
+from tcclib.plots import savefig
+groups = tables.method_groups(results)
+for metric in ("accuracy", "auroc"):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    for ax, (kind, methods) in zip(axes, groups.items()):
+        if len(methods) < 2:
+            ax.set_visible(False)
+            continue
+        frac, wins, decided = tables.win_matrix(results, metric, methods)
+        store.write_csv(frac.reset_index(), res_dir / f"win_matrix_{metric}_{kind}.csv")
+        tables.plot_win_matrix(frac, wins, decided, ax=ax, title=f"{metric}: {kind} to corrupt")
+    fig.tight_layout()
+    _ = savefig(fig, fig_dir / f"win_matrices_{metric}")
+
+# %% [markdown]
+# ## Next to the paper
+#
+# Our mean and the paper's for every dataset of this set that the paper reports; *inside* says
+# whether the paper's mean lies in our 95 % interval.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(tables.write_paper_comparisons(results, res_dir))

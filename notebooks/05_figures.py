@@ -1,0 +1,91 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · The paper's figures
+#
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/05_figures.ipynb)
+#
+# * **Figure 1**: contrastive learning curves on `figure_dataset` (training loss per epoch per method).
+# * **Figure 2**: 3-D PCA of the encoder's embeddings of the training and test rows, coloured by class.
+# * **Figure 3**: win matrices over all datasets of the set.
+#
+# Each is saved as PNG and PDF in the set's `figures/` folder.
+
+# %%
+# Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
+import importlib.util, subprocess, sys
+if importlib.util.find_spec("tcclib") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                           "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+# %matplotlib inline
+
+# %% tags=["parameters"]
+# Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
+set_name: str = "lab"  # the set: its datasets are the finished folders of set_dir
+set_dir: str = ""  # the set's folder; a relative path lies under the repository root (empty: runs/<set_name>)
+figure_dataset: str = "breast_cancer"  # the dataset of the learning-curve and embedding figures
+
+# %%
+from tcclib import nbparams, store
+set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
+res_dir, fig_dir = set_dir / "results", set_dir / "figures"
+print(store.status(set_dir).to_string(index=False))
+
+# %% [markdown]
+# ## Figure 1: contrastive learning curves
+
+# %%
+import json
+import pandas as pd
+import matplotlib.pyplot as plt
+from tcclib import plots, tables
+fd = set_dir / figure_dataset
+history = pd.read_csv(fd / "history.csv") if (fd / "history.csv").exists() else pd.DataFrame()
+if len(history):
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    plots.learning_curves(history, f"Figure 1 · {figure_dataset}: contrastive learning curves", ax=ax)
+    _ = plots.savefig(fig, fig_dir / "figure1_learning_curves")
+else:
+    print(f"no history for {figure_dataset} in this set")
+
+# %% [markdown]
+# ## Figure 2: PCA of the embeddings
+
+# %%
+emb_file = fd / "embeddings.npz"
+classes = json.loads((fd / "classes.json").read_text()) if (fd / "classes.json").exists() else None
+if emb_file.exists():
+    emb = store.load_embeddings(emb_file)
+    methods = [m for m in ["no_pretrain", "random", "class", "oracle"] if m in emb]
+    for part in ("train", "test"):
+        fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)",
+                           class_names=classes)
+        _ = plots.savefig(fig, fig_dir / f"figure2_pca_{part}")
+else:
+    print(f"no embeddings saved for {figure_dataset} (set keep_embeddings in the parameter file)")
+
+# %% [markdown]
+# ## Figure 3: win matrices (accuracy)
+
+# %%
+HOW = [m for m in ["no_pretrain", "random", "class", "oracle"] if m in set(results.method)]
+if len(HOW) >= 2 and results.dataset.nunique() >= 1:
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    frac, wins, decided = tables.win_matrix(results, "accuracy", HOW)
+    tables.plot_win_matrix(frac, wins, decided, ax=axes[0], title=f"ours ({results.dataset.nunique()} datasets)")
+    pf, pw, pdd = tables.paper_win_matrix("accuracy", "how")
+    tables.plot_win_matrix(pf, pw, pdd, ax=axes[1], title="paper (30 datasets, from its Table 2)")
+    fig.suptitle("Figure 3 · row beats column: significant wins / decided datasets")
+    fig.tight_layout()
+    _ = plots.savefig(fig, fig_dir / "figure3_win_matrix")

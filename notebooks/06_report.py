@@ -1,0 +1,102 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Reproduction report: our run next to the paper
+#
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F06_report.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/06_report.ipynb)
+#
+# Does the paper's claim hold? For every finished dataset of the set: our mean ± standard error
+# next to the published one (Tables 2-5, shipped with `tcclib`), the difference, and whether the
+# paper's mean lies in our 95 % interval; the paper's claims checked on our win matrices; the
+# baselines a practitioner would try first (XGBoost, logistic regression, self-training) on the
+# same labeled rows and test split; the feature correlation value ranges. The same report is
+# written as markdown to the set's `report.md`. The full reproduction is `set_dir = "outputs/paper"`.
+
+# %%
+# Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
+import importlib.util, subprocess, sys
+if importlib.util.find_spec("tcclib") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                           "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+# %matplotlib inline
+
+# %% tags=["parameters"]
+# Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
+set_name: str = "lab"  # the set: its datasets are the finished folders of set_dir
+set_dir: str = ""  # the set's folder; a relative path lies under the repository root (empty: runs/<set_name>)
+figure_dataset: str = "breast_cancer"  # the dataset of the learning-curve and embedding figures
+
+# %%
+from tcclib import nbparams, store
+set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
+res_dir, fig_dir = set_dir / "results", set_dir / "figures"
+print(store.status(set_dir).to_string(index=False))
+
+# %% [markdown]
+# ## In plain words
+#
+# Which of the paper's claims our run supports, how close our tables come to the published ones,
+# and whether the pretraining beats the baselines. Every figure below is computed from the results
+# on disk; with fewer than 30 finished datasets the statements are about those datasets only.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from tcclib import report, tables
+print("\n".join(report.plain_summary(results, set_dir)))
+
+# %% [markdown]
+# ## The paper's claims on our run
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for metric in ("accuracy", "auroc"):
+    c = report.claims(results, metric) if len(results) else None
+    if c is not None and len(c):
+        print(f"\n### {metric}\n")
+        print(tables.to_markdown(c, index=False))
+
+# %% [markdown]
+# ## Win matrices: ours (with baselines) and the paper's
+
+# %%
+import matplotlib.pyplot as plt
+from tcclib.plots import savefig
+methods = tables.method_groups(results)["how"]
+if len(methods) >= 2:
+    fig, axes = plt.subplots(1, 2, figsize=(15, 6))
+    tables.plot_win_matrix(*tables.win_matrix(results, "accuracy", methods), ax=axes[0],
+                           title=f"ours ({results.dataset.nunique()} datasets)")
+    tables.plot_win_matrix(*tables.paper_win_matrix("accuracy", "how"), ax=axes[1], title="paper (Figure 3)")
+    fig.tight_layout()
+    _ = savefig(fig, fig_dir / "report_win_matrices")
+
+# %% [markdown]
+# ## Correlation value ranges
+
+# %%
+cr = report.corr_range_table(set_dir)
+if len(cr):
+    ax = cr.plot.scatter(x="paper", y="ours", figsize=(5, 5), title="feature correlation value range")
+    lim = [0, max(cr.paper.max(), cr.ours.max()) * 1.05]
+    ax.plot(lim, lim, "k--", lw=0.8)
+    ax.set(xlabel="paper (Table 4)", ylabel="ours (mean over seeds)")
+
+# %% [markdown]
+# ## The full report (also in `report.md`)
+
+# %%
+from IPython.display import Markdown
+text = report.build_report(set_dir)
+store.write_text(text, set_dir / "report.md")
+Markdown(text)
