@@ -6,6 +6,9 @@ is trained as usual; the result is one tidy table with the setting's value on ev
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
 
 from .config import Config
@@ -17,18 +20,45 @@ CORRUPTION_RATES = (0.2, 0.4, 0.6)
 ABLATION_METHODS = ("random", "class", "oracle")
 
 
+def grid_key(ds: Dataset, cfg: Config, labeled_fractions, corruption_rates, methods) -> str:
+    """The content key of a grid: the keys of every member of every point (:mod:`tcclib.reuse`)."""
+    from . import reuse as R
+    from .preprocess import prepare
+
+    cfg = cfg.replace(methods=list(methods), baselines=[], keep_embeddings=False)
+    points = [("labeled_fraction", v) for v in labeled_fractions] + [("corruption_rate", v) for v in corruption_rates]
+    parts = []
+    for name, value in points:
+        c = cfg.replace(**{name: value})
+        parts.append([name, value, R.run_keys(prepare(ds, c.seeds, c.test_fraction, c.labeled_fraction), c).members])
+    return R._digest("ablation", parts)
+
+
 def run_grid(dataset, cfg: Config | None = None, labeled_fractions=LABELED_FRACTIONS,
              corruption_rates=CORRUPTION_RATES, methods=ABLATION_METHODS, data_dir=None,
-             cache_dir=None, progress: bool = True) -> pd.DataFrame:
+             cache_dir=None, progress: bool = True, store_dir=None, reuse: bool = True) -> pd.DataFrame:
     """Results (dataset, seed, method, accuracy, auroc, ...) plus ``varied``,
-    ``labeled_fraction`` and ``corruption_rate`` for every point of the two one-way sweeps."""
+    ``labeled_fraction`` and ``corruption_rate`` for every point of the two one-way sweeps.
+
+    ``store_dir``: the grid is saved there (``results.csv`` with its key in ``keys.json``); with
+    ``reuse`` a stored grid whose key matches (same data, settings and grid: the keys of every
+    member of every point, :mod:`tcclib.reuse`) is returned without training."""
+    from . import reuse as R
+    from .store import write_csv, write_json
+
     cfg = (cfg or Config()).replace(methods=list(methods), baselines=[], keep_embeddings=False)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     points = [("labeled_fraction", v) for v in labeled_fractions] + [("corruption_rate", v) for v in corruption_rates]
+    key = None
+    if store_dir is not None:
+        key = grid_key(ds, cfg, labeled_fractions, corruption_rates, methods)
+        kf, rf = Path(store_dir) / R.KEYS_FILE, Path(store_dir) / "results.csv"
+        if reuse and kf.exists() and rf.exists() and json.loads(kf.read_text()).get("grid") == key:
+            return pd.read_csv(rf)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(points), desc=f"{ds.name}: ablation")
+        from .progress import bar as _bar
+        bar = _bar(len(points), f"{ds.name}: ablation")
     frames = []
     for name, value in points:
         c = cfg.replace(**{name: value, "progress": False})
@@ -38,4 +68,8 @@ def run_grid(dataset, cfg: Config | None = None, labeled_fractions=LABELED_FRACT
             bar.update(1)
     if bar is not None:
         bar.close()
-    return pd.concat(frames, ignore_index=True)
+    grid = pd.concat(frames, ignore_index=True)
+    if store_dir is not None:
+        write_csv(grid, Path(store_dir) / "results.csv")
+        write_json({"version": 1, "grid": key}, Path(store_dir) / R.KEYS_FILE)
+    return grid

@@ -86,8 +86,8 @@ def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None =
     out = []
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=sum(int(s.active.sum()) for s in splits), desc=f"{name}: XGBoost importances")
+        from .progress import bar as _bar
+        bar = _bar(sum(int(s.active.sum()) for s in splits), f"{name}: XGBoost importances")
     for sp in splits:
         path = cache / _cache_key(name, sp, cfg) if cache else None
         if path is not None and path.exists():
@@ -105,3 +105,40 @@ def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None =
     if bar is not None:
         bar.close()
     return np.stack(out)
+
+
+def dataset_correlations(prep, cfg: Config, store_dir=None, cache_dir=None, reuse: bool = True,
+                         progress: bool = True):
+    """What ``02_correlation`` shows: ``(ranges, W0, computed)``.
+
+    ranges: ``{seed: correlation value range}`` for every seed; W0: the first seed's importance
+    matrix; computed: ``{seed: W}`` of the matrices computed now (not found stored).  With
+    ``store_dir`` and ``reuse``, stored ranges and matrices whose key (same split, same XGBoost
+    settings) matches are taken as they are, so a re-render fits no XGBoost model beyond the
+    first seed's matrix when that one was never stored.  The caller saves with
+    :func:`tcclib.store.save_importances`."""
+    from . import reuse as R
+
+    stored = R.load(store_dir) if (store_dir is not None and reuse) else None
+    keys = {str(sp.seed): R.importance_key(sp, cfg, prep.classes) for sp in prep.splits}
+    ranges, W = {}, {}
+    for sp in prep.splits:
+        if stored is not None:
+            r = stored.corr_range_of(sp.seed, keys[str(sp.seed)])
+            if r is not None:
+                ranges[sp.seed] = r
+            w = stored.importance_of(sp.seed, keys[str(sp.seed)])
+            if w is not None:
+                W[sp.seed] = w
+    first = prep.splits[0]
+    todo = [sp for sp in prep.splits
+            if sp.seed not in W and (sp.seed not in ranges or sp.seed == first.seed)]
+    computed = {}
+    if todo:
+        mats = importance_matrices(prep.name, todo, cfg, cache_dir=cache_dir, progress=progress)
+        computed = {sp.seed: mats[i] for i, sp in enumerate(todo)}
+        W.update(computed)
+    for sp in prep.splits:
+        if sp.seed not in ranges:
+            ranges[sp.seed] = correlation_range(W[sp.seed], sp.active)
+    return ranges, W[first.seed], computed

@@ -4,6 +4,7 @@ Layout of one parameter set ``<root>/<set>/``::
 
     <dataset>/01_data_prep.ipynb ...      rendered per-dataset notebooks
     <dataset>/results.csv history.csv pseudo.csv corr_range.csv [embeddings.npz]
+    <dataset>/importance.npz keys.json   importance matrices; content keys (tcclib.reuse)
     <dataset>/_DONE.json | _FAILED.json   written last by the sweep
     results/  figures/  index.md          written by the aggregate notebooks and the sweep
 """
@@ -50,20 +51,70 @@ def write_text(text: str, path) -> Path:
     return _atomic(path, lambda t: Path(t).write_text(text))
 
 
+def _update_keys(out: Path, **parts) -> None:
+    """Merge ``parts`` (members / baselines / importance dicts, embeddings key) into keys.json."""
+    from . import reuse
+
+    f = out / reuse.KEYS_FILE
+    keys = reuse.RunKeys.from_json(json.loads(f.read_text())) if f.exists() else reuse.RunKeys()
+    for name, value in parts.items():
+        if isinstance(value, dict):
+            getattr(keys, name).update(value)
+        else:
+            setattr(keys, name, value)
+    write_json(keys.to_json(), f)
+
+
+def save_importances(out_dir, importances: dict, ranges: dict, keys: dict) -> None:
+    """Store importance matrices ``{seed: W}`` (merged with the stored ones whose key is unchanged),
+    the correlation ranges ``{seed: range}`` and their keys ``{"<seed>": key}`` in ``out_dir``."""
+    from . import reuse
+
+    out = Path(out_dir)
+    stored = reuse.load(out)
+    arrays = {}
+    if importances and stored is not None and (out / reuse.IMPORTANCE_FILE).exists():
+        with np.load(out / reuse.IMPORTANCE_FILE) as z:
+            for name in z.files:
+                seed = name.removeprefix("seed_")
+                if stored.keys.importance.get(seed) == keys.get(seed) and int(seed) not in importances:
+                    arrays[name] = z[name]
+    arrays.update({f"seed_{int(s)}": np.asarray(W, dtype=np.float32) for s, W in importances.items()})
+    if arrays:
+        arrays = dict(sorted(arrays.items(), key=lambda kv: list(keys).index(kv[0][5:])
+                             if kv[0][5:] in keys else len(keys)))
+        _atomic(out / reuse.IMPORTANCE_FILE, lambda t: np.savez_compressed(open(t, "wb"), **arrays))
+    if ranges:
+        write_csv(pd.DataFrame(sorted(ranges.items()), columns=["seed", "corr_range"]), out / "corr_range.csv")
+    _update_keys(out, importance=keys)
+
+
 def save_run(run: RunResult, out_dir) -> Path:
-    """Write a dataset's results, histories, correlation ranges (and embeddings) to ``out_dir``."""
+    """Write a dataset's results, histories, correlation ranges, importances (and embeddings) to
+    ``out_dir``, with ``keys.json`` (:mod:`tcclib.reuse`) so that a later run reuses them.
+
+    A run that trained nothing (everything reused) leaves the training provenance as it was:
+    ``timings.json`` and ``embeddings.npz`` are not rewritten."""
     out = Path(out_dir)
     write_csv(run.results, out / "results.csv")
     write_csv(run.history, out / "history.csv")
     write_csv(run.pseudo, out / "pseudo.csv")
-    write_csv(pd.DataFrame(sorted(run.corr_range.items()), columns=["seed", "corr_range"]),
-              out / "corr_range.csv")
-    if run.embeddings:
+    if run.keys is not None:
+        new_w = {s: W for s, W in run.importances.items()}
+        save_importances(out, new_w, run.corr_range,
+                         {k: v for k, v in run.keys.importance.items() if int(k) in run.corr_range})
+        _update_keys(out, members=run.keys.members, baselines=run.keys.baselines,
+                     embeddings=run.keys.embeddings)
+    else:
+        write_csv(pd.DataFrame(sorted(run.corr_range.items()), columns=["seed", "corr_range"]),
+                  out / "corr_range.csv")
+    if run.embeddings and (run.new_embeddings or not (out / "embeddings.npz").exists()):
         # float16 halves the file; plenty for PCA plots
         arrays = {f"{m}__{k}": (v.astype(np.float16) if v.dtype.kind == "f" else v)
                   for m, d in run.embeddings.items() for k, v in d.items()}
         _atomic(out / "embeddings.npz", lambda t: np.savez_compressed(open(t, "wb"), **arrays))
-    write_json({k: round(v, 3) for k, v in run.timings.items()}, out / "timings.json")
+    if run.trained or not (out / "timings.json").exists():
+        write_json({k: round(v, 3) for k, v in run.timings.items()}, out / "timings.json")
     if run.classes:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
@@ -167,3 +218,64 @@ def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
     parts = [f"{r.method} {r.metric} {r.stored:.3f} -> {r.new:.3f}" if r.same_seeds
              else f"{r.method} (not run on the same seeds both times)" for r in bad.itertuples()]
     return f"{head} " + "; ".join(dict.fromkeys(parts))  # one entry per method without a match
+
+
+_NOT_COMPARED = ("progress", "keep_embeddings")
+
+
+def same_settings(config_json, cfg) -> tuple[bool, str]:
+    """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
+    embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``."""
+    f = Path(config_json)
+    if not f.exists():
+        return False, f"no {f.name} beside the reference"
+    ref = json.loads(f.read_text())
+    mine = cfg.to_dict()
+    diff = [f"{k} {mine.get(k)!r} vs {ref.get(k)!r}" for k in sorted(set(ref) | set(mine))
+            if k not in _NOT_COMPARED and ref.get(k) != mine.get(k)]
+    return not diff, "; ".join(diff)
+
+
+def results_to_compare(out_dir, set_name: str, dataset: str, cfg):
+    """What a fresh run of ``dataset`` is checked against: ``(results, where)``.
+
+    The results stored in ``out_dir`` by an earlier run (a re-execution), else the committed
+    reference ``outputs/<set_name>/<dataset>`` when its settings are ``cfg``'s; ``(None, reason)``
+    when there is neither."""
+    from . import paths
+
+    stored = load_results(out_dir)
+    if stored is not None:
+        return stored, "the results stored here before"
+    ref = paths.reference_root() / str(set_name) / str(dataset)
+    if ref.resolve() == Path(out_dir).resolve() or not (ref / "results.csv").exists():
+        return None, "no stored results and no committed reference"
+    same, why = same_settings(ref / "config.json", cfg)
+    if not same:
+        return None, f"the committed reference {paths.relative_to_root(ref)} has other settings ({why})"
+    return pd.read_csv(ref / "results.csv"), f"the committed reference {paths.relative_to_root(ref)}"
+
+
+def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
+    """One console line comparing a finished run with the committed reference run of the same
+    dataset: agree (largest change of a mean), differ (which means), or not comparable (settings
+    differ).  None when there is no reference, or the run *is* the reference."""
+    from . import paths
+    from .config import Config
+
+    run_dir, ref_dir = Path(run_dir), Path(ref_dir)
+    if run_dir.resolve() == ref_dir.resolve() or not (ref_dir / "results.csv").exists():
+        return None
+    if not (run_dir / "results.csv").exists() or not (run_dir / "config.json").exists():
+        return None
+    cfg = Config.from_dict(json.loads((run_dir / "config.json").read_text()))
+    ref_name = paths.relative_to_root(ref_dir)
+    same, why = same_settings(ref_dir / "config.json", cfg)
+    if not same:
+        return f"not compared with the committed reference {ref_name}: other settings ({why})"
+    cmp = compare_means(pd.read_csv(ref_dir / "results.csv"), pd.read_csv(run_dir / "results.csv"), tol)
+    worst = float(cmp["diff"].abs().max()) if len(cmp) else 0.0
+    if bool(cmp.within.all()):
+        return (f"AGREES with the committed reference {ref_name}: every method's mean accuracy and "
+                f"AUROC within {tol} (largest change {worst:.4f})")
+    return f"DIFFERS from the committed reference {ref_name}: " + drift_line(cmp, tol).split(": ", 1)[1]

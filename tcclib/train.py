@@ -66,6 +66,10 @@ class RunResult:
     timings: dict = field(default_factory=dict)
     config: Config | None = None
     classes: list = field(default_factory=list)  # class names, in label order
+    keys: object = None  # tcclib.reuse.RunKeys of every artefact (run_dataset)
+    importances: dict = field(default_factory=dict)  # seed -> [M, M] importance matrix, where known
+    trained: bool = True  # False when run_dataset reused every member from stored results
+    new_embeddings: bool = True  # False when every embedding came from stored results
 
 
 def _batches(n: int, size: int):
@@ -100,10 +104,9 @@ def fit_heads(emb: torch.Tensor, y: torch.Tensor, gens: list[torch.Generator], c
 
 
 def _bar(total: int, desc: str, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, leave=True)
+    from .progress import bar
+
+    return bar(total, desc, enabled, leave=True)
 
 
 # settings that do not change what a run computes (left out of the checkpoint key)
@@ -357,15 +360,49 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         importance=importance, embeddings=embeddings, timings=timings, config=cfg, classes=list(prep.classes))
 
 
+def _stored_importances(prep: Prepared, cfg: Config, seeds, stored, cache_dir, progress: bool) -> dict:
+    """Importance matrices ``{seed: W}`` of ``seeds``: stored ones whose key matches, the rest
+    from the importance cache or computed."""
+    from . import reuse
+    from .correlation import importance_matrices
+
+    out, todo = {}, []
+    for sp in prep.splits:
+        if sp.seed not in seeds:
+            continue
+        W = stored.importance_of(sp.seed, reuse.importance_key(sp, cfg, prep.classes)) if stored else None
+        if W is not None:
+            out[sp.seed] = W
+        else:
+            todo.append(sp)
+    if todo:
+        W = importance_matrices(prep.name, todo, cfg, cache_dir=cache_dir, progress=progress)
+        out.update({sp.seed: W[i] for i, sp in enumerate(todo)})
+    return out
+
+
+def _subset(prep: Prepared, seeds) -> Prepared:
+    return Prepared(prep.name, prep.feature_names, prep.is_cat, prep.classes,
+                    [sp for sp in prep.splits if sp.seed in set(seeds)])
+
+
 def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_dir=None,
-                cache_dir=None) -> RunResult:
+                cache_dir=None, store_dir=None, reuse: bool = True) -> RunResult:
     """Load ``dataset`` (name, OpenML id or a :class:`Dataset`), run every seed x method, evaluate.
 
     ``data_dir``: folder of ``<did>.arff`` files (default: ``$TCC_DATA_DIR``); ``cache_dir``:
     where XGBoost importance matrices are cached and pretraining is checkpointed (in
     ``checkpoints/``), so that an interrupted run resumes where it stopped.
+
+    ``store_dir``: a folder where :func:`tcclib.store.save_run` saved an earlier run.  With
+    ``reuse`` (the default) every member (seed x method), baseline, importance matrix and
+    embedding stored there whose content key matches (:mod:`tcclib.reuse`: same data, same
+    settings that determine it) is taken as it is, and only the rest trains: re-rendering a
+    finished dataset trains nothing, adding a method trains that method only.
+    ``run.timings["trained_members"]`` / ``["reused_members"]`` say what happened.
     """
-    from .correlation import correlation_range, importance_matrices
+    from . import reuse as R
+    from .correlation import correlation_range
 
     cfg = cfg or Config()
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
@@ -373,22 +410,99 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
     if any(METHODS[m].pretrain for m in cfg.methods):
         for sp in prep.splits:
             cfg.corrupted_count(sp.n_features)  # clear error before any work
-    imp, ranges, t_imp = None, {}, 0.0
+    keys = R.run_keys(prep, cfg)
+    stored = R.load(store_dir) if (store_dir is not None and reuse) else None
+    hit = {(sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[R.tag(sp.seed, m)]))
+           for sp in prep.splits for m in cfg.methods}
+    emb = stored.embeddings(keys.embeddings) if (stored is not None and cfg.keep_embeddings) else {}
+    if cfg.keep_embeddings:  # an embedding not stored needs its first-seed encoder trained
+        hit.update({(prep.splits[0].seed, m): False for m in cfg.methods if m not in emb})
+    need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
+    need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
+
+    # importances: for the correlation members that train, and for correlation ranges not stored
+    timings: dict = {}
+    ranges: dict = {}
+    imp: dict = {}
+    t = time.perf_counter()
     if any(METHODS[m].where != "uniform" for m in cfg.methods):
-        t = time.perf_counter()
-        imp = importance_matrices(ds.name, prep.splits, cfg, cache_dir=cache_dir, progress=cfg.progress)
-        t_imp = time.perf_counter() - t
-        ranges = {sp.seed: correlation_range(imp[i], sp.active) for i, sp in enumerate(prep.splits)}
-    ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
-    out = run_prepared(prep, cfg, imp, did=ds.did, checkpoint_dir=ckpt_dir)
+        for sp in prep.splits:
+            r = stored.corr_range_of(sp.seed, keys.importance[str(sp.seed)]) if stored else None
+            if r is not None:
+                ranges[sp.seed] = r
+        want = {sp.seed for sp in prep.splits if sp.seed not in ranges}
+        if any(METHODS[m].where != "uniform" for m in need_methods):
+            want |= set(need_seeds)
+        imp = _stored_importances(prep, cfg, want, stored, cache_dir, cfg.progress)
+        for sp in prep.splits:
+            if sp.seed not in ranges:
+                ranges[sp.seed] = correlation_range(imp[sp.seed], sp.active)
+    timings["importance_s"] = time.perf_counter() - t
+
+    new = None
+    if need_seeds:
+        sub_cfg = cfg.replace(seeds=need_seeds, methods=need_methods, baselines=[],
+                              keep_embeddings=cfg.keep_embeddings and need_seeds[0] == prep.splits[0].seed
+                              and any(m not in emb for m in need_methods))
+        sub_imp = (np.stack([imp[s] for s in need_seeds])
+                   if any(METHODS[m].where != "uniform" for m in need_methods) else None)
+        ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
+        new = run_prepared(_subset(prep, need_seeds), sub_cfg, sub_imp, did=ds.did, checkpoint_dir=ckpt_dir)
+        timings.update(new.timings)
+
+    # assemble every member in the ensemble's order: stored where it matched, else new
+    order = {(sp.seed, m): i for i, (sp, m) in enumerate((sp, m) for sp in prep.splits for m in cfg.methods)}
+
+    def pick(frame_new, frame_stored, by_epoch: bool):
+        parts = []
+        for (s, m), i in order.items():
+            src = frame_stored if hit[s, m] else frame_new
+            if src is None or not len(src):
+                continue
+            part = src[(src.seed == s) & (src.method == m)]
+            parts.append(part.assign(_order=i))
+        if not parts:
+            return None
+        df = pd.concat(parts, ignore_index=True)
+        df = df.sort_values(["epoch", "_order"] if by_epoch else ["_order"], kind="stable")
+        return df.drop(columns="_order").reset_index(drop=True)
+
+    res = pick(new.results if new else None, stored.results if stored else None, False)
+    hist = pick(new.history if new else None, stored.history if stored else None, True)
+    pse = pick(new.pseudo if new else None, stored.pseudo if stored else None, True)
     if cfg.baselines:
         from .baselines import run_baselines
 
         t = time.perf_counter()
-        out.results = pd.concat([out.results, run_baselines(prep, cfg, cfg.baselines, ds.did)],
-                                ignore_index=True)
-        out.timings["baselines_s"] = time.perf_counter() - t
-    out.corr_range = ranges
-    out.timings["importance_s"] = t_imp
-    return out
-
+        rows = []
+        for b in cfg.baselines:
+            miss = [sp.seed for sp in prep.splits
+                    if not (stored and stored.has_baseline(sp.seed, b, keys.baselines[R.tag(sp.seed, b)]))]
+            if miss:
+                rows.append(run_baselines(_subset(prep, miss), cfg, [b], ds.did))
+            if stored is not None and len(miss) < len(prep.splits):
+                st = stored.results
+                rows.append(st[(st.method == b) & ~st.seed.isin(miss)])
+        base = pd.concat(rows, ignore_index=True)
+        seed_pos = {sp.seed: i for i, sp in enumerate(prep.splits)}
+        base = base.assign(_s=base.seed.map(seed_pos), _b=base.method.map(list(cfg.baselines).index))
+        base = base.sort_values(["_s", "_b"], kind="stable").drop(columns=["_s", "_b"])
+        res = pd.concat([res, base], ignore_index=True)
+        timings["baselines_s"] = time.perf_counter() - t
+    res["did"] = res["did"].astype("Int64")
+    cols = ["seed", "method", "epoch"]
+    hist = hist if hist is not None else pd.DataFrame(columns=[*cols, "loss"])
+    pse = pse if pse is not None else pd.DataFrame(columns=[*cols, "pseudo_accuracy"])
+    hist = hist.astype({"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"})
+    pse = pse.astype({"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"})
+    n_trained = sum(not h for h in hit.values())
+    timings.update(trained_members=n_trained, reused_members=len(hit) - n_trained)
+    embeddings = {}
+    if cfg.keep_embeddings:
+        fresh = new.embeddings if new is not None else {}
+        embeddings = {m: emb[m] if m in emb else fresh[m] for m in cfg.methods if m in emb or m in fresh}
+    stacked = np.stack([imp[sp.seed] for sp in prep.splits]) if len(imp) == len(prep.splits) else None
+    return RunResult(results=res, history=hist, pseudo=pse, corr_range=ranges, importance=stacked,
+                     embeddings=embeddings, timings=timings, config=cfg, classes=list(prep.classes),
+                     keys=keys, importances=imp, trained=n_trained > 0,
+                     new_embeddings=bool(embeddings) and any(m not in emb for m in embeddings))
