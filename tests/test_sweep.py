@@ -73,17 +73,32 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     assert (out / "tiny" / "results" / "results.csv").exists()
     index = (out / "tiny" / "index.md").read_text()
     assert "breast_cancer | done" in index and "diabetes | failed" in index
-    # the rendered notebook of a sweep is a first run; re-executed in place (as nbval does) it
-    # finds its stored results and reproduces them exactly on this machine
+    # one line per failure: the notebook's own exception type and message
+    assert rep["failed"]["diabetes"].startswith("BadDataFormat: Bad @DATA instance format")
+    assert "\n" not in rep["failed"]["diabetes"]
+    row = next(line for line in index.splitlines() if line.startswith("| diabetes |"))
+    assert "BadDataFormat: Bad @DATA" in row and row.count("|") == 4
+    # the rendered notebook of a sweep is a first run; re-executed (as nbval does, with reuse off
+    # so that it really trains) it finds its stored results and reproduces them on this machine
     nb = bc / "03_pretraining.ipynb"
-    assert "no stored results here: a first run" in _cell_text(nb, "identical to the stored")
+    assert "nothing to compare with: a first run" in _cell_text(nb, "identical {bool(")
     assert _cell_text(nb, "NBVAL_CHECK_OUTPUT").endswith("stored results: none")
+    assert json.loads(nb.read_text())["metadata"]["tcc"]["source"] == "notebooks/03_pretraining.py"
     import papermill as pm
+
+    from tcclib.kernel import KERNEL_NAME, kernel_manager
+    monkeypatch.setenv("TCC_REUSE", "0")
     again = tmp_path / "again.ipynb"
-    pm.execute_notebook(str(nb), str(again), cwd=str(bc), progress_bar=False, kernel_name="python3")
-    assert "identical to the stored results: True; largest change of a mean: 0.0000" in \
-        _cell_text(again, "identical to the stored")
+    km = kernel_manager()
+    try:
+        pm.execute_notebook(str(nb), str(again), cwd=str(bc), progress_bar=False, kernel_name=KERNEL_NAME, km=km)
+    finally:
+        km.shutdown_kernel(now=True)
+    assert "members trained now: 6" in _cell_text(again, "members trained now")
+    assert "compared with the results stored here before: identical True; largest change of a mean: 0.0000" in \
+        _cell_text(again, "identical {bool(")
     assert _cell_text(again, "NBVAL_CHECK_OUTPUT") == _cell_text(nb, "NBVAL_CHECK_OUTPUT")
+    monkeypatch.delenv("TCC_REUSE")
     # resume: the finished dataset is skipped, the failed one is tried again
     stamp = (bc / "_DONE.json").stat().st_mtime_ns
     rep2 = S.sweep(ps, out, progress=False, aggregate=False)

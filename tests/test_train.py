@@ -12,17 +12,6 @@ from tcclib.preprocess import prepare
 from tcclib.train import run_dataset, run_prepared
 
 
-@pytest.fixture(scope="module")
-def bc():
-    return load_dataset("breast_cancer")
-
-
-@pytest.fixture(scope="module")
-def bc_small(bc):
-    """breast_cancer with 12 features: quick XGBoost importances for the correlation methods."""
-    return from_frame(bc.X.iloc[:, :12], bc.y, name="bc12")
-
-
 def _small_cfg(**kw):
     base = dict(seeds=(11, 22), epochs=3, head_epochs=5, pseudo_every=2, batch_size=128,
                 progress=False, xgb_trees=10, xgb_depth=3)

@@ -1,0 +1,279 @@
+"""The paths a newcomer takes: kernels, notebook parameters, sources, re-renders, output paths."""
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from tcclib import nbparams, paths, reuse
+from tcclib import params as P
+from tcclib import sweep as S
+from tcclib.config import Config
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "notebooks").glob("*.py"))
+TINY = {"seeds": [1], "methods": ["random"], "epochs": 2, "head_epochs": 2, "progress": False}
+
+
+def _execute(nb, out, parameters, cwd):
+    """papermill as a user calls it, in this interpreter's kernel."""
+    import papermill as pm
+
+    from tcclib.kernel import KERNEL_NAME, kernel_manager
+    km = kernel_manager()
+    try:
+        return pm.execute_notebook(nb, str(out), parameters=parameters, cwd=str(cwd), progress_bar=False,
+                                   kernel_name=KERNEL_NAME, km=km)
+    finally:
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
+
+
+# ------------------------------------------------------------------ kernels
+
+def test_sweep_runs_notebooks_in_this_interpreter_despite_a_decoy_python3_kernel(tmp_path, monkeypatch):
+    decoy = tmp_path / "jupyter" / "kernels" / "python3"
+    decoy.mkdir(parents=True)
+    (decoy / "kernel.json").write_text(json.dumps({
+        "argv": ["/nonexistent/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "decoy", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    from jupyter_client.kernelspec import KernelSpecManager
+    assert KernelSpecManager().get_kernel_spec("python3").argv[0] == "/nonexistent/bin/python"  # the decoy is live
+    p = tmp_path / "k.yaml"
+    p.write_text(f"name: k\ndatasets: [breast_cancer]\nper_dataset_notebooks: [01_data_prep]\n"
+                 f"aggregate_notebooks: []\nconfig: {json.dumps(TINY)}\n")
+    rep = S.sweep(P.load(p), tmp_path / "out", progress=False)
+    assert rep["done"] == ["breast_cancer"], rep
+    done = json.loads((tmp_path / "out" / "k" / "breast_cancer" / "_DONE.json").read_text())
+    assert done["python"] == sys.executable
+    import torch
+    assert done["torch"] == torch.__version__
+    assert not list(Path.home().glob(".local/share/jupyter/kernels/*tcc*"))  # nothing written for the user
+
+
+def test_makefile_writes_no_kernelspec():
+    text = (ROOT / "Makefile").read_text()
+    assert "kernelspec install" not in text and "ipykernel install" not in text
+
+
+# ------------------------------------------------------------------ parameters
+
+def _parameters_cell(src: Path) -> str:
+    import jupytext
+    nb = jupytext.read(src)
+    return next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+
+
+@pytest.mark.parametrize("src", [s for s in SOURCES if s.stem[:2] in ("01", "02", "03", "07")], ids=lambda s: s.stem)
+def test_every_setting_is_a_top_level_parameter_with_its_default(src):
+    ns: dict = {}
+    exec(_parameters_cell(src), ns)  # noqa: S102 - our own notebook source
+    expected = {f.name: getattr(Config(), f.name) for f in dataclasses.fields(Config) if f.name != "extra"}
+    expected.update(nbparams.NOTEBOOK_DEFAULTS)
+    expected["keep_embeddings"] = True  # interactive runs keep the PCA figure's embeddings
+    for name, value in expected.items():
+        assert name in ns, f"{src.name}: no parameter {name}"
+        got = tuple(ns[name]) if isinstance(ns[name], list) else ns[name]
+        assert got == value, f"{src.name}: {name} = {got!r}, Config default {value!r}"
+    assert set(nbparams.PER_DATASET_PATHS) <= set(ns)
+    assert {k for k in ns if not k.startswith("__")} <= set(nbparams.per_dataset_names(ablation=True))
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda s: s.stem)
+def test_papermill_help_lists_typed_parameters(src):
+    import papermill as pm
+    nb = ROOT / "notebooks" / f"{src.stem}.ipynb"
+    found = pm.inspect_notebook(str(nb))
+    assert found and all(p["inferred_type_name"] != "None" for p in found.values()), found
+    assert all(p["help"] for p in found.values())
+
+
+def test_p_epochs_changes_what_runs_and_a_misspelled_parameter_stops(tmp_path):
+    nb = str(ROOT / "notebooks" / "03_pretraining.ipynb")
+    runs = {}
+    for epochs in (2, 3):
+        out = tmp_path / f"e{epochs}"
+        _execute(nb, tmp_path / f"e{epochs}.ipynb", dict(output_dir=str(out), **{**TINY, "epochs": epochs}), tmp_path)
+        runs[epochs] = pd.read_csv(out / "history.csv")
+    assert sorted(runs[2].epoch) == [1, 2] and sorted(runs[3].epoch) == [1, 2, 3]
+    from papermill.exceptions import PapermillExecutionError
+    with pytest.raises(PapermillExecutionError) as e:
+        _execute(nb, tmp_path / "typo.ipynb", dict(output_dir=str(tmp_path / "t"), epoch=2), tmp_path)
+    assert e.value.ename == "ParameterError" and "did you mean 'epochs'?" in e.value.evalue
+    assert not (tmp_path / "t" / "results.csv").exists()  # stopped before any work
+
+
+def test_a_list_given_as_text_with_p_is_read_as_yaml():
+    cfg = nbparams.config_from({"seeds": "[1, 2]", "methods": "random", "epochs": 3})
+    assert cfg.seeds == (1, 2) and cfg.methods == ("random",) and cfg.epochs == 3
+    with pytest.raises(nbparams.ParameterError, match="corruption_rate"):
+        nbparams.config_from({"corruption_rate": 3.0})
+
+
+def test_relative_output_paths_land_under_the_repository(tmp_path, monkeypatch):
+    monkeypatch.delenv(paths.ROOT_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)  # e.g. a notebook started from notebooks/ or elsewhere
+    assert paths.project_root() == ROOT
+    r = nbparams.per_dataset({"output_dir": "runs/_pytest_rel/x", "cache_dir": ""}, load=False)
+    try:
+        assert r.out == ROOT / "runs" / "_pytest_rel" / "x" and r.out.is_dir()
+        assert not (tmp_path / "runs").exists()
+        d = nbparams.per_dataset({"set_name": "_pytest_rel", "dataset": "y"}, load=False)
+        assert d.out == ROOT / "runs" / "_pytest_rel" / "y"  # the default: runs/, never outputs/
+        assert d.cache_dir == ROOT / "runs" / ".cache"
+    finally:
+        import shutil
+        shutil.rmtree(ROOT / "runs" / "_pytest_rel", ignore_errors=True)
+    monkeypatch.setenv(paths.ROOT_ENV, str(tmp_path))  # a copy of the collection elsewhere (nbval)
+    assert nbparams.per_dataset({"output_dir": "o"}, load=False).out == tmp_path / "o"
+
+
+def test_aggregate_notebook_without_results_says_what_to_run_first(tmp_path):
+    with pytest.raises(nbparams.ParameterError, match="run the per-dataset notebooks first"):
+        nbparams.aggregate({"set_name": "nothing", "set_dir": str(tmp_path)})
+
+
+# ------------------------------------------------------------------ sources
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda s: s.stem)
+def test_paired_ipynb_matches_its_source(src):
+    import jupytext
+    a = jupytext.read(src)
+    b = nbformat.read(src.with_suffix(".ipynb"), as_version=4)
+    assert [(c.cell_type, c.source) for c in a.cells] == [(c.cell_type, c.source) for c in b.cells], \
+        f"{src.with_suffix('.ipynb').name} is out of date: run `make notebooks`"
+
+
+def stale_renders(folder: Path) -> list[str]:
+    """Rendered notebooks under ``folder`` whose recorded source hash is not the current one."""
+    current = {f"notebooks/{s.name}": hashlib.sha256(s.read_bytes()).hexdigest() for s in SOURCES}
+    bad = []
+    for nb in sorted(folder.rglob("*.ipynb")):
+        meta = json.loads(nb.read_text()).get("metadata", {}).get("tcc", {})
+        if current.get(meta.get("source")) != meta.get("source_sha256"):
+            bad.append(str(nb.relative_to(folder)))
+    return bad
+
+
+def test_every_committed_render_comes_from_the_current_sources():
+    stale = stale_renders(ROOT / "outputs")
+    assert not stale, f"{len(stale)} stale renders, e.g. {stale[:3]}: re-render with `make rerender SET=...`"
+
+
+def test_a_stale_render_is_detected(tmp_path):
+    nb = S.load_source("01_data_prep")
+    nbformat.write(nb, tmp_path / "fresh.ipynb")
+    assert stale_renders(tmp_path) == []
+    nb.metadata["tcc"]["source_sha256"] = "0" * 64  # rendered from an older source
+    nbformat.write(nb, tmp_path / "old.ipynb")
+    assert stale_renders(tmp_path) == ["old.ipynb"]
+
+
+# ------------------------------------------------------------------ re-render without retraining
+
+def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp_path, monkeypatch, bc_small):
+    from tcclib import store, train
+    cfg = Config(seeds=(12, 22), methods=("no_pretrain", "random", "class", "class_most"), epochs=2,
+                 head_epochs=2, pseudo_every=1, xgb_trees=5, progress=False, keep_embeddings=True,
+                 baselines=("logreg",))
+    first = train.run_dataset(bc_small, cfg, store_dir=tmp_path)
+    store.save_run(first, tmp_path)
+    files = {f: (tmp_path / f).read_bytes() for f in ("results.csv", "history.csv", "pseudo.csv", "corr_range.csv")}
+    calls = []
+    real = train.run_prepared
+    monkeypatch.setattr(train, "run_prepared", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    from tcclib import correlation
+    fit = correlation.importance_matrix
+    monkeypatch.setattr(correlation, "importance_matrix", lambda *a, **k: pytest.fail("an importance model was fitted"))
+    again = train.run_dataset(bc_small, cfg, store_dir=tmp_path)
+    assert calls == [] and again.timings["trained_members"] == 0 and not again.trained
+    store.save_run(again, tmp_path)
+    assert {f: (tmp_path / f).read_bytes() for f in files} == files  # byte for byte
+    assert set(again.embeddings) == set(cfg.methods)
+    # a changed setting retrains exactly what it changes: pseudo_every only touches the class members
+    changed = train.run_dataset(bc_small, cfg.replace(pseudo_every=2, keep_embeddings=False), store_dir=tmp_path)
+    assert [c.methods for c in calls] == [("class", "class_most")] and calls[0].seeds == (12, 22)
+    assert changed.timings["trained_members"] == 4 and changed.timings["reused_members"] == 4
+    same = first.results.set_index(["seed", "method"]).sort_index()
+    now = changed.results.set_index(["seed", "method"]).sort_index()
+    assert now.loc[(12, "random"), "accuracy"] == pytest.approx(same.loc[(12, "random"), "accuracy"], abs=1e-6)
+    assert now.loc[(12, "class"), "accuracy"] == pytest.approx(  # the same run: pseudo_every=2 alone
+        train.run_dataset(bc_small, cfg.replace(pseudo_every=2, keep_embeddings=False, methods=["class"]))
+        .results.set_index(["seed", "method"]).loc[(12, "class"), "accuracy"], abs=1e-6)
+    monkeypatch.setattr(correlation, "importance_matrix", fit)
+    # a new method trains that method only (its embeddings too); reuse=False retrains everything
+    calls.clear()
+    more = train.run_dataset(bc_small, cfg.replace(methods=[*cfg.methods, "oracle"]), store_dir=tmp_path)
+    assert [c.methods for c in calls] == [("oracle",)] and calls[0].keep_embeddings
+    assert list(more.embeddings) == [*cfg.methods, "oracle"]
+    assert (more.embeddings["random"]["train"] == again.embeddings["random"]["train"]).all()
+    calls.clear()
+    train.run_dataset(bc_small, cfg, store_dir=tmp_path, reuse=False)
+    assert [c.methods for c in calls] == [cfg.methods]
+
+
+def test_keys_change_with_what_determines_a_member_only(bc_small):
+    from tcclib.preprocess import prepare
+    cfg = Config(seeds=(12,), epochs=2)
+    sp = prepare(bc_small, cfg.seeds).splits[0]
+    k = reuse.member_key
+    assert k(sp, "random", cfg) == k(sp, "random", cfg.replace(xgb_trees=7, pseudo_every=3, progress=False))
+    assert k(sp, "random", cfg) != k(sp, "random", cfg.replace(epochs=3))
+    assert k(sp, "class_most", cfg) != k(sp, "class_most", cfg.replace(xgb_trees=7))
+    assert k(sp, "no_pretrain", cfg) == k(sp, "no_pretrain", cfg.replace(epochs=9, corruption_rate=0.2))
+    assert k(sp, "class", cfg) != k(sp, "class_most", cfg)
+
+
+def test_sweep_compares_a_run_with_the_committed_reference(tmp_path):
+    p = tmp_path / "r.yaml"
+    p.write_text(f"name: r\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
+                 f"aggregate_notebooks: []\nconfig: {json.dumps(TINY)}\n")
+    ps = P.load(p)
+    ref = tmp_path / "ref"
+    S.sweep(ps, ref, progress=False, reference_root=tmp_path / "none")
+    rep = S.sweep(ps, tmp_path / "mine", progress=False, reference_root=ref)
+    assert rep["done"] == ["breast_cancer"]  # not skipped because the reference is finished
+    assert rep["reference"]["breast_cancer"].startswith("AGREES with the committed reference")
+    p.write_text(p.read_text().replace('"epochs": 2', '"epochs": 3'))
+    rep = S.sweep(P.load(p), tmp_path / "other", progress=False, reference_root=ref)
+    assert "other settings (epochs 3 vs 2)" in rep["reference"]["breast_cancer"]
+    assert json.loads((ref / "r" / "breast_cancer" / "config.json").read_text())["epochs"] == 2  # untouched
+
+
+def test_force_and_only_name_datasets_of_the_set(tmp_path, capsys):
+    p = tmp_path / "f.yaml"
+    p.write_text("name: f\ndatasets: [breast_cancer, diabetes]\n")
+    assert S.main([str(p), "--force", "Breast_Cancer", "--check"]) == 0  # matched case-insensitively
+    assert S.main([str(p), "--force", "wdbc"]) == 2
+    assert "not a dataset of the set 'f'" in capsys.readouterr().err
+    assert S.main([str(p), "--only", "breast_cancr"]) == 2
+    assert "breast_cancer" in capsys.readouterr().err
+
+
+def test_data_dir_in_a_params_file_resolves_against_the_root(tmp_path, monkeypatch):
+    monkeypatch.delenv("TCC_DATA_DIR", raising=False)
+    ps = P.load(ROOT / "params" / "smoke.yaml")
+    assert ps.data_dir == "../shared/datasets/openml-cc18"
+    assert paths.resolve(ps.data_dir) == ROOT / ".." / "shared" / "datasets" / "openml-cc18"
+    bad = tmp_path / "b.yaml"
+    bad.write_text("name: b\ndatasets: [breast_cancer]\ndata_dir: 5\n")
+    with pytest.raises(P.ParamsError, match="data_dir"):
+        P.load(bad)
+
+
+def test_install_files_agree():
+    text = (ROOT / "pyproject.toml").read_text()
+    for dep in ("jupyterlab", "ipywidgets", "jupytext", "torch>=2.4"):
+        assert dep in text, dep
+    import tcclib
+    assert f'version = "{tcclib.__version__}"' in text
+    for src in SOURCES:  # the Colab cell installs this very version's wheel
+        assert f"tcclib-{tcclib.__version__}-py3-none-any.whl" in src.read_text()
+    assert "lab:" in (ROOT / "Makefile").read_text()
