@@ -95,6 +95,7 @@ def load_source(name: str):
     nb = jupytext.read(src)
     nb.metadata["tcc"] = {"source": f"notebooks/{src.name}", "source_sha256": source_hash(src)}
     nb.metadata.pop("jupytext", None)
+    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     for i, cell in enumerate(nb.cells):  # stable ids: re-renders differ only where outputs do
         cell["id"] = f"{src.stem[:2]}-{i:02d}"
     return nb
@@ -129,6 +130,8 @@ def error_line(e: BaseException) -> str:
     """An exception as one line: type and message (a notebook's own exception for a
     PapermillExecutionError), for the console and ``index.md``; the traceback is in _FAILED.json."""
     name, msg = type(e).__name__, str(e)
+    if isinstance(e, RerunFailed):
+        return " ".join(msg.split())
     if hasattr(e, "ename") and hasattr(e, "evalue"):
         name, msg = e.ename, str(e.evalue)
     msg = " ".join(msg.split())
@@ -154,12 +157,75 @@ def notebook_parameters(ps: P.ParamSet, dataset: str, out_root: Path, reuse: boo
                 cache_dir=paths.relative_to_root(out_root / ".cache"), reuse=bool(reuse), **cfg)
 
 
+PREVIOUS = ".previous"
+FAILED_DIR = ".failed"
+LOCK = ".lock"
+
+
+class SweepError(RuntimeError):
+    """The sweep cannot start: the set is locked by another sweep, or its folder is not writable."""
+
+
+class RerunFailed(RuntimeError):
+    """A re-run of a finished dataset failed; its previous results were put back."""
+
+
+def recover(set_dir: Path, dataset: str) -> str | None:
+    """Finish or undo a re-run of ``dataset`` that was cut short (killed, power loss).
+
+    A re-run keeps the finished results in ``<set>/.previous/<dataset>`` until it succeeds.  If
+    that folder is still there: when the dataset's own folder has its (new) ``_DONE.json`` the
+    re-run finished and only the clean-up was cut short, so the copy goes; otherwise the previous
+    results come back and the unfinished render moves to ``<set>/.failed/<dataset>``."""
+    import shutil
+
+    prev, cur = set_dir / PREVIOUS / dataset, set_dir / dataset
+    if not prev.exists():
+        return None
+    if (cur / "_DONE.json").exists():
+        shutil.rmtree(prev)
+        return "a finished re-run's clean-up was cut short: completed"
+    if cur.exists():
+        failed = set_dir / FAILED_DIR / dataset
+        shutil.rmtree(failed, ignore_errors=True)
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(cur, failed)
+    os.replace(prev, cur)
+    return f"an interrupted re-run was undone: the previous results are back (its partial render is in {FAILED_DIR}/)"
+
+
+def _keep_previous(set_dir: Path, dataset: str) -> Path:
+    """Copy the finished results of ``dataset`` to ``.previous/`` (complete, or not at all)."""
+    import shutil
+
+    prev = set_dir / PREVIOUS / dataset
+    tmp = set_dir / PREVIOUS / f".{dataset}.copying"
+    shutil.rmtree(tmp, ignore_errors=True)
+    prev.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(set_dir / dataset, tmp, symlinks=True)
+    os.replace(tmp, prev)
+    return prev
+
+
 def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> float:
+    """Execute the per-dataset notebooks of ``dataset``; ``_DONE.json`` last.
+
+    Re-running a finished dataset never loses it: its results are first copied to
+    ``<set>/.previous/<dataset>`` and the notebooks run in the dataset's folder (where the stored
+    results are reused where they match); only when they all succeed is the copy dropped.  When
+    they fail, the failed render moves to ``<set>/.failed/<dataset>`` (with ``_FAILED.json``) and
+    the previous results, marker and notebooks come back exactly as they were
+    (:class:`RerunFailed`).  A run killed at any point is finished or undone by :func:`recover`
+    on the next sweep."""
+    import shutil
+
     set_dir = out_root / ps.name
     ddir = set_dir / dataset
     t = time.perf_counter()
+    recover(set_dir, dataset)
     previous = json.loads((ddir / "_DONE.json").read_text()) if (ddir / "_DONE.json").exists() else None
     before = _files_digest(ddir) if ddir.exists() else {}
+    prev_dir = _keep_previous(set_dir, dataset) if previous is not None else None
     for marker in ("_DONE.json", "_FAILED.json"):
         (ddir / marker).unlink(missing_ok=True)
     ddir.mkdir(parents=True, exist_ok=True)
@@ -171,7 +237,11 @@ def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path, reuse: b
         store.write_json({"dataset": dataset, "error": error_line(e)[:2000],
                           "traceback": traceback.format_exc()[-8000:],
                           "at": _dt.datetime.now().isoformat(timespec="seconds")}, ddir / "_FAILED.json")
-        raise
+        if prev_dir is None or not isinstance(e, Exception):
+            raise  # a first run (nothing to restore), or an interrupt (recover() undoes it next time)
+        recover(set_dir, dataset)
+        raise RerunFailed(f"{error_line(e)} [re-run failed; the previous results are kept, the failed "
+                          f"render is in {FAILED_DIR}/{dataset}/]") from e
     secs = time.perf_counter() - t
     now = _dt.datetime.now().isoformat(timespec="seconds")
     from .kernel import interpreter
@@ -187,8 +257,83 @@ def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path, reuse: b
             tim = json.loads(tfile.read_text())
             done.update({k: tim[k] for k in ("pretrain_s", "resumed_at_epoch", "trained_members",
                                              "reused_members") if k in tim})
-    store.write_json(done, ddir / "_DONE.json")
+    store.write_json(done, ddir / "_DONE.json")  # the new results count from here on
+    if prev_dir is not None:
+        shutil.rmtree(prev_dir, ignore_errors=True)
+    shutil.rmtree(set_dir / FAILED_DIR / dataset, ignore_errors=True)
     return secs
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class set_lock:
+    """One sweep per output set at a time: ``<set>/.lock`` holds the owner's pid and host.
+
+    A second sweep on the same set stops with a :class:`SweepError` naming the owner; a lock
+    left by a process that no longer runs (same host) is taken over, with a message."""
+
+    def __init__(self, set_dir: Path, say=print):
+        self.file = Path(set_dir) / LOCK
+        self.say = say
+
+    def __enter__(self):
+        import socket
+
+        me = {"pid": os.getpid(), "host": socket.gethostname(),
+              "since": _dt.datetime.now().isoformat(timespec="seconds")}
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(3):
+            try:
+                fd = os.open(self.file, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    owner = json.loads(self.file.read_text() or "{}")
+                except (OSError, ValueError):
+                    owner = {}
+                pid, host = owner.get("pid"), owner.get("host")
+                if isinstance(pid, int) and host == me["host"] and not _pid_alive(pid):
+                    self.say(f"removing a stale lock {self.file} (pid {pid} is gone)")
+                    self.file.unlink(missing_ok=True)
+                    continue
+                raise SweepError(
+                    f"{self.file.parent} is being run by another sweep (pid {pid} on {host} since "
+                    f"{owner.get('since')}): wait for it to finish, or stop it; a lock left by a dead "
+                    f"process on this host is removed automatically") from None
+            with os.fdopen(fd, "w") as f:
+                json.dump(me, f)
+            return self
+        raise SweepError(f"could not take the lock {self.file}")
+
+    def __exit__(self, *exc):
+        self.file.unlink(missing_ok=True)
+        return False
+
+
+def check_writable(folder: Path) -> None:
+    """A clear :class:`SweepError` when ``folder`` (or, if it does not exist yet, the nearest
+    existing folder above it) cannot be written, before any work starts."""
+    import tempfile
+
+    probe = Path(folder)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        if not probe.is_dir():
+            raise NotADirectoryError(f"{probe} is not a folder")
+        fd, name = tempfile.mkstemp(dir=probe, prefix=".tcc-write-test-")
+        os.close(fd)
+        os.unlink(name)
+    except OSError as e:
+        raise SweepError(f"cannot write the output folder {folder} ({type(e).__name__}: {e}); choose "
+                         f"another with --outputs, or make it writable") from None
 
 
 def run_aggregate(ps: P.ParamSet, out_root: Path) -> None:
@@ -264,16 +409,52 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
     force_all = force == ["all"]
     forced = [] if (force is None or force_all) else _names_in_set(force, ps, "--force")
     chosen = _names_in_set(only, ps, "--only") if only else None
-    store.write_json(ps.datasets, out_root / ps.name / "datasets.json")
-    todo, skipped = [], []
-    for d in ps.datasets:
-        if chosen is not None and d not in chosen:
-            continue
-        done = (out_root / ps.name / d / "_DONE.json").exists()
-        if done and not (force_all or d in forced):
-            skipped.append(d)
-        else:
-            todo.append(d)
+    set_dir = out_root / ps.name
+
+    def classify():
+        todo, skipped = [], []
+        for d in ps.datasets:
+            if chosen is not None and d not in chosen:
+                continue
+            done = (set_dir / d / "_DONE.json").exists()
+            (skipped if done and not (force_all or d in forced) else todo).append(d)
+        return todo, skipped
+
+    todo, skipped = classify()
+    ref_root = Path(reference_root) if reference_root is not None else paths.reference_root()
+    interrupted = any((set_dir / PREVIOUS / d).exists() for d in ps.datasets)
+    if not todo and not interrupted and (set_dir / "index.md").exists() and \
+            not (aggregate and aggregates_stale(ps, set_dir)):
+        # nothing to run: only reads (a read-only or locked folder is no obstacle)
+        for d in skipped:
+            print(f"{d}: already done in {set_dir / d} (--force {d} re-renders it)")
+        reference = {d: line for d in skipped
+                     if (line := store.reference_line(set_dir / d, ref_root / ps.name / d)) is not None}
+        return {"done": [], "skipped": skipped, "failed": {}, "reference": reference}
+    check_writable(set_dir)
+    with set_lock(set_dir):
+        for d in ps.datasets:
+            note = recover(set_dir, d)
+            if note:
+                print(f"{d}: {note}")
+        todo, skipped = classify()
+        return _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root)
+
+
+def aggregates_stale(ps: P.ParamSet, set_dir: Path) -> bool:
+    """Whether an aggregate notebook is missing or older than a finished dataset's marker."""
+    renders = [set_dir / f"{nb}.ipynb" for nb in ps.aggregate_notebooks]
+    if not renders:
+        return False
+    if not all(r.exists() for r in renders):
+        return True
+    marks = [m.stat().st_mtime for d in ps.datasets if (m := set_dir / d / "_DONE.json").exists()]
+    return bool(marks) and max(marks) > min(r.stat().st_mtime for r in renders)
+
+
+def _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root) -> dict:
+    set_dir = out_root / ps.name
+    store.write_json(ps.datasets, set_dir / "datasets.json")
     if workers > 1:
         os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
     failed, done = {}, []
@@ -303,7 +484,6 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
     if aggregate and (done or skipped):
         run_aggregate(ps, out_root)
     write_index(ps, out_root)
-    ref_root = Path(reference_root) if reference_root is not None else paths.reference_root()
     reference = {}
     for d in done + skipped:
         line = store.reference_line(out_root / ps.name / d, ref_root / ps.name / d)
@@ -345,8 +525,12 @@ def main(argv=None) -> int:
         return 0
     t = time.perf_counter()
     out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()
-    rep = sweep(ps, out_root, a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
-                only=a.only, reuse=not a.retrain)
+    try:
+        rep = sweep(ps, out_root, a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
+                    only=a.only, reuse=not a.retrain)
+    except SweepError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
           f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
           f"{out_root / ps.name} (index.md lists them)")
