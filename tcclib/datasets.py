@@ -4,6 +4,10 @@
 * An OpenML id is read from ``<data_dir>/<did>.arff`` when that file exists (``data_dir``
   argument, else ``$TCC_DATA_DIR``), parsed with liac-arff (the parser openml-python uses), and
   the columns OpenML leaves out (row-id / ignore attributes) are dropped as OpenML does.
+  When a ``MANIFEST.tsv`` beside the file lists the id, the file must agree with it (sha256 of
+  the bytes; rows and columns after parsing), else a :class:`DatasetError` names the file and
+  the difference (a cut or edited copy would otherwise train silently on part of the data).
+  An empty, binary or unparsable file is a :class:`DatasetError` naming the file (and line).
   Otherwise openml-python downloads it (``openml.datasets.get_dataset``, with openml's cache);
   without network that ends in a :class:`DataUnavailableError` saying what to set.
 * Nominal columns come back as pandas ``category`` (declared level order), numeric as float64,
@@ -15,7 +19,9 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -110,12 +116,36 @@ resolve_data_dir = data_dir  # older name, kept for callers
 
 # --------------------------------------------------------------------------- loading
 
+MANIFEST_NAME = "MANIFEST.tsv"
+"""A table beside the ARFF files (``did``, ``sha256``, ``rows``, ``cols``) that the loader checks them against."""
+
+
 def _frame_from_arff(path: Path) -> pd.DataFrame:
-    """All columns of an ARFF file: nominal -> category (declared level order), numeric -> float64."""
+    """All columns of an ARFF file: nominal -> category (declared level order), numeric -> float64.
+
+    An empty file, a file that is not UTF-8 text, and one liac-arff cannot parse are a
+    :class:`DatasetError` naming the file (and the line, where liac-arff gives one).
+    """
     import arff  # liac-arff
 
-    with open(path, encoding="utf-8") as f:
-        d = arff.load(f)
+    if path.stat().st_size == 0:
+        raise DatasetError(f"{path}: the file is empty (0 bytes); re-download it or restore the copy")
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = arff.load(f)
+    except UnicodeDecodeError as e:
+        with open(path, "rb") as f:
+            head = f.read(4)
+        kind = ("it looks gzip-compressed: unpack it" if head[:2] == b"\x1f\x8b" else
+                "it looks like a zip archive: unpack it" if head[:2] == b"PK" else
+                "it is damaged or not an ARFF file; re-download it")
+        raise DatasetError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}): "
+                           f"an ARFF file is text, and {kind}") from None
+    except arff.ArffException as e:
+        line = getattr(e, "line", -1)
+        where = f"{path}, line {line}" if isinstance(line, int) and line > 0 else f"{path}"
+        raise DatasetError(f"{where}: not a valid ARFF file (liac-arff {type(e).__name__}: {e}); "
+                           "the copy is damaged or not ARFF: re-download it") from None
     cols = [a for a, _ in d["attributes"]]
     raw = pd.DataFrame(d["data"], columns=cols, dtype=object)
     out = {}
@@ -129,13 +159,88 @@ def _frame_from_arff(path: Path) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+@lru_cache(maxsize=8)
+def _read_manifest(path: Path, mtime_ns: int, size: int) -> dict[int, dict]:
+    """``{did: {"sha256", "rows", "cols"}}`` of a MANIFEST.tsv (cached per file version)."""
+    m = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    missing = {"did", "sha256", "rows", "cols"} - set(m.columns)
+    if missing:
+        raise ValueError(f"no column(s) {', '.join(sorted(missing))}")
+    out = {}
+    for r in m.itertuples(index=False):
+        if str(r.did).strip().isdigit():
+            out[int(r.did)] = dict(sha256=str(r.sha256).strip().lower(), rows=str(r.rows).strip(),
+                                   cols=str(r.cols).strip())
+    return out
+
+
+def manifest_entry(path: Path, did: int) -> dict | None:
+    """What the ``MANIFEST.tsv`` beside ``path`` says about ``did`` (None: no manifest, or not listed).
+
+    An unreadable manifest is warned about and treated as absent.
+    """
+    mf = Path(path).parent / MANIFEST_NAME
+    if not mf.is_file():
+        return None
+    st = mf.stat()
+    try:
+        return _read_manifest(mf, st.st_mtime_ns, st.st_size).get(int(did))
+    except Exception as e:  # noqa: BLE001 - a broken manifest must not stop a good file loading
+        warnings.warn(f"{mf}: unreadable ({type(e).__name__}: {e}); {Path(path).name} is loaded unchecked",
+                      stacklevel=3)
+        return None
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _checked_arff_frame(path: Path, did: int) -> pd.DataFrame:
+    """The ARFF file's columns, checked against the ``MANIFEST.tsv`` beside it when it lists ``did``.
+
+    The sha256 of the bytes is compared first; rows and columns (target and ignored columns
+    included) after parsing.  Any disagreement is a :class:`DatasetError` naming the file and
+    what differs.  A file the manifest does not list, or no manifest, loads unchecked.
+    """
+    entry = manifest_entry(path, did)
+    if entry is None:
+        return _frame_from_arff(path)
+    sha = _sha256(path) if entry["sha256"] else ""
+    sha_differs = sha != entry["sha256"]
+    try:
+        df = _frame_from_arff(path)
+    except DatasetError as e:
+        if sha_differs:
+            raise DatasetError(f"{e} (its sha256 differs from {MANIFEST_NAME}'s too)") from None
+        raise
+    got = {"rows": len(df), "cols": df.shape[1]}
+    word = {"rows": "rows", "cols": "columns"}
+    bad = [k for k in ("rows", "cols") if entry[k].isdigit() and int(entry[k]) != got[k]]
+    fix = "the copy is damaged or not OpenML's; re-download it"
+    if bad:
+        ours = " and ".join(f"{got[k]} {word[k]}" for k in bad)
+        theirs = " and ".join(f"{entry[k]}" for k in bad)
+        too = " (sha256 differs too)" if sha_differs else ""
+        raise DatasetError(f"{path}: {ours}, {MANIFEST_NAME} says {theirs}{too}: {fix}")
+    if sha_differs:
+        raise DatasetError(
+            f"{path}: sha256 {sha[:12]}... differs from {MANIFEST_NAME}'s {entry['sha256'][:12]}... "
+            f"(rows and columns agree: {got['rows']} x {got['cols']}): the file was changed after "
+            f"{MANIFEST_NAME} was written; {fix} (or, for a deliberate new copy, update {MANIFEST_NAME})")
+    return df
+
+
 def _ignored(did: int) -> list[str]:
     value = _registry().set_index("did").loc[did, "ignore_columns"]
     return [c for c in str(value).split(";") if c]
 
 
 def _load_arff(name: str, did: int, path: Path) -> Dataset:
-    df = _frame_from_arff(path)
+    df = _checked_arff_frame(path, did)
     target = _registry().set_index("did").loc[did, "target"]
     if target not in df.columns:
         raise DatasetError(f"{path}: target column {target!r} not found (columns: {', '.join(df.columns[:8])}, ...)")
@@ -192,7 +297,9 @@ def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dat
     An OpenML dataset is read from ``<data_dir>/<did>.arff`` (``data_dir`` argument, else
     ``$TCC_DATA_DIR``) when that file exists; otherwise it is downloaded with openml-python,
     unless ``allow_download`` is False. No copy and no download raise
-    :class:`DataUnavailableError`. The result is checked with :func:`validate_dataset`.
+    :class:`DataUnavailableError`. A local copy that disagrees with the ``MANIFEST.tsv`` beside
+    it, or cannot be parsed, raises :class:`DatasetError` naming the file. The result is checked
+    with :func:`validate_dataset`.
     """
     name, did = resolve(name_or_did)
     if did is None:

@@ -1,0 +1,131 @@
+"""Bad input is a clear error before any work starts (issue: "Nothing lost, nothing silent").
+
+Damaged ARFF copies (checked against the MANIFEST.tsv beside them), unparsable, binary and empty
+files, and tables the method cannot use (duplicate names, numbers written as text with a few
+stray tokens, numbers too large for float32, classes too small to split, too few features to
+corrupt, a one-hot width beyond the memory budget, no unlabeled rows).  Every table is tiny; the
+ARFF cases copy one shared file into pytest's tmp_path and damage the copy there.
+"""
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcclib import datasets as D
+
+DATA = Path(os.environ.get(D.DATA_DIR_ENV) or Path(__file__).resolve().parents[2] / "shared/datasets/openml-cc18")
+needs_data = pytest.mark.skipif(not (DATA / "MANIFEST.tsv").exists(),
+                                reason=f"no ARFF folder with MANIFEST.tsv at {DATA} (set {D.DATA_DIR_ENV})")
+
+
+# --------------------------------------------------------------------------- ARFF copies
+@pytest.fixture
+def folder(tmp_path):
+    """A data folder with the shared MANIFEST.tsv and an intact copy of balance-scale (11.arff)."""
+    shutil.copy(DATA / "MANIFEST.tsv", tmp_path / "MANIFEST.tsv")
+    shutil.copy(DATA / "11.arff", tmp_path / "11.arff")
+    (tmp_path / "11.arff").chmod(0o644)
+    return tmp_path
+
+
+def _lines(folder):
+    lines = (folder / "11.arff").read_text(encoding="utf-8").splitlines(keepends=True)
+    data = next(i for i, line in enumerate(lines) if line.lower().startswith("@data"))
+    return lines, data
+
+
+def _load(folder):
+    return D.load_dataset(11, data_dir=folder, allow_download=False)
+
+
+@needs_data
+def test_intact_copy_with_its_manifest_loads(folder):
+    ds = _load(folder)
+    assert ds.X.shape == (625, 4) and ds.source == str(folder / "11.arff")
+
+
+@needs_data
+def test_copy_cut_at_a_line_boundary_is_refused(folder):
+    lines, data = _lines(folder)
+    (folder / "11.arff").write_text("".join(lines[: data + 1 + 300]), encoding="utf-8")
+    with pytest.raises(D.DatasetError) as e:
+        _load(folder)
+    msg = str(e.value)
+    assert str(folder / "11.arff") in msg
+    assert "300 rows, MANIFEST.tsv says 625 (sha256 differs too)" in msg and "re-download" in msg
+
+
+@needs_data
+def test_copy_changed_in_place_is_refused_by_its_sha256(folder):
+    lines, data = _lines(folder)
+    lines[data + 1] = lines[data + 1].replace("1,1,1,1,B", "1,1,1,1,L")  # same shape, other data
+    (folder / "11.arff").write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(D.DatasetError, match="sha256 .* differs from MANIFEST.tsv's .*rows and columns agree"):
+        _load(folder)
+
+
+@needs_data
+def test_copy_with_a_column_less_is_refused(folder):
+    lines, data = _lines(folder)
+    header = [line for line in lines[:data] if not line.lower().startswith("@attribute right-distance")]
+    rows = [",".join(r.split(",")[:3] + r.split(",")[4:]) for r in lines[data + 1:]]
+    (folder / "11.arff").write_text("".join(header + [lines[data]] + rows), encoding="utf-8")
+    with pytest.raises(D.DatasetError, match=r"11\.arff: 4 columns, MANIFEST.tsv says 5 \(sha256 differs too\)"):
+        _load(folder)
+
+
+@needs_data
+def test_unlisted_file_or_no_manifest_loads_as_before(folder):
+    lines, data = _lines(folder)
+    (folder / "11.arff").write_text("".join(lines[: data + 1 + 300]), encoding="utf-8")
+    (folder / "MANIFEST.tsv").unlink()
+    assert len(_load(folder).X) == 300  # nothing to check against: loaded as it is
+    m = pd.read_csv(DATA / "MANIFEST.tsv", sep="\t", dtype=str, keep_default_na=False)
+    m[m.did != "11"].to_csv(folder / "MANIFEST.tsv", sep="\t", index=False)
+    assert len(_load(folder).X) == 300
+
+
+@needs_data
+def test_parse_error_names_the_file_and_the_line(folder):
+    lines, data = _lines(folder)
+    lines[data + 3] = "1,2,3,4,5,L\n"  # one value too many
+    (folder / "11.arff").write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(D.DatasetError) as e:
+        _load(folder)
+    msg = str(e.value)
+    assert f"{folder / '11.arff'}, line {data + 4}: not a valid ARFF file" in msg and "BadDataFormat" in msg
+
+
+@needs_data
+def test_copy_cut_in_the_middle_of_a_line(folder):
+    text = (folder / "11.arff").read_text(encoding="utf-8")
+    (folder / "11.arff").write_text(text[: len(text) // 2 - 3], encoding="utf-8")
+    with pytest.raises(D.DatasetError, match="11.arff, line .*not a valid ARFF file.*sha256 differs"):
+        _load(folder)
+
+
+def test_binary_and_empty_files_are_clear_errors(tmp_path):
+    (tmp_path / "11.arff").write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(D.DatasetError, match=r"11\.arff: not UTF-8 text \(byte 0x80 at offset 128\)"):
+        _load(tmp_path)
+    (tmp_path / "11.arff").write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(128, 256)))
+    with pytest.raises(D.DatasetError, match="gzip-compressed: unpack it"):
+        _load(tmp_path)
+    (tmp_path / "11.arff").write_bytes(b"")
+    with pytest.raises(D.DatasetError, match=r"11\.arff: the file is empty \(0 bytes\)"):
+        _load(tmp_path)
+    (tmp_path / "11.arff").write_text("\n\n% only a comment\n", encoding="utf-8")
+    with pytest.raises(D.DatasetError, match=r"11\.arff(, line \d+)?: not a valid ARFF file \(liac-arff BadLayout"):
+        _load(tmp_path)
+
+
+@needs_data
+def test_unreadable_manifest_is_warned_about_and_the_file_loads(folder):
+    (folder / "MANIFEST.tsv").write_text("name\tsomething\nx\ty\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match="MANIFEST.tsv: unreadable.*loaded unchecked"):
+        assert len(_load(folder).X) == 625
