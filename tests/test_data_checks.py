@@ -129,3 +129,66 @@ def test_unreadable_manifest_is_warned_about_and_the_file_loads(folder):
     (folder / "MANIFEST.tsv").write_text("name\tsomething\nx\ty\n", encoding="utf-8")
     with pytest.warns(UserWarning, match="MANIFEST.tsv: unreadable.*loaded unchecked"):
         assert len(_load(folder).X) == 625
+
+
+# --------------------------------------------------------------------------- table checks
+def test_duplicate_column_names_are_a_clear_error():
+    X = pd.DataFrame(np.arange(12.0).reshape(4, 3), columns=["a", "a", "b"])
+    with pytest.raises(D.DatasetError, match=r"custom: duplicate column name\(s\) 'a' \(2 columns\).*rename"):
+        D.from_frame(X, ["x", "y", "x", "y"])
+    ds = D.from_frame(X.set_axis(["a", "c", "b"], axis=1), ["x", "y", "x", "y"])
+    with pytest.raises(D.DatasetError, match="duplicate column name"):  # a Dataset built by hand
+        D.validate_dataset(D.Dataset("mine", None, ds.X.set_axis(["a", "a", "b"], axis=1), ds.y))
+
+
+def _numbers_as_text(n=200, seed=0):
+    return [f"{v:.3f}" for v in np.random.default_rng(seed).normal(size=n)]
+
+
+def test_numeric_text_column_with_a_stray_token_lists_the_tokens():
+    a = _numbers_as_text()
+    a[5] = "n/a"
+    a[9] = "n/a"
+    a[17] = "-"
+    X = pd.DataFrame({"a": a, "b": np.arange(200.0)})
+    with pytest.raises(D.DatasetError) as e:
+        D.from_frame(X, ["x", "y"] * 100)
+    msg = str(e.value)
+    assert "'a' (197 of 200 values are numbers; not numbers: 'n/a' x2, '-' x1)" in msg
+    assert "pd.to_numeric(X['a'], errors='coerce')" in msg and "astype('category')" in msg
+    # the fixes the message names both work
+    X1 = X.assign(a=pd.to_numeric(X.a, errors="coerce"))
+    assert D.from_frame(X1, ["x", "y"] * 100).X.a.dtype == np.float64
+    X2 = X.assign(a=X.a.astype("category"))
+    assert isinstance(D.from_frame(X2, ["x", "y"] * 100).X.a.dtype, pd.CategoricalDtype)
+
+
+def test_text_columns_of_words_or_of_numbers_only():
+    words = pd.DataFrame({"w": ["red", "green", "1", "blue"] * 25, "b": np.arange(100.0)})
+    assert isinstance(D.from_frame(words, ["x", "y"] * 50).X.w.dtype, pd.CategoricalDtype)  # mostly words
+    numbers = pd.DataFrame({"t": _numbers_as_text(100), "b": np.arange(100.0)})
+    with pytest.warns(UserWarning, match=r"text column\(s\) 't' \(9\d levels\) hold only numbers"):
+        ds = D.from_frame(numbers, ["x", "y"] * 50)
+    assert isinstance(ds.X.t.dtype, pd.CategoricalDtype)  # categorical as before, but not silently
+    mostly = _numbers_as_text(10)
+    mostly[:2] = ["?", "?"]  # 80 % numbers: not "a few" stray tokens
+    assert D.numeric_text_tokens(pd.Series(mostly)) is None
+    assert list(D.numeric_text_tokens(pd.Series(["1", "2", "nan", None] * 5 + ["x"]))) == [1]
+
+
+@pytest.mark.parametrize("value,pattern", [
+    (np.inf, r"custom: non-finite numbers \(inf\) in column\(s\) big; 2 cell\(s\) in all: replace them with NaN"),
+    (1e308, r"custom: numbers too large for float32 \(\|x\| > 3.4e\+38\) in column\(s\) big; 2 cell\(s\), "
+            r"the largest 1e\+308"),
+    (4e38, r"too large for float32 .* column\(s\) big; 2 cell\(s\), the largest 4e\+38"),
+], ids=["inf", "1e308", "beyond-float32"])
+def test_infinite_and_huge_numbers_are_clear_errors(value, pattern):
+    X = pd.DataFrame({"ok": np.arange(6.0), "big": [1.0, value, 2.0, -value, 3.0, np.nan]})
+    with pytest.raises(D.DatasetError, match=pattern):
+        D.from_frame(X, ["x", "y"] * 3)
+
+
+def test_largest_float32_still_loads():
+    f32 = float(np.finfo(np.float32).max)
+    X = pd.DataFrame({"ok": np.arange(6.0), "big": [1.0, f32, 2.0, -f32, 3.0, np.nan]})
+    assert D.from_frame(X, ["x", "y"] * 3).X.big.max() == f32
