@@ -13,6 +13,7 @@ be stacked into one ensemble: a column dropped for a seed is marked inactive the
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -79,14 +80,68 @@ def encode_target(y: pd.Series) -> tuple[np.ndarray, list[str]]:
     return y.cat.codes.to_numpy().astype(np.int64), [str(c) for c in y.cat.categories]
 
 
-def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: float):
+def min_rows_per_class(test_fraction: float = 0.2, labeled_fraction: float = 0.3) -> int:
+    """Rows every class needs for the stratified split: one in the test split, one labeled.
+
+    A stratified split gives a class with ``n`` rows about ``n * test_fraction`` test rows and
+    ``n * (1 - test_fraction) * labeled_fraction`` labeled ones; each must be at least one, and
+    scikit-learn needs two rows per class to stratify at all::
+
+        max(2, ceil(1 / test_fraction), ceil(1 / ((1 - test_fraction) * labeled_fraction)))
+
+    5 for the published 80/20 split with 30 % labeled.
+    """
+    eps = 1e-9
+    return max(2, math.ceil(1 / test_fraction - eps),
+               math.ceil(1 / ((1 - test_fraction) * labeled_fraction) - eps))
+
+
+def _split_words(test_fraction: float, labeled_fraction: float) -> str:
+    return (f"the stratified {100 * (1 - test_fraction):g}/{100 * test_fraction:g} train/test split with "
+            f"{100 * labeled_fraction:g} % of the training rows labeled")
+
+
+def check_class_sizes(y: np.ndarray, classes, test_fraction: float = 0.2, labeled_fraction: float = 0.3,
+                      name: str = "dataset") -> None:
+    """Raise a :class:`DatasetError` naming the classes with fewer rows than :func:`min_rows_per_class`.
+
+    ``y``: label codes into ``classes`` (the class names).
+    """
+    counts = np.bincount(np.asarray(y), minlength=len(classes))
+    need = min_rows_per_class(test_fraction, labeled_fraction)
+    small = [i for i in np.argsort(counts, kind="stable") if counts[i] < need]
+    if not small:
+        return
+    first, rest = small[0], small[1:]
+    others = (" (" + ", ".join(f"class {classes[i]!r} {counts[i]}" for i in rest[:10])
+              + (", ..." if len(rest) > 10 else "") + ")") if rest else ""
+    raise DatasetError(
+        f"{name}: class {classes[first]!r} has {counts[first]} row(s){others}; "
+        f"{_split_words(test_fraction, labeled_fraction)} needs at least {need} rows per class "
+        f"(one in the test split: 1/{test_fraction:g} = {1 / test_fraction:.3g} rows; one labeled: "
+        f"1/({1 - test_fraction:g} x {labeled_fraction:g}) = "
+        f"{1 / ((1 - test_fraction) * labeled_fraction):.3g} rows). "
+        "Add rows of these classes, merge them into others or drop them, or change "
+        "test_fraction / labeled_fraction")
+
+
+def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: float, classes=None,
+           name: str = "dataset"):
+    """Stratified train/test split and stratified labeled subset of the training rows.
+
+    Classes too small for it are a :class:`DatasetError` (:func:`check_class_sizes`); so is a
+    split that still leaves a class without a test or a labeled row.  When the labeled subset
+    cannot be stratified (fewer labeled or unlabeled rows than classes) it is drawn without
+    stratification, with a warning.
+    """
+    classes = list(classes) if classes is not None else [str(c) for c in range(int(y.max()) + 1)]
+    check_class_sizes(y, classes, test_fraction, labeled_fraction, name)
     idx = np.arange(len(y))
-    counts = np.bincount(y)
-    if counts.min() < 2:
-        raise DatasetError(
-            f"class {int(counts.argmin())} has {counts.min()} row(s): a stratified split needs "
-            "at least 2 rows per class")
-    tr, te = train_test_split(idx, test_size=test_fraction, stratify=y, random_state=seed)
+    try:
+        tr, te = train_test_split(idx, test_size=test_fraction, stratify=y, random_state=seed)
+    except ValueError as e:  # not expected after check_class_sizes; never scikit-learn's words alone
+        raise DatasetError(f"{name}: seed {seed}: {_split_words(test_fraction, labeled_fraction)} "
+                           f"failed: {e}") from e
     labeled = np.zeros(len(tr), dtype=bool)
     if labeled_fraction >= 1:
         labeled[:] = True
@@ -94,17 +149,31 @@ def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: flo
         pos = np.arange(len(tr))
         try:
             lab, _ = train_test_split(pos, train_size=labeled_fraction, stratify=y[tr], random_state=seed)
-        except ValueError:
-            warnings.warn("labeled subset too small to stratify; drawing it without stratification")
+        except ValueError as e:
+            warnings.warn(f"{name}: seed {seed}: the labeled subset ({labeled_fraction:g} of {len(tr)} training "
+                          f"rows) cannot be stratified over {len(classes)} classes ({e}); drawing it without "
+                          "stratification", stacklevel=3)
             lab, _ = train_test_split(pos, train_size=labeled_fraction, random_state=seed)
         labeled[lab] = True
+    n_test = np.bincount(y[te], minlength=len(classes))
+    n_lab = np.bincount(y[tr][labeled], minlength=len(classes))
+    for what, n in (("test", n_test), ("labeled", n_lab)):
+        if (n == 0).any():
+            missing = [classes[i] for i in np.flatnonzero(n == 0)]
+            raise DatasetError(
+                f"{name}: seed {seed}: {_split_words(test_fraction, labeled_fraction)} left no {what} row "
+                f"of class(es) {', '.join(map(repr, missing[:10]))}; give these classes more rows, or "
+                "change test_fraction / labeled_fraction")
     return tr, te, labeled
 
 
 def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float = 0.2,
-                 labeled_fraction: float = 0.3) -> SeedSplit:
-    """Preprocess one seed as published (see module docstring)."""
-    tr, te, labeled = _split(y, seed, test_fraction, labeled_fraction)
+                 labeled_fraction: float = 0.3, classes=None, name: str = "dataset") -> SeedSplit:
+    """Preprocess one seed as published (see module docstring).
+
+    ``classes`` (names of the label codes ``y``) and ``name`` only make error messages clearer.
+    """
+    tr, te, labeled = _split(y, seed, test_fraction, labeled_fraction, classes, name)
     M = X.shape[1]
     raw_tr = np.zeros((len(tr), M), dtype=np.float32)
     raw_te = np.zeros((len(te), M), dtype=np.float32)
@@ -120,7 +189,8 @@ def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float
             if present.nunique() <= 1:
                 continue  # all missing or constant on the training split: dropped
             mode = present.value_counts().idxmax()
-            levels = sorted(present.unique(), key=list(s.cat.categories).index)
+            declared = {c: i for i, c in enumerate(s.cat.categories)}  # (a dict: linear in the levels)
+            levels = sorted(present.unique(), key=declared.__getitem__)
             lut = {lv: i for i, lv in enumerate(levels)}
             raw_tr[:, j] = s_tr.astype(object).where(s_tr.notna(), mode).map(lut).to_numpy(dtype=np.float32)
             te_codes = s_te.astype(object).where(s_te.notna(), mode).map(lut)
@@ -140,13 +210,22 @@ def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float
             raw_te[:, j] = (v_te - mean) / std
         active[j] = True
     if not active.any():
-        raise DatasetError(f"seed {seed}: every feature is constant or missing on the training split")
+        raise DatasetError(f"{name}: seed {seed}: every feature is constant or missing on the training split")
+    finite = np.isfinite(raw_tr).all(0) & np.isfinite(raw_te).all(0)
+    if not finite.all():  # validate_dataset refuses inf and |x| > float32 max; this is the last guard
+        raise DatasetError(f"{name}: seed {seed}: z-scoring gave non-finite values in column(s) "
+                           f"{', '.join(str(c) for c in X.columns[~finite][:10])}; rescale them")
     return SeedSplit(seed, raw_tr, raw_te, y[tr], y[te], labeled, active, is_cat, n_levels, tr, te)
 
 
 def prepare(ds: Dataset, seeds, test_fraction: float = 0.2, labeled_fraction: float = 0.3) -> Prepared:
-    """Preprocess ``ds`` for every seed."""
+    """Preprocess ``ds`` for every seed.
+
+    Before any seed: every class needs :func:`min_rows_per_class` rows (5 for the published
+    fractions), else a :class:`DatasetError` names the small classes and the minimum.
+    """
     y, classes = encode_target(ds.y)
+    check_class_sizes(y, classes, test_fraction, labeled_fraction, ds.name)
     is_cat = np.array([isinstance(t, pd.CategoricalDtype) for t in ds.X.dtypes])
-    splits = [prepare_seed(ds.X, y, int(s), test_fraction, labeled_fraction) for s in seeds]
+    splits = [prepare_seed(ds.X, y, int(s), test_fraction, labeled_fraction, classes, ds.name) for s in seeds]
     return Prepared(ds.name, [str(c) for c in ds.X.columns], is_cat, classes, splits)

@@ -192,3 +192,59 @@ def test_largest_float32_still_loads():
     f32 = float(np.finfo(np.float32).max)
     X = pd.DataFrame({"ok": np.arange(6.0), "big": [1.0, f32, 2.0, -f32, 3.0, np.nan]})
     assert D.from_frame(X, ["x", "y"] * 3).X.big.max() == f32
+
+
+# --------------------------------------------------------------------------- split sizes
+def _classes(sizes, seed=0):
+    """A two-feature table with ``sizes[c]`` rows of class c ('a', 'b', ...)."""
+    y = np.repeat([chr(ord("a") + i) for i in range(len(sizes))], sizes)
+    X = pd.DataFrame(np.random.default_rng(seed).normal(size=(len(y), 2)), columns=["u", "v"])
+    return D.from_frame(X, y, name="tiny")
+
+
+def test_minimum_rows_per_class_follows_the_fractions():
+    from tcclib.preprocess import min_rows_per_class
+
+    assert min_rows_per_class(0.2, 0.3) == 5  # the published split: 1/0.2 = 5, 1/(0.8 x 0.3) = 4.2
+    assert min_rows_per_class(0.2, 0.1) == 13  # 1/(0.8 x 0.1) = 12.5
+    assert min_rows_per_class(0.5, 0.05) == 40
+    assert min_rows_per_class(0.2, 1.0) == 5
+    assert min_rows_per_class(0.9, 1.0) == 10  # one training row: 1/0.1
+
+
+def test_too_small_class_names_the_class_and_the_minimum():
+    from tcclib.preprocess import prepare
+
+    with pytest.raises(D.DatasetError) as e:
+        prepare(_classes([40, 3]), [1])  # today: splits silently, class 'b' gets 1 labeled row or none
+    msg = str(e.value)
+    assert msg.startswith("tiny: class 'b' has 3 row(s); the stratified 80/20 train/test split with 30 % of "
+                          "the training rows labeled needs at least 5 rows per class")
+    with pytest.raises(D.DatasetError, match=r"class 'c' has 1 row\(s\) \(class 'b' 4\).*at least 13 rows"):
+        prepare(_classes([60, 4, 1]), [1], labeled_fraction=0.1)
+
+
+def test_too_many_classes_for_the_test_split_is_not_a_scikit_learn_message():
+    from tcclib.preprocess import prepare
+
+    # today: scikit-learn's "The test_size = 2 should be greater or equal to the number of classes = 5"
+    with pytest.raises(D.DatasetError, match=r"tiny: class 'a' has 2 row\(s\) \(class 'b' 2, .*at least 5 rows"):
+        prepare(_classes([2] * 5), [1])
+
+
+def test_classes_at_the_minimum_split_into_test_and_labeled_rows():
+    from tcclib.preprocess import prepare
+
+    for sizes, lf in (([5, 5, 5], 0.3), ([5, 30, 7, 5], 0.3), ([13, 13], 0.1)):
+        prep = prepare(_classes(sizes), range(6), labeled_fraction=lf)
+        for sp in prep.splits:
+            assert (np.bincount(sp.y_test, minlength=len(sizes)) >= 1).all()
+            assert (np.bincount(sp.y_train[sp.labeled], minlength=len(sizes)) >= 1).all()
+
+
+def test_run_dataset_refuses_small_classes_before_training(monkeypatch):
+    from tcclib import train
+
+    monkeypatch.setattr(train, "run_prepared", lambda *a, **k: pytest.fail("training started"))
+    with pytest.raises(D.DatasetError, match="class 'b' has 4 row"):
+        train.run_dataset(_classes([30, 4]), train.Config(seeds=(1,), epochs=1, progress=False))
