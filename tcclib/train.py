@@ -39,7 +39,7 @@ from .encoding import TensorTable
 from .losses import nt_xent_pairs
 from .metrics import accuracy, auroc
 from .model import StackedMLP, adam
-from .preprocess import Prepared, prepare
+from .preprocess import Prepared, check_training_inputs, prepare
 
 
 def member_seed(seed: int, tag: str) -> int:
@@ -407,9 +407,7 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
     cfg = cfg or Config()
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
-    if any(METHODS[m].pretrain for m in cfg.methods):
-        for sp in prep.splits:
-            cfg.corrupted_count(sp.n_features)  # clear error before any work
+    check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
     keys = R.run_keys(prep, cfg)
     stored = R.load(store_dir) if (store_dir is not None and reuse) else None
     hit = {(sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[R.tag(sp.seed, m)]))

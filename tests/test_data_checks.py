@@ -248,3 +248,123 @@ def test_run_dataset_refuses_small_classes_before_training(monkeypatch):
     monkeypatch.setattr(train, "run_prepared", lambda *a, **k: pytest.fail("training started"))
     with pytest.raises(D.DatasetError, match="class 'b' has 4 row"):
         train.run_dataset(_classes([30, 4]), train.Config(seeds=(1,), epochs=1, progress=False))
+
+
+# --------------------------------------------------------------------------- features to corrupt
+@pytest.mark.parametrize("rate", [0.05, 0.4, 1.0])
+def test_one_feature_cannot_be_corrupted_at_any_rate(rate):
+    from tcclib.config import Config, ConfigError
+
+    with pytest.raises(ConfigError) as e:
+        Config(corruption_rate=rate).corrupted_count(1)
+    msg = str(e.value)
+    assert "corruption needs at least 2 features, got 1" in msg and "no rate can help" in msg
+    assert "lower the rate" not in msg and "no_pretrain" in msg
+
+
+def test_too_high_rate_names_a_rate_that_works():
+    from tcclib.config import Config, ConfigError
+
+    with pytest.raises(ConfigError, match=r"corrupts 3 of 3 features: .*intact; lower the rate to at most 2/3 \(e\.g\. 0\.666\)"):
+        Config(corruption_rate=0.7).corrupted_count(3)
+    assert Config(corruption_rate=0.666).corrupted_count(3) == 2
+
+
+def test_run_dataset_names_the_seed_and_the_dropped_columns(monkeypatch):
+    from tcclib import train
+    from tcclib.config import ConfigError
+
+    monkeypatch.setattr(train, "run_prepared", lambda *a, **k: pytest.fail("training started"))
+    X = pd.DataFrame({"u": np.random.default_rng(0).normal(size=40), "const": 1.0})
+    y = np.where(X.u > 0, "p", "n")
+    cfg = train.Config(seeds=(3,), methods=("random",), epochs=1, progress=False)
+    with pytest.raises(ConfigError) as e:
+        train.run_dataset(D.from_frame(X, y, name="narrow"), cfg)
+    msg = str(e.value)
+    assert msg.startswith("narrow: seed 3: corruption needs at least 2 features, got 1")
+    assert "1 of 2 columns are constant or missing on this seed's training split and dropped: const" in msg
+
+
+# --------------------------------------------------------------------------- memory budget
+@pytest.fixture(scope="module")
+def wide():
+    """12,000 rows with a 10,000-level categorical column 'zip' (two numeric ones besides), prepared
+    for the paper's 8 seeds."""
+    from tcclib.config import Config
+    from tcclib.preprocess import prepare
+
+    rng = np.random.default_rng(0)
+    n = 12_000
+    X = pd.DataFrame({"zip": pd.Categorical((np.arange(n) % 10_000).astype(str)),
+                      "u": rng.normal(size=n), "v": rng.normal(size=n)})
+    ds = D.from_frame(X, np.where(X.u > 0, "p", "n"), name="wide")
+    return ds, prepare(ds, Config().seeds)
+
+
+def test_memory_estimate_of_a_10000_level_column(wide):
+    from tcclib.config import Config
+    from tcclib.preprocess import estimate_memory
+
+    _, prep = wide
+    est = estimate_memory(prep, Config())
+    assert (est.members, est.pretrained, est.n_train) == (48, 40, 9600)
+    assert est.column_widths["u"] == est.column_widths["v"] == 1
+    assert est.width == sum(est.column_widths.values()) > 5000  # the levels seen in training
+    assert est.gib > 40  # 48 members x 9600 rows x > 5000 one-hot columns, float32
+    assert est.without(["zip"]).gib < 2  # (mostly the 48 members' 256-wide embeddings of 12,000 rows)
+    # fewer members, smaller estimate; no pretraining, much smaller
+    assert estimate_memory(prep, Config(methods=("no_pretrain", "random"))).gib < est.gib / 3
+    assert estimate_memory(prep, Config(epochs=0)).pretrained == 0
+
+
+def test_memory_budget_is_a_clear_error_before_training(wide, monkeypatch):
+    from tcclib import train
+    from tcclib.preprocess import MEMORY_BUDGET_ENV
+
+    ds, _ = wide
+    monkeypatch.delenv(MEMORY_BUDGET_ENV, raising=False)
+    monkeypatch.setattr(train, "run_prepared", lambda *a, **k: pytest.fail("training started"))
+    monkeypatch.setattr(train, "_stored_importances", lambda *a, **k: pytest.fail("importances started"))
+    with pytest.raises(D.DatasetError) as e:
+        train.run_dataset(ds, train.Config(progress=False))
+    msg = str(e.value)
+    assert msg.startswith("wide: training would allocate about ")
+    assert "(48 members = 8 seeds x 6 methods, 40 of them pretraining; 9600 training rows" in msg
+    assert "more than the memory budget of 8 GiB ($TCC_MEMORY_BUDGET_GB)" in msg
+    assert "categorical column(s) 'zip' (" in msg and "Group rare levels" in msg and "fewer seeds" in msg
+
+
+def test_memory_budget_can_be_raised_or_set_by_environment(wide, monkeypatch):
+    from tcclib.config import Config, ConfigError
+    from tcclib.preprocess import MEMORY_BUDGET_ENV, check_memory, memory_budget_gb
+
+    _, prep = wide
+    monkeypatch.setenv(MEMORY_BUDGET_ENV, "inf")
+    assert check_memory(prep, Config()).gib > 40
+    monkeypatch.setenv(MEMORY_BUDGET_ENV, "0.01")
+    with pytest.raises(D.DatasetError, match=r"budget of 0.01 GiB"):
+        check_memory(prep, Config(seeds=(1,), methods=("no_pretrain",)))
+    monkeypatch.setenv(MEMORY_BUDGET_ENV, "lots")
+    with pytest.raises(ConfigError, match=r"\$TCC_MEMORY_BUDGET_GB='lots': expected a number of GiB > 0"):
+        memory_budget_gb()
+    monkeypatch.delenv(MEMORY_BUDGET_ENV)
+    assert memory_budget_gb() == 8.0
+
+
+def test_no_wide_column_to_blame(monkeypatch):
+    from tcclib.config import Config
+    from tcclib.preprocess import check_memory, prepare
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(50, 4)), columns=list("abcd"))
+    prep = prepare(D.from_frame(X, ["x", "y"] * 25, name="numbers"), [1])
+    with pytest.raises(D.DatasetError, match="No single wide column is to blame"):
+        check_memory(prep, Config(), budget_gb=1e-6)
+
+
+@needs_data
+def test_paper_datasets_fit_the_default_budget():
+    from tcclib.config import Config
+    from tcclib.preprocess import estimate_memory, prepare
+
+    ds = D.load_dataset("mfeat-fourier", data_dir=DATA, allow_download=False)  # the widest of the 30
+    assert estimate_memory(prepare(ds, Config().seeds[:2]), Config(seeds=Config().seeds[:2])).gib < 0.5
