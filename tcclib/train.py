@@ -59,7 +59,7 @@ class RunResult:
 
     results: pd.DataFrame  # dataset, did, seed, method, accuracy, auroc, ...
     history: pd.DataFrame  # seed, method, epoch, loss (contrastive, per epoch)
-    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows)
+    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows; NaN if none: labeled_fraction=1)
     corr_range: dict = field(default_factory=dict)  # seed -> feature correlation value range
     importance: np.ndarray | None = None  # [S, M, M]
     embeddings: dict = field(default_factory=dict)  # method -> {train, test, y_train, y_test}
@@ -264,7 +264,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 new = torch.where(labeled[pidx_t], y_true[pidx_t], pred)
                 labels[pidx_t] = new
                 unl = ~labeled[pidx_t]
-                acc = ((new == y_true[pidx_t]) & unl).sum(1).float() / unl.sum(1).clamp_min(1)
+                acc = ((new == y_true[pidx_t]) & unl).sum(1).float() / unl.sum(1)  # NaN: no unlabeled row
                 for j, a in zip(pse, acc.tolist()):
                     pseudo_rows.append((seeds[pre[j]], members[pre[j]][1], epoch, a))
             # per-member randomness for this epoch (each from its own generator)

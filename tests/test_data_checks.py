@@ -368,3 +368,21 @@ def test_paper_datasets_fit_the_default_budget():
 
     ds = D.load_dataset("mfeat-fourier", data_dir=DATA, allow_download=False)  # the widest of the 30
     assert estimate_memory(prepare(ds, Config().seeds[:2]), Config(seeds=Config().seeds[:2])).gib < 0.5
+
+
+# --------------------------------------------------------------------------- no unlabeled rows
+def test_all_rows_labeled_gives_nan_pseudo_accuracy_with_a_warning():
+    from tcclib import train
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 3)), columns=list("abc"))
+    ds = D.from_frame(X, np.where(X.a > 0, "p", "n"), name="all-labeled")
+    cfg = train.Config(seeds=(1,), methods=("class",), epochs=2, pseudo_every=1, head_epochs=1,
+                       batch_size=64, progress=False)
+    with pytest.warns(UserWarning, match=r"all-labeled: labeled_fraction=1: every training row is labeled.*NaN"):
+        run = train.run_dataset(ds, cfg.replace(labeled_fraction=1.0))
+    assert len(run.pseudo) == 2 and run.pseudo.pseudo_accuracy.isna().all()  # today: 0.0, as if all wrong
+    assert run.results.n_labeled.tolist() == [48]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        part = train.run_dataset(ds, cfg)  # with unlabeled rows: a real accuracy, no warning
+    assert part.pseudo.pseudo_accuracy.between(0, 1).all()
