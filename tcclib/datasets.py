@@ -13,7 +13,11 @@
 * Nominal columns come back as pandas ``category`` (declared level order), numeric as float64,
   the target as a ``category`` series.
 * :func:`from_frame` wraps a practitioner's own pandas table with the same checks
-  (:func:`validate_dataset`).
+  (:func:`validate_dataset`: duplicate names, inf, numbers beyond float32, ...), and refuses a
+  text column of numbers with a few stray tokens such as ``n/a`` (:func:`numeric_text_tokens`).
+* Checks that depend on the run's settings (class sizes for the split, features to corrupt, the
+  memory budget) are in :mod:`tcclib.preprocess`; :func:`tcclib.train.run_dataset` makes them
+  before any training.
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ _COLUMNS = ["name", "did", "target", "ignore_columns", "n_classes"]
 
 
 class DatasetError(ValueError):
-    """The table cannot be used (empty, one class, missing target values, non-finite numbers)."""
+    """The data cannot be used: a damaged or unparsable file, or a table the method cannot use
+    (empty, duplicate names, one class, missing target values, inf or huge numbers, classes too
+    small to split, a one-hot width beyond the memory budget).  The message names the file or
+    dataset, the columns or classes, and the fix."""
 
 
 class UnknownDatasetError(DatasetError):
@@ -414,8 +421,8 @@ def validate_dataset(ds: Dataset) -> Dataset:
     Refused: no rows or no feature columns, duplicate column names, X/y length mismatch, missing
     target values, a single class, infinite numbers, finite numbers beyond float32's range
     (``|x| >`` :data:`FLOAT32_MAX`: they become inf in training's float32; beyond about 1e154
-    even float64 z-scoring overflows), columns that are neither numeric nor category. Missing feature values (NaN) are
-    allowed; preprocessing imputes them.  Class sizes are checked where the split is made
+    even float64 z-scoring overflows), columns that are neither numeric nor category. Missing
+    feature values (NaN) are allowed; preprocessing imputes them.  Class sizes are checked where the split is made
     (:func:`tcclib.preprocess.prepare`), as they depend on the split fractions.
     """
     X, y = ds.X, ds.y

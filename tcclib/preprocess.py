@@ -9,6 +9,14 @@ The result keeps *raw* values (z-scored numbers and integer category codes) so t
 can swap values column-wise; one-hot encoding happens later, in torch, after corruption
 (:mod:`tcclib.encoding`).  Every seed keeps the dataset's full column list so that the seeds can
 be stacked into one ensemble: a column dropped for a seed is marked inactive there.
+
+Checks before any work (each a :class:`~tcclib.datasets.DatasetError` or
+:class:`~tcclib.config.ConfigError` naming the dataset and what to change):
+:func:`prepare` refuses classes with fewer rows than the split needs
+(:func:`min_rows_per_class`); :func:`check_training_inputs`, which
+:func:`tcclib.train.run_dataset` calls right after :func:`prepare`, refuses seeds with too few
+features to corrupt and runs whose estimated tensors (:func:`estimate_memory`) exceed the memory
+budget (:data:`MEMORY_BUDGET_GB`, ``$TCC_MEMORY_BUDGET_GB``).
 """
 
 from __future__ import annotations
@@ -93,6 +101,9 @@ def min_rows_per_class(test_fraction: float = 0.2, labeled_fraction: float = 0.3
 
     5 for the published 80/20 split with 30 % labeled.
     """
+    if not (0 < test_fraction < 1 and 0 < labeled_fraction <= 1):
+        raise ConfigError(f"test_fraction must be in (0, 1) and labeled_fraction in (0, 1], got "
+                          f"{test_fraction} and {labeled_fraction}")
     eps = 1e-9
     return max(2, math.ceil(1 / test_fraction - eps),
                math.ceil(1 / ((1 - test_fraction) * labeled_fraction) - eps))

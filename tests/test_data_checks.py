@@ -120,7 +120,7 @@ def test_binary_and_empty_files_are_clear_errors(tmp_path):
     with pytest.raises(D.DatasetError, match=r"11\.arff: the file is empty \(0 bytes\)"):
         _load(tmp_path)
     (tmp_path / "11.arff").write_text("\n\n% only a comment\n", encoding="utf-8")
-    with pytest.raises(D.DatasetError, match=r"11\.arff(, line \d+)?: not a valid ARFF file \(liac-arff BadLayout"):
+    with pytest.raises(D.DatasetError, match=r"11\.arff(, line \d+)?: not a valid ARFF file \(liac-arff Bad"):
         _load(tmp_path)
 
 
@@ -265,7 +265,7 @@ def test_one_feature_cannot_be_corrupted_at_any_rate(rate):
 def test_too_high_rate_names_a_rate_that_works():
     from tcclib.config import Config, ConfigError
 
-    with pytest.raises(ConfigError, match=r"corrupts 3 of 3 features: .*intact; lower the rate to at most 2/3 \(e\.g\. 0\.666\)"):
+    with pytest.raises(ConfigError, match=r"corrupts 3 of 3 .*intact; lower the rate to at most 2/3 \(e\.g\. 0\.666\)"):
         Config(corruption_rate=0.7).corrupted_count(3)
     assert Config(corruption_rate=0.666).corrupted_count(3) == 2
 
@@ -386,3 +386,13 @@ def test_all_rows_labeled_gives_nan_pseudo_accuracy_with_a_warning():
         warnings.simplefilter("error")
         part = train.run_dataset(ds, cfg)  # with unlabeled rows: a real accuracy, no warning
     assert part.pseudo.pseudo_accuracy.between(0, 1).all()
+
+
+def test_labeled_subset_that_cannot_be_stratified_is_warned_about():
+    from tcclib.preprocess import prepare
+
+    # 90 % labeled of 20 training rows leaves 2 unlabeled rows for 5 classes: not stratifiable
+    with pytest.warns(UserWarning, match=r"tiny: seed 1: the labeled subset \(0.9 of 20 training rows\) "
+                                         r"cannot be stratified over 5 classes"):
+        sp = prepare(_classes([5] * 5), [1], labeled_fraction=0.9).splits[0]
+    assert sp.labeled.sum() == 18
