@@ -162,12 +162,23 @@ class Config:
                f"device: 'cpu' or 'cuda[:N]', got {self.device!r}")
 
     def corrupted_count(self, n_features: int) -> int:
-        """ceil(p * M) features corrupted per row; an error if none is left intact."""
+        """ceil(p * M) features corrupted per row; an error if none is left intact.
+
+        With fewer than 2 features no rate can help (ceil(p * 1) = 1 = M for every p > 0): the
+        error says corruption needs 2 features.  With M >= 2 the error names the largest rate
+        that leaves a feature intact, (M - 1) / M.
+        """
+        if n_features < 2:
+            raise ConfigError(
+                f"corruption needs at least 2 features, got {n_features}: with one feature every "
+                f"corruption_rate replaces it (ceil(p x 1) = 1), so none is left intact and no rate can "
+                "help; add features, or train without pretraining (methods=['no_pretrain'])")
         k = math.ceil(self.corruption_rate * n_features - 1e-9)
         if k >= n_features:
             raise ConfigError(
                 f"corruption_rate={self.corruption_rate} corrupts {k} of {n_features} features: "
-                "no feature is left intact; lower the rate")
+                f"no feature is left intact; lower the rate to at most {n_features - 1}/{n_features} "
+                f"(e.g. {math.floor((n_features - 1) / n_features * 1000) / 1000:g})")
         return max(k, 1)
 
     # ------------------------------------------------------------------ build

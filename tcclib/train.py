@@ -39,7 +39,7 @@ from .encoding import TensorTable
 from .losses import nt_xent_pairs
 from .metrics import accuracy, auroc
 from .model import StackedMLP, adam
-from .preprocess import Prepared, prepare
+from .preprocess import Prepared, check_training_inputs, prepare
 
 
 def member_seed(seed: int, tag: str) -> int:
@@ -59,7 +59,7 @@ class RunResult:
 
     results: pd.DataFrame  # dataset, did, seed, method, accuracy, auroc, ...
     history: pd.DataFrame  # seed, method, epoch, loss (contrastive, per epoch)
-    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows)
+    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows; NaN if none: labeled_fraction=1)
     corr_range: dict = field(default_factory=dict)  # seed -> feature correlation value range
     importance: np.ndarray | None = None  # [S, M, M]
     embeddings: dict = field(default_factory=dict)  # method -> {train, test, y_train, y_test}
@@ -264,7 +264,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 new = torch.where(labeled[pidx_t], y_true[pidx_t], pred)
                 labels[pidx_t] = new
                 unl = ~labeled[pidx_t]
-                acc = ((new == y_true[pidx_t]) & unl).sum(1).float() / unl.sum(1).clamp_min(1)
+                acc = ((new == y_true[pidx_t]) & unl).sum(1).float() / unl.sum(1)  # NaN: no unlabeled row
                 for j, a in zip(pse, acc.tolist()):
                     pseudo_rows.append((seeds[pre[j]], members[pre[j]][1], epoch, a))
             # per-member randomness for this epoch (each from its own generator)
@@ -407,9 +407,7 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
     cfg = cfg or Config()
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
-    if any(METHODS[m].pretrain for m in cfg.methods):
-        for sp in prep.splits:
-            cfg.corrupted_count(sp.n_features)  # clear error before any work
+    check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
     keys = R.run_keys(prep, cfg)
     stored = R.load(store_dir) if (store_dir is not None and reuse) else None
     hit = {(sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[R.tag(sp.seed, m)]))
