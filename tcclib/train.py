@@ -10,7 +10,10 @@ Pretraining can be checkpointed (``checkpoint_dir``): every ``checkpoint_every``
 whole training state (weights, Adam moments, every member's generator, pseudo-labels, histories)
 is written atomically, and a later call with the same dataset, settings and importances resumes
 from it, giving bit-for-bit the results of an uninterrupted run.  The checkpoint is removed once
-the run finishes.  :func:`run_dataset` checkpoints under ``<cache_dir>/checkpoints``.
+the run finishes.  :func:`run_dataset` checkpoints under ``<cache_dir>/checkpoints``.  A
+checkpoint carries the sha256 of its contents; one that is unreadable, changed, made for another
+run or shaped for another run is reported (a warning naming the file and the problem) and
+pretraining starts over, never resuming from it and never failing on it.
 
 Members are independent: each has its own generator (data order, corruption draws, head
 initialisation), labels and Adam state, so a member trains exactly as it would alone.  The
@@ -23,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -157,21 +161,105 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
         torch.set_float32_matmul_precision(previous)
 
 
+def _state_digest(obj, h=None) -> str:
+    """sha256 of a checkpoint's contents: every tensor's dtype, shape and bytes, every other
+    value's ``repr``, dictionaries in key order (the ``"sha256"`` entry itself left out)."""
+    top = h is None
+    h = hashlib.sha256() if top else h
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    elif isinstance(obj, dict):
+        h.update(b"{")
+        for k in sorted(obj, key=repr):
+            if not (top and k == "sha256"):
+                h.update(repr(k).encode() + b":")
+                _state_digest(obj[k], h)
+        h.update(b"}")
+    elif isinstance(obj, (list, tuple)):
+        h.update(b"[")
+        for v in obj:
+            _state_digest(v, h)
+        h.update(b"]")
+    else:
+        h.update(repr(obj).encode() + b";")
+    return h.hexdigest() if top else ""
+
+
 def _save_checkpoint(path: Path, state: dict) -> None:
+    """Write the pretraining state with the sha256 of its contents, atomically."""
     from .store import _atomic  # (store imports this module)
 
+    state = {**state, "sha256": _state_digest(state)}
     _atomic(path, lambda tmp: torch.save(state, tmp))  # a crash while saving keeps the last one
 
 
-def _load_checkpoint(path: Path | None, key: str) -> dict | None:
+def _checkpoint_problem(state, key: str, expect: dict | None) -> str | None:
+    """What is wrong with a loaded checkpoint for run ``key`` (None: nothing).
+
+    ``expect`` (from :func:`_run`): the shapes of the parameters, the generators' state sizes,
+    the pseudo-label shape, the number of epochs and of members, and the number of classes."""
+    if not isinstance(state, dict):
+        return f"not a checkpoint (a {type(state).__name__})"
+    if state.get("key") != key:
+        return f"made for another run (key {state.get('key')!r}, expected {key!r})"
+    if "sha256" in state and state["sha256"] != _state_digest(state):
+        return "its contents changed since it was written (sha256 mismatch)"
+    if expect is None:
+        return None
+    try:
+        shapes = [tuple(p.shape) for p in state["params"]]
+        if shapes != expect["params"]:
+            return f"parameter shapes {shapes} do not match this run's {expect['params']}"
+        opt = state["opt"]
+        if len(opt["param_groups"]) != 1 or len(opt["param_groups"][0]["params"]) != len(shapes):
+            return "its optimiser state does not match this run's parameters"
+        for i, st in opt["state"].items():
+            for name in ("exp_avg", "exp_avg_sq"):
+                if tuple(st[name].shape) != expect["params"][i]:
+                    return f"optimiser state {name} of parameter {i} has shape {tuple(st[name].shape)}"
+        gens = [int(g.numel()) for g in state["gens"]]
+        if gens != expect["gens"]:
+            return f"{len(gens)} generator states, expected {len(expect['gens'])} of their size"
+        lab = state["labels"]
+        if tuple(lab.shape) != expect["labels"] or lab.dtype != torch.int64:
+            return f"pseudo-labels of shape {tuple(lab.shape)} ({lab.dtype}), expected {expect['labels']} int64"
+        if lab.numel() and (int(lab.min()) < 0 or int(lab.max()) >= expect["classes"]):
+            return f"pseudo-labels outside 0..{expect['classes'] - 1}"
+        epoch = state["epoch"]
+        if not isinstance(epoch, int) or not 1 <= epoch < expect["epochs"]:
+            return f"epoch {epoch!r} outside 1..{expect['epochs'] - 1}"
+        if len(state["history"]) != epoch * expect["members"]:
+            return f"{len(state['history'])} loss history rows, expected {epoch * expect['members']}"
+        if not isinstance(state["pseudo"], list) or not isinstance(state["seconds"], (int, float)):
+            return "its pseudo-label history or timing is malformed"
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as e:
+        return f"malformed ({type(e).__name__}: {e})"
+    return None
+
+
+def _load_checkpoint(path: Path | None, key: str, expect: dict | None = None) -> dict | None:
+    """The checkpoint at ``path`` when it belongs to run ``key`` and is intact, else None.
+
+    An unreadable file, one whose key, checksum or shapes (``expect``) do not match, is
+    reported (a :class:`tcclib.correlation.CacheWarning` naming the file and the problem) and
+    pretraining starts over; it is overwritten by the next checkpoint."""
+    from .correlation import CacheWarning
+
     if path is None or not path.exists():
         return None
     try:
         state = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as e:  # a damaged file: start over rather than fail
-        print(f"checkpoint {path} unreadable ({type(e).__name__}: {e}); starting over")
-        return None
-    return state if state.get("key") == key else None
+        problem = f"unreadable ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+    else:
+        problem = _checkpoint_problem(state, key, expect)
+    if problem is None:
+        return state
+    warnings.warn(f"checkpoint {path}: {problem}; discarded, starting pretraining over",
+                  CacheWarning, stacklevel=2)
+    return None
 
 
 def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | None,
@@ -236,12 +324,15 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         batches = _batches(N, cfg.batch_size)
         start, spent = 0, 0.0
         ckpt_file, key = ckpt if ckpt is not None else (None, "")
-        state = _load_checkpoint(ckpt_file, key)
+        expect = dict(params=[tuple(p.shape) for p in enc.parameters() + proj.parameters()],
+                      gens=[int(g.get_state().numel()) for g in gens], labels=(Kp, N),
+                      classes=Cn, epochs=cfg.epochs, members=Kp)
+        state = _load_checkpoint(ckpt_file, key, expect)
         if state is not None:
+            opt.load_state_dict(state["opt"])
             with torch.no_grad():
                 for p, v in zip(enc.parameters() + proj.parameters(), state["params"]):
                     p.copy_(v.to(dev))
-            opt.load_state_dict(state["opt"])
             for g, gs in zip(gens, state["gens"]):
                 g.set_state(gs)
             labels = state["labels"].to(dev)

@@ -3,7 +3,6 @@
 * parameter files: every value a run will use is checked when the file is loaded, so that
   ``python -m tcclib.sweep FILE --check`` catches it;
 * caches: a damaged or foreign importance cache or checkpoint is reported, discarded and redone;
-* training: a diverging run stops with :class:`tcclib.train.TrainingDiverged`.
 """
 
 import pytest
@@ -110,3 +109,203 @@ def test_check_names_the_command_line_and_missing_notebook_sources(tmp_path, mon
     monkeypatch.setenv("TCC_NOTEBOOKS", str(tmp_path))
     assert S.main([str(p), "--check"]) == 2
     assert "notebook source 01_data_prep" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ importance cache
+def _cfg(**kw):
+    base = dict(seeds=(5,), methods=("random",), epochs=2, head_epochs=3, pseudo_every=1,
+                batch_size=128, progress=False, xgb_trees=5, xgb_depth=3)
+    base.update(kw)
+    return Config(**base)
+
+
+@pytest.fixture(scope="module")
+def bc5(bc):
+    """breast_cancer with 5 features: 5 small XGBoost models per importance matrix."""
+    from tcclib.datasets import from_frame
+
+    return from_frame(bc.X.iloc[:, :5], bc.y, name="bc5")
+
+
+@pytest.fixture(scope="module")
+def cached(bc5, tmp_path_factory):
+    """The importance matrix of seed 5 (no cache) and a folder with valid cache files of
+    seeds 5 and 6."""
+    from tcclib.correlation import importance_matrices
+    from tcclib.preprocess import prepare
+
+    folder = tmp_path_factory.mktemp("cache")
+    prep = prepare(bc5, [5, 6])
+    both = importance_matrices("bc5", prep.splits, _cfg(), cache_dir=folder)
+    return prepare(bc5, [5]), both[:1], folder
+
+
+def _cache_file(folder, seed=5):
+    (f,) = folder.glob(f"bc5-seed{seed}-*")
+    return f
+
+
+def _rewrite_npz(f, W, meta: dict):
+    import json
+
+    import numpy as np
+
+    with open(f, "wb") as fh:
+        np.savez(fh, W=W, meta=np.array(json.dumps(meta)))
+
+
+def _npz_meta(f):
+    import json
+
+    import numpy as np
+
+    with np.load(f) as z:
+        return json.loads(str(z["meta"][()]))
+
+
+def _silent_load(prep, folder):
+    """Load from the cache, failing on any warning (the file must be valid)."""
+    import warnings
+
+    from tcclib.correlation import importance_matrices
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return importance_matrices("bc5", prep.splits, _cfg(), cache_dir=folder)
+
+
+def _message(rec, word: str) -> str:
+    msgs = [str(w.message) for w in rec if word in str(w.message)]
+    assert len(msgs) == 1, [str(w.message) for w in rec]
+    return msgs[0]
+
+
+@pytest.mark.parametrize("damage,problem", [
+    ("truncate", "unreadable"),
+    ("edit", "sha256 mismatch"),
+    ("shape", "shape (3, 3)"),
+    ("foreign", "made for another run (seed 6"),
+    ("not_cache", "not an importance cache file (holds x)"),
+    ("npy", "not an importance cache file (a bare ndarray)"),
+])
+def test_a_damaged_or_foreign_importance_cache_is_reported_and_recomputed(cached, tmp_path, damage, problem):
+    import hashlib
+    import shutil
+
+    import numpy as np
+
+    from tcclib.correlation import importance_matrices
+
+    prep, truth, valid = cached
+    f = tmp_path / _cache_file(valid).name
+    shutil.copy(_cache_file(valid), f)
+    np.testing.assert_array_equal(_silent_load(prep, tmp_path), truth)  # a valid file is used as it is
+    if damage == "truncate":  # a crash or a full disk: today every later run fails on it
+        f.write_bytes(f.read_bytes()[:100])
+    elif damage == "edit":  # a valid file with other numbers
+        _rewrite_npz(f, truth[0] * 2, _npz_meta(f))
+    elif damage == "shape":  # consistent in itself (checksum right), wrong shape for this dataset
+        W = np.eye(3)
+        _rewrite_npz(f, W, {**_npz_meta(f), "shape": [3, 3], "sha256": hashlib.sha256(W.tobytes()).hexdigest()})
+    elif damage == "foreign":  # another seed's file under this name
+        f.write_bytes(_cache_file(valid, 6).read_bytes())
+    elif damage == "not_cache":
+        with open(f, "wb") as fh:
+            np.savez(fh, x=np.zeros(3))
+    elif damage == "npy":  # the previous format (or any bare array) under this name
+        with open(f, "wb") as fh:
+            np.save(fh, truth[0])
+    with pytest.warns(UserWarning) as rec:
+        again = importance_matrices("bc5", prep.splits, _cfg(), cache_dir=tmp_path)
+    msg = _message(rec, "importance cache")
+    assert str(f) in msg and problem in msg and "computing it again" in msg, msg
+    np.testing.assert_array_equal(again, truth)  # never used: recomputed, bit for bit
+    np.testing.assert_array_equal(_silent_load(prep, tmp_path), truth)  # and written whole again
+
+
+# ------------------------------------------------------------------ pretraining checkpoint
+class _Stop(Exception):
+    pass
+
+
+def _crash_at(n):
+    def f(epoch):
+        if epoch == n:
+            raise _Stop
+    return f
+
+
+@pytest.fixture(scope="module")
+def crashed(bc5, tmp_path_factory):
+    """An uninterrupted run and the checkpoint (epoch 2 of 4) of the same run stopped at epoch 2."""
+    from tcclib.preprocess import prepare
+    from tcclib.train import run_prepared
+
+    cfg = _cfg(seeds=(11,), methods=("class",), epochs=4, pseudo_every=2)
+    prep = prepare(bc5, cfg.seeds)
+    whole = run_prepared(prep, cfg)
+    folder = tmp_path_factory.mktemp("ckpt")
+    with pytest.raises(_Stop):
+        run_prepared(prep, cfg, checkpoint_dir=folder, checkpoint_every=1, on_epoch=_crash_at(2))
+    (ck,) = folder.glob("bc5-*.pt")
+    return prep, cfg, whole, ck
+
+
+@pytest.mark.parametrize("damage,problem", [
+    ("edit", "sha256 mismatch"),
+    ("key", "made for another run"),
+    ("shape", "parameter shapes"),
+    ("labels", "pseudo-labels outside"),
+    ("truncate", "unreadable"),
+])
+def test_a_damaged_or_foreign_checkpoint_is_reported_and_training_starts_over(crashed, tmp_path, damage, problem):
+    import pandas as pd
+
+    from tcclib import train as T
+
+    prep, cfg, whole, valid = crashed
+    ck = tmp_path / valid.name
+    state = torch.load(valid, weights_only=False)
+    assert state["epoch"] == 2
+    if damage == "edit":  # the file's numbers changed (bit rot, a hand edit): the checksum says so
+        state["params"][0] += 1
+    elif damage == "key":  # another run's checkpoint under this name
+        state["key"] = "0" * 16
+    elif damage == "shape":  # consistent in itself, wrong shapes for this run
+        state["params"][0] = torch.zeros(3, 3)
+        state["sha256"] = T._state_digest(state)
+    elif damage == "labels":
+        state["labels"] = state["labels"] + 99
+        state["sha256"] = T._state_digest(state)
+    torch.save(state, ck)
+    if damage == "truncate":
+        ck.write_bytes(ck.read_bytes()[:1000])
+    seen = []
+    with pytest.warns(UserWarning) as rec:
+        again = T.run_prepared(prep, cfg, checkpoint_dir=tmp_path, on_epoch=seen.append)
+    msg = _message(rec, "checkpoint")
+    assert str(ck) in msg and problem in msg and "starting pretraining over" in msg, msg
+    assert seen == [1, 2, 3, 4]  # started over, never resumed from it
+    pd.testing.assert_frame_equal(again.results, whole.results)
+    pd.testing.assert_frame_equal(again.history, whole.history)
+
+
+def test_an_intact_checkpoint_resumes_also_one_written_without_a_checksum(crashed, tmp_path):
+    import warnings
+
+    import pandas as pd
+
+    from tcclib import train as T
+
+    prep, cfg, whole, valid = crashed
+    state = torch.load(valid, weights_only=False)
+    assert state["sha256"] == T._state_digest(state)
+    del state["sha256"]  # as the previous version wrote it
+    torch.save(state, tmp_path / valid.name)
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resumed = T.run_prepared(prep, cfg, checkpoint_dir=tmp_path, on_epoch=seen.append)
+    assert seen == [3, 4]
+    pd.testing.assert_frame_equal(resumed.results, whole.results)
+    pd.testing.assert_frame_equal(resumed.history, whole.history)
