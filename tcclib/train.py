@@ -15,6 +15,12 @@ checkpoint carries the sha256 of its contents; one that is unreadable, changed, 
 run or shaped for another run is reported (a warning naming the file and the problem) and
 pretraining starts over, never resuming from it and never failing on it.
 
+Training watches itself: a non-finite contrastive loss (checked on each epoch's loss vector), a
+non-finite pseudo-label prediction, encoder weight (once, after pretraining) or test probability
+stops the run with :class:`TrainingDiverged`, naming the dataset, seed, method and epoch, instead
+of a late scikit-learn "Input contains NaN".  The checks only read values the loop computes
+anyway, so healthy runs are bit-for-bit what they were.
+
 Members are independent: each has its own generator (data order, corruption draws, head
 initialisation), labels and Adam state, so a member trains exactly as it would alone.  The
 encoder's initial weights depend on the seed only, so all methods of a seed (``no_pretrain``
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -55,6 +62,30 @@ def _generator(seed: int, tag: str, device) -> torch.Generator:
     g = torch.Generator(device=device)
     g.manual_seed(member_seed(seed, tag))
     return g
+
+
+class TrainingDiverged(RuntimeError):
+    """Training produced a non-finite loss, weight or prediction: the run stops here, naming the
+    dataset, seed, method and pretraining epoch, instead of scoring NaNs later.
+
+    Attributes ``dataset``, ``seed``, ``method``, ``epoch`` (pretraining epochs done when it was
+    seen; None for the evaluation head) and ``what`` (the quantity that is not finite)."""
+
+    def __init__(self, dataset: str, seed: int, method: str, epoch: int | None, what: str,
+                 others: int = 0, lr: float | None = None):
+        self.dataset, self.seed, self.method, self.epoch, self.what = dataset, seed, method, epoch, what
+        more = f" (and {others} other member{'s' if others > 1 else ''})" if others else ""
+        hint = f"; lower lr (now {lr:g})" if lr is not None else ""
+        super().__init__(f"training diverged: dataset {dataset}, seed {seed}, method {method}{more}: "
+                         f"{what}{hint}")
+
+
+def _first_bad(finite, members: list[tuple[int, str]]) -> tuple[int, str, int] | None:
+    """``(seed, method, how many others)`` of the first member whose ``finite`` flag is False."""
+    bad = [j for j, ok in enumerate(finite) if not ok]
+    if not bad:
+        return None
+    return members[bad[0]][0], members[bad[0]][1], len(bad) - 1
 
 
 @dataclass
@@ -304,6 +335,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         gens = [train_gens[i] for i in pre]
         seed_idx = torch.tensor([members[i][0] for i in pre], device=dev)
         pspecs = [METHODS[members[i][1]] for i in pre]
+        pmem = [(seeds[i], members[i][1]) for i in pre]  # (seed, method) of each pretrained member
         raw = tab.raw_train[seed_idx]  # [Kp, N, M]
         anchors = anchors_all[pidx]
         active = tab.active[seed_idx]
@@ -351,7 +383,14 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 head = fit_heads(_take(emb, lab_rows[pidx_t]), y_true[pidx_t].gather(1, lab_rows[pidx_t]),
                                  [gens[j] for j in pse], cfg, Cn)
                 with torch.no_grad():
-                    pred = head(emb).argmax(-1)
+                    logits = head(emb)
+                    pred = logits.argmax(-1)
+                bad = _first_bad(torch.isfinite(logits).flatten(1).all(1).tolist(), [pmem[j] for j in pse])
+                if bad is not None:
+                    raise TrainingDiverged(prep.name, bad[0], bad[1], epoch,
+                                           f"the pseudo-label head's predictions are not finite at the "
+                                           f"refresh before pretraining epoch {epoch + 1} of {cfg.epochs}",
+                                           bad[2], cfg.lr)
                 new = torch.where(labeled[pidx_t], y_true[pidx_t], pred)
                 labels[pidx_t] = new
                 unl = ~labeled[pidx_t]
@@ -388,6 +427,11 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 opt.step()
                 tot += loss.detach() * (b - a)
             ep_loss = (tot / N).tolist()
+            bad = _first_bad([math.isfinite(v) for v in ep_loss], pmem)
+            if bad is not None:
+                raise TrainingDiverged(prep.name, bad[0], bad[1], epoch + 1,
+                                       f"the contrastive loss is {ep_loss[pmem.index(bad[:2])]} at pretraining "
+                                       f"epoch {epoch + 1} of {cfg.epochs}", bad[2], cfg.lr)
             for j, lv in enumerate(ep_loss):
                 history.append((seeds[pre[j]], members[pre[j]][1], epoch + 1, lv))
             if bar is not None:
@@ -407,6 +451,13 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         if start:
             timings["resumed_at_epoch"] = start
         timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / cfg.epochs
+        # the last step may have made a weight non-finite after the last loss was computed
+        finite = torch.stack([torch.isfinite(p).flatten(1).all(1) for p in enc.parameters()]).all(0)
+        bad = _first_bad(finite.tolist(), pmem)
+        if bad is not None:
+            raise TrainingDiverged(prep.name, bad[0], bad[1], cfg.epochs,
+                                   f"an encoder weight is not finite after pretraining epoch {cfg.epochs}",
+                                   bad[2], cfg.lr)
         # copy the trained encoders into the full stack
         with torch.no_grad():
             for Wa, Wp in zip(enc_all.parameters(), enc.parameters()):
@@ -423,6 +474,12 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
     head = fit_heads(_take(emb_tr, lab_rows), y_tr.gather(1, lab_rows), train_gens, cfg, Cn)
     with torch.no_grad():
         prob = torch.softmax(head(emb_te), -1).cpu().numpy()
+    bad = _first_bad(np.isfinite(prob).reshape(len(members), -1).all(1).tolist(),
+                     [(seeds[j], m) for j, (_, m) in enumerate(members)])
+    if bad is not None:
+        raise TrainingDiverged(prep.name, bad[0], bad[1], None,
+                               f"the classification head's test probabilities are not finite after "
+                               f"{cfg.head_epochs} head epochs", bad[2], cfg.lr)
     y_te = tab.y_test[seed_all].cpu().numpy()
     timings["evaluate_s"] = time.perf_counter() - t2
     rows = []

@@ -3,6 +3,7 @@
 * parameter files: every value a run will use is checked when the file is loaded, so that
   ``python -m tcclib.sweep FILE --check`` catches it;
 * caches: a damaged or foreign importance cache or checkpoint is reported, discarded and redone;
+* training: a diverging run stops with :class:`tcclib.train.TrainingDiverged`.
 """
 
 import pytest
@@ -309,3 +310,34 @@ def test_an_intact_checkpoint_resumes_also_one_written_without_a_checksum(crashe
     assert seen == [3, 4]
     pd.testing.assert_frame_equal(resumed.results, whole.results)
     pd.testing.assert_frame_equal(resumed.history, whole.history)
+
+
+# ------------------------------------------------------------------ divergence
+@pytest.mark.parametrize("kw,what,epoch", [
+    (dict(methods=("random",), lr=1e9), "the contrastive loss is nan at pretraining epoch 1 of 2", 1),
+    (dict(methods=("class",), lr=1e30), "the pseudo-label head's predictions are not finite", 0),
+    (dict(methods=("random",), lr=1e39, epochs=1, batch_size=512),  # inf in float32: NaN after the last step
+     "an encoder weight is not finite after pretraining epoch 1", 1),
+    (dict(methods=("no_pretrain",), lr=1e30), "the classification head's test probabilities are not finite", None),
+])
+def test_a_diverging_run_stops_with_a_clear_error(bc5, kw, what, epoch):
+    from tcclib.train import run_dataset
+
+    try:
+        from tcclib.train import TrainingDiverged
+    except ImportError:  # (today's code: the late scikit-learn error below)
+        TrainingDiverged = RuntimeError
+    cfg = _cfg(seeds=(11,), **kw)
+    with pytest.raises(TrainingDiverged) as e:
+        run_dataset(bc5, cfg)
+    msg = str(e.value)
+    assert "training diverged: dataset bc5, seed 11, method " + cfg.methods[0] in msg and what in msg, msg
+    assert "lower lr" in msg and isinstance(e.value, RuntimeError)
+    assert (e.value.dataset, e.value.seed, e.value.method, e.value.epoch) == ("bc5", 11, cfg.methods[0], epoch)
+
+
+def test_the_first_diverging_member_is_named_with_the_count_of_the_others(bc5):
+    from tcclib.train import TrainingDiverged, run_dataset
+
+    with pytest.raises(TrainingDiverged, match=r"seed 11, method random \(and 3 other members\)"):
+        run_dataset(bc5, _cfg(seeds=(11, 22), methods=("random", "oracle"), lr=1e9))
