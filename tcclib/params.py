@@ -166,6 +166,8 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
         cfg.check_device()
     except (ConfigError, TypeError) as e:
         raise ParamsError(f"{where}: config: {e}") from None
+    if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default
+        d = {**d, "keep_embeddings": []}
     keep = dataset_names(_name_list(d, "keep_embeddings", where, "[breast_cancer]"), f"{where}: keep_embeddings")
     stray = [n for n in keep if n not in datasets]
     if stray:

@@ -95,6 +95,9 @@ def test_valid_files_still_load_and_mean_the_same(tmp_path):
     # the default figure dataset need not be in the set (its notebook says there is none)
     ps = P.parse({"name": "y", "datasets": ["diabetes"]})
     assert ps.figure_dataset == "breast_cancer" and ps.per_dataset_notebooks == P.PER_DATASET_NOTEBOOKS
+    # an empty "keep_embeddings:" or "config:" means none / the defaults, as before
+    ps = P.parse({"name": "y", "datasets": ["diabetes"], "keep_embeddings": None, "config": None})
+    assert ps.keep_embeddings == [] and ps.config == Config()
     # merge keys are no duplicates
     m = tmp_path / "merge.yaml"
     m.write_text("name: m\ndatasets: [breast_cancer]\nconfig:\n  <<: {epochs: 3, lr: 0.01}\n  epochs: 4\n")
