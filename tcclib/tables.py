@@ -13,8 +13,9 @@ fraction) and ``auroc``.
   ``wins(i over j) / (wins(i over j) + wins(j over i))`` over the datasets where either direction
   is significant, NaN where none is.
 * **Comparison with the paper** (:func:`compare_with_paper`, :func:`agreement_summary`): our
-  mean and se next to the published ones, and whether the published mean lies inside our 95 %
-  t-interval.
+  mean and se next to the published ones, whether the published mean lies inside our 95 %
+  t-interval, and per cell a Welch t-test against the paper's mean and se and an equivalence
+  test (TOST) within a stated margin (:mod:`tcclib.stats`).
 * The published Tables 2-5 ship with the package (``tcclib/data/paper/``, see its README), so
   nothing here reads files outside the project.
 
@@ -42,7 +43,7 @@ __all__ = [
     "summarize", "paper_style_table",
     "win_matrix", "paper_win_matrix",
     "compare_with_paper", "agreement_summary",
-    "plot_win_matrix", "to_markdown",
+    "plot_win_matrix", "to_markdown", "method_groups", "write_set_tables", "write_paper_comparisons",
 ]
 
 HOW_METHODS = ("no_pretrain", "random", "class", "oracle")
@@ -354,11 +355,18 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     ``paper_mean``, ``paper_se``, ``diff`` = ours - paper, ``ci_low``/``ci_high`` = our 95 %
     t-interval ``mean ± t(0.975, n-1) * sd / sqrt(n)`` with the sample std ``sd`` (ddof=1), and
     ``inside`` (the paper's mean lies in that interval; False when n < 2, where the interval is
-    undefined), ``n``.
+    undefined), ``n``, ``sd``; then the tests of :func:`tcclib.stats.add_cell_tests`: ``diff_se``
+    (standard error of the difference),
+    ``welch_p`` / ``differ`` (two-sided Welch test against the paper's mean and reconstructed
+    sample std, n = 8, p < 0.05) and ``tost_p`` / ``equivalent`` (equivalence within ``margin``:
+    1 point of accuracy, 0.01 AUROC).
     """
+    from . import stats as _stats
+
     _check(metric, kind)
     cols = ["dataset", "did", "method", "mean", "se", "paper_mean", "paper_se", "diff",
-            "ci_low", "ci_high", "inside", "n"]
+            "ci_low", "ci_high", "inside", "n", "sd", "diff_se", "welch_p", "differ", "tost_p", "equivalent",
+            "margin"]
     paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
     extra = paper[paper["method"] == "class_most"].assign(method="class_most_published")
     paper = pd.concat([paper, extra], ignore_index=True)
@@ -384,29 +392,37 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     m["diff"] = m["mean"] - m["paper_mean"]
     m["ci_low"], m["ci_high"] = m["mean"] - half, m["mean"] + half
     m["inside"] = ((m["paper_mean"] >= m["ci_low"]) & (m["paper_mean"] <= m["ci_high"])).astype(bool)
+    m = _stats.add_cell_tests(m, metric)
     return m[cols].reset_index(drop=True)
 
 
-def agreement_summary(comparison: pd.DataFrame) -> pd.DataFrame:
+def agreement_summary(comparison: pd.DataFrame, separate=("class_most_published",)) -> pd.DataFrame:
     """How often the paper's mean lies inside our 95 % interval, per method and overall.
 
     Columns: method (last row ``all``), datasets (cells compared), inside, outside,
-    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text).
+    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text), and, where the
+    comparison has the per-cell tests, ``differ`` (Welch p < 0.05) and ``equivalent`` (TOST
+    within the margin). The ``all`` row counts each cell of the paper's table once: it leaves
+    out the ``separate`` methods (``class_most_published``, scored against the paper's
+    ``most_correlated`` column that ``class_most`` is scored against too), whose own rows stay.
     """
     cols = ["method", "datasets", "inside", "outside", "share inside", "mean diff"]
     if comparison is None or len(comparison) == 0:
         return pd.DataFrame(columns=cols)
     c = comparison.assign(inside=comparison["inside"].astype(bool))
+    tests = [t for t in ("differ", "equivalent") if t in c.columns]
+    c = c.assign(**{t: c[t].astype(bool) for t in tests})
     g = c.groupby("method", sort=False)
     out = pd.DataFrame({"datasets": g.size(), "inside": g["inside"].sum().astype(int),
-                        "mean diff": g["diff"].mean()}).reset_index()
-    total = pd.DataFrame([{"method": "all", "datasets": len(c), "inside": int(c["inside"].sum()),
-                           "mean diff": c["diff"].mean()}])
+                        "mean diff": g["diff"].mean(), **{t: g[t].sum().astype(int) for t in tests}}).reset_index()
+    base = c[~c["method"].isin(list(separate))]
+    total = pd.DataFrame([{"method": "all", "datasets": len(base), "inside": int(base["inside"].sum()),
+                           "mean diff": base["diff"].mean(), **{t: int(base[t].sum()) for t in tests}}])
     out = pd.concat([out, total], ignore_index=True)
     out["outside"] = out["datasets"] - out["inside"]
-    out["share inside"] = (out["inside"] / out["datasets"]).map(lambda v: f"{v:.0%}")
-    out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.3f}")
-    return out[cols]
+    out["share inside"] = (out["inside"] / out["datasets"]).map(lambda v: f"{v:.0%}" if v == v else "")
+    out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.3f}" if v == v else "")
+    return out[cols + tests]
 
 
 # --------------------------------------------------------------------------- rendering
