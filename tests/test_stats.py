@@ -1,5 +1,6 @@
 """The statistics of the report: per-cell tests against the paper, distinct counts, tests over
-datasets (sign, Wilcoxon, Friedman / Nemenyi) and the critical-difference diagram."""
+datasets (sign, Wilcoxon, Friedman / Nemenyi), the critical-difference diagram and the LaTeX
+tables."""
 
 import matplotlib
 
@@ -248,3 +249,46 @@ def test_paper_rank_test_four_methods():
     pr = stats.paper_rank_test("accuracy")
     assert pr["k"] == 4 and pr["n"] == 30 and list(pr["ranks"].index)[0] == "oracle"
     assert pr["cd"] == pytest.approx(2.569 * np.sqrt(4 * 5 / 180), abs=1e-3)
+
+
+# --------------------------------------------------------------------------- LaTeX
+
+
+def _tex_rows(tex):
+    body = tex.split("\\midrule")[1]
+    return [ln for ln in body.strip().splitlines() if ln.endswith("\\\\")]
+
+
+def test_latex_table_layout_bold_and_paper_columns():
+    spec = {"balance-scale": (11, {"no_pretrain": [0.90, 0.91], "random": [0.80, 0.82], "class": [0.85, 0.86],
+                                   "oracle": [0.88, 0.89], "logreg": [0.92, 0.93]}),
+            "my_data": (None, {"no_pretrain": [0.5, 0.6], "random": [0.7, 0.7], "class": [0.6, 0.6],
+                               "oracle": [0.6, 0.61], "logreg": [0.1, 0.2]})}
+    tex = tables.latex_table(_results(spec), "accuracy", "how")
+    assert "\\toprule" in tex and "\\bottomrule" in tex and "\\begin{tabular}{l" + "r" * 9 + "}" in tex
+    assert "\\multicolumn{2}{c}{no\\_pretrain}" in tex and "& logreg \\\\" in tex
+    rows = _tex_rows(tex)
+    assert rows[0].startswith("balance-scale & ") and rows[1].startswith("my\\_data & ")
+    assert all(r.count(" & ") == 9 for r in rows)
+    cells = rows[0].rstrip(" \\").split(" & ")
+    # ours: logreg 92.50 is best; paper (Table 2, balance-scale): oracle 94.50 is best
+    assert cells[-1] == "$\\mathbf{92.50 \\pm 0.35}$" and cells[1] == "$90.50 \\pm 0.35$"  # se: ddof=0
+    assert cells[8] == "$\\mathbf{94.50 \\pm 0.67}$" and cells[2] == "$90.00 \\pm 0.66$"
+    other = rows[1].rstrip(" \\").split(" & ")
+    assert other[2] == "--" and other[3] == "$\\mathbf{70.00 \\pm 0.00}$"
+    assert tex.count("{") == tex.count("}")
+    # a set without any of the paper's datasets: ours only
+    demo = tables.latex_table(_results({"breast_cancer": (None, {"class": [0.9, 0.95], "random": [0.9, 0.9]})}),
+                              "auroc", "how")
+    assert "paper" not in demo.split("\\midrule")[0].split("\\toprule")[1] and "0.925" in demo
+
+
+def test_write_set_tables_writes_latex(tmp_path):
+    res = _results(_where_spec())
+    tables.write_set_tables(tmp_path, res)
+    for metric in ("accuracy", "auroc"):
+        for kind in ("how", "where"):
+            tex = (tmp_path / "results" / f"table_{metric}_{kind}.tex").read_text()
+            assert tex.startswith("% Table") and "\\end{table}" in tex
+    where = (tmp_path / "results" / "table_accuracy_where.tex").read_text()
+    assert "\\multicolumn{2}{c}{class\\_most}" in where and "& class\\_most\\_published \\\\" in where
