@@ -1,6 +1,6 @@
 """The statistics of the report: per-cell tests against the paper, distinct counts, tests over
-datasets (sign, Wilcoxon, Friedman / Nemenyi), the critical-difference diagram and the LaTeX
-tables."""
+datasets (sign, Wilcoxon, Friedman / Nemenyi), the critical-difference diagram, the claims'
+verdicts, the deviations table, the report's new sections and the LaTeX tables."""
 
 import matplotlib
 
@@ -12,7 +12,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
-from tcclib import stats, tables  # noqa: E402
+from tcclib import report, stats, store, tables  # noqa: E402
 
 
 def _results(spec):
@@ -231,7 +231,7 @@ def _rank_results():
     return _results(spec)
 
 
-def test_rank_test_on_results_and_the_diagram():
+def test_rank_test_on_results_and_the_diagram(tmp_path):
     res = _rank_results()
     rt = stats.rank_test(res, "accuracy")
     assert list(rt["ranks"].index)[0] == "oracle" and rt["ranks"]["oracle"] == 1.0
@@ -243,12 +243,116 @@ def test_rank_test_on_results_and_the_diagram():
     assert any(t.startswith("CD = ") for t in texts)
     assert "oracle (1.00)" in texts and any(t.endswith(" no_pretrain") for t in texts)
     plt.close(ax.figure)
+    # write_rank_figures: PNG and PDF for both metrics
+    paths = report.write_rank_figures(tmp_path, res, fig_dir=tmp_path / "figs")
+    names = sorted(p.name for p in paths)
+    assert names == ["cd_accuracy.pdf", "cd_accuracy.png", "cd_auroc.pdf", "cd_auroc.png"]
+    assert all(p.stat().st_size > 1000 for p in paths)
+    plt.close("all")
 
 
 def test_paper_rank_test_four_methods():
     pr = stats.paper_rank_test("accuracy")
     assert pr["k"] == 4 and pr["n"] == 30 and list(pr["ranks"].index)[0] == "oracle"
     assert pr["cd"] == pytest.approx(2.569 * np.sqrt(4 * 5 / 180), abs=1e-3)
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def _claim_spec(n_datasets, class_shift):
+    rs = np.random.RandomState(1)
+    names = [("diabetes", 37), ("credit-g", 31), ("balance-scale", 11), ("kc2", 1063), ("pc1", 1068),
+             ("pc3", 1050), ("pc4", 1049), ("wdbc", 1510)][:n_datasets]
+    return {name: (did, {"random": list(0.70 + 0.005 * rs.randn(8)),
+                         "class": list(0.70 + class_shift + 0.005 * rs.randn(8)),
+                         "no_pretrain": list(0.70 + 0.005 * rs.randn(8))})
+            for name, did in names}
+
+
+def test_verdict_rests_on_the_sign_test_not_the_share():
+    c = report.claims(_results(_claim_spec(3, 0.05))).set_index("claim")
+    row = c.loc["class-conditioned corruption beats conventional (random) corruption"]
+    # 3 of 3 wins: a share of 100 %, but a fair coin gives that with p = 1/8
+    assert row.ours == "100.0% (3/3)" and row["ours: sign p"] == "0.125"
+    assert row.verdict == "not shown" and row["share rule"] == "supported"
+    c6 = report.claims(_results(_claim_spec(6, 0.05))).set_index("claim")
+    row6 = c6.loc["class-conditioned corruption beats conventional (random) corruption"]
+    assert row6.ours == "100.0% (6/6)" and row6["ours: sign p"] == "0.016" and row6.verdict == "supported"
+    neg = report.claims(_results(_claim_spec(6, -0.05))).set_index("claim")
+    assert neg.loc["class-conditioned corruption beats conventional (random) corruption"].verdict == "contradicted"
+    # the paper's own sign test of its Figure 3 (5 of 6) is shown too
+    assert row["paper: sign p"] == "0.109"
+
+
+def test_where_verdicts():
+    rs = np.random.RandomState(3)
+    names = [("diabetes", 37), ("credit-g", 31), ("balance-scale", 11), ("kc2", 1063), ("pc1", 1068),
+             ("pc3", 1050)]
+    spec = {n: (d, {"class": list(0.70 + 0.005 * rs.randn(8)), "class_least": list(0.80 + 0.005 * rs.randn(8)),
+                    "class_most": list(0.60 + 0.005 * rs.randn(8))}) for n, d in names}
+    c = report.claims(_results(spec)).set_index("claim")
+    assert c.loc["choosing the least-correlated features is no better than uniform choice"].verdict == "refuted"
+    assert c.loc["choosing the most-correlated features is no better than uniform choice"].verdict == "supported"
+
+
+def test_plain_summary_uses_distinct_counts_and_tests():
+    res = _results(_where_spec())
+    words = "\n".join(report.plain_summary(res))
+    assert "each dataset × paper column counted once (6 distinct cells of Table 2 + Table 4" in words
+    assert "`class_most_published` (the authors' flipped run) is scored separately" in words
+    assert "Welch's test" in words and "TOST" in words and "Class vs random over datasets" in words
+
+
+# --------------------------------------------------------------------------- deviations, report, LaTeX
+
+
+def test_deviations_table_names_every_known_difference():
+    d = report.deviations()
+    assert list(d.columns) == ["topic", "paper's text", "authors' code", "here", "why", "switch"]
+    text = d.to_string().lower()
+    for needle in ("stratif", "unseeded", "enable_categorical", "reverses the importance ranks", "in place",
+                   "9, 19", "0, 10", "same encoder", "all-zero", "last seed", "corr_normalization", "macro",
+                   "labeled mask"):
+        assert needle in text, needle
+    assert (d[["why", "switch", "here", "authors' code"]].apply(lambda c: c.str.len() > 0)).all().all()
+
+
+def _report_results():
+    """Five of the paper's datasets, six methods, each near the paper's means."""
+    rs = np.random.RandomState(8)
+    spec = {}
+    for name, did in (("diabetes", 37), ("credit-g", 31), ("balance-scale", 11), ("kc2", 1063), ("pc1", 1068)):
+        per = {}
+        for m, col, kind in (("no_pretrain", "no_pretrain", "how"), ("random", "random", "how"),
+                             ("class", "class", "how"), ("oracle", "oracle", "how"),
+                             ("class_most", "class_most", "where"), ("class_most_published", "class_most", "where")):
+            per[m] = list(_paper(did, col, "accuracy", kind)["mean"] / 100 + 0.01 * rs.randn(8))
+        spec[name] = (did, per)
+    return _results(spec)
+
+
+def test_build_report_sections(tmp_path):
+    res = _report_results()
+    for name, g in res.groupby("dataset"):
+        store.write_csv(g, tmp_path / name / "results.csv")
+        store.write_json({}, tmp_path / name / "_DONE.json")
+    text = report.build_report(tmp_path)
+    for title in ("## Per-cell tests against the paper (distinct cells)", "## Ranks over datasets (Friedman, Nemenyi)",
+                  "## Class vs random over datasets (Wilcoxon)", "## Deviations from the paper and the authors' code"):
+        assert title in text, title
+    assert "![critical-difference diagram, accuracy](figures/cd_accuracy.png)" in text
+    assert (tmp_path / "figures" / "cd_auroc.pdf").exists()
+    assert "one-sided sign test" in text and "share rule" in text
+    assert text.index("## The paper's claims") < text.index("## Per-cell tests") < text.index("## Deviations")
+    # figures=False writes nothing and says how to get them
+    other = tmp_path / "copy"
+    for name, g in res.groupby("dataset"):
+        store.write_csv(g, other / name / "results.csv")
+        store.write_json({}, other / name / "_DONE.json")
+    t2 = report.build_report(other, figures=False)
+    assert not (other / "figures").exists() and "write_rank_figures" in t2
+    plt.close("all")
 
 
 # --------------------------------------------------------------------------- LaTeX
