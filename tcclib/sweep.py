@@ -369,6 +369,29 @@ def write_index(ps: P.ParamSet, out_root: Path) -> Path:
     return store.write_text("\n".join(lines) + "\n", set_dir / "index.md")
 
 
+def resolve_data_dir(ps: P.ParamSet, explicit: str | None = None) -> str | None:
+    """The data folder a run uses: ``explicit`` (--data-dir), else ``$TCC_DATA_DIR``, else the
+    parameter file's ``data_dir`` (relative to the project root).  A :class:`SweepError` when the
+    option or the variable names no folder; a parameter file's folder that this machine lacks is
+    a note (OpenML's download is used instead)."""
+    where = ("--data-dir" if explicit else f"${DATA_DIR_ENV}" if os.environ.get(DATA_DIR_ENV)
+             else f"data_dir in {ps.path}")
+    d = explicit or os.environ.get(DATA_DIR_ENV) or ps.data_dir
+    if not d:
+        return None
+    folder = paths.resolve(d)
+    if not folder.is_dir() and d == ps.data_dir and not explicit and not os.environ.get(DATA_DIR_ENV):
+        # a parameter file's default folder (e.g. ../shared beside this checkout) that this
+        # machine does not have: OpenML's download is the way, as for any user online
+        print(f"note: {where}: {folder} does not exist here; datasets are downloaded from OpenML",
+              file=sys.stderr)
+        return None
+    if not folder.is_dir():
+        raise SweepError(f"{where}: the data folder {folder} does not exist (or is not a folder); point "
+                         f"it at the folder holding the <did>.arff copies, or unset it to download from OpenML")
+    return str(folder)
+
+
 def _names_in_set(names, ps: P.ParamSet, where: str) -> list[str]:
     """Dataset names for --force/--only, matched as dataset names are everywhere (case-insensitive,
     OpenML ids); one that is not in the set is an error with the set's closest names."""
@@ -400,9 +423,8 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
     is one: ``reference`` holds the line printed for it."""
     out_root = Path(out_root) if out_root is not None else paths.runs_root()
     out_root = paths.resolve(out_root)
-    data_dir = data_dir or os.environ.get(DATA_DIR_ENV) or ps.data_dir
+    data_dir = resolve_data_dir(ps, data_dir)
     if data_dir:
-        data_dir = str(paths.resolve(data_dir))
         os.environ[DATA_DIR_ENV] = data_dir
     workers = workers or ps.workers
     share_tcclib_with_kernels()
@@ -508,6 +530,9 @@ def main(argv=None) -> int:
                     help="train everything again instead of reusing stored results that match")
     ap.add_argument("--only", nargs="*", default=None, help="run only these datasets of the set now")
     ap.add_argument("--no-aggregate", action="store_true", help="skip the aggregate notebooks")
+    ap.add_argument("--aggregates", action="store_true",
+                    help="only re-render the aggregate notebooks (tables, figures, report) of the "
+                         "finished datasets, e.g. after a change to the report code")
     ap.add_argument("--check", action="store_true", help="only validate the parameter file")
     a = ap.parse_args(argv)
     try:
@@ -520,8 +545,8 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if a.check:
-        # beyond the file itself (P.load checked every value in it): the command line and the
-        # notebook sources the run will execute
+        # beyond the file itself (P.load checked every value in it): the command line, the data
+        # folder and the notebook sources the run will execute
         problems = []
         if a.workers is not None and a.workers < 1:
             problems.append(f"--workers must be a positive integer, got {a.workers}")
@@ -530,6 +555,10 @@ def main(argv=None) -> int:
                 source_path(nb)
             except FileNotFoundError as e:
                 problems.append(str(e))
+        try:
+            resolve_data_dir(ps, a.data_dir)
+        except SweepError as e:
+            problems.append(str(e))
         if problems:
             for line in problems:
                 print(f"error: {a.params}: {line}", file=sys.stderr)
@@ -539,6 +568,18 @@ def main(argv=None) -> int:
         return 0
     t = time.perf_counter()
     out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()
+    if a.aggregates:
+        try:
+            check_writable(out_root / ps.name)
+            with set_lock(out_root / ps.name):
+                run_aggregate(ps, out_root)
+                write_index(ps, out_root)
+        except SweepError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(f"{ps.name}: aggregate notebooks re-rendered in {time.perf_counter() - t:.0f} s; outputs in "
+              f"{out_root / ps.name}")
+        return 0
     try:
         rep = sweep(ps, out_root, a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
                     only=a.only, reuse=not a.retrain)

@@ -277,3 +277,16 @@ def test_install_files_agree():
     for src in SOURCES:  # the Colab cell installs this very version's wheel
         assert f"tcclib-{tcclib.__version__}-py3-none-any.whl" in src.read_text()
     assert "lab:" in (ROOT / "Makefile").read_text()
+
+
+def test_a_missing_data_folder_is_a_check_error(tmp_path, monkeypatch, capsys):
+    p = tmp_path / "d.yaml"
+    p.write_text("name: d\ndatasets: [breast_cancer]\n")
+    monkeypatch.setenv("TCC_DATA_DIR", str(tmp_path / "nowhere"))
+    assert S.main([str(p), "--check"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    monkeypatch.delenv("TCC_DATA_DIR")
+    assert S.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0
+    p.write_text("name: d\ndatasets: [breast_cancer]\ndata_dir: nowhere/at/all\n")
+    assert S.main([str(p), "--check"]) == 0  # the file's default folder: OpenML instead, with a note
+    assert "downloaded from OpenML" in capsys.readouterr().err

@@ -152,3 +152,37 @@ def test_a_read_only_output_folder(tmp_path, capsys):
         rep = S.sweep(ps, out, progress=False)
         assert rep["skipped"] == ["breast_cancer"] and not rep["failed"]
         assert S.main([str(p), "--outputs", str(out)]) == 0
+
+
+def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):
+    """kill -9 of the sweep and its kernel once the first checkpoint is on disk; the
+    next sweep resumes from it and ends with the files of an uninterrupted run."""
+    import signal
+    import time
+
+    cfg = {**CFG, "methods": ["random", "class"], "epochs": 60, "pseudo_every": 5}
+    p = tmp_path / "k9.yaml"
+    p.write_text(f"name: k9\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
+                 f"aggregate_notebooks: []\nconfig: {json.dumps(cfg)}\n")
+    out, clean = tmp_path / "out", tmp_path / "clean"
+    S.sweep(P.load(p), clean, progress=False)
+    proc = subprocess.Popen([sys.executable, "-m", "tcclib.sweep", str(p), "--outputs", str(out)],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while not list((out / ".cache" / "checkpoints").glob("*.pt")):
+        assert proc.poll() is None and time.time() < deadline, "the sweep ended before its first checkpoint"
+        time.sleep(0.01)
+    # the kernel runs in a session of its own (jupyter_client): kill it and the sweep together
+    kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True)
+    for pid in [int(x) for x in kids.stdout.split()] + [proc.pid]:
+        os.kill(pid, signal.SIGKILL)
+    proc.wait()
+    ddir = out / "k9" / "breast_cancer"
+    assert not (ddir / "_DONE.json").exists()
+    rep = S.sweep(P.load(p), out, progress=False)
+    assert rep["done"] == ["breast_cancer"]
+    done = json.loads((ddir / "_DONE.json").read_text())
+    assert done.get("resumed_at_epoch", 0) >= 10  # it did resume, not start over
+    for f in ("results.csv", "history.csv", "pseudo.csv"):
+        assert (ddir / f).read_bytes() == (clean / "k9" / "breast_cancer" / f).read_bytes(), f
