@@ -3,7 +3,11 @@
 ``Config()`` is the published setting (see ``shared/paper/README.md``): 500 contrastive
 epochs, batch 256, Adam 1e-3, corruption rate 0.4, labeled fraction 0.3, 8 seeds, ...
 ``Config.from_dict`` rejects unknown names, and every field is checked for type and range, so a
-typo in a parameter file fails before anything runs.
+typo in a parameter file fails before anything runs: lists must be lists (``seeds: 42`` is an
+error naming the fix ``seeds: [42]``, not a late "'int' object is not iterable"), seeds must fit
+every library that takes them (0 to 2**32 - 1), flags must be true/false, ``device`` must be
+``cpu``, ``cuda`` or ``cuda:N``.  Whether that CUDA device exists on this machine is a separate
+check, :meth:`Config.check_device`, made when a parameter file is loaded.
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 PAPER_SEEDS = (614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984)
+MAX_SEED = 2**32 - 1
+"""The largest seed: scikit-learn's and NumPy's ``random_state`` take 0 .. 2**32 - 1."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,17 @@ def _check(cond: bool, msg: str) -> None:
         raise ConfigError(msg)
 
 
+def _number_hint(v) -> str:
+    """YAML 1.1 (PyYAML) reads ``1e-3`` (no dot) as text: say how to write it as a number."""
+    if isinstance(v, str):
+        try:
+            float(v)
+        except ValueError:
+            return ""
+        return " (text, not a number: YAML reads an exponent without a dot as text; write e.g. 1.0e-3)"
+    return ""
+
+
 @dataclass(frozen=True)
 class Config:
     """All settings of one dataset run.  Defaults are the published values."""
@@ -109,28 +127,38 @@ class Config:
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        # normalise lists from YAML into tuples
-        object.__setattr__(self, "seeds", tuple(self.seeds))
-        object.__setattr__(self, "methods", tuple(self.methods))
-        object.__setattr__(self, "baselines", tuple(self.baselines))
+        # normalise lists from YAML into tuples; a single value where a list belongs is an error
+        # (tuple("random") would silently become the methods 'r', 'a', 'n', ...)
+        for name, example in (("seeds", "[614579, 336466]"), ("methods", "[random, class]"),
+                              ("baselines", "[xgboost]")):
+            v = getattr(self, name)
+            if not isinstance(v, (list, tuple, range)):
+                single = isinstance(v, (str, int)) and not isinstance(v, bool)
+                raise ConfigError(f"{name}: expected a list, got {type(v).__name__} {v!r}; write it as "
+                                  f"a list, e.g. {name}: {f'[{v}]' if single else example}")
+            object.__setattr__(self, name, tuple(v))
         self.validate()
 
     # ------------------------------------------------------------------ checks
     def validate(self) -> None:
+        """Check every field's type and range; a :class:`ConfigError` naming the field."""
         _check(len(self.seeds) > 0, "seeds: give at least one seed")
         for s in self.seeds:
             _check(isinstance(s, int) and not isinstance(s, bool) and s >= 0,
                    f"seeds: {s!r} is not a non-negative integer")
+            _check(s <= MAX_SEED, f"seeds: {s} is too large: a seed must be an integer from 0 to "
+                                  f"{MAX_SEED} (2**32 - 1), the range scikit-learn and NumPy accept")
         _check(len(set(self.seeds)) == len(self.seeds), "seeds: duplicates")
         _check(len(self.methods) > 0, "methods: give at least one method")
         for m in self.methods:
-            if m not in METHODS:
+            if not isinstance(m, str) or m not in METHODS:
                 close = difflib.get_close_matches(str(m), METHODS, n=2)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
                 raise ConfigError(f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}")
         _check(len(set(self.methods)) == len(self.methods), "methods: duplicates")
         for b in self.baselines:
             _check(b in BASELINES, f"baselines: unknown baseline {b!r}; known: {', '.join(BASELINES)}")
+        _check(len(set(self.baselines)) == len(self.baselines), "baselines: duplicates")
         for name in ("epochs", "head_epochs", "batch_size", "pseudo_every", "hidden_dim",
                      "encoder_depth", "head_depth", "xgb_trees", "xgb_depth"):
             v = getattr(self, name)
@@ -145,7 +173,7 @@ class Config:
                      "corr_temperature", "bias_init", "xgb_eta", "xgb_subsample", "xgb_colsample"):
             v = getattr(self, name)
             _check(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-                   f"{name}: expected a finite number, got {v!r}")
+                   f"{name}: expected a finite number, got {v!r}" + _number_hint(v))
         _check(self.lr > 0, f"lr: must be > 0, got {self.lr}")
         _check(self.temperature > 0 and self.corr_temperature > 0, "temperatures must be > 0")
         for name in ("corruption_rate", "labeled_fraction", "xgb_eta", "xgb_subsample", "xgb_colsample"):
@@ -158,28 +186,65 @@ class Config:
                f"matmul_precision: 'highest' (exact float32, the default), 'high' or 'medium' "
                f"(bfloat16/TF32 inside float32 matmuls: several times faster on AMX CPUs and GPUs), "
                f"got {self.matmul_precision!r}")
-        _check(self.device == "cpu" or self.device.startswith("cuda"),
-               f"device: 'cpu' or 'cuda[:N]', got {self.device!r}")
+        for name in ("keep_embeddings", "progress"):
+            v = getattr(self, name)
+            _check(isinstance(v, bool), f"{name}: expected true or false, got {type(v).__name__} {v!r}")
+        _check(isinstance(self.device, str) and re.fullmatch(r"cpu|cuda(:\d+)?", self.device) is not None,
+               f"device: 'cpu', 'cuda' or 'cuda:N' (N: the GPU's index), got {self.device!r}")
+
+    def check_device(self) -> None:
+        """A :class:`ConfigError` when ``device`` names a CUDA device this machine does not have.
+
+        Separate from :meth:`validate` (a setting can be valid for another machine); the
+        parameter files call it when they are loaded, so ``python -m tcclib.sweep FILE --check``
+        says so before anything runs."""
+        if not self.device.startswith("cuda"):
+            return
+        import torch
+
+        index = int(self.device.split(":")[1]) if ":" in self.device else 0
+        if not torch.cuda.is_available():
+            raise ConfigError(f"device: {self.device!r} but no CUDA device is visible here "
+                              f"(torch {torch.__version__}); use device: cpu, or run on a machine with a GPU")
+        n = torch.cuda.device_count()
+        if index >= n:
+            raise ConfigError(f"device: {self.device!r} but only {n} CUDA device(s) are visible "
+                              f"(cuda:0 .. cuda:{n - 1})")
 
     def corrupted_count(self, n_features: int) -> int:
-        """ceil(p * M) features corrupted per row; an error if none is left intact."""
+        """ceil(p * M) features corrupted per row; an error if none is left intact.
+
+        With fewer than 2 features no rate can help (ceil(p * 1) = 1 = M for every p > 0): the
+        error says corruption needs 2 features.  With M >= 2 the error names the largest rate
+        that leaves a feature intact, (M - 1) / M.
+        """
+        if n_features < 2:
+            raise ConfigError(
+                f"corruption needs at least 2 features, got {n_features}: with one feature every "
+                f"corruption_rate replaces it (ceil(p x 1) = 1), so none is left intact and no rate can "
+                "help; add features, or train without pretraining (methods=['no_pretrain'])")
         k = math.ceil(self.corruption_rate * n_features - 1e-9)
         if k >= n_features:
             raise ConfigError(
                 f"corruption_rate={self.corruption_rate} corrupts {k} of {n_features} features: "
-                "no feature is left intact; lower the rate")
+                f"no feature is left intact; lower the rate to at most {n_features - 1}/{n_features} "
+                f"(e.g. {math.floor((n_features - 1) / n_features * 1000) / 1000:g})")
         return max(k, 1)
 
     # ------------------------------------------------------------------ build
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> "Config":
+        """Settings from a mapping (a parameter file's ``config:``); None means the defaults."""
+        if d is not None and not isinstance(d, Mapping):
+            raise ConfigError(f"expected a mapping of settings, e.g. {{epochs: 5, seeds: [1, 2]}}, "
+                              f"got {type(d).__name__} {d!r}")
         d = dict(d or {})
         names = [f.name for f in dataclasses.fields(cls) if f.name != "extra"]
         unknown = [k for k in d if k not in names]
         if unknown:
             msgs = []
             for k in unknown:
-                close = difflib.get_close_matches(k, names, n=1)
+                close = difflib.get_close_matches(str(k), names, n=1)
                 msgs.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
             raise ConfigError(f"unknown setting(s): {', '.join(msgs)}")
         return cls(**d)

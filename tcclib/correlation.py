@@ -6,6 +6,10 @@ predicts it from the other features of the training split.  Its normalised gain 
 row i of the importance matrix ``W`` (``W[i, j]``: how much feature j helps predict feature i;
 zero diagonal, inactive features zero).  The paper's "feature correlation value range" is the
 mean over features of ``max_j W[i, j] - min_j W[i, j]`` (j over the other active features).
+
+:func:`importance_matrices` caches each seed's matrix in ``cache_dir`` as an ``.npz`` holding the
+matrix, what it was made for and the sha256 of its bytes, written atomically and checked on every
+load: a damaged, edited or foreign file is reported, discarded and computed again.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -69,18 +74,92 @@ def correlation_range(W: np.ndarray, active: np.ndarray | None = None) -> float:
     return float(np.mean(ranges)) if ranges else 0.0
 
 
-def _cache_key(name: str, split: SeedSplit, cfg: Config) -> str:
+CACHE_FORMAT = 1
+"""Version of the importance cache files (``<name>-seed<seed>-<key16>.npz``)."""
+
+
+class CacheWarning(UserWarning):
+    """A cache file was damaged or made for something else: it was discarded and redone."""
+
+
+def _cache_digest(split: SeedSplit, cfg: Config) -> str:
+    """sha256 of what an importance matrix depends on: the training rows, the active columns and
+    the XGBoost settings (the seed is in the file's name and checked on its own)."""
     h = hashlib.sha256()
     h.update(split.raw_train.tobytes())
     h.update(split.active.tobytes())
     h.update(json.dumps([cfg.xgb_trees, cfg.xgb_depth, cfg.xgb_eta, cfg.xgb_subsample,
                          cfg.xgb_colsample]).encode())
-    return f"{name}-seed{split.seed}-{h.hexdigest()[:16]}.npy"
+    return h.hexdigest()
+
+
+def _cache_key(name: str, split: SeedSplit, cfg: Config) -> str:
+    """The cache file's name: ``<name>-seed<seed>-<first 16 hex of the digest>.npz``."""
+    return f"{name}-seed{split.seed}-{_cache_digest(split, cfg)[:16]}.npz"
+
+
+def _cache_meta(name: str, split: SeedSplit, cfg: Config) -> dict:
+    """What a cache file must have been made for: dataset, seed, full key, shape and dtype."""
+    M = split.raw_train.shape[1]
+    return dict(format=CACHE_FORMAT, dataset=str(name), seed=int(split.seed),
+                key=_cache_digest(split, cfg), shape=[M, M], dtype="float64")
+
+
+def _array_sha256(W: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(W).tobytes()).hexdigest()
+
+
+def save_cached_importance(path, W: np.ndarray, meta: dict) -> None:
+    """Write ``W`` with ``meta`` and the sha256 of its bytes, atomically (a crash keeps the old
+    file or none, never half of one)."""
+    from .store import _atomic  # (store imports train, which imports this module lazily)
+
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    info = json.dumps({**meta, "sha256": _array_sha256(W)}, sort_keys=True)
+
+    def write(tmp):
+        with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a name
+            np.savez(f, W=W, meta=np.array(info))
+
+    _atomic(Path(path), write)
+
+
+def load_cached_importance(path, meta: dict) -> tuple[np.ndarray | None, str | None]:
+    """``(W, None)`` when the cache file ``path`` holds a matrix made for ``meta`` whose bytes
+    still match their checksum; else ``(None, what is wrong)``."""
+    try:
+        with open(path, "rb") as f:
+            z = np.load(f, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                return None, f"not an importance cache file (a bare {type(z).__name__})"
+            with z:
+                if "W" not in z.files or "meta" not in z.files:
+                    return None, f"not an importance cache file (holds {', '.join(z.files) or 'nothing'})"
+                W, info = z["W"], json.loads(str(z["meta"][()]))
+    except Exception as e:  # truncated, not a zip, bad JSON, ...
+        return None, f"unreadable ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+    if not isinstance(info, dict):
+        return None, "its description is not a mapping"
+    for k in ("format", "dataset", "seed", "key"):
+        if info.get(k) != meta[k]:
+            return None, f"made for another run ({k} {info.get(k)!r}, expected {meta[k]!r})"
+    if list(W.shape) != meta["shape"] or W.dtype != np.dtype(meta["dtype"]):
+        return None, (f"holds a {W.dtype} array of shape {tuple(W.shape)}, expected "
+                      f"{meta['dtype']} {tuple(meta['shape'])}")
+    if info.get("sha256") != _array_sha256(W):
+        return None, "its contents changed since it was written (sha256 mismatch)"
+    return W, None
 
 
 def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None = None,
                         cache_dir: str | os.PathLike | None = None, progress: bool = False) -> np.ndarray:
-    """Importance matrices ``[S, M, M]`` for every seed, cached as ``.npy`` in ``cache_dir``."""
+    """Importance matrices ``[S, M, M]`` for every seed, cached in ``cache_dir``.
+
+    Each cache file (``.npz``) holds the matrix and what it was made for (dataset, seed, the
+    sha256 key of the training rows and XGBoost settings, shape, dtype) with the sha256 of the
+    matrix's bytes, and is written atomically.  On load all of it is checked: a damaged, edited
+    or foreign file is reported (a :class:`CacheWarning` naming the file and what is wrong),
+    removed and computed again, never used and never a lasting failure."""
     cfg = cfg or Config()
     cache = Path(cache_dir) if cache_dir else None
     out = []
@@ -90,17 +169,20 @@ def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None =
         bar = _bar(sum(int(s.active.sum()) for s in splits), f"{name}: XGBoost importances")
     for sp in splits:
         path = cache / _cache_key(name, sp, cfg) if cache else None
+        meta = _cache_meta(name, sp, cfg) if cache else None
+        W = None
         if path is not None and path.exists():
-            W = np.load(path)
-            if bar is not None:
+            W, problem = load_cached_importance(path, meta)
+            if W is None:
+                warnings.warn(f"importance cache {path}: {problem}; discarded, computing it again",
+                              CacheWarning, stacklevel=2)
+                path.unlink(missing_ok=True)
+            elif bar is not None:
                 bar.update(int(sp.active.sum()))
-        else:
+        if W is None:
             W = importance_matrix(sp, cfg, progress=bar)
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp.npy")
-                np.save(tmp, W)
-                os.replace(tmp, path)
+                save_cached_importance(path, W, meta)
         out.append(W)
     if bar is not None:
         bar.close()

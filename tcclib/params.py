@@ -8,6 +8,14 @@ for name, type and range) and the notebooks.  Example::
     datasets: [breast_cancer, 11, diabetes]     # names or OpenML ids, or "all"
     config: {seeds: [614579, 336466], epochs: 5}
     keep_embeddings: [breast_cancer]
+
+Everything a run will use is checked here, up front, so that a file that passes
+``python -m tcclib.sweep FILE --check`` fails later for no settings reason: unknown or duplicated
+keys (YAML's own rule, the last value wins, would hide the first), each value's type (a list
+where a list belongs, text where text belongs), the settings (:class:`tcclib.config.Config`,
+including that a ``cuda`` device is visible here), that ``keep_embeddings`` and an explicit
+``figure_dataset`` are datasets of the set, and that each notebook list names notebooks of its
+kind.  Every mistake is a :class:`ParamsError` naming the file, the key and the fix.
 """
 
 from __future__ import annotations
@@ -26,12 +34,45 @@ PER_DATASET_NOTEBOOKS = ("01_data_prep", "02_correlation", "03_pretraining")
 AGGREGATE_NOTEBOOKS = ("04_evaluation", "05_figures")
 REPORT_NOTEBOOKS = ("06_report",)
 ABLATION_NOTEBOOKS = ("07_ablation",)
+ALL_NOTEBOOKS = PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS + ABLATION_NOTEBOOKS
 KEYS = ("name", "description", "datasets", "config", "data_dir", "keep_embeddings",
         "per_dataset_notebooks", "aggregate_notebooks", "workers", "figure_dataset")
 
 
 class ParamsError(ConfigError):
     """A parameter file is malformed."""
+
+
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A YAML mapping names the same key twice (YAML itself would keep the last value silently)."""
+
+    def __init__(self, key, line: int, first_line: int):
+        self.key, self.line, self.first_line = key, line, first_line
+        super().__init__(problem=f"line {line}: key {key!r} is given twice (first on line {first_line}); "
+                                 f"keep one of them")
+
+    def __str__(self) -> str:
+        return self.problem
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a duplicated mapping key, with its line numbers."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *anchor" may repeat keys
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in seen:
+                        raise DuplicateKeyError(key, line, seen[key])
+                    seen[key] = line
+                except TypeError:  # an unhashable key: SafeLoader's own error says so
+                    continue
+        return super().construct_mapping(node, deep)
 
 
 @dataclass
@@ -54,8 +95,12 @@ class ParamSet:
 
 
 def dataset_names(items, where: str) -> list[str]:
+    """Registry names of ``items`` (names or OpenML ids); a :class:`ParamsError` for an unknown
+    one, a value that is not a name or id, or a dataset listed twice."""
     out = []
     for it in items:
+        if isinstance(it, bool) or not isinstance(it, (str, int)):
+            raise ParamsError(f"{where}: {it!r} is not a dataset name or OpenML id")
         try:
             out.append(resolve(it)[0])
         except ValueError as e:
@@ -65,7 +110,38 @@ def dataset_names(items, where: str) -> list[str]:
     return out
 
 
+def _name_list(d: dict, key: str, where: str, example: str, default=None) -> list:
+    """``d[key]`` as a list: absent gives ``default``; a single value or ``key:`` with nothing
+    after it is an error naming the list form (never a string read letter by letter)."""
+    if key not in d:
+        return list(default or [])
+    v = d[key]
+    if not isinstance(v, list):
+        fix = f"[{v}]" if isinstance(v, (str, int)) and not isinstance(v, bool) else example
+        got = "nothing" if v is None else f"{type(v).__name__} {v!r}"
+        raise ParamsError(f"{where}: '{key}' must be a list, got {got}; write e.g. {key}: {fix}"
+                          + (" ([] for none)" if v is None else ""))
+    return v
+
+
+def _notebooks(d: dict, key: str, where: str, default: tuple, allowed: tuple, kind: str) -> tuple:
+    nbs = _name_list(d, key, where, f"[{', '.join(default) or allowed[0]}]", default)
+    for nb in nbs:
+        if not isinstance(nb, str) or nb not in allowed:
+            others = [n for n in ALL_NOTEBOOKS if n not in allowed]
+            other = "aggregate_notebooks" if key == "per_dataset_notebooks" else "per_dataset_notebooks"
+            hint = (f" ({nb} belongs in {other})" if nb in others
+                    else "".join(f" (did you mean {c!r}?)" for c in
+                                 difflib.get_close_matches(str(nb), allowed, n=1)))
+            raise ParamsError(f"{where}: {key}: unknown notebook {nb!r}{hint}; "
+                              f"the {kind} notebooks are {', '.join(allowed)}")
+    if len(set(nbs)) != len(nbs):
+        raise ParamsError(f"{where}: {key}: a notebook is listed twice")
+    return tuple(nbs)
+
+
 def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
+    """Validate a parameter set read from YAML (see the module docstring for what is checked)."""
     where = str(path) if path else "params"
     if not isinstance(d, dict):
         raise ParamsError(f"{where}: expected a mapping at the top level")
@@ -79,39 +155,65 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
     if ds == "all":
         ds = [n for n in list_datasets().name if n != "breast_cancer"]
     if not isinstance(ds, list) or not ds:
-        raise ParamsError(f"{where}: 'datasets' must be a non-empty list or 'all'")
+        fix = f"; write it as a list, e.g. datasets: [{ds}]" if isinstance(ds, (str, int)) and ds != "" else ""
+        raise ParamsError(f"{where}: 'datasets' must be a non-empty list or 'all'{fix}")
     datasets = dataset_names(ds, f"{where}: datasets")
+    if d.get("config") is not None and not isinstance(d["config"], dict):
+        raise ParamsError(f"{where}: 'config' must be a mapping of settings, e.g. "
+                          f"config: {{epochs: 5, seeds: [1, 2]}}, got {type(d['config']).__name__} {d['config']!r}")
     try:
         cfg = Config.from_dict(d.get("config") or {})
+        cfg.check_device()
     except (ConfigError, TypeError) as e:
         raise ParamsError(f"{where}: config: {e}") from None
-    keep = dataset_names(d.get("keep_embeddings") or [], f"{where}: keep_embeddings")
-    if d.get("data_dir") is not None and not isinstance(d.get("data_dir"), str):
-        raise ParamsError(f"{where}: 'data_dir' must be a folder path (relative to the repository root)")
-    if not isinstance(d.get("description", ""), str):
-        raise ParamsError(f"{where}: 'description' must be text")
+    if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default
+        d = {**d, "keep_embeddings": []}
+    keep = dataset_names(_name_list(d, "keep_embeddings", where, "[breast_cancer]"), f"{where}: keep_embeddings")
+    stray = [n for n in keep if n not in datasets]
+    if stray:
+        raise ParamsError(f"{where}: keep_embeddings: {', '.join(stray)} not in 'datasets' (no embeddings "
+                          f"would be kept for it); add it to 'datasets' or remove it here")
+    data_dir = d.get("data_dir")
+    if data_dir is not None and (not isinstance(data_dir, str) or not data_dir.strip()):
+        raise ParamsError(f"{where}: 'data_dir' must be a folder path (relative to the repository root), "
+                          f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none")
+    description = d.get("description", "")
+    if not isinstance(description, str):
+        got = "nothing" if description is None else f"{type(description).__name__} {description!r}"
+        raise ParamsError(f"{where}: 'description' must be text, got {got}; write a sentence (quote it if "
+                          f"it looks like a number) or leave the key out")
     workers = d.get("workers", 1)
-    if not isinstance(workers, int) or workers < 1:
-        raise ParamsError(f"{where}: 'workers' must be a positive integer")
-    per = tuple(d.get("per_dataset_notebooks", PER_DATASET_NOTEBOOKS))
-    agg = tuple(d.get("aggregate_notebooks", AGGREGATE_NOTEBOOKS))
-    for nb in per + agg:
-        if nb not in PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS + ABLATION_NOTEBOOKS:
-            raise ParamsError(f"{where}: unknown notebook {nb!r}")
-    fig = d.get("figure_dataset", "breast_cancer")
-    fig = dataset_names([fig], f"{where}: figure_dataset")[0]
-    return ParamSet(name=d["name"], datasets=datasets, config=cfg, description=d.get("description", ""),
-                    data_dir=d.get("data_dir"), keep_embeddings=keep, per_dataset_notebooks=per,
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParamsError(f"{where}: 'workers' must be a positive integer (datasets run at once), "
+                          f"got {type(workers).__name__} {workers!r}")
+    per = _notebooks(d, "per_dataset_notebooks", where, PER_DATASET_NOTEBOOKS,
+                     PER_DATASET_NOTEBOOKS + ABLATION_NOTEBOOKS, "per-dataset")
+    agg = _notebooks(d, "aggregate_notebooks", where, AGGREGATE_NOTEBOOKS,
+                     AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS, "aggregate")
+    fig = dataset_names([d.get("figure_dataset", "breast_cancer")], f"{where}: figure_dataset")[0]
+    if "figure_dataset" in d and fig not in datasets:
+        raise ParamsError(f"{where}: figure_dataset: {fig} is not in 'datasets' (its figures would be "
+                          f"missing); choose one of {', '.join(datasets)}")
+    return ParamSet(name=d["name"], datasets=datasets, config=cfg, description=description,
+                    data_dir=data_dir, keep_embeddings=keep, per_dataset_notebooks=per,
                     aggregate_notebooks=agg, workers=workers, figure_dataset=fig, path=path)
 
 
 def load(path: str | Path) -> ParamSet:
-    """Read and validate a parameter file; a clear :class:`ParamsError` on any mistake."""
+    """Read and validate a parameter file; a clear :class:`ParamsError` on any mistake.
+
+    The YAML is read with a loader that refuses a key given twice in one mapping."""
     path = Path(path)
     if not path.exists():
         raise ParamsError(f"no parameter file {path}")
     try:
-        d = yaml.safe_load(path.read_text())
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ParamsError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
+    try:
+        d = yaml.load(text, Loader=_StrictLoader)
+    except DuplicateKeyError as e:
+        raise ParamsError(f"{path}: {e}") from None
     except yaml.YAMLError as e:
         raise ParamsError(f"{path}: not valid YAML: {e}") from None
     return parse(d, path)

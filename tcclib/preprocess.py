@@ -9,17 +9,28 @@ The result keeps *raw* values (z-scored numbers and integer category codes) so t
 can swap values column-wise; one-hot encoding happens later, in torch, after corruption
 (:mod:`tcclib.encoding`).  Every seed keeps the dataset's full column list so that the seeds can
 be stacked into one ensemble: a column dropped for a seed is marked inactive there.
+
+Checks before any work (each a :class:`~tcclib.datasets.DatasetError` or
+:class:`~tcclib.config.ConfigError` naming the dataset and what to change):
+:func:`prepare` refuses classes with fewer rows than the split needs
+(:func:`min_rows_per_class`); :func:`check_training_inputs`, which
+:func:`tcclib.train.run_dataset` calls right after :func:`prepare`, refuses seeds with too few
+features to corrupt and runs whose estimated tensors (:func:`estimate_memory`) exceed the memory
+budget (:data:`MEMORY_BUDGET_GB`, ``$TCC_MEMORY_BUDGET_GB``).
 """
 
 from __future__ import annotations
 
+import math
+import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
+from .config import METHODS, Config, ConfigError
 from .datasets import Dataset, DatasetError
 
 
@@ -79,14 +90,71 @@ def encode_target(y: pd.Series) -> tuple[np.ndarray, list[str]]:
     return y.cat.codes.to_numpy().astype(np.int64), [str(c) for c in y.cat.categories]
 
 
-def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: float):
+def min_rows_per_class(test_fraction: float = 0.2, labeled_fraction: float = 0.3) -> int:
+    """Rows every class needs for the stratified split: one in the test split, one labeled.
+
+    A stratified split gives a class with ``n`` rows about ``n * test_fraction`` test rows and
+    ``n * (1 - test_fraction) * labeled_fraction`` labeled ones; each must be at least one, and
+    scikit-learn needs two rows per class to stratify at all::
+
+        max(2, ceil(1 / test_fraction), ceil(1 / ((1 - test_fraction) * labeled_fraction)))
+
+    5 for the published 80/20 split with 30 % labeled.
+    """
+    if not (0 < test_fraction < 1 and 0 < labeled_fraction <= 1):
+        raise ConfigError(f"test_fraction must be in (0, 1) and labeled_fraction in (0, 1], got "
+                          f"{test_fraction} and {labeled_fraction}")
+    eps = 1e-9
+    return max(2, math.ceil(1 / test_fraction - eps),
+               math.ceil(1 / ((1 - test_fraction) * labeled_fraction) - eps))
+
+
+def _split_words(test_fraction: float, labeled_fraction: float) -> str:
+    return (f"the stratified {100 * (1 - test_fraction):g}/{100 * test_fraction:g} train/test split with "
+            f"{100 * labeled_fraction:g} % of the training rows labeled")
+
+
+def check_class_sizes(y: np.ndarray, classes, test_fraction: float = 0.2, labeled_fraction: float = 0.3,
+                      name: str = "dataset") -> None:
+    """Raise a :class:`DatasetError` naming the classes with fewer rows than :func:`min_rows_per_class`.
+
+    ``y``: label codes into ``classes`` (the class names).
+    """
+    counts = np.bincount(np.asarray(y), minlength=len(classes))
+    need = min_rows_per_class(test_fraction, labeled_fraction)
+    small = [i for i in np.argsort(counts, kind="stable") if counts[i] < need]
+    if not small:
+        return
+    first, rest = small[0], small[1:]
+    others = (" (" + ", ".join(f"class {classes[i]!r} {counts[i]}" for i in rest[:10])
+              + (", ..." if len(rest) > 10 else "") + ")") if rest else ""
+    raise DatasetError(
+        f"{name}: class {classes[first]!r} has {counts[first]} row(s){others}; "
+        f"{_split_words(test_fraction, labeled_fraction)} needs at least {need} rows per class "
+        f"(one in the test split: 1/{test_fraction:g} = {1 / test_fraction:.3g} rows; one labeled: "
+        f"1/({1 - test_fraction:g} x {labeled_fraction:g}) = "
+        f"{1 / ((1 - test_fraction) * labeled_fraction):.3g} rows). "
+        "Add rows of these classes, merge them into others or drop them, or change "
+        "test_fraction / labeled_fraction")
+
+
+def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: float, classes=None,
+           name: str = "dataset"):
+    """Stratified train/test split and stratified labeled subset of the training rows.
+
+    Classes too small for it are a :class:`DatasetError` (:func:`check_class_sizes`); so is a
+    split that still leaves a class without a test or a labeled row.  When the labeled subset
+    cannot be stratified (fewer labeled or unlabeled rows than classes) it is drawn without
+    stratification, with a warning.
+    """
+    classes = list(classes) if classes is not None else [str(c) for c in range(int(y.max()) + 1)]
+    check_class_sizes(y, classes, test_fraction, labeled_fraction, name)
     idx = np.arange(len(y))
-    counts = np.bincount(y)
-    if counts.min() < 2:
-        raise DatasetError(
-            f"class {int(counts.argmin())} has {counts.min()} row(s): a stratified split needs "
-            "at least 2 rows per class")
-    tr, te = train_test_split(idx, test_size=test_fraction, stratify=y, random_state=seed)
+    try:
+        tr, te = train_test_split(idx, test_size=test_fraction, stratify=y, random_state=seed)
+    except ValueError as e:  # not expected after check_class_sizes; never scikit-learn's words alone
+        raise DatasetError(f"{name}: seed {seed}: {_split_words(test_fraction, labeled_fraction)} "
+                           f"failed: {e}") from e
     labeled = np.zeros(len(tr), dtype=bool)
     if labeled_fraction >= 1:
         labeled[:] = True
@@ -94,17 +162,31 @@ def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: flo
         pos = np.arange(len(tr))
         try:
             lab, _ = train_test_split(pos, train_size=labeled_fraction, stratify=y[tr], random_state=seed)
-        except ValueError:
-            warnings.warn("labeled subset too small to stratify; drawing it without stratification")
+        except ValueError as e:
+            warnings.warn(f"{name}: seed {seed}: the labeled subset ({labeled_fraction:g} of {len(tr)} training "
+                          f"rows) cannot be stratified over {len(classes)} classes ({e}); drawing it without "
+                          "stratification", stacklevel=3)
             lab, _ = train_test_split(pos, train_size=labeled_fraction, random_state=seed)
         labeled[lab] = True
+    n_test = np.bincount(y[te], minlength=len(classes))
+    n_lab = np.bincount(y[tr][labeled], minlength=len(classes))
+    for what, n in (("test", n_test), ("labeled", n_lab)):
+        if (n == 0).any():
+            missing = [classes[i] for i in np.flatnonzero(n == 0)]
+            raise DatasetError(
+                f"{name}: seed {seed}: {_split_words(test_fraction, labeled_fraction)} left no {what} row "
+                f"of class(es) {', '.join(map(repr, missing[:10]))}; give these classes more rows, or "
+                "change test_fraction / labeled_fraction")
     return tr, te, labeled
 
 
 def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float = 0.2,
-                 labeled_fraction: float = 0.3) -> SeedSplit:
-    """Preprocess one seed as published (see module docstring)."""
-    tr, te, labeled = _split(y, seed, test_fraction, labeled_fraction)
+                 labeled_fraction: float = 0.3, classes=None, name: str = "dataset") -> SeedSplit:
+    """Preprocess one seed as published (see module docstring).
+
+    ``classes`` (names of the label codes ``y``) and ``name`` only make error messages clearer.
+    """
+    tr, te, labeled = _split(y, seed, test_fraction, labeled_fraction, classes, name)
     M = X.shape[1]
     raw_tr = np.zeros((len(tr), M), dtype=np.float32)
     raw_te = np.zeros((len(te), M), dtype=np.float32)
@@ -120,7 +202,8 @@ def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float
             if present.nunique() <= 1:
                 continue  # all missing or constant on the training split: dropped
             mode = present.value_counts().idxmax()
-            levels = sorted(present.unique(), key=list(s.cat.categories).index)
+            declared = {c: i for i, c in enumerate(s.cat.categories)}  # (a dict: linear in the levels)
+            levels = sorted(present.unique(), key=declared.__getitem__)
             lut = {lv: i for i, lv in enumerate(levels)}
             raw_tr[:, j] = s_tr.astype(object).where(s_tr.notna(), mode).map(lut).to_numpy(dtype=np.float32)
             te_codes = s_te.astype(object).where(s_te.notna(), mode).map(lut)
@@ -140,13 +223,186 @@ def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float
             raw_te[:, j] = (v_te - mean) / std
         active[j] = True
     if not active.any():
-        raise DatasetError(f"seed {seed}: every feature is constant or missing on the training split")
+        raise DatasetError(f"{name}: seed {seed}: every feature is constant or missing on the training split")
+    finite = np.isfinite(raw_tr).all(0) & np.isfinite(raw_te).all(0)
+    if not finite.all():  # validate_dataset refuses inf and |x| > float32 max; this is the last guard
+        raise DatasetError(f"{name}: seed {seed}: z-scoring gave non-finite values in column(s) "
+                           f"{', '.join(str(c) for c in X.columns[~finite][:10])}; rescale them")
     return SeedSplit(seed, raw_tr, raw_te, y[tr], y[te], labeled, active, is_cat, n_levels, tr, te)
 
 
 def prepare(ds: Dataset, seeds, test_fraction: float = 0.2, labeled_fraction: float = 0.3) -> Prepared:
-    """Preprocess ``ds`` for every seed."""
+    """Preprocess ``ds`` for every seed.
+
+    Before any seed: every class needs :func:`min_rows_per_class` rows (5 for the published
+    fractions), else a :class:`DatasetError` names the small classes and the minimum.
+    """
     y, classes = encode_target(ds.y)
+    check_class_sizes(y, classes, test_fraction, labeled_fraction, ds.name)
     is_cat = np.array([isinstance(t, pd.CategoricalDtype) for t in ds.X.dtypes])
-    splits = [prepare_seed(ds.X, y, int(s), test_fraction, labeled_fraction) for s in seeds]
+    splits = [prepare_seed(ds.X, y, int(s), test_fraction, labeled_fraction, classes, ds.name) for s in seeds]
     return Prepared(ds.name, [str(c) for c in ds.X.columns], is_cat, classes, splits)
+
+
+# --------------------------------------------------------------------------- before training
+
+MEMORY_BUDGET_ENV = "TCC_MEMORY_BUDGET_GB"
+MEMORY_BUDGET_GB = 8.0
+"""Default budget (GiB) for the tensors one training run allocates; ``$TCC_MEMORY_BUDGET_GB``
+overrides it (``inf``: no limit)."""
+
+
+def memory_budget_gb() -> float:
+    """The memory budget in GiB: ``$TCC_MEMORY_BUDGET_GB`` if set, else :data:`MEMORY_BUDGET_GB`."""
+    text = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    if not text:
+        return MEMORY_BUDGET_GB
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ConfigError(f"${MEMORY_BUDGET_ENV}={text!r}: expected a number of GiB > 0 (or inf for no limit)")
+    return value
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """What one training run of a prepared dataset allocates, estimated without allocating it.
+
+    members: K = seeds x methods (all stacked for evaluation); pretrained: Kp = seeds x
+    pretraining methods (0 without pretraining epochs); width: D, the one-hot width the seeds are
+    padded to; column_widths: each feature's one-hot width (the widest over the seeds).
+    """
+
+    nbytes: int
+    members: int
+    pretrained: int
+    n_train: int
+    n_test: int
+    n_features: int
+    width: int
+    hidden: int
+    column_widths: dict = field(default_factory=dict)
+
+    @property
+    def gib(self) -> float:
+        return self.nbytes / 2**30
+
+    def without(self, columns) -> "MemoryEstimate":
+        """The estimate with ``columns`` left out (their one-hot width removed)."""
+        drop = set(columns)
+        widths = {c: w for c, w in self.column_widths.items() if c not in drop}
+        d = max(self.width - sum(w for c, w in self.column_widths.items() if c in drop), 0)
+        return MemoryEstimate(_tensor_bytes(self.members, self.pretrained, self.n_train, self.n_test, d,
+                                            self.n_features - len(drop), self.hidden),
+                              self.members, self.pretrained, self.n_train, self.n_test,
+                              self.n_features - len(drop), d, self.hidden, widths)
+
+
+def _tensor_bytes(K: int, Kp: int, N: int, Nt: int, D: int, M: int, H: int) -> int:
+    """Peak bytes of :func:`tcclib.train.run_prepared`'s big tensors (float32 unless said).
+
+    One-hot rows of D (+1 scatter column) floats: the anchors of all K members (``anchors_all``),
+    and while pretraining the Kp members' anchor copy, their views and the anchor/view pairs (2N
+    rows), with the previous epoch's views and pairs still held while the next are built: K N +
+    6 Kp N rows at the peak (K N + 4 Kp N + K Nt while the test rows are encoded for evaluation).
+    Raw-value work per pretrained member, row and feature (corrupted copies, uniform draws,
+    int64 donor and scatter indices, masks): about 48 bytes.  The first encoder layer, D x H per
+    member, with gradient and Adam's two moments for the pretrained ones; and the embeddings
+    (K (N + Nt) x H, twice).  On CPU the measured peak (RSS) was 10-30 % above this sum
+    (allocator slack, short-lived temporaries): it is an order of magnitude, not a bound.
+    """
+    onehot = 4 * (D + 1) * (max(K * N + 6 * Kp * N, K * N + 4 * Kp * N + K * Nt) if Kp else K * (N + Nt))
+    raw = 48 * max(Kp, K) * N * M
+    weights = 4 * D * H * (K + 4 * Kp)
+    embeddings = 2 * 4 * H * K * (N + Nt)
+    return int(onehot + raw + weights + embeddings)
+
+
+def estimate_memory(prep: Prepared, cfg: Config) -> MemoryEstimate:
+    """Estimate the memory training ``prep`` with ``cfg`` allocates (see :func:`_tensor_bytes`).
+
+    K = len(prep.splits) x len(cfg.methods) members, Kp = len(prep.splits) x the pretraining
+    methods (0 when ``cfg.epochs`` is 0).  Nothing is allocated: the widths come from the
+    preprocessed splits (:attr:`SeedSplit.widths`), the way :class:`tcclib.encoding.TensorTable`
+    stacks them.  For the paper's datasets and defaults this is at most a few hundred MiB; a
+    categorical column with thousands of levels is what makes it large.
+    """
+    S = len(prep.splits)
+    K = S * len(cfg.methods)
+    Kp = S * sum(METHODS[m].pretrain for m in cfg.methods) if cfg.epochs > 0 else 0
+    widths = np.stack([sp.widths for sp in prep.splits])  # [S, M]
+    D = int(widths.sum(1).max())
+    N = int(prep.splits[0].raw_train.shape[0])
+    Nt = int(max(sp.raw_test.shape[0] for sp in prep.splits))
+    M = widths.shape[1]
+    cols = {c: int(w) for c, w in zip(prep.feature_names, widths.max(0))}
+    return MemoryEstimate(_tensor_bytes(K, Kp, N, Nt, D, M, cfg.hidden_dim), K, Kp, N, Nt, M, D,
+                          cfg.hidden_dim, cols)
+
+
+def check_memory(prep: Prepared, cfg: Config, budget_gb: float | None = None) -> MemoryEstimate:
+    """Raise a :class:`DatasetError` when :func:`estimate_memory` exceeds the budget.
+
+    ``budget_gb``: GiB; default :func:`memory_budget_gb` (``$TCC_MEMORY_BUDGET_GB``, else
+    :data:`MEMORY_BUDGET_GB`).  The message gives the estimate, the widest categorical columns
+    responsible (as many as it takes to fit the budget without them) and the ways out.
+    """
+    est = estimate_memory(prep, cfg)
+    budget = memory_budget_gb() if budget_gb is None else float(budget_gb)
+    if est.gib <= budget:
+        return est
+    wide = sorted((c for c, w in est.column_widths.items() if w > 1), key=lambda c: -est.column_widths[c])
+    culprits: list[str] = []
+    for c in wide:
+        culprits.append(c)
+        if est.without(culprits).gib <= budget or len(culprits) == 5:
+            break
+    fits = bool(culprits) and est.without(culprits).gib <= budget
+    head = (f"{prep.name}: training would allocate about {est.gib:.1f} GiB ({est.members} members = "
+            f"{len(prep.splits)} seeds x {len(cfg.methods)} methods, {est.pretrained} of them pretraining; "
+            f"{est.n_train} training rows; one-hot width {est.width}), more than the memory budget of "
+            f"{budget:g} GiB (${MEMORY_BUDGET_ENV}).")
+    ways = (f"train fewer seeds or methods at once (Config(seeds=..., methods=...)), or, if the machine has "
+            f"the memory, raise ${MEMORY_BUDGET_ENV}")
+    if fits:
+        share = sum(est.column_widths[c] for c in culprits) / est.width
+        what = ", ".join(f"{c!r} ({est.column_widths[c]} levels in training)" for c in culprits)
+        raise DatasetError(
+            f"{head} The one-hot encoding of categorical column(s) {what} makes {share:.0%} of the width; "
+            f"without it about {est.without(culprits).gib:.2g} GiB. Group rare levels into one (e.g. "
+            f"'other'), drop the column or encode it as numbers; or {ways}")
+    raise DatasetError(f"{head} No single wide column is to blame; {ways}")
+
+
+def check_training_inputs(prep: Prepared, cfg: Config) -> MemoryEstimate:
+    """Everything about ``prep`` and ``cfg`` that would fail or mislead during training, checked first.
+
+    :func:`tcclib.train.run_dataset` calls it right after :func:`prepare`, before importances or
+    training:
+
+    * pretraining methods: every seed must leave a feature intact after corruption
+      (:meth:`Config.corrupted_count`; a :class:`ConfigError` naming the dataset and seed, and
+      the columns dropped there as constant or missing);
+    * the memory estimate must fit the budget (:func:`check_memory`);
+    * ``labeled_fraction=1.0`` with a pseudo-label method warns: every training row is labeled,
+      so pseudo-labels are the true labels (the method pretrains like ``oracle``) and
+      ``pseudo_accuracy``, measured on unlabeled rows, is NaN.
+
+    Returns the memory estimate.
+    """
+    if any(METHODS[m].pretrain for m in cfg.methods):
+        for sp in prep.splits:
+            try:
+                cfg.corrupted_count(sp.n_features)
+            except ConfigError as e:
+                dropped = [c for c, a in zip(prep.feature_names, sp.active) if not a]
+                note = (f" ({len(dropped)} of {len(sp.active)} columns are constant or missing on this "
+                        f"seed's training split and dropped: {', '.join(dropped[:10])})" if dropped else "")
+                raise ConfigError(f"{prep.name}: seed {sp.seed}: {e}{note}") from None
+    if cfg.labeled_fraction >= 1 and any(METHODS[m].how == "pseudo" for m in cfg.methods):
+        warnings.warn(f"{prep.name}: labeled_fraction={cfg.labeled_fraction:g}: every training row is "
+                      "labeled, so the pseudo-label methods use the true labels (as 'oracle' does) and "
+                      "pseudo_accuracy (on unlabeled rows) is NaN", stacklevel=2)
+    return check_memory(prep, cfg)

@@ -545,13 +545,26 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if a.check:
+        # beyond the file itself (P.load checked every value in it): the command line, the data
+        # folder and the notebook sources the run will execute
+        problems = []
+        if a.workers is not None and a.workers < 1:
+            problems.append(f"--workers must be a positive integer, got {a.workers}")
+        for nb in (*ps.per_dataset_notebooks, *ps.aggregate_notebooks):
+            try:
+                source_path(nb)
+            except FileNotFoundError as e:
+                problems.append(str(e))
         try:
             resolve_data_dir(ps, a.data_dir)
         except SweepError as e:
-            print(f"error: {e}", file=sys.stderr)
+            problems.append(str(e))
+        if problems:
+            for line in problems:
+                print(f"error: {a.params}: {line}", file=sys.stderr)
             return 2
         print(f"{a.params}: OK ({len(ps.datasets)} datasets, {len(ps.config.seeds)} seeds, "
-              f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs)")
+              f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs, device {ps.config.device})")
         return 0
     t = time.perf_counter()
     out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()

@@ -13,8 +13,11 @@ fraction) and ``auroc``.
   ``wins(i over j) / (wins(i over j) + wins(j over i))`` over the datasets where either direction
   is significant, NaN where none is.
 * **Comparison with the paper** (:func:`compare_with_paper`, :func:`agreement_summary`): our
-  mean and se next to the published ones, and whether the published mean lies inside our 95 %
-  t-interval.
+  mean and se next to the published ones, whether the published mean lies inside our 95 %
+  t-interval, and per cell a Welch t-test against the paper's mean and se and an equivalence
+  test (TOST) within a stated margin (:mod:`tcclib.stats`).
+* **LaTeX** (:func:`latex_table`): Tables 2-5 with ours next to the paper's, booktabs, best per
+  row in bold; :func:`write_set_tables` writes them beside the markdown.
 * The published Tables 2-5 ship with the package (``tcclib/data/paper/``, see its README), so
   nothing here reads files outside the project.
 
@@ -42,7 +45,8 @@ __all__ = [
     "summarize", "paper_style_table",
     "win_matrix", "paper_win_matrix",
     "compare_with_paper", "agreement_summary",
-    "plot_win_matrix", "to_markdown",
+    "plot_win_matrix", "to_markdown", "latex_table", "method_groups", "write_set_tables",
+    "write_paper_comparisons",
 ]
 
 HOW_METHODS = ("no_pretrain", "random", "class", "oracle")
@@ -55,6 +59,7 @@ PAPER_SEEDS = 8
 _METRICS = ("accuracy", "auroc")
 _KINDS = ("how", "where")
 _DIGITS = {"accuracy": 2, "auroc": 3}
+_PAPER_DIGITS = {"accuracy": 2, "auroc": 2}  # as the paper printed them
 
 
 def _check(metric: str, kind: str | None = None) -> None:
@@ -354,11 +359,18 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     ``paper_mean``, ``paper_se``, ``diff`` = ours - paper, ``ci_low``/``ci_high`` = our 95 %
     t-interval ``mean ± t(0.975, n-1) * sd / sqrt(n)`` with the sample std ``sd`` (ddof=1), and
     ``inside`` (the paper's mean lies in that interval; False when n < 2, where the interval is
-    undefined), ``n``.
+    undefined), ``n``, ``sd``; then the tests of :func:`tcclib.stats.add_cell_tests`: ``diff_se``
+    (standard error of the difference),
+    ``welch_p`` / ``differ`` (two-sided Welch test against the paper's mean and reconstructed
+    sample std, n = 8, p < 0.05) and ``tost_p`` / ``equivalent`` (equivalence within ``margin``:
+    1 point of accuracy, 0.01 AUROC).
     """
+    from . import stats as _stats
+
     _check(metric, kind)
     cols = ["dataset", "did", "method", "mean", "se", "paper_mean", "paper_se", "diff",
-            "ci_low", "ci_high", "inside", "n"]
+            "ci_low", "ci_high", "inside", "n", "sd", "diff_se", "welch_p", "differ", "tost_p", "equivalent",
+            "margin"]
     paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
     extra = paper[paper["method"] == "class_most"].assign(method="class_most_published")
     paper = pd.concat([paper, extra], ignore_index=True)
@@ -384,29 +396,37 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     m["diff"] = m["mean"] - m["paper_mean"]
     m["ci_low"], m["ci_high"] = m["mean"] - half, m["mean"] + half
     m["inside"] = ((m["paper_mean"] >= m["ci_low"]) & (m["paper_mean"] <= m["ci_high"])).astype(bool)
+    m = _stats.add_cell_tests(m, metric)
     return m[cols].reset_index(drop=True)
 
 
-def agreement_summary(comparison: pd.DataFrame) -> pd.DataFrame:
+def agreement_summary(comparison: pd.DataFrame, separate=("class_most_published",)) -> pd.DataFrame:
     """How often the paper's mean lies inside our 95 % interval, per method and overall.
 
     Columns: method (last row ``all``), datasets (cells compared), inside, outside,
-    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text).
+    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text), and, where the
+    comparison has the per-cell tests, ``differ`` (Welch p < 0.05) and ``equivalent`` (TOST
+    within the margin). The ``all`` row counts each cell of the paper's table once: it leaves
+    out the ``separate`` methods (``class_most_published``, scored against the paper's
+    ``most_correlated`` column that ``class_most`` is scored against too), whose own rows stay.
     """
     cols = ["method", "datasets", "inside", "outside", "share inside", "mean diff"]
     if comparison is None or len(comparison) == 0:
         return pd.DataFrame(columns=cols)
     c = comparison.assign(inside=comparison["inside"].astype(bool))
+    tests = [t for t in ("differ", "equivalent") if t in c.columns]
+    c = c.assign(**{t: c[t].astype(bool) for t in tests})
     g = c.groupby("method", sort=False)
     out = pd.DataFrame({"datasets": g.size(), "inside": g["inside"].sum().astype(int),
-                        "mean diff": g["diff"].mean()}).reset_index()
-    total = pd.DataFrame([{"method": "all", "datasets": len(c), "inside": int(c["inside"].sum()),
-                           "mean diff": c["diff"].mean()}])
+                        "mean diff": g["diff"].mean(), **{t: g[t].sum().astype(int) for t in tests}}).reset_index()
+    base = c[~c["method"].isin(list(separate))]
+    total = pd.DataFrame([{"method": "all", "datasets": len(base), "inside": int(base["inside"].sum()),
+                           "mean diff": base["diff"].mean(), **{t: int(base[t].sum()) for t in tests}}])
     out = pd.concat([out, total], ignore_index=True)
     out["outside"] = out["datasets"] - out["inside"]
-    out["share inside"] = (out["inside"] / out["datasets"]).map(lambda v: f"{v:.0%}")
-    out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.3f}")
-    return out[cols]
+    out["share inside"] = (out["inside"] / out["datasets"]).map(lambda v: f"{v:.0%}" if v == v else "")
+    out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.3f}" if v == v else "")
+    return out[cols + tests]
 
 
 # --------------------------------------------------------------------------- rendering
@@ -494,6 +514,148 @@ SET_HOW_METHODS = ("no_pretrain", "random", "class", "oracle", "xgboost", "logre
 SET_WHERE_METHODS = ("class", "class_least", "class_most", "class_most_published")
 
 
+# --------------------------------------------------------------------------- LaTeX
+
+
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _tex(text) -> str:
+    """Escape LaTeX's special characters in plain text."""
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _paper_dids(names, dids: dict) -> dict:
+    """Our dataset name -> OpenML id the paper's tables know (by id, else by name), where known."""
+    paper = paper_long("accuracy", "how")
+    wide = load_paper_table("accuracy", "how")
+    by_name = {_norm(n): int(d) for n, d in zip(paper["dataset"], paper["did"])}
+    by_name.update({_norm(n): int(d) for n, d in zip(wide["dataset"], wide["did"])})
+    out = {}
+    for n in names:
+        d = dids.get(n)
+        d = int(d) if d is not None and not pd.isna(d) else by_name.get(_norm(n))
+        if d is not None and d in set(wide["did"]):
+            out[n] = d
+    return out
+
+
+def _best_mask(mean: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """True where a row's mean equals its best at the shown precision (ties all True)."""
+    r = mean.round(digits)
+    return r.eq(r.max(axis=1), axis=0) & r.notna()
+
+
+def latex_table(results: pd.DataFrame, metric: str, kind: str, methods=None, caption: str | None = None,
+                label: str | None = None) -> str:
+    r"""One of Tables 2-5 as LaTeX (booktabs): ours next to the paper's, per dataset.
+
+    Rows: datasets in the paper's order (others after), then ``mean`` and ``average rank`` (each
+    side over the datasets where all its columns have a value). Columns: for each of ``methods``
+    (default: those of ``kind`` in ``results``) our "mean ± se" and, where the paper has that
+    column, the paper's next to it (``class_most_published`` and the baselines have ours only:
+    the paper's ``most_correlated`` column sits under ``class_most``). Accuracy in percent with 2
+    decimals; AUROC with 3 for ours and 2 for the paper's, as it printed them (its mean row gets
+    one more). The best mean of each row is bold, ours among
+    ours and the paper's among the paper's, ties at the shown precision included. Needs
+    ``\usepackage{booktabs}``. Returns the text of a ``table`` environment.
+    """
+    _check(metric, kind)
+    if methods is None:
+        methods = method_groups(results)[kind]
+    s = summarize(results, metric, methods)
+    present = set(s["method"])
+    methods = [m for m in methods if m in present]
+    if not methods:
+        raise ValueError(f"no result for any of the methods {methods!r}")
+    digits = _DIGITS[metric]
+    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
+    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
+    order = _dataset_order(list(mean.index), dids)
+    mean, se = mean.loc[order], se.loc[order]
+    to_did = _paper_dids(order, dids)
+    pl = paper_long(metric, kind)
+    paper_methods = [m for m in methods if m in set(pl["method"])]
+    pmean = pl.pivot(index="did", columns="method", values="mean")
+    pse = pl.pivot(index="did", columns="method", values="se")
+    paper_mean = pd.DataFrame({m: [pmean.loc[to_did[d], m] if d in to_did else np.nan for d in order]
+                               for m in paper_methods}, index=order)
+    paper_se = pd.DataFrame({m: [pse.loc[to_did[d], m] if d in to_did else np.nan for d in order]
+                             for m in paper_methods}, index=order)
+    has_paper = bool(paper_methods) and paper_mean.notna().any().any()
+    if not has_paper:
+        paper_methods = []
+    best = _best_mask(mean, digits)
+    pdigits = _PAPER_DIGITS[metric]
+    pbest = _best_mask(paper_mean, pdigits) if paper_methods else None
+
+    def cell(mu, e, bold, digits=digits):
+        if pd.isna(mu):
+            return "--"
+        body = f"{mu:.{digits}f} \\pm {e:.{digits}f}"
+        return f"$\\mathbf{{{body}}}$" if bold else f"${body}$"
+
+    cols = []  # (method, side)
+    for m in methods:
+        cols.append((m, "ours"))
+        if m in paper_methods:
+            cols.append((m, "paper"))
+    lines = []
+    name = {("accuracy", "how"): "Table 2", ("auroc", "how"): "Table 3",
+            ("accuracy", "where"): "Table 4", ("auroc", "where"): "Table 5"}[metric, kind]
+    unit = "accuracy (\\%)" if metric == "accuracy" else "AUROC"
+    n_seeds = int(s["n"].max()) if len(s) else 0
+    caption = caption or (
+        f"{name} ({'how' if kind == 'how' else 'where'} to corrupt), test {unit}: ours ({n_seeds} seeds) "
+        f"next to the paper's, mean $\\pm$ standard error (std with ddof=0 over $\\sqrt{{n}}$). Bold: the "
+        f"best of each row, ours and the paper's separately.")
+    label = label or f"tab:{metric}-{kind}"
+    lines += [f"% {name}, {metric}, {kind} to corrupt: generated by tcclib.tables.latex_table; needs "
+              f"\\usepackage{{booktabs}}",
+              "\\begin{table}[t]", "\\centering", "\\small", f"\\caption{{{caption}}}", f"\\label{{{label}}}",
+              "\\begin{tabular}{l" + "r" * len(cols) + "}", "\\toprule"]
+    head, rules, sub, c = ["Dataset"], [], [""], 2
+    for m in methods:
+        w = 2 if m in paper_methods else 1
+        head.append(f"\\multicolumn{{{w}}}{{c}}{{{_tex(m)}}}" if w == 2 else _tex(m))
+        rules.append(f"\\cmidrule(lr){{{c}-{c + w - 1}}}")
+        sub += ["ours", "paper"] if w == 2 else ["ours"]
+        c += w
+    if paper_methods:
+        head[0] = ""
+        lines += [" & ".join(head) + " \\\\", " ".join(rules), "Dataset & " + " & ".join(sub[1:]) + " \\\\"]
+    else:
+        lines += [" & ".join(head) + " \\\\"]
+    lines.append("\\midrule")
+    for d in order:
+        row = [_tex(d)]
+        for m, side in cols:
+            if side == "ours":
+                row.append(cell(mean.loc[d, m], se.loc[d, m], bool(best.loc[d, m])))
+            else:
+                row.append(cell(paper_mean.loc[d, m], paper_se.loc[d, m], bool(pbest.loc[d, m]), pdigits))
+        lines.append(" & ".join(row) + " \\\\")
+    lines.append("\\midrule")
+
+    def summary(frame, digits):
+        full = frame.dropna()
+        if not len(full):
+            return {m: "--" for m in frame.columns}, {m: "--" for m in frame.columns}
+        avg = full.mean()
+        rk = full.rank(axis=1, ascending=False, method="average").mean()
+        return ({m: f"{avg[m]:.{digits}f}" for m in frame.columns}, {m: f"{rk[m]:.2f}" for m in frame.columns})
+
+    o_avg, o_rank = summary(mean, digits)
+    p_avg, p_rank = summary(paper_mean, pdigits + 1) if paper_methods else ({}, {})
+    for title, o, p in (("mean", o_avg, p_avg), ("average rank", o_rank, p_rank)):
+        row = [title] + [o[m] if side == "ours" else p[m] for m, side in cols]
+        lines.append(" & ".join(row) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
 def method_groups(results: pd.DataFrame) -> dict:
     """``{"how": [...], "where": [...]}``: the methods (and baselines) of each kind present in
     ``results``, in the tables' order."""
@@ -505,7 +667,8 @@ def method_groups(results: pd.DataFrame) -> dict:
 def write_set_tables(set_dir, results: pd.DataFrame) -> str:
     """``04_evaluation``'s tables: gather every finished dataset's files of ``set_dir`` into
     ``results/`` (results, history, pseudo, corr_range), write Tables 2-5 (markdown) and their
-    summaries (CSV) per metric and kind; returns the tables as printed markdown."""
+    summaries (CSV) per metric and kind, and the same tables as LaTeX next to the paper's
+    (``table_<metric>_<kind>.tex``, :func:`latex_table`); returns the tables as printed markdown."""
     from pathlib import Path
 
     from . import store
@@ -525,6 +688,7 @@ def write_set_tables(set_dir, results: pd.DataFrame) -> str:
                 continue
             t = paper_style_table(results, metric, methods)
             store.write_text(to_markdown(t), res_dir / f"table_{metric}_{kind}.md")
+            store.write_text(latex_table(results, metric, kind, methods), res_dir / f"table_{metric}_{kind}.tex")
             store.write_csv(summarize(results, metric, methods), res_dir / f"summary_{metric}_{kind}.csv")
             text += [f"\n### {metric}, {kind} to corrupt\n", to_markdown(t)]
     return "\n".join(text)

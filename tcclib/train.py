@@ -10,7 +10,16 @@ Pretraining can be checkpointed (``checkpoint_dir``): every ``checkpoint_every``
 whole training state (weights, Adam moments, every member's generator, pseudo-labels, histories)
 is written atomically, and a later call with the same dataset, settings and importances resumes
 from it, giving bit-for-bit the results of an uninterrupted run.  The checkpoint is removed once
-the run finishes.  :func:`run_dataset` checkpoints under ``<cache_dir>/checkpoints``.
+the run finishes.  :func:`run_dataset` checkpoints under ``<cache_dir>/checkpoints``.  A
+checkpoint carries the sha256 of its contents; one that is unreadable, changed, made for another
+run or shaped for another run is reported (a warning naming the file and the problem) and
+pretraining starts over, never resuming from it and never failing on it.
+
+Training watches itself: a non-finite contrastive loss (checked on each epoch's loss vector), a
+non-finite pseudo-label prediction, encoder weight (once, after pretraining) or test probability
+stops the run with :class:`TrainingDiverged`, naming the dataset, seed, method and epoch, instead
+of a late scikit-learn "Input contains NaN".  The checks only read values the loop computes
+anyway, so healthy runs are bit-for-bit what they were.
 
 Members are independent: each has its own generator (data order, corruption draws, head
 initialisation), labels and Adam state, so a member trains exactly as it would alone.  The
@@ -22,7 +31,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -39,7 +50,7 @@ from .encoding import TensorTable
 from .losses import nt_xent_pairs
 from .metrics import accuracy, auroc
 from .model import StackedMLP, adam
-from .preprocess import Prepared, prepare
+from .preprocess import Prepared, check_training_inputs, prepare
 
 
 def member_seed(seed: int, tag: str) -> int:
@@ -53,13 +64,37 @@ def _generator(seed: int, tag: str, device) -> torch.Generator:
     return g
 
 
+class TrainingDiverged(RuntimeError):
+    """Training produced a non-finite loss, weight or prediction: the run stops here, naming the
+    dataset, seed, method and pretraining epoch, instead of scoring NaNs later.
+
+    Attributes ``dataset``, ``seed``, ``method``, ``epoch`` (pretraining epochs done when it was
+    seen; None for the evaluation head) and ``what`` (the quantity that is not finite)."""
+
+    def __init__(self, dataset: str, seed: int, method: str, epoch: int | None, what: str,
+                 others: int = 0, lr: float | None = None):
+        self.dataset, self.seed, self.method, self.epoch, self.what = dataset, seed, method, epoch, what
+        more = f" (and {others} other member{'s' if others > 1 else ''})" if others else ""
+        hint = f"; lower lr (now {lr:g})" if lr is not None else ""
+        super().__init__(f"training diverged: dataset {dataset}, seed {seed}, method {method}{more}: "
+                         f"{what}{hint}")
+
+
+def _first_bad(finite, members: list[tuple[int, str]]) -> tuple[int, str, int] | None:
+    """``(seed, method, how many others)`` of the first member whose ``finite`` flag is False."""
+    bad = [j for j, ok in enumerate(finite) if not ok]
+    if not bad:
+        return None
+    return members[bad[0]][0], members[bad[0]][1], len(bad) - 1
+
+
 @dataclass
 class RunResult:
     """Everything one dataset run produces."""
 
     results: pd.DataFrame  # dataset, did, seed, method, accuracy, auroc, ...
     history: pd.DataFrame  # seed, method, epoch, loss (contrastive, per epoch)
-    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows)
+    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows; NaN if none: labeled_fraction=1)
     corr_range: dict = field(default_factory=dict)  # seed -> feature correlation value range
     importance: np.ndarray | None = None  # [S, M, M]
     embeddings: dict = field(default_factory=dict)  # method -> {train, test, y_train, y_test}
@@ -157,21 +192,105 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
         torch.set_float32_matmul_precision(previous)
 
 
+def _state_digest(obj, h=None) -> str:
+    """sha256 of a checkpoint's contents: every tensor's dtype, shape and bytes, every other
+    value's ``repr``, dictionaries in key order (the ``"sha256"`` entry itself left out)."""
+    top = h is None
+    h = hashlib.sha256() if top else h
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    elif isinstance(obj, dict):
+        h.update(b"{")
+        for k in sorted(obj, key=repr):
+            if not (top and k == "sha256"):
+                h.update(repr(k).encode() + b":")
+                _state_digest(obj[k], h)
+        h.update(b"}")
+    elif isinstance(obj, (list, tuple)):
+        h.update(b"[")
+        for v in obj:
+            _state_digest(v, h)
+        h.update(b"]")
+    else:
+        h.update(repr(obj).encode() + b";")
+    return h.hexdigest() if top else ""
+
+
 def _save_checkpoint(path: Path, state: dict) -> None:
+    """Write the pretraining state with the sha256 of its contents, atomically."""
     from .store import _atomic  # (store imports this module)
 
+    state = {**state, "sha256": _state_digest(state)}
     _atomic(path, lambda tmp: torch.save(state, tmp))  # a crash while saving keeps the last one
 
 
-def _load_checkpoint(path: Path | None, key: str) -> dict | None:
+def _checkpoint_problem(state, key: str, expect: dict | None) -> str | None:
+    """What is wrong with a loaded checkpoint for run ``key`` (None: nothing).
+
+    ``expect`` (from :func:`_run`): the shapes of the parameters, the generators' state sizes,
+    the pseudo-label shape, the number of epochs and of members, and the number of classes."""
+    if not isinstance(state, dict):
+        return f"not a checkpoint (a {type(state).__name__})"
+    if state.get("key") != key:
+        return f"made for another run (key {state.get('key')!r}, expected {key!r})"
+    if "sha256" in state and state["sha256"] != _state_digest(state):
+        return "its contents changed since it was written (sha256 mismatch)"
+    if expect is None:
+        return None
+    try:
+        shapes = [tuple(p.shape) for p in state["params"]]
+        if shapes != expect["params"]:
+            return f"parameter shapes {shapes} do not match this run's {expect['params']}"
+        opt = state["opt"]
+        if len(opt["param_groups"]) != 1 or len(opt["param_groups"][0]["params"]) != len(shapes):
+            return "its optimiser state does not match this run's parameters"
+        for i, st in opt["state"].items():
+            for name in ("exp_avg", "exp_avg_sq"):
+                if tuple(st[name].shape) != expect["params"][i]:
+                    return f"optimiser state {name} of parameter {i} has shape {tuple(st[name].shape)}"
+        gens = [int(g.numel()) for g in state["gens"]]
+        if gens != expect["gens"]:
+            return f"{len(gens)} generator states, expected {len(expect['gens'])} of their size"
+        lab = state["labels"]
+        if tuple(lab.shape) != expect["labels"] or lab.dtype != torch.int64:
+            return f"pseudo-labels of shape {tuple(lab.shape)} ({lab.dtype}), expected {expect['labels']} int64"
+        if lab.numel() and (int(lab.min()) < 0 or int(lab.max()) >= expect["classes"]):
+            return f"pseudo-labels outside 0..{expect['classes'] - 1}"
+        epoch = state["epoch"]
+        if not isinstance(epoch, int) or not 1 <= epoch < expect["epochs"]:
+            return f"epoch {epoch!r} outside 1..{expect['epochs'] - 1}"
+        if len(state["history"]) != epoch * expect["members"]:
+            return f"{len(state['history'])} loss history rows, expected {epoch * expect['members']}"
+        if not isinstance(state["pseudo"], list) or not isinstance(state["seconds"], (int, float)):
+            return "its pseudo-label history or timing is malformed"
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as e:
+        return f"malformed ({type(e).__name__}: {e})"
+    return None
+
+
+def _load_checkpoint(path: Path | None, key: str, expect: dict | None = None) -> dict | None:
+    """The checkpoint at ``path`` when it belongs to run ``key`` and is intact, else None.
+
+    An unreadable file, one whose key, checksum or shapes (``expect``) do not match, is
+    reported (a :class:`tcclib.correlation.CacheWarning` naming the file and the problem) and
+    pretraining starts over; it is overwritten by the next checkpoint."""
+    from .correlation import CacheWarning
+
     if path is None or not path.exists():
         return None
     try:
         state = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as e:  # a damaged file: start over rather than fail
-        print(f"checkpoint {path} unreadable ({type(e).__name__}: {e}); starting over")
-        return None
-    return state if state.get("key") == key else None
+        problem = f"unreadable ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+    else:
+        problem = _checkpoint_problem(state, key, expect)
+    if problem is None:
+        return state
+    warnings.warn(f"checkpoint {path}: {problem}; discarded, starting pretraining over",
+                  CacheWarning, stacklevel=2)
+    return None
 
 
 def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | None,
@@ -216,6 +335,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         gens = [train_gens[i] for i in pre]
         seed_idx = torch.tensor([members[i][0] for i in pre], device=dev)
         pspecs = [METHODS[members[i][1]] for i in pre]
+        pmem = [(seeds[i], members[i][1]) for i in pre]  # (seed, method) of each pretrained member
         raw = tab.raw_train[seed_idx]  # [Kp, N, M]
         anchors = anchors_all[pidx]
         active = tab.active[seed_idx]
@@ -236,12 +356,15 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         batches = _batches(N, cfg.batch_size)
         start, spent = 0, 0.0
         ckpt_file, key = ckpt if ckpt is not None else (None, "")
-        state = _load_checkpoint(ckpt_file, key)
+        expect = dict(params=[tuple(p.shape) for p in enc.parameters() + proj.parameters()],
+                      gens=[int(g.get_state().numel()) for g in gens], labels=(Kp, N),
+                      classes=Cn, epochs=cfg.epochs, members=Kp)
+        state = _load_checkpoint(ckpt_file, key, expect)
         if state is not None:
+            opt.load_state_dict(state["opt"])
             with torch.no_grad():
                 for p, v in zip(enc.parameters() + proj.parameters(), state["params"]):
                     p.copy_(v.to(dev))
-            opt.load_state_dict(state["opt"])
             for g, gs in zip(gens, state["gens"]):
                 g.set_state(gs)
             labels = state["labels"].to(dev)
@@ -260,11 +383,18 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 head = fit_heads(_take(emb, lab_rows[pidx_t]), y_true[pidx_t].gather(1, lab_rows[pidx_t]),
                                  [gens[j] for j in pse], cfg, Cn)
                 with torch.no_grad():
-                    pred = head(emb).argmax(-1)
+                    logits = head(emb)
+                    pred = logits.argmax(-1)
+                bad = _first_bad(torch.isfinite(logits).flatten(1).all(1).tolist(), [pmem[j] for j in pse])
+                if bad is not None:
+                    raise TrainingDiverged(prep.name, bad[0], bad[1], epoch,
+                                           f"the pseudo-label head's predictions are not finite at the "
+                                           f"refresh before pretraining epoch {epoch + 1} of {cfg.epochs}",
+                                           bad[2], cfg.lr)
                 new = torch.where(labeled[pidx_t], y_true[pidx_t], pred)
                 labels[pidx_t] = new
                 unl = ~labeled[pidx_t]
-                acc = ((new == y_true[pidx_t]) & unl).sum(1).float() / unl.sum(1).clamp_min(1)
+                acc = ((new == y_true[pidx_t]) & unl).sum(1).float() / unl.sum(1)  # NaN: no unlabeled row
                 for j, a in zip(pse, acc.tolist()):
                     pseudo_rows.append((seeds[pre[j]], members[pre[j]][1], epoch, a))
             # per-member randomness for this epoch (each from its own generator)
@@ -297,6 +427,11 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 opt.step()
                 tot += loss.detach() * (b - a)
             ep_loss = (tot / N).tolist()
+            bad = _first_bad([math.isfinite(v) for v in ep_loss], pmem)
+            if bad is not None:
+                raise TrainingDiverged(prep.name, bad[0], bad[1], epoch + 1,
+                                       f"the contrastive loss is {ep_loss[pmem.index(bad[:2])]} at pretraining "
+                                       f"epoch {epoch + 1} of {cfg.epochs}", bad[2], cfg.lr)
             for j, lv in enumerate(ep_loss):
                 history.append((seeds[pre[j]], members[pre[j]][1], epoch + 1, lv))
             if bar is not None:
@@ -316,6 +451,13 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
         if start:
             timings["resumed_at_epoch"] = start
         timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / cfg.epochs
+        # the last step may have made a weight non-finite after the last loss was computed
+        finite = torch.stack([torch.isfinite(p).flatten(1).all(1) for p in enc.parameters()]).all(0)
+        bad = _first_bad(finite.tolist(), pmem)
+        if bad is not None:
+            raise TrainingDiverged(prep.name, bad[0], bad[1], cfg.epochs,
+                                   f"an encoder weight is not finite after pretraining epoch {cfg.epochs}",
+                                   bad[2], cfg.lr)
         # copy the trained encoders into the full stack
         with torch.no_grad():
             for Wa, Wp in zip(enc_all.parameters(), enc.parameters()):
@@ -332,6 +474,12 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
     head = fit_heads(_take(emb_tr, lab_rows), y_tr.gather(1, lab_rows), train_gens, cfg, Cn)
     with torch.no_grad():
         prob = torch.softmax(head(emb_te), -1).cpu().numpy()
+    bad = _first_bad(np.isfinite(prob).reshape(len(members), -1).all(1).tolist(),
+                     [(seeds[j], m) for j, (_, m) in enumerate(members)])
+    if bad is not None:
+        raise TrainingDiverged(prep.name, bad[0], bad[1], None,
+                               f"the classification head's test probabilities are not finite after "
+                               f"{cfg.head_epochs} head epochs", bad[2], cfg.lr)
     y_te = tab.y_test[seed_all].cpu().numpy()
     timings["evaluate_s"] = time.perf_counter() - t2
     rows = []
@@ -407,9 +555,7 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
     cfg = cfg or Config()
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
-    if any(METHODS[m].pretrain for m in cfg.methods):
-        for sp in prep.splits:
-            cfg.corrupted_count(sp.n_features)  # clear error before any work
+    check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
     keys = R.run_keys(prep, cfg)
     stored = R.load(store_dir) if (store_dir is not None and reuse) else None
     hit = {(sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[R.tag(sp.seed, m)]))

@@ -91,7 +91,7 @@ def test_importance_cache_round_trip(bc_small, tmp_path):
     cfg = _small_cfg()
     prep = prepare(bc_small, [5])
     a = importance_matrices("bc12", prep.splits, cfg, cache_dir=tmp_path)
-    assert len(list(tmp_path.glob("*.npy"))) == 1
+    assert len(list(tmp_path.glob("*.npz"))) == 1  # the matrix with its key and checksum
     b = importance_matrices("bc12", prep.splits, cfg, cache_dir=tmp_path)
     np.testing.assert_array_equal(a, b)
 
