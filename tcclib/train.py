@@ -436,7 +436,7 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
                 history.append((seeds[pre[j]], members[pre[j]][1], epoch + 1, lv))
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(loss=f"{np.mean(ep_loss):.4f}")
+                bar.set_postfix(loss=f"{np.mean(ep_loss):.4f}", refresh=False)
             if ckpt_file is not None and (epoch + 1) % checkpoint_every == 0 and epoch + 1 < cfg.epochs:
                 _save_checkpoint(ckpt_file, dict(
                     key=key, epoch=epoch + 1, seconds=spent + time.perf_counter() - t1,

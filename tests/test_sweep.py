@@ -74,10 +74,11 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     index = (out / "tiny" / "index.md").read_text()
     assert "breast_cancer | done" in index and "diabetes | failed" in index
     # one line per failure: the notebook's own exception type and message
-    assert rep["failed"]["diabetes"].startswith("BadDataFormat: Bad @DATA instance format")
+    assert rep["failed"]["diabetes"].startswith("DatasetError: ")
+    assert "37.arff, line 4: not a valid ARFF file" in rep["failed"]["diabetes"]  # the file and line
     assert "\n" not in rep["failed"]["diabetes"]
     row = next(line for line in index.splitlines() if line.startswith("| diabetes |"))
-    assert "BadDataFormat: Bad @DATA" in row and row.count("|") == 4
+    assert "DatasetError: " in row and row.count("|") == 4
     # the rendered notebook of a sweep is a first run; re-executed (as nbval does, with reuse off
     # so that it really trains) it finds its stored results and reproduces them on this machine
     nb = bc / "03_pretraining.ipynb"
