@@ -22,6 +22,9 @@ import pandas as pd
 from .train import RunResult
 
 RUN_FILES = ("results", "history", "pseudo", "corr_range")
+SWEEP_ENV = "TCC_SWEEP"
+"""Set by the sweep for its kernels: it writes each dataset's ``_DONE.json`` itself, after all of
+the dataset's notebooks; outside a sweep :func:`save_run` writes it."""
 
 
 def _atomic(path: Path, write) -> Path:
@@ -119,6 +122,14 @@ def save_run(run: RunResult, out_dir) -> Path:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
         write_json(run.config.to_dict(), out / "config.json")  # provenance: every setting used
+    if not os.environ.get(SWEEP_ENV) and not (out / "_DONE.json").exists():
+        # run outside a sweep (JupyterLab, papermill, Python): mark the dataset finished so that
+        # the aggregate notebooks and gather() take it; a sweep writes its own marker, last
+        from .kernel import interpreter
+
+        write_json({"dataset": run.results["dataset"].iloc[0] if len(run.results) else out.name,
+                    "finished": __import__("datetime").datetime.now().isoformat(timespec="seconds"),
+                    "by": "store.save_run outside a sweep", **interpreter()}, out / "_DONE.json")
     return out
 
 

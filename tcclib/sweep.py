@@ -114,6 +114,7 @@ def _execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
     tmp = out.with_name(f".{out.name}.running.ipynb")
     km = kernel_manager()
     os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
+    os.environ[store.SWEEP_ENV] = "1"  # the sweep writes the markers itself (store.save_run)
     try:
         pm.execute_notebook(load_source(nb), str(tmp), parameters=parameters, cwd=str(cwd),
                             progress_bar=False, kernel_name=KERNEL_NAME, km=km,

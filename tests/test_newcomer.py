@@ -290,3 +290,18 @@ def test_a_missing_data_folder_is_a_check_error(tmp_path, monkeypatch, capsys):
     p.write_text("name: d\ndatasets: [breast_cancer]\ndata_dir: nowhere/at/all\n")
     assert S.main([str(p), "--check"]) == 0  # the file's default folder: OpenML instead, with a note
     assert "downloaded from OpenML" in capsys.readouterr().err
+
+
+def test_a_run_outside_a_sweep_is_marked_finished_for_the_aggregate_notebooks(tmp_path, monkeypatch, bc_small):
+    """JupyterLab: 01-03 run by hand, then 04 finds the dataset (save_run writes the marker)."""
+    from tcclib import store, train
+    cfg = Config(seeds=(12,), methods=("random",), epochs=1, head_epochs=1, progress=False)
+    monkeypatch.delenv(store.SWEEP_ENV, raising=False)
+    out = tmp_path / "lab" / "bc12"
+    store.save_run(train.run_dataset(bc_small, cfg), out)
+    assert json.loads((out / "_DONE.json").read_text())["by"] == "store.save_run outside a sweep"
+    set_dir, results = nbparams.aggregate({"set_name": "lab", "set_dir": str(tmp_path / "lab")})
+    assert list(results.dataset.unique()) == ["bc12"]
+    monkeypatch.setenv(store.SWEEP_ENV, "1")  # under a sweep, the sweep writes the marker, last
+    store.save_run(train.run_dataset(bc_small, cfg), tmp_path / "swept")
+    assert not (tmp_path / "swept" / "_DONE.json").exists()
