@@ -20,13 +20,18 @@ CORRUPTION_RATES = (0.2, 0.4, 0.6)
 ABLATION_METHODS = ("random", "class", "oracle")
 
 
+def _points(labeled_fractions, corruption_rates) -> list[tuple[str, float]]:
+    """The grid's points: each value of one setting, the other at its base value."""
+    return [("labeled_fraction", v) for v in labeled_fractions] + [("corruption_rate", v) for v in corruption_rates]
+
+
 def grid_key(ds: Dataset, cfg: Config, labeled_fractions, corruption_rates, methods) -> str:
     """The content key of a grid: the keys of every member of every point (:mod:`tcclib.reuse`)."""
     from . import reuse as R
     from .preprocess import prepare
 
     cfg = cfg.replace(methods=list(methods), baselines=[], keep_embeddings=False)
-    points = [("labeled_fraction", v) for v in labeled_fractions] + [("corruption_rate", v) for v in corruption_rates]
+    points = _points(labeled_fractions, corruption_rates)
     parts = []
     for name, value in points:
         c = cfg.replace(**{name: value})
@@ -48,7 +53,7 @@ def run_grid(dataset, cfg: Config | None = None, labeled_fractions=LABELED_FRACT
 
     cfg = (cfg or Config()).replace(methods=list(methods), baselines=[], keep_embeddings=False)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
-    points = [("labeled_fraction", v) for v in labeled_fractions] + [("corruption_rate", v) for v in corruption_rates]
+    points = _points(labeled_fractions, corruption_rates)
     key = None
     if store_dir is not None:
         key = grid_key(ds, cfg, labeled_fractions, corruption_rates, methods)

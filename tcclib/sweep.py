@@ -567,26 +567,27 @@ def main(argv=None) -> int:
         print(f"{a.params}: OK ({len(ps.datasets)} datasets, {len(ps.config.seeds)} seeds, "
               f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs, device {ps.config.device})")
         return 0
+    try:
+        return _run_command(a, ps)
+    except SweepError as e:  # locked, not writable, no data folder: before any work
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run_command(a, ps: P.ParamSet) -> int:
+    """The command line's run (after the parameter file passed its checks)."""
     t = time.perf_counter()
     out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()
     if a.aggregates:
-        try:
-            check_writable(out_root / ps.name)
-            with set_lock(out_root / ps.name):
-                run_aggregate(ps, out_root)
-                write_index(ps, out_root)
-        except SweepError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        check_writable(out_root / ps.name)
+        with set_lock(out_root / ps.name):
+            run_aggregate(ps, out_root)
+            write_index(ps, out_root)
         print(f"{ps.name}: aggregate notebooks re-rendered in {time.perf_counter() - t:.0f} s; outputs in "
               f"{out_root / ps.name}")
         return 0
-    try:
-        rep = sweep(ps, out_root, a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
-                    only=a.only, reuse=not a.retrain)
-    except SweepError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    rep = sweep(ps, out_root, a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
+                only=a.only, reuse=not a.retrain)
     print(f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
           f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
           f"{out_root / ps.name} (index.md lists them)")
@@ -595,7 +596,6 @@ def main(argv=None) -> int:
     for d, err in rep["failed"].items():
         print(f"  FAILED {d}: {err}  (traceback in {out_root / ps.name / d / '_FAILED.json'})")
     return 1 if rep["failed"] else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
