@@ -11,15 +11,21 @@ Layout of one parameter set ``<root>/<set>/``::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+import torch
 
-from .train import RunResult
+if TYPE_CHECKING:  # (train imports this module)
+    from .train import RunResult
+
 
 RUN_FILES = ("results", "history", "pseudo", "corr_range")
 SWEEP_ENV = "TCC_SWEEP"
@@ -290,3 +296,130 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
         return (f"AGREES with the committed reference {ref_name}: every method's mean accuracy and "
                 f"AUROC within {tol} (largest change {worst:.4f})")
     return f"DIFFERS from the committed reference {ref_name}: " + drift_line(cmp, tol).split(": ", 1)[1]
+
+
+# --------------------------------------------------------------------------- pretraining checkpoints
+# :func:`tcclib.train.run_prepared` checkpoints pretraining every few epochs: the state of
+# :class:`tcclib.core.Pretraining` plus a key naming the run and the sha256 of the contents.
+
+# settings that do not change what a run computes (left out of the checkpoint key)
+_NOT_IN_KEY = ("progress", "keep_embeddings", "baselines", "extra")
+
+
+def checkpoint_key(prep, cfg, importance: np.ndarray | None) -> str:
+    """A digest of everything pretraining depends on: data, splits, settings, importances."""
+    h = hashlib.sha256()
+    settings = {k: v for k, v in cfg.to_dict().items() if k not in _NOT_IN_KEY}
+    h.update(json.dumps([prep.name, settings], sort_keys=True, default=str).encode())
+    for sp in prep.splits:
+        for a in (sp.raw_train, sp.y_train, sp.labeled, sp.active, sp.is_cat, sp.n_levels, sp.raw_test,
+                  sp.y_test):
+            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
+    if importance is not None:
+        h.update(np.ascontiguousarray(importance, dtype=np.float64).tobytes())
+    return h.hexdigest()[:16]
+
+
+def checkpoint_path(checkpoint_dir, name: str, key: str) -> Path:
+    """Where :func:`run_prepared` keeps the pretraining checkpoint of run ``key`` of ``name``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name))
+    return Path(checkpoint_dir) / f"{safe}-{key}.pt"
+
+
+def state_digest(obj, h=None) -> str:
+    """sha256 of a checkpoint's contents: every tensor's dtype, shape and bytes, every other
+    value's ``repr``, dictionaries in key order (the ``"sha256"`` entry itself left out)."""
+    top = h is None
+    h = hashlib.sha256() if top else h
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    elif isinstance(obj, dict):
+        h.update(b"{")
+        for k in sorted(obj, key=repr):
+            if not (top and k == "sha256"):
+                h.update(repr(k).encode() + b":")
+                state_digest(obj[k], h)
+        h.update(b"}")
+    elif isinstance(obj, (list, tuple)):
+        h.update(b"[")
+        for v in obj:
+            state_digest(v, h)
+        h.update(b"]")
+    else:
+        h.update(repr(obj).encode() + b";")
+    return h.hexdigest() if top else ""
+
+
+def save_checkpoint(path: Path, state: dict) -> None:
+    """Write the pretraining state with the sha256 of its contents, atomically."""
+    state = {**state, "sha256": state_digest(state)}
+    _atomic(path, lambda tmp: torch.save(state, tmp))  # a crash while saving keeps the last one
+
+
+def checkpoint_problem(state, key: str, expect: dict | None) -> str | None:
+    """What is wrong with a loaded checkpoint for run ``key`` (None: nothing).
+
+    ``expect`` (:meth:`tcclib.core.Pretraining.expect`): the shapes of the parameters, the generators' state sizes,
+    the pseudo-label shape, the number of epochs and of members, and the number of classes."""
+    if not isinstance(state, dict):
+        return f"not a checkpoint (a {type(state).__name__})"
+    if state.get("key") != key:
+        return f"made for another run (key {state.get('key')!r}, expected {key!r})"
+    if "sha256" in state and state["sha256"] != state_digest(state):
+        return "its contents changed since it was written (sha256 mismatch)"
+    if expect is None:
+        return None
+    try:
+        shapes = [tuple(p.shape) for p in state["params"]]
+        if shapes != expect["params"]:
+            return f"parameter shapes {shapes} do not match this run's {expect['params']}"
+        opt = state["opt"]
+        if len(opt["param_groups"]) != 1 or len(opt["param_groups"][0]["params"]) != len(shapes):
+            return "its optimiser state does not match this run's parameters"
+        for i, st in opt["state"].items():
+            for name in ("exp_avg", "exp_avg_sq"):
+                if tuple(st[name].shape) != expect["params"][i]:
+                    return f"optimiser state {name} of parameter {i} has shape {tuple(st[name].shape)}"
+        gens = [int(g.numel()) for g in state["gens"]]
+        if gens != expect["gens"]:
+            return f"{len(gens)} generator states, expected {len(expect['gens'])} of their size"
+        lab = state["labels"]
+        if tuple(lab.shape) != expect["labels"] or lab.dtype != torch.int64:
+            return f"pseudo-labels of shape {tuple(lab.shape)} ({lab.dtype}), expected {expect['labels']} int64"
+        if lab.numel() and (int(lab.min()) < 0 or int(lab.max()) >= expect["classes"]):
+            return f"pseudo-labels outside 0..{expect['classes'] - 1}"
+        epoch = state["epoch"]
+        if not isinstance(epoch, int) or not 1 <= epoch < expect["epochs"]:
+            return f"epoch {epoch!r} outside 1..{expect['epochs'] - 1}"
+        if len(state["history"]) != epoch * expect["members"]:
+            return f"{len(state['history'])} loss history rows, expected {epoch * expect['members']}"
+        if not isinstance(state["pseudo"], list) or not isinstance(state["seconds"], (int, float)):
+            return "its pseudo-label history or timing is malformed"
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as e:
+        return f"malformed ({type(e).__name__}: {e})"
+    return None
+
+
+def load_checkpoint(path: Path | None, key: str, expect: dict | None = None) -> dict | None:
+    """The checkpoint at ``path`` when it belongs to run ``key`` and is intact, else None.
+
+    An unreadable file, one whose key, checksum or shapes (``expect``) do not match, is
+    reported (a :class:`tcclib.correlation.CacheWarning` naming the file and the problem) and
+    pretraining starts over; it is overwritten by the next checkpoint."""
+    from .correlation import CacheWarning
+
+    if path is None or not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # a damaged file: start over rather than fail
+        problem = f"unreadable ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+    else:
+        problem = checkpoint_problem(state, key, expect)
+    if problem is None:
+        return state
+    warnings.warn(f"checkpoint {path}: {problem}; discarded, starting pretraining over",
+                  CacheWarning, stacklevel=2)
+    return None

@@ -265,7 +265,7 @@ def crashed(bc5, tmp_path_factory):
 def test_a_damaged_or_foreign_checkpoint_is_reported_and_training_starts_over(crashed, tmp_path, damage, problem):
     import pandas as pd
 
-    from tcclib import train as T
+    from tcclib import store, train as T
 
     prep, cfg, whole, valid = crashed
     ck = tmp_path / valid.name
@@ -277,10 +277,10 @@ def test_a_damaged_or_foreign_checkpoint_is_reported_and_training_starts_over(cr
         state["key"] = "0" * 16
     elif damage == "shape":  # consistent in itself, wrong shapes for this run
         state["params"][0] = torch.zeros(3, 3)
-        state["sha256"] = T._state_digest(state)
+        state["sha256"] = store.state_digest(state)
     elif damage == "labels":
         state["labels"] = state["labels"] + 99
-        state["sha256"] = T._state_digest(state)
+        state["sha256"] = store.state_digest(state)
     torch.save(state, ck)
     if damage == "truncate":
         ck.write_bytes(ck.read_bytes()[:1000])
@@ -299,11 +299,11 @@ def test_an_intact_checkpoint_resumes_also_one_written_without_a_checksum(crashe
 
     import pandas as pd
 
-    from tcclib import train as T
+    from tcclib import store, train as T
 
     prep, cfg, whole, valid = crashed
     state = torch.load(valid, weights_only=False)
-    assert state["sha256"] == T._state_digest(state)
+    assert state["sha256"] == store.state_digest(state)
     del state["sha256"]  # as the previous version wrote it
     torch.save(state, tmp_path / valid.name)
     seen = []
