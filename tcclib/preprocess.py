@@ -180,55 +180,105 @@ def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: flo
     return tr, te, labeled
 
 
+class ColumnError(DatasetError):
+    """New rows do not fit the columns a preprocessing was fitted on."""
+
+
+@dataclass
+class FittedColumns:
+    """Per-column preprocessing fitted on training rows and applied to any rows later.
+
+    For each column of the training table: categorical columns keep the levels present in the
+    training rows (in declared order) and fill missing values with the training mode; numeric
+    columns fill missing values with the training mean and are z-scored with the training mean
+    and standard deviation.  A column that is all missing or constant in training is inactive
+    (all zeros).  :meth:`transform` gives the raw ``[n, M]`` float32 matrix corruption works on:
+    z-scores, and category codes (``-1`` for a level unseen in training, which one-hot encodes
+    as all zeros).  :func:`prepare_seed` and :class:`tcclib.estimator.TCCClassifier` both use it.
+    """
+
+    names: list[str]
+    is_cat: np.ndarray  # bool [M]
+    active: np.ndarray  # bool [M]
+    levels: list  # categorical: the training levels (list); numeric / inactive: None
+    fill: list  # the training mode (categorical) or mean (numeric); None if inactive
+    std: np.ndarray  # float64 [M]: numeric columns' training standard deviation (after filling)
+
+    @property
+    def n_levels(self) -> np.ndarray:
+        return np.array([len(lv) if lv is not None else 0 for lv in self.levels], dtype=np.int64)
+
+    @classmethod
+    def fit(cls, X: pd.DataFrame) -> "FittedColumns":
+        """Fit on training rows ``X`` (categorical columns of category dtype, the others numeric)."""
+        M = X.shape[1]
+        is_cat = np.zeros(M, dtype=bool)
+        active = np.zeros(M, dtype=bool)
+        levels: list = [None] * M
+        fill: list = [None] * M
+        std = np.ones(M, dtype=np.float64)
+        for j, col in enumerate(X.columns):
+            s = X[col]
+            if isinstance(s.dtype, pd.CategoricalDtype):
+                is_cat[j] = True
+                present = s.dropna()
+                if present.nunique() <= 1:
+                    continue  # all missing or constant on the training rows: dropped
+                declared = {c: i for i, c in enumerate(s.cat.categories)}  # (a dict: linear in the levels)
+                levels[j] = sorted(present.unique(), key=declared.__getitem__)
+                fill[j] = present.value_counts().idxmax()
+            else:
+                v = s.to_numpy(dtype=np.float64)
+                finite = v[~np.isnan(v)]
+                if finite.size == 0 or np.all(finite == finite[0]):
+                    continue
+                mean = finite.mean()
+                fill[j] = mean
+                std[j] = np.where(np.isnan(v), mean, v).std()
+            active[j] = True
+        return cls([str(c) for c in X.columns], is_cat, active, levels, fill, std)
+
+    def transform(self, X: pd.DataFrame) -> np.ndarray:
+        """The raw ``[n, M]`` float32 matrix of rows ``X`` (columns in the fitted order)."""
+        raw = np.zeros((len(X), len(self.names)), dtype=np.float32)
+        for j, col in enumerate(X.columns):
+            if not self.active[j]:
+                continue
+            s = X[col]
+            if self.is_cat[j]:
+                lut = {lv: i for i, lv in enumerate(self.levels[j])}
+                codes = s.astype(object).where(s.notna(), self.fill[j]).map(lut)
+                raw[:, j] = codes.fillna(-1).to_numpy(dtype=np.float32)
+            else:
+                try:
+                    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+                except (TypeError, ValueError) as e:
+                    raise ColumnError(f"column {col!r} was numeric in training but holds values that are not "
+                                      f"numbers here ({' '.join(str(e).split())[:120]}); convert it with "
+                                      "pd.to_numeric(..., errors='coerce') (missing values are imputed)") from None
+                mean = self.fill[j]
+                raw[:, j] = (np.where(np.isnan(v), mean, v) - mean) / self.std[j]
+        return raw
+
+
 def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float = 0.2,
                  labeled_fraction: float = 0.3, classes=None, name: str = "dataset") -> SeedSplit:
-    """Preprocess one seed as published (see module docstring).
+    """Preprocess one seed as published (see module docstring): :class:`FittedColumns` fitted on
+    the seed's training rows, applied to its training and test rows.
 
     ``classes`` (names of the label codes ``y``) and ``name`` only make error messages clearer.
     """
     tr, te, labeled = _split(y, seed, test_fraction, labeled_fraction, classes, name)
-    M = X.shape[1]
-    raw_tr = np.zeros((len(tr), M), dtype=np.float32)
-    raw_te = np.zeros((len(te), M), dtype=np.float32)
-    active = np.zeros(M, dtype=bool)
-    is_cat = np.zeros(M, dtype=bool)
-    n_levels = np.zeros(M, dtype=np.int64)
-    for j, col in enumerate(X.columns):
-        s = X[col]
-        s_tr, s_te = s.iloc[tr], s.iloc[te]
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            is_cat[j] = True
-            present = s_tr.dropna()
-            if present.nunique() <= 1:
-                continue  # all missing or constant on the training split: dropped
-            mode = present.value_counts().idxmax()
-            declared = {c: i for i, c in enumerate(s.cat.categories)}  # (a dict: linear in the levels)
-            levels = sorted(present.unique(), key=declared.__getitem__)
-            lut = {lv: i for i, lv in enumerate(levels)}
-            raw_tr[:, j] = s_tr.astype(object).where(s_tr.notna(), mode).map(lut).to_numpy(dtype=np.float32)
-            te_codes = s_te.astype(object).where(s_te.notna(), mode).map(lut)
-            raw_te[:, j] = te_codes.fillna(-1).to_numpy(dtype=np.float32)
-            n_levels[j] = len(levels)
-        else:
-            v_tr = s_tr.to_numpy(dtype=np.float64)
-            v_te = s_te.to_numpy(dtype=np.float64)
-            finite = v_tr[~np.isnan(v_tr)]
-            if finite.size == 0 or np.all(finite == finite[0]):
-                continue
-            mean = finite.mean()
-            v_tr = np.where(np.isnan(v_tr), mean, v_tr)
-            v_te = np.where(np.isnan(v_te), mean, v_te)
-            std = v_tr.std()
-            raw_tr[:, j] = (v_tr - mean) / std
-            raw_te[:, j] = (v_te - mean) / std
-        active[j] = True
-    if not active.any():
+    cols = FittedColumns.fit(X.iloc[tr])
+    if not cols.active.any():
         raise DatasetError(f"{name}: seed {seed}: every feature is constant or missing on the training split")
+    raw_tr = cols.transform(X.iloc[tr])
+    raw_te = cols.transform(X.iloc[te])
     finite = np.isfinite(raw_tr).all(0) & np.isfinite(raw_te).all(0)
     if not finite.all():  # validate_dataset refuses inf and |x| > float32 max; this is the last guard
         raise DatasetError(f"{name}: seed {seed}: z-scoring gave non-finite values in column(s) "
                            f"{', '.join(str(c) for c in X.columns[~finite][:10])}; rescale them")
-    return SeedSplit(seed, raw_tr, raw_te, y[tr], y[te], labeled, active, is_cat, n_levels, tr, te)
+    return SeedSplit(seed, raw_tr, raw_te, y[tr], y[te], labeled, cols.active, cols.is_cat, cols.n_levels, tr, te)
 
 
 def prepare(ds: Dataset, seeds, test_fraction: float = 0.2, labeled_fraction: float = 0.3) -> Prepared:
