@@ -9,6 +9,7 @@ __version__ = "0.2.0"
 
 from .config import METHODS, Config  # noqa: E402
 from .datasets import from_frame, list_datasets, load_dataset  # noqa: E402
+from .estimator import TCCClassifier  # noqa: E402
 from .train import RunResult, run_dataset  # noqa: E402
 
-__all__ = ["Config", "METHODS", "RunResult", "from_frame", "list_datasets", "load_dataset", "run_dataset"]
+__all__ = ["Config", "METHODS", "RunResult", "TCCClassifier", "from_frame", "list_datasets", "load_dataset", "run_dataset"]
