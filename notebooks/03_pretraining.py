@@ -45,7 +45,7 @@ if importlib.util.find_spec("tcclib") is None:
 
 # %% tags=["parameters"]
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
-dataset: str = "breast_cancer"  # a name or OpenML id (tcclib.datasets.list_datasets())
+dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.datasets.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
 data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
