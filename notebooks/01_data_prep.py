@@ -37,7 +37,7 @@ if importlib.util.find_spec("tcclib") is None:
 
 # %% tags=["parameters"]
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
-dataset: str = "breast_cancer"  # a name or OpenML id (tcclib.datasets.list_datasets())
+dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.datasets.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
 data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
@@ -45,8 +45,8 @@ cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cac
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
 # Settings of tcclib.config.Config: the published values, except 100 contrastive epochs
 seeds: list = [614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984]  # the paper's 8 seeds: one split, labeled subset and initialisation each
-methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: no_pretrain random class oracle class_least class_most class_most_published
-baselines: list = []  # also run: xgboost logreg self_training (same labeled rows and test split)
+methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.methods.method_names()
+baselines: list = []  # also run baselines (same labeled rows and test split): tcclib.methods.baseline_names()
 epochs: int = 100  # contrastive epochs (paper: 500; 100 keeps an interactive run to minutes)
 batch_size: int = 256  # rows per step (paper: 256)
 lr: float = 0.001  # Adam learning rate (paper: 1e-3)

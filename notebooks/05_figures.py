@@ -49,6 +49,7 @@ print(store.status(set_dir).to_string(index=False))
 import json
 import pandas as pd
 import matplotlib.pyplot as plt
+from tcclib import methods as registry
 from tcclib import plots, tables
 fd = set_dir / figure_dataset
 history = pd.read_csv(fd / "history.csv") if (fd / "history.csv").exists() else pd.DataFrame()
@@ -67,7 +68,7 @@ emb_file = fd / "embeddings.npz"
 classes = json.loads((fd / "classes.json").read_text()) if (fd / "classes.json").exists() else None
 if emb_file.exists():
     emb = store.load_embeddings(emb_file)
-    methods = [m for m in ["no_pretrain", "random", "class", "oracle"] if m in emb]
+    methods = registry.with_group("how", present=emb)  # the how-to-corrupt methods (tcclib.methods)
     for part in ("train", "test"):
         fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)",
                            class_names=classes)
@@ -79,7 +80,7 @@ else:
 # ## Figure 3: win matrices (accuracy)
 
 # %%
-HOW = [m for m in ["no_pretrain", "random", "class", "oracle"] if m in set(results.method)]
+HOW = registry.with_group("how", present=results.method)
 if len(HOW) >= 2 and results.dataset.nunique() >= 1:
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
     frac, wins, decided = tables.win_matrix(results, "accuracy", HOW)

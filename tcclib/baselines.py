@@ -3,17 +3,17 @@
 For each seed: the same preprocessing, the same one-hot encoding, the same labeled rows and the
 same test split.  ``xgboost`` and ``logreg`` train on the labeled rows only; ``self_training``
 (scikit-learn's ``SelfTrainingClassifier`` around a logistic regression) also sees the unlabeled
-training rows, like the paper's pseudo-labelling.
+training rows, like the paper's pseudo-labelling.  Each baseline is one entry of the registry
+(:mod:`tcclib.methods`: its factory, whether it is semi-supervised, the settings it reads).
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pandas as pd
 import torch
 
+from . import methods as registry
 from .config import BASELINES, Config
 from .encoding import TensorTable
 from .metrics import accuracy, auroc
@@ -22,24 +22,21 @@ from .preprocess import Prepared
 
 
 def _model(name: str, seed: int, cfg: Config):
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.semi_supervised import SelfTrainingClassifier
-    from xgboost import XGBClassifier
-
-    if name == "xgboost":
-        return XGBClassifier(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
-                             subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                             random_state=seed, n_jobs=os.cpu_count() or 1, tree_method="hist", verbosity=0)
-    if name == "logreg":
-        return LogisticRegression(max_iter=2000)
-    if name == "self_training":
-        return SelfTrainingClassifier(LogisticRegression(max_iter=2000), threshold=0.9)
-    raise ValueError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")
+    """The unfitted classifier of a registered baseline (:func:`tcclib.methods.register_baseline`)."""
+    if name not in BASELINES:
+        raise ValueError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)} "
+                         f"(a new one: tcclib.methods.register_baseline)")
+    return registry.get(name).factory(seed, cfg)
 
 
-def run_baselines(prep: Prepared, cfg: Config | None = None, methods=BASELINES, did=None) -> pd.DataFrame:
+def run_baselines(prep: Prepared, cfg: Config | None = None, methods=None, did=None) -> pd.DataFrame:
     """Results rows (same columns as :func:`tcclib.train.run_dataset`) for the baselines."""
     cfg = cfg or Config()
+    methods = list(BASELINES) if methods is None else list(methods)
+    for m in methods:
+        if m not in BASELINES:
+            raise ValueError(f"unknown baseline {m!r}; known: {', '.join(BASELINES)} "
+                             f"(a new one: tcclib.methods.register_baseline)")
     tab = TensorTable.from_prepared(prep)
     rows = []
     for si, sp in enumerate(prep.splits):
@@ -50,7 +47,7 @@ def run_baselines(prep: Prepared, cfg: Config | None = None, methods=BASELINES, 
         lab = sp.labeled
         for m in methods:
             model = _model(m, sp.seed, cfg)
-            if m == "self_training":
+            if registry.get(m).semi_supervised:
                 model.fit(Xtr, np.where(lab, sp.y_train, -1))
                 classes = model.classes_
             else:

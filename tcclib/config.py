@@ -24,53 +24,13 @@ MAX_SEED = 2**32 - 1
 """The largest seed: scikit-learn's and NumPy's ``random_state`` take 0 .. 2**32 - 1."""
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """How and where one method corrupts.
+# The methods and baselines are declared once, in tcclib.methods (the registry); these names are
+# live views of it, kept for older callers (a method registered later is in METHODS at once).
+from .methods import BASELINES, METHODS, MethodSpec, paper_methods  # noqa: E402
 
-    how: "none" (no pretraining), "column" (SCARF: whole column), "pseudo" (the anchor's
-    pseudo-class, refreshed during pretraining), "oracle" (the anchor's true class).
-    where: "uniform", "most" or "least" (correlation-based, Algorithm 4).
-    flipped: the authors' published behaviour for "most": their code flipped the shared
-    importance matrix in place, so the run labelled "most correlated" sampled by the
-    least-correlated ranking.  ``flipped=True`` reproduces that.
-    """
-
-    how: str
-    where: str = "uniform"
-    flipped: bool = False
-
-    @property
-    def pretrain(self) -> bool:
-        return self.how != "none"
-
-    @property
-    def uses_labels(self) -> bool:
-        return self.how in ("pseudo", "oracle")
-
-    @property
-    def ranking(self) -> str:
-        """The ranking the sampler really uses ("most"/"least"/"uniform")."""
-        if self.flipped and self.where == "most":
-            return "least"
-        return self.where
-
-
-METHODS: dict[str, MethodSpec] = {
-    "no_pretrain": MethodSpec("none"),
-    "random": MethodSpec("column"),
-    "class": MethodSpec("pseudo"),
-    "oracle": MethodSpec("oracle"),
-    "class_least": MethodSpec("pseudo", "least"),
-    "class_most": MethodSpec("pseudo", "most"),
-    "class_most_published": MethodSpec("pseudo", "most", flipped=True),
-}
-"""The methods of the paper.  ``class_most_published`` is the authors' flipped run."""
-
-PAPER_METHODS = ("no_pretrain", "random", "class", "oracle", "class_least", "class_most")
-
-BASELINES = ("xgboost", "logreg", "self_training")
-"""Baselines on the same labeled rows and test split (:mod:`tcclib.baselines`)."""
+PAPER_METHODS = paper_methods()
+"""The paper's six methods (the default ``Config.methods``): ``class_most_published``, the
+authors' flipped run, and the baselines are extra."""
 
 
 class ConfigError(ValueError):
@@ -154,10 +114,15 @@ class Config:
             if not isinstance(m, str) or m not in METHODS:
                 close = difflib.get_close_matches(str(m), METHODS, n=2)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ConfigError(f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}")
+                raise ConfigError(f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)} "
+                                  f"(a new one: tcclib.methods.register_method)")
         _check(len(set(self.methods)) == len(self.methods), "methods: duplicates")
         for b in self.baselines:
-            _check(b in BASELINES, f"baselines: unknown baseline {b!r}; known: {', '.join(BASELINES)}")
+            if not isinstance(b, str) or b not in BASELINES:
+                close = difflib.get_close_matches(str(b), list(BASELINES), n=2)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise ConfigError(f"baselines: unknown baseline {b!r}{hint}; known: {', '.join(BASELINES)} "
+                                  f"(a new one: tcclib.methods.register_baseline)")
         _check(len(set(self.baselines)) == len(self.baselines), "baselines: duplicates")
         for name in ("epochs", "head_epochs", "batch_size", "pseudo_every", "hidden_dim",
                      "encoder_depth", "head_depth", "xgb_trees", "xgb_depth"):

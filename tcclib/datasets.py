@@ -1,5 +1,11 @@
-"""The paper's datasets: a registry of the 30 OpenML-CC18 ids, loading, and input checks.
+"""Datasets: the paper's 30 OpenML-CC18 ids, any other OpenML dataset or suite, local tables;
+loading, and input checks.
 
+* What a name means is :func:`source`'s answer: ``breast_cancer``, one of the paper's 30 (its
+  registry, ``data/openml_cc18.csv``), any other OpenML id or name (name, target and ignored
+  columns from the data folder's ``MANIFEST.tsv`` or from openml-python), or a local table
+  ``PATH:TARGET`` (CSV, TSV, Parquet, ARFF).  :func:`expand` also turns an OpenML suite or
+  study (``suite:99``, ``suite:OpenML-CC18``) into its datasets.
 * ``breast_cancer`` is scikit-learn's bundled copy (the paper's Figure 1-2 dataset; offline).
 * An OpenML id is read from ``<data_dir>/<did>.arff`` when that file exists (``data_dir``
   argument, else ``$TCC_DATA_DIR``), parsed with liac-arff (the parser openml-python uses), and
@@ -25,7 +31,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -90,26 +98,342 @@ def list_datasets() -> pd.DataFrame:
     return out[_COLUMNS]
 
 
-def resolve(name_or_did) -> tuple[str, int | None]:
-    """``(name, did)`` for a registry name (case-insensitive), an OpenML id, or an id as a string.
+FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".arff")
+"""Local table files :func:`load_dataset` reads, as ``PATH:TARGET`` (the target column named)."""
+_FILE_RE = re.compile(r"^(?P<path>.+?\.(?:csv|tsv|parquet|pq|arff))(?::(?P<target>[^:/\\]*))?$", re.IGNORECASE)
+SUITES_DIR = "suites"
+"""``<data_dir>/suites/<id or alias>.json``: a saved OpenML suite listing (see :func:`expand`)."""
 
-    ``did`` is None for ``breast_cancer``. Anything else raises :class:`UnknownDatasetError`
-    with the closest names.
+
+class DatasetMetadataError(UnknownDatasetError):
+    """An OpenML dataset outside the paper's 30 whose description (name, target, ignored
+    columns) is neither in the data folder's ``MANIFEST.tsv`` nor readable from OpenML."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a dataset comes from: ``kind`` "sklearn" (breast_cancer), "paper" (one of the
+    paper's 30), "openml" (any other OpenML id) or "file" (a local CSV/TSV/Parquet/ARFF table).
+
+    ``name`` is the dataset's name everywhere (results, folders); ``spec`` the text
+    :func:`load_dataset` reads it back from (a registry name, an OpenML id, ``PATH:TARGET``)."""
+
+    name: str
+    kind: str
+    did: int | None = None
+    target: str | None = None
+    ignore: tuple[str, ...] = ()
+    path: str | None = None
+
+    @property
+    def spec(self) -> str:
+        if self.kind == "file":
+            from . import paths
+
+            return f"{paths.relative_to_root(self.path)}:{self.target}"
+        if self.kind == "openml":
+            return str(self.did)
+        return self.name
+
+
+def _paper_source(row) -> Source:
+    return Source(str(row["name"]), "paper", int(row["did"]), str(row["target"]),
+                  tuple(c for c in str(row["ignore_columns"]).split(";") if c))
+
+
+def source(item, data_dir=None, download: bool = True) -> Source:
+    """Where ``item`` comes from (:class:`Source`).  ``item`` is one of:
+
+    * ``breast_cancer`` or a name / OpenML id of the paper's 30 (case-insensitive; ids as text too);
+    * any other OpenML id (``3``, ``"openml:3"``) or name (``"openml:kr-vs-kp"``; a plain name
+      too, unless it is a near-miss of a known one): its name, target
+      (``default_target_attribute``) and ignored columns (``ignore_attribute``,
+      ``row_id_attribute``) come from the ``MANIFEST.tsv`` of the data folder (``data_dir``, else
+      ``$TCC_DATA_DIR``) when it lists the id, else from openml-python (its cache, then the
+      server unless ``download`` is False);
+    * a local table ``PATH:TARGET`` (``.csv``, ``.tsv``, ``.parquet``, ``.arff``; a relative
+      path lies under the project root), or a mapping ``{path: ..., target: ...}``.
+
+    Unknown names are an :class:`UnknownDatasetError` with the closest known names; an OpenML id
+    whose description cannot be read, a :class:`DatasetMetadataError` naming what to download.
     """
-    reg = _registry()
-    key = str(name_or_did).strip()
+    if isinstance(item, Mapping):
+        return _mapping_source(item, data_dir, download)
+    if isinstance(item, bool) or not isinstance(item, (str, int)):
+        raise UnknownDatasetError(f"{item!r} is not a dataset: give a name, an OpenML id, a file as "
+                                  f"PATH:TARGET or a mapping {{path: ..., target: ...}}")
+    key = str(item).strip()
     if key.lower() == BREAST_CANCER:
-        return BREAST_CANCER, None
+        return Source(BREAST_CANCER, "sklearn", None, "target")
+    m = _FILE_RE.match(key)
+    if m:
+        return file_source(m["path"], m["target"])
+    low = key.lower()
+    if low.startswith(("suite:", "study:")):
+        raise UnknownDatasetError(f"{key!r} is an OpenML suite, which lists several datasets: give it in a "
+                                  f"parameter file's datasets list, or expand it with tcclib.datasets.expand")
+    explicit = low.startswith("openml:")
+    if explicit:
+        key = key.split(":", 1)[1].strip()
+    reg = _registry()
     hit = reg.loc[reg.did == int(key)] if key.isdigit() else reg.loc[reg.name.str.lower() == key.lower()]
     if len(hit):
-        return str(hit.iloc[0]["name"]), int(hit.iloc[0]["did"])
-    names = [BREAST_CANCER, *reg.name]
+        return _paper_source(hit.iloc[0])
+    if key.isdigit():
+        return _openml_source(int(key), data_dir, download)
+    man = _manifest_rows(data_dir)
+    by_name = [r for r in man.values() if r["name"].lower() == key.lower()]
+    if by_name:
+        return _openml_source(by_name[0]["did"], data_dir, download)
+    if Path(key).suffix.lower() not in ("", *FILE_SUFFIXES) or "/" in key or "\\" in key:
+        raise UnknownDatasetError(
+            f"{item!r}: not a known dataset, and as a file it is not one of {', '.join(FILE_SUFFIXES)} "
+            f"written PATH:TARGET (e.g. data/my.csv:label)")
+    names = [BREAST_CANCER, *reg.name, *(r["name"] for r in man.values())]
     by_lower = {n.lower(): n for n in names}
     close = [by_lower[n] for n in difflib.get_close_matches(key.lower(), list(by_lower), n=3, cutoff=0.5)]
+    near = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=0.8)
+    if explicit or (download and not near):
+        return _openml_by_name(key, close, data_dir)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise UnknownDatasetError(
-        f"unknown dataset {name_or_did!r}.{hint} tcclib.datasets.list_datasets() lists the "
-        f"{len(names)} known ones (name or OpenML id); for your own table use from_frame(X, y).")
+        f"unknown dataset {item!r}.{hint} tcclib.datasets.list_datasets() lists breast_cancer and "
+        f"the paper's {len(reg)} (name or OpenML id); any other OpenML dataset: its id or openml:NAME; your own "
+        f"table: PATH:TARGET (e.g. data/my.csv:label) or from_frame(X, y).")
+
+
+def resolve(name_or_did, data_dir=None, download: bool = True) -> tuple[str, int | None]:
+    """``(name, did)`` of a dataset (see :func:`source` for what is accepted).
+
+    ``did`` is None for ``breast_cancer`` and local files.  An unknown name raises
+    :class:`UnknownDatasetError` with the closest names.
+    """
+    s = source(name_or_did, data_dir, download)
+    return s.name, s.did
+
+
+def _mapping_source(item: Mapping, data_dir, download) -> Source:
+    keys = set(item)
+    if keys == {"openml"}:
+        return source(f"openml:{item['openml']}", data_dir, download)
+    if "path" in keys and keys <= {"path", "target"}:
+        if not item.get("target"):
+            raise UnknownDatasetError(f"{dict(item)!r}: name the target column: {{path: {item['path']}, "
+                                      f"target: COLUMN}}")
+        return file_source(item["path"], item["target"])
+    if keys in ({"suite"}, {"study"}):
+        raise UnknownDatasetError(f"{dict(item)!r} is an OpenML suite, which lists several datasets: give it "
+                                  f"in a parameter file's datasets list, or expand it with tcclib.datasets.expand")
+    raise UnknownDatasetError(f"{dict(item)!r}: a dataset mapping is {{path: FILE, target: COLUMN}}, "
+                              f"{{openml: ID_OR_NAME}} or {{suite: ID_OR_ALIAS}}")
+
+
+def file_source(path, target) -> Source:
+    """A local table with its target column, checked now: the file exists, has a known type and
+    has the column (a :class:`DatasetError` naming the file and the fix otherwise)."""
+    from . import paths
+
+    p = paths.resolve(str(path).strip())
+    if p.suffix.lower() not in FILE_SUFFIXES:
+        raise DatasetError(f"{path}: unknown file type {p.suffix!r}; tcclib reads {', '.join(FILE_SUFFIXES)}")
+    if not target or not str(target).strip():
+        raise DatasetError(f"{path}: name the target column: write {path}:COLUMN (in a parameter file also "
+                           f"{{path: {path}, target: COLUMN}})")
+    if not p.is_file():
+        raise DatasetError(f"{path}: no such file ({p}); a relative path lies under the project root "
+                           f"(or $TCC_ROOT)")
+    target = str(target).strip()
+    cols = _file_columns(p)
+    if target not in cols:
+        close = difflib.get_close_matches(target, [str(c) for c in cols], n=2)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        raise DatasetError(f"{path}: no target column {target!r}{hint}; its columns: {_names(cols)}; "
+                           f"write {path}:COLUMN with one of them")
+    return Source(p.stem, "file", None, target, (), str(p))
+
+
+def _file_columns(p: Path) -> list:
+    suf = p.suffix.lower()
+    try:
+        if suf in (".csv", ".tsv"):
+            return list(pd.read_csv(p, nrows=0, sep="\t" if suf == ".tsv" else ",").columns)
+        if suf in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(p).names)
+    except Exception as e:  # noqa: BLE001 - any reader failure: the file is damaged or not that type
+        raise DatasetError(f"{p}: cannot be read as {suf[1:]} ({type(e).__name__}: {str(e)[:200]})") from None
+    return list(_frame_from_arff(p).columns)
+
+
+def _read_file(s: Source) -> Dataset:
+    p = Path(s.path)
+    suf = p.suffix.lower()
+    try:
+        if suf in (".csv", ".tsv"):
+            df = pd.read_csv(p, sep="\t" if suf == ".tsv" else ",")
+        elif suf in (".parquet", ".pq"):
+            df = pd.read_parquet(p)
+        else:
+            df = _frame_from_arff(p)
+    except DatasetError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise DatasetError(f"{p}: cannot be read as {suf[1:]} ({type(e).__name__}: {str(e)[:200]})") from None
+    if s.target not in df.columns:
+        raise DatasetError(f"{p}: no target column {s.target!r}; its columns: {_names(df.columns)}")
+    y = df.pop(s.target)
+    ds = from_frame(df, y, name=s.name)
+    return Dataset(s.name, None, ds.X, ds.y, str(p))
+
+
+def _manifest_rows(data_dir) -> dict[int, dict]:
+    """``{did: {"did", "name", "target", "ignore"}}`` from the data folder's MANIFEST.tsv (empty
+    without one, or without its name and target_name columns)."""
+    folder = _data_dir(data_dir)
+    mf = folder / MANIFEST_NAME if folder else None
+    if mf is None or not mf.is_file():
+        return {}
+    try:
+        m = pd.read_csv(mf, sep="\t", dtype=str, keep_default_na=False)
+    except Exception:  # noqa: BLE001 - manifest_entry warns about an unreadable one when a file loads
+        return {}
+    if not {"did", "name", "target_name"} <= set(m.columns):
+        return {}
+    out = {}
+    for r in m.to_dict("records"):
+        if str(r["did"]).strip().isdigit() and r["target_name"].strip():
+            did = int(r["did"])
+            out[did] = dict(did=did, name=r["name"].strip(), target=r["target_name"].strip(),
+                            ignore=tuple(c for c in str(r.get("ignore_columns", "")).split(";") if c))
+    return out
+
+
+def _openml_meta(dataset_id):
+    """openml-python's description of a dataset (its cache first, then the server); no data."""
+    import openml
+
+    return openml.datasets.get_dataset(dataset_id, download_data=False, download_qualities=False,
+                                       download_features_meta_data=False)
+
+
+def _source_from_openml(d) -> Source:
+    ignore = d.ignore_attribute or []
+    ignore = [ignore] if isinstance(ignore, str) else list(ignore)
+    if d.row_id_attribute:
+        ignore.append(d.row_id_attribute)
+    target = d.default_target_attribute
+    if not target or "," in str(target):
+        raise DatasetError(f"OpenML dataset {d.dataset_id} ({d.name}) has no single default target "
+                           f"({target!r}); download it and use it as a file: PATH:TARGET")
+    return Source(str(d.name), "openml", int(d.dataset_id), str(target), tuple(dict.fromkeys(ignore)))
+
+
+def _openml_source(did: int, data_dir, download: bool) -> Source:
+    man = _manifest_rows(data_dir).get(did)
+    if man:
+        return Source(man["name"], "openml", did, man["target"], man["ignore"])
+    folder = _data_dir(data_dir)
+    where = (f"no row for {did} in {folder / MANIFEST_NAME}" if folder else
+             f"no data folder set (${DATA_DIR_ENV} or data_dir)")
+    fix = (f"Download it while online (openml.datasets.get_dataset({did}) keeps it in openml's cache), or "
+           f"save https://www.openml.org/d/{did}'s ARFF as {folder or '<data folder>'}/{did}.arff with a "
+           f"{MANIFEST_NAME} row (did, name, target_name, ignore_columns)")
+    if not download:
+        raise DatasetMetadataError(f"OpenML dataset {did} is not one of the paper's 30 and {where}; "
+                                   f"download is off. {fix}.")
+    try:
+        return _source_from_openml(_openml_meta(did))
+    except DatasetError:
+        raise
+    except Exception as e:  # noqa: BLE001 - no network, unknown id, server error
+        if "Unknown dataset" in str(e):
+            raise UnknownDatasetError(f"OpenML has no dataset {did} ({str(e)[:120]})") from None
+        raise DatasetMetadataError(
+            f"OpenML dataset {did} is not one of the paper's 30, {where}, and OpenML could not be "
+            f"reached ({type(e).__name__}: {str(e)[:150]}). {fix}.") from None
+
+
+def _openml_by_name(name: str, close, data_dir) -> Source:
+    try:
+        return _source_from_openml(_openml_meta(name))
+    except DatasetError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise UnknownDatasetError(
+            f"unknown dataset {name!r}: not one of the paper's 30 nor in the data folder's "
+            f"{MANIFEST_NAME}, and OpenML could not look the name up ({type(e).__name__}: "
+            f"{str(e)[:150]}).{hint} Give an OpenML id, or your own table as PATH:TARGET.") from None
+
+
+def expand(item, data_dir=None, download: bool = True) -> list[Source]:
+    """The datasets of one entry of a dataset list: an OpenML suite or study (``suite:99``,
+    ``suite:OpenML-CC18``, ``{suite: 99}``, ``study:...``) gives each of its datasets, anything
+    else the one :func:`source` gives.
+
+    A suite's listing (its dataset ids) is read from ``<data_dir>/suites/<id or alias>.json``
+    (``{"id": 99, "alias": "OpenML-CC18", "data": [3, 6, ...]}``; any file there whose id or alias
+    matches), else from OpenML (``openml.study.get_suite`` / ``get_study``), and then saved there.
+    Offline without that file: a :class:`DatasetMetadataError` saying what to write."""
+    kind = key = None
+    if isinstance(item, Mapping) and set(item) in ({"suite"}, {"study"}):
+        kind, key = next(iter(item.items()))
+    elif isinstance(item, str) and item.strip().lower().startswith(("suite:", "study:")):
+        kind, key = item.strip().split(":", 1)
+        kind = kind.lower()
+    if kind is None:
+        return [source(item, data_dir, download)]
+    key = "" if key is None else str(key).strip()
+    if not key:
+        raise UnknownDatasetError(f"{item!r}: name the suite, e.g. suite:99 or suite:OpenML-CC18")
+    dids = suite_datasets(key, kind, data_dir, download)
+    return [source(d, data_dir, download) for d in dids]
+
+
+def suite_datasets(key: str, kind: str = "suite", data_dir=None, download: bool = True) -> list[int]:
+    """The dataset ids of an OpenML suite (``kind`` "suite") or study, by id or alias; see :func:`expand`."""
+    import json
+
+    folder = _data_dir(data_dir)
+    sdir = folder / SUITES_DIR if folder else None
+    if sdir is not None and sdir.is_dir():
+        for f in sorted(sdir.glob("*.json")):
+            try:
+                d = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise DatasetError(f"{f}: not a readable suite listing ({type(e).__name__}: {e}); fix or "
+                                   f"delete it") from None
+            names = {str(d.get("id", "")).lower(), str(d.get("alias") or "").lower(), f.stem.lower()}
+            if key.lower() in names:
+                data = d.get("data")
+                if not isinstance(data, list) or not data or not all(
+                        isinstance(x, int) and not isinstance(x, bool) for x in data):
+                    raise DatasetError(f"{f}: 'data' must be a non-empty list of OpenML dataset ids, "
+                                       f"got {data!r}")
+                return list(data)
+    where = f"no {SUITES_DIR}/{key}.json in {folder}" if folder else f"no data folder set (${DATA_DIR_ENV})"
+    fix = (f"run once online (the listing is then saved there), or write {folder or '<data folder>'}/"
+           f"{SUITES_DIR}/{key}.json as {{\"id\": ID, \"alias\": \"{key}\", \"data\": [dataset ids]}}")
+    if not download:
+        raise DatasetMetadataError(f"OpenML {kind} {key!r}: {where}, and download is off; {fix}")
+    try:
+        import openml
+
+        ident = int(key) if key.isdigit() else key
+        st = openml.study.get_suite(ident) if kind == "suite" else openml.study.get_study(ident)
+        data = [int(x) for x in (st.data or [])]
+    except Exception as e:  # noqa: BLE001
+        raise DatasetMetadataError(f"OpenML {kind} {key!r}: {where}, and OpenML could not be reached "
+                                   f"({type(e).__name__}: {str(e)[:150]}); {fix}") from None
+    if sdir is not None:
+        try:
+            sdir.mkdir(parents=True, exist_ok=True)
+            (sdir / f"{key}.json").write_text(json.dumps(
+                {"id": st.id, "alias": getattr(st, "alias", None), "name": st.name, "data": data}) + "\n")
+        except OSError:
+            pass  # a read-only data folder: the listing is fetched again next time
+    return data
 
 
 def data_dir(explicit=None) -> Path | None:
@@ -241,19 +565,15 @@ def _checked_arff_frame(path: Path, did: int) -> pd.DataFrame:
     return df
 
 
-def _ignored(did: int) -> list[str]:
-    value = _registry().set_index("did").loc[did, "ignore_columns"]
-    return [c for c in str(value).split(";") if c]
-
-
-def _load_arff(name: str, did: int, path: Path) -> Dataset:
-    df = _checked_arff_frame(path, did)
-    target = _registry().set_index("did").loc[did, "target"]
-    if target not in df.columns:
-        raise DatasetError(f"{path}: target column {target!r} not found (columns: {', '.join(df.columns[:8])}, ...)")
-    y = df.pop(target)
-    X = df.drop(columns=[c for c in _ignored(did) if c in df.columns])
-    return Dataset(name, did, X, y, str(path))
+def _load_arff(src: Source, path: Path) -> Dataset:
+    df = _checked_arff_frame(path, src.did)
+    if src.target not in df.columns:
+        raise DatasetError(f"{path}: target column {src.target!r} not found (columns: {_names(df.columns, 8)})")
+    y = df.pop(src.target)
+    X = df.drop(columns=[c for c in src.ignore if c in df.columns])
+    if src.kind == "openml":  # not the paper's curated copies: any column type a table may have
+        X, y = _standard_types(X, src.name), y.astype("category")
+    return Dataset(src.name, src.did, X, y, str(path))
 
 
 NUMERIC_TEXT_SHARE = 0.9
@@ -351,10 +671,10 @@ def _standard_types(X: pd.DataFrame, name: str = "custom") -> pd.DataFrame:
     return X
 
 
-def _load_openml(name: str, did: int, searched: Path | None) -> Dataset:
+def _load_openml(src: Source, searched: Path | None) -> Dataset:
     """Download with openml-python (its cache first); any failure -> DataUnavailableError."""
+    name, did, target = src.name, src.did, src.target
     where = f"no file {did}.arff in {searched}" if searched else f"no data directory set (${DATA_DIR_ENV})"
-    target = _registry().set_index("did").loc[did, "target"]
     try:
         import openml
 
@@ -366,7 +686,7 @@ def _load_openml(name: str, did: int, searched: Path | None) -> Dataset:
             f"dataset {name} (OpenML {did}): {where}, and OpenML could not be reached "
             f"({type(e).__name__}: {str(e)[:200]}). Set ${DATA_DIR_ENV} or pass data_dir= to a "
             f"folder holding {did}.arff.") from e
-    X = _standard_types(pd.DataFrame(X).drop(columns=[c for c in _ignored(did) if c in X.columns]), name)
+    X = _standard_types(pd.DataFrame(X).drop(columns=[c for c in src.ignore if c in X.columns]), name)
     y = pd.Series(y, name=target).astype("category")
     return Dataset(name, did, X.reset_index(drop=True), y.reset_index(drop=True), "openml")
 
@@ -380,24 +700,29 @@ def _load_breast_cancer() -> Dataset:
 
 
 def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dataset:
-    """Load ``breast_cancer`` or one of the 30 OpenML-CC18 datasets (name, id, or id string).
+    """Load a dataset: ``breast_cancer``, any OpenML dataset (name or id; the paper's 30 and any
+    other, see :func:`source`), or a local table ``PATH:TARGET`` (CSV, TSV, Parquet, ARFF).
 
     An OpenML dataset is read from ``<data_dir>/<did>.arff`` (``data_dir`` argument, else
     ``$TCC_DATA_DIR``) when that file exists; otherwise it is downloaded with openml-python,
     unless ``allow_download`` is False. No copy and no download raise
     :class:`DataUnavailableError`. A local copy that disagrees with the ``MANIFEST.tsv`` beside
-    it, or cannot be parsed, raises :class:`DatasetError` naming the file. The result is checked
-    with :func:`validate_dataset`.
+    it, or cannot be parsed, raises :class:`DatasetError` naming the file. A local table is
+    read with pandas (text columns become categorical, as :func:`from_frame` does). The result
+    is checked with :func:`validate_dataset`.
     """
-    name, did = resolve(name_or_did)
-    if did is None:
+    src = source(name_or_did, data_dir, allow_download)
+    if src.kind == "sklearn":
         return validate_dataset(_load_breast_cancer())
+    if src.kind == "file":
+        return validate_dataset(_read_file(src))
+    name, did = src.name, src.did
     folder = _data_dir(data_dir)
     path = folder / f"{did}.arff" if folder else None
     if path is not None and path.is_file():
-        ds = _load_arff(name, did, path)
+        ds = _load_arff(src, path)
     elif allow_download:
-        ds = _load_openml(name, did, folder)
+        ds = _load_openml(src, folder)
     else:
         where = f"no file {did}.arff in {folder}" if folder else f"no data directory set (${DATA_DIR_ENV})"
         raise DataUnavailableError(

@@ -115,8 +115,11 @@ def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> D
     check_injected(namespace, per_dataset_names(ablation))
     cfg = config_from(namespace)
     dataset, set_name = namespace.get("dataset", "breast_cancer"), namespace.get("set_name", "lab")
+    from .datasets import _FILE_RE
+
+    folder = Path(m["path"]).stem if (m := _FILE_RE.match(str(dataset).strip())) else str(dataset)  # PATH:TARGET
     out = (paths.resolve(namespace["output_dir"]) if namespace.get("output_dir")
-           else paths.runs_root() / str(set_name) / str(dataset))
+           else paths.runs_root() / str(set_name) / folder)
     cache = paths.resolve(namespace["cache_dir"]) if namespace.get("cache_dir") else out.parent.parent / ".cache"
     data_dir = str(paths.resolve(namespace["data_dir"])) if namespace.get("data_dir") else None
     out.mkdir(parents=True, exist_ok=True)

@@ -5,9 +5,18 @@ for name, type and range) and the notebooks.  Example::
 
     name: smoke
     description: three small datasets, few epochs
-    datasets: [breast_cancer, 11, diabetes]     # names or OpenML ids, or "all"
+    datasets: [breast_cancer, 11, diabetes]     # names or OpenML ids, or "all" (the paper's 30)
     config: {seeds: [614579, 336466], epochs: 5}
     keep_embeddings: [breast_cancer]
+
+A ``datasets`` entry is any of (:func:`tcclib.datasets.source`, :func:`~tcclib.datasets.expand`):
+a name or id of the paper's 30 or ``breast_cancer``; any other OpenML id (``3``) or name
+(``openml:kr-vs-kp``); an OpenML suite or study, which expands to its datasets (``suite:99``,
+``suite:OpenML-CC18``, ``{suite: 99}``); a local table with its target column
+(``data/my.csv:label`` or ``{path: data/my.csv, target: label}``; CSV, TSV, Parquet, ARFF; a
+relative path lies under the project root), named by its file name without the extension.
+Offline, OpenML metadata comes from the data folder (``data_dir``, or ``$TCC_DATA_DIR``): its
+``MANIFEST.tsv`` rows and ``suites/<id or alias>.json`` listings.
 
 Everything a run will use is checked here, up front, so that a file that passes
 ``python -m tcclib.sweep FILE --check`` fails later for no settings reason: unknown or duplicated
@@ -28,6 +37,7 @@ from typing import Any
 import yaml
 
 from .config import Config, ConfigError
+from . import datasets as D
 from .datasets import list_datasets, resolve
 
 PER_DATASET_NOTEBOOKS = ("01_data_prep", "02_correlation", "03_pretraining")
@@ -88,25 +98,63 @@ class ParamSet:
     workers: int = 1
     figure_dataset: str = "breast_cancer"
     path: Path | None = None
+    sources: dict = field(default_factory=dict)  # dataset name -> the text load_dataset reads it from
+
+    def spec(self, dataset: str) -> str:
+        """What ``load_dataset`` (and a notebook's ``dataset`` parameter) reads ``dataset`` from."""
+        return self.sources.get(dataset, dataset)
 
     def config_for(self, dataset: str) -> Config:
         """The settings of one dataset (embeddings kept only where asked)."""
         return self.config.replace(keep_embeddings=dataset in self.keep_embeddings)
 
 
-def dataset_names(items, where: str) -> list[str]:
-    """Registry names of ``items`` (names or OpenML ids); a :class:`ParamsError` for an unknown
-    one, a value that is not a name or id, or a dataset listed twice."""
+def dataset_names(items, where: str, known=None) -> list[str]:
+    """Names of ``items`` (names or OpenML ids; ``known``: the set's own names, matched first,
+    case-insensitively); a :class:`ParamsError` for an unknown one, a value that is not a name
+    or id, or a dataset listed twice."""
+    by_lower = {str(n).lower(): n for n in (known or [])}
     out = []
     for it in items:
         if isinstance(it, bool) or not isinstance(it, (str, int)):
             raise ParamsError(f"{where}: {it!r} is not a dataset name or OpenML id")
+        if str(it).strip().lower() in by_lower:
+            out.append(by_lower[str(it).strip().lower()])
+            continue
         try:
             out.append(resolve(it)[0])
-        except ValueError as e:
+        except (ValueError, D.DataUnavailableError) as e:
             raise ParamsError(f"{where}: {e}") from None
     if len(set(out)) != len(out):
         raise ParamsError(f"{where}: a dataset is listed twice")
+    return out
+
+
+def dataset_sources(items, where: str, data_dir=None) -> dict[str, "D.Source"]:
+    """``{name: Source}`` of a ``datasets`` list, suites expanded (see the module docstring); a
+    :class:`ParamsError` naming every entry that does not resolve, and any dataset listed twice."""
+    out, problems = {}, []
+    for it in items:
+        if isinstance(it, bool) or not isinstance(it, (str, int, dict)):
+            problems.append(f"{it!r} is not a dataset name, OpenML id, suite, file PATH:TARGET or "
+                            f"{{path: ..., target: ...}}")
+            continue
+        try:
+            srcs = D.expand(it, data_dir)
+        except (ValueError, D.DataUnavailableError) as e:
+            problems.append(str(e))
+            continue
+        for s in srcs:
+            if s.name in out:
+                if out[s.name] != s:
+                    problems.append(f"two datasets are named {s.name!r} ({out[s.name].spec} and {s.spec}); "
+                                    f"rename one file")
+                else:
+                    problems.append(f"{s.name} is listed twice" + (f" (also in {it})" if len(srcs) > 1 else ""))
+                continue
+            out[s.name] = s
+    if problems:
+        raise ParamsError(f"{where}: " + "; ".join(problems))
     return out
 
 
@@ -140,8 +188,12 @@ def _notebooks(d: dict, key: str, where: str, default: tuple, allowed: tuple, ki
     return tuple(nbs)
 
 
-def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
-    """Validate a parameter set read from YAML (see the module docstring for what is checked)."""
+def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSet:
+    """Validate a parameter set read from YAML (see the module docstring for what is checked).
+
+    ``data_dir`` (else ``$TCC_DATA_DIR``, else the file's ``data_dir``): where OpenML datasets
+    and suites outside the paper's 30 are looked up offline."""
+    explicit_data_dir = data_dir
     where = str(path) if path else "params"
     if not isinstance(d, dict):
         raise ParamsError(f"{where}: expected a mapping at the top level")
@@ -157,7 +209,15 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
     if not isinstance(ds, list) or not ds:
         fix = f"; write it as a list, e.g. datasets: [{ds}]" if isinstance(ds, (str, int)) and ds != "" else ""
         raise ParamsError(f"{where}: 'datasets' must be a non-empty list or 'all'{fix}")
-    datasets = dataset_names(ds, f"{where}: datasets")
+    data_dir = d.get("data_dir")
+    if data_dir is not None and (not isinstance(data_dir, str) or not data_dir.strip()):
+        raise ParamsError(f"{where}: 'data_dir' must be a folder path (relative to the repository root), "
+                          f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none")
+    from . import paths
+
+    folder = D.data_dir(explicit_data_dir) or (paths.resolve(data_dir) if data_dir else None)
+    sources = dataset_sources(ds, f"{where}: datasets", folder)
+    datasets = list(sources)
     if d.get("config") is not None and not isinstance(d["config"], dict):
         raise ParamsError(f"{where}: 'config' must be a mapping of settings, e.g. "
                           f"config: {{epochs: 5, seeds: [1, 2]}}, got {type(d['config']).__name__} {d['config']!r}")
@@ -168,15 +228,12 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
         raise ParamsError(f"{where}: config: {e}") from None
     if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default
         d = {**d, "keep_embeddings": []}
-    keep = dataset_names(_name_list(d, "keep_embeddings", where, "[breast_cancer]"), f"{where}: keep_embeddings")
+    keep = dataset_names(_name_list(d, "keep_embeddings", where, "[breast_cancer]"), f"{where}: keep_embeddings",
+                         datasets)
     stray = [n for n in keep if n not in datasets]
     if stray:
         raise ParamsError(f"{where}: keep_embeddings: {', '.join(stray)} not in 'datasets' (no embeddings "
                           f"would be kept for it); add it to 'datasets' or remove it here")
-    data_dir = d.get("data_dir")
-    if data_dir is not None and (not isinstance(data_dir, str) or not data_dir.strip()):
-        raise ParamsError(f"{where}: 'data_dir' must be a folder path (relative to the repository root), "
-                          f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none")
     description = d.get("description", "")
     if not isinstance(description, str):
         got = "nothing" if description is None else f"{type(description).__name__} {description!r}"
@@ -190,16 +247,17 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
                      PER_DATASET_NOTEBOOKS + ABLATION_NOTEBOOKS, "per-dataset")
     agg = _notebooks(d, "aggregate_notebooks", where, AGGREGATE_NOTEBOOKS,
                      AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS, "aggregate")
-    fig = dataset_names([d.get("figure_dataset", "breast_cancer")], f"{where}: figure_dataset")[0]
+    fig = dataset_names([d.get("figure_dataset", "breast_cancer")], f"{where}: figure_dataset", datasets)[0]
     if "figure_dataset" in d and fig not in datasets:
         raise ParamsError(f"{where}: figure_dataset: {fig} is not in 'datasets' (its figures would be "
                           f"missing); choose one of {', '.join(datasets)}")
     return ParamSet(name=d["name"], datasets=datasets, config=cfg, description=description,
                     data_dir=data_dir, keep_embeddings=keep, per_dataset_notebooks=per,
-                    aggregate_notebooks=agg, workers=workers, figure_dataset=fig, path=path)
+                    aggregate_notebooks=agg, workers=workers, figure_dataset=fig, path=path,
+                    sources={n: s.spec for n, s in sources.items()})
 
 
-def load(path: str | Path) -> ParamSet:
+def load(path: str | Path, data_dir=None) -> ParamSet:
     """Read and validate a parameter file; a clear :class:`ParamsError` on any mistake.
 
     The YAML is read with a loader that refuses a key given twice in one mapping."""
@@ -216,4 +274,4 @@ def load(path: str | Path) -> ParamSet:
         raise ParamsError(f"{path}: {e}") from None
     except yaml.YAMLError as e:
         raise ParamsError(f"{path}: not valid YAML: {e}") from None
-    return parse(d, path)
+    return parse(d, path, data_dir)

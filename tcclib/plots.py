@@ -9,16 +9,18 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-METHOD_ORDER = ["no_pretrain", "random", "class", "oracle", "class_least", "class_most",
-                "class_most_published", "xgboost", "logreg", "self_training"]
-LABELS = {"no_pretrain": "no pretraining", "random": "random (SCARF)", "class": "class-conditioned (pseudo)",
-          "oracle": "oracle (true labels)", "class_least": "class + least-correlated",
-          "class_most": "class + most-correlated", "class_most_published": "class + 'most' (authors' flip)"}
+from . import methods as registry
+
+METHOD_ORDER = registry.ORDER
+"""Every method and baseline in the figures' order: a live view of :mod:`tcclib.methods`."""
+LABELS = registry.LABELS
+"""Legend label of each method (baselines: their name): a live view of :mod:`tcclib.methods`."""
 
 
 def palette(methods) -> dict:
-    cols = sns.color_palette("tab10", len(METHOD_ORDER))
-    return {m: cols[METHOD_ORDER.index(m) % len(cols)] if m in METHOD_ORDER else "gray" for m in methods}
+    """Each method's registry colour (gray for a name the registry does not know)."""
+    cols = registry.colors()
+    return {m: cols.get(m, "gray") for m in methods}
 
 
 def savefig(fig, path_stem) -> list[Path]:
@@ -92,7 +94,7 @@ def pseudo_accuracy(pseudo: pd.DataFrame, title: str, ax=None):
 
 def results_bars(results: pd.DataFrame, metric: str, title: str, ax=None):
     ax = ax or plt.subplots(figsize=(7, 3.5))[1]
-    order = [m for m in METHOD_ORDER if m in set(results.method)]
+    order = registry.sort(results.method)
     sns.pointplot(results, x="method", y=metric, order=order, ax=ax, errorbar="se", linestyle="none",
                   capsize=0.2, color="#4C72B0")
     sns.stripplot(results, x="method", y=metric, order=order, ax=ax, color="0.6", size=3, jitter=0.15)

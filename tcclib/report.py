@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import methods as registry
 from . import stats, store, tables
 
 # How to corrupt (Tables 2-3, Figure 3): (row, column, the paper's statement "row beats column")
@@ -40,7 +41,7 @@ WHERE_CLAIMS = [
     ("class_most_published", "class", "the authors' published 'most correlated' selection is no better "
      "than uniform choice", "class_most"),
 ]
-BASELINES = ("xgboost", "logreg", "self_training")
+BASELINES = registry.BASELINES  # every registered baseline (a live view of tcclib.methods)
 N_PAPER_DATASETS = 30  # the paper's benchmark: 30 OpenML-CC18 datasets
 
 
@@ -666,8 +667,7 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
                     "", "</details>", ""]
     out += _rank_section(results, set_dir, figures)
     out += _wilcoxon_section(results)
-    how = [m for m in ["no_pretrain", "random", "class", "oracle", "xgboost", "logreg", "self_training"]
-           if m in set(results.method)]
+    how = registry.table_methods("how", set(results.method))
     if len(how) >= 2:
         frac, wins, decided = tables.win_matrix(results, "accuracy", how)
         cell = frac.copy().astype(object)

@@ -80,7 +80,9 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:
-    settings = {k: getattr(cfg, k) for k in _XGB} if name == "xgboost" else {}
+    from .methods import get
+
+    settings = {k: getattr(cfg, k) for k in get(name).settings}
     return _digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings)
 
 

@@ -153,7 +153,7 @@ def notebook_parameters(ps: P.ParamSet, dataset: str, out_root: Path, reuse: boo
     re-executes in another checkout (or a copy with ``$TCC_ROOT``); the data folder comes from the
     environment (``$TCC_DATA_DIR``), never from a path baked into the notebook."""
     cfg = ps.config_for(dataset).to_dict()
-    return dict(dataset=dataset, set_name=ps.name,
+    return dict(dataset=ps.spec(dataset), set_name=ps.name,
                 output_dir=paths.relative_to_root(out_root / ps.name / dataset), data_dir="",
                 cache_dir=paths.relative_to_root(out_root / ".cache"), reuse=bool(reuse), **cfg)
 
@@ -398,7 +398,7 @@ def _names_in_set(names, ps: P.ParamSet, where: str) -> list[str]:
     OpenML ids); one that is not in the set is an error with the set's closest names."""
     import difflib
 
-    out = P.dataset_names(names, where)
+    out = P.dataset_names(names, where, ps.datasets)
     missing = [n for n in out if n not in ps.datasets]
     if missing:
         close = {n: difflib.get_close_matches(n, ps.datasets, n=2, cutoff=0.5) for n in missing}
@@ -537,7 +537,7 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="only validate the parameter file")
     a = ap.parse_args(argv)
     try:
-        ps = P.load(a.params)
+        ps = P.load(a.params, a.data_dir)
         if a.force and a.force != ["all"]:
             _names_in_set(a.force, ps, "--force")
         if a.only:

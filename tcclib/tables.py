@@ -39,6 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import methods as registry
+
 __all__ = [
     "HOW_METHODS", "WHERE_METHODS", "PAPER_NAMES", "PAPER_SEEDS",
     "load_paper_table", "paper_long", "paper_corr_range",
@@ -508,10 +510,11 @@ def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
     return "\n".join(lines)
 
 
-#: the methods and baselines each kind of set table shows, in order (the paper's methods are
-#: HOW_METHODS / WHERE_METHODS above; these must not shadow them)
-SET_HOW_METHODS = ("no_pretrain", "random", "class", "oracle", "xgboost", "logreg", "self_training")
-SET_WHERE_METHODS = ("class", "class_least", "class_most", "class_most_published")
+#: the methods and baselines each kind of set table shows, in order: live views of the registry
+#: (:func:`tcclib.methods.table_methods`; the paper's methods are HOW_METHODS / WHERE_METHODS
+#: above, these must not shadow them)
+SET_HOW_METHODS = registry._NamesView(lambda: registry.table_methods("how"))
+SET_WHERE_METHODS = registry._NamesView(lambda: registry.table_methods("where"))
 
 
 # --------------------------------------------------------------------------- LaTeX
@@ -660,8 +663,7 @@ def method_groups(results: pd.DataFrame) -> dict:
     """``{"how": [...], "where": [...]}``: the methods (and baselines) of each kind present in
     ``results``, in the tables' order."""
     present = set(results.method) if len(results) else set()
-    return {"how": [m for m in SET_HOW_METHODS if m in present],
-            "where": [m for m in SET_WHERE_METHODS if m in present]}
+    return {kind: registry.table_methods(kind, present) for kind in _KINDS}
 
 
 def write_set_tables(set_dir, results: pd.DataFrame) -> str:

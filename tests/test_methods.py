@@ -1,0 +1,130 @@
+"""The method registry (tcclib.methods): one entry adds a method or a baseline everywhere."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from tcclib import config, methods, plots, report, reuse, tables  # noqa: E402
+from tcclib.config import Config, ConfigError  # noqa: E402
+from tcclib.train import run_dataset  # noqa: E402
+
+
+@pytest.fixture
+def column_least():
+    """A recombination of existing choices, declared as one registry entry."""
+    e = methods.register_method("column_least", how="column", where="least", label="random + least-correlated")
+    yield e
+    methods.unregister("column_least")
+
+
+@pytest.fixture
+def forest():
+    from sklearn.ensemble import RandomForestClassifier
+
+    e = methods.register_baseline(
+        "forest", lambda seed, cfg: RandomForestClassifier(n_estimators=25, random_state=seed, n_jobs=1),
+        label="random forest")
+    yield e
+    methods.unregister("forest")
+
+
+def _cfg(**kw):
+    base = dict(seeds=(11,), epochs=2, head_epochs=3, pseudo_every=1, batch_size=128, progress=False,
+                xgb_trees=5, xgb_depth=3)
+    base.update(kw)
+    return Config(**base)
+
+
+def test_the_builtin_entries_are_the_old_lists():
+    assert config.PAPER_METHODS == ("no_pretrain", "random", "class", "oracle", "class_least", "class_most")
+    assert Config().methods == config.PAPER_METHODS
+    assert list(config.METHODS) == [*config.PAPER_METHODS, "class_most_published"]
+    assert config.METHODS["class_most_published"] == methods.MethodSpec("pseudo", "most", flipped=True)
+    assert tuple(config.BASELINES) == ("xgboost", "logreg", "self_training")
+    assert list(plots.METHOD_ORDER) == [*config.METHODS, *config.BASELINES]
+    assert plots.LABELS["random"] == "random (SCARF)" and plots.LABELS["xgboost"] == "xgboost"
+    assert list(tables.SET_HOW_METHODS) == ["no_pretrain", "random", "class", "oracle", "xgboost", "logreg",
+                                            "self_training"]
+    assert list(tables.SET_WHERE_METHODS) == ["class", "class_least", "class_most", "class_most_published"]
+    assert list(report.BASELINES) == list(config.BASELINES)
+    # the figures' colours are tab10 in the old order
+    assert plots.palette(["no_pretrain", "self_training", "nope"]) == {
+        "no_pretrain": "#1f77b4", "self_training": "#17becf", "nope": "gray"}
+
+
+def test_a_method_added_as_one_entry_runs_and_shows_in_tables_and_plots(bc_small, column_least, tmp_path):
+    assert "column_least" in config.METHODS and "column_least" not in config.PAPER_METHODS
+    assert column_least.group == "where" and column_least.tables == ("where",)
+    cfg = _cfg(methods=("random", "class", "column_least"))
+    run = run_dataset(bc_small, cfg)
+    res = run.results
+    assert set(res.method) == {"random", "class", "column_least"}
+    assert set(run.history.method) == {"random", "class", "column_least"}
+    assert run.pseudo.method.unique().tolist() == ["class"]  # column_least draws from the whole column
+    # the same seed's random run corrupts uniformly: a different loss curve
+    h = run.history.set_index(["method", "epoch"]).loss
+    assert not h.loc["column_least"].equals(h.loc["random"])
+    # tables: the where-table (next to class, its uniform reference), written by write_set_tables
+    assert tables.method_groups(res) == {"how": ["random", "class"], "where": ["class", "column_least"]}
+    text = tables.write_set_tables(tmp_path, res)
+    assert "column_least" in text
+    md = (tmp_path / "results" / "table_accuracy_where.md").read_text()
+    assert "column_least" in md.splitlines()[0]
+    assert "column_least" in (tmp_path / "results" / "table_auroc_where.tex").read_text().replace("\\_", "_")
+    # a plot: a tick of the results figure and a legend entry (its label) of the learning curves
+    ax = plots.results_bars(res, "accuracy", "t")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["random", "class", "column_least"]
+    ax2 = plots.learning_curves(run.history, "t")
+    assert "random + least-correlated" in [t.get_text() for t in ax2.get_legend().get_texts()]
+    others = [c for m, c in methods.colors().items() if m != "column_least"]
+    assert plots.palette(["column_least"])["column_least"] not in ("gray", *others)
+    plt.close("all")
+    # the stored-result key knows its recipe
+    assert reuse.member_key(_first_split(bc_small, cfg), "column_least", cfg) != \
+        reuse.member_key(_first_split(bc_small, cfg), "random", cfg)
+
+
+def _first_split(ds, cfg):
+    from tcclib.preprocess import prepare
+
+    return prepare(ds, cfg.seeds).splits[0]
+
+
+def test_a_baseline_added_as_one_entry_runs(bc_small, forest):
+    cfg = _cfg(methods=("no_pretrain",), epochs=0, seeds=(11, 22), baselines=("forest", "logreg"))
+    res = run_dataset(bc_small, cfg).results
+    assert set(res.method) == {"no_pretrain", "forest", "logreg"}
+    f = res[res.method == "forest"]
+    assert len(f) == 2 and (f.accuracy > 0.8).all() and (f.auroc > 0.85).all()
+    assert tables.method_groups(res)["how"] == ["no_pretrain", "logreg", "forest"]
+    assert plots.LABELS["forest"] == "random forest"
+
+
+def test_unknown_and_bad_registrations_are_clear_errors(column_least):
+    with pytest.raises(ConfigError, match=r"unknown method 'colum_least' \(did you mean column_least.*register_method"):
+        Config(methods=("colum_least",))
+    with pytest.raises(ConfigError, match="unknown baseline 'forest'.*register_baseline"):
+        Config(baselines=("forest",))
+    with pytest.raises(methods.RegistryError, match="'column_least' is already registered.*replace=True"):
+        methods.register_method("column_least", "column")
+    with pytest.raises(methods.RegistryError, match="how must be one of .*corruption.py"):
+        methods.register_method("swap", how="swap")
+    with pytest.raises(methods.RegistryError, match="where must be one of"):
+        methods.register_method("swap", how="column", where="middle")
+    with pytest.raises(methods.RegistryError, match="where must be 'uniform'"):
+        methods.register_method("swap", how="none", where="least")
+    with pytest.raises(methods.RegistryError, match="simple identifier"):
+        methods.register_method("my method", how="column")
+    with pytest.raises(methods.RegistryError, match="factory must be a callable"):
+        methods.register_baseline("svm", "SVC")
+    with pytest.raises(methods.RegistryError, match=r"settings \['trees'\] are not Config fields"):
+        methods.register_baseline("svm", lambda s, c: None, settings=["trees"])
+    with pytest.raises(methods.RegistryError, match="group must be one of"):
+        methods.register_method("swap", how="column", group="extra")
+    assert "swap" not in config.METHODS and "svm" not in config.BASELINES
+    with pytest.raises(methods.RegistryError, match="not registered"):
+        methods.unregister("swap")
