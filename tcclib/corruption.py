@@ -135,7 +135,7 @@ def authors_least_matrix(importance, active=None) -> np.ndarray:
     reversed ranks, ``np.sort(row)[::-1][np.argsort(np.argsort(row))]`` (the largest value moves to
     where the smallest was, and so on; ties broken as NumPy's default argsort breaks them), the
     diagonal stays 0.  Their table holds only the kept columns, so the reversal runs over the
-    ``active`` features only (inactive rows and columns stay 0).  float32, as their XGBoost
+    ``active`` features only (inactive rows and columns, 0 in our matrices, are left as they are).  float32, as their XGBoost
     importances; a new array (their in-place flip is :class:`~tcclib.config.MethodSpec`'s
     ``flipped``)."""
     W = np.array(importance, dtype=np.float32, copy=True)
