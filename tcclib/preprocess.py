@@ -31,7 +31,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from .config import METHODS, Config, ConfigError
+from .config import FIDELITY_SWITCHES, METHODS, Config, ConfigError
+
+FIDELITY_OURS = {n: v["ours"] for n, v in FIDELITY_SWITCHES.items()}
 from .datasets import Dataset, DatasetError
 
 
@@ -411,6 +413,28 @@ def check_memory(prep: Prepared, cfg: Config, budget_gb: float | None = None) ->
     raise DatasetError(f"{head} No single wide column is to blame; {ways}")
 
 
+def check_pending_switches(cfg: Config) -> None:
+    """A :class:`ConfigError` when ``cfg`` sets a switch of :data:`~tcclib.config.PENDING_IN_TRAINING`
+    away from ours and a method of ``cfg.methods`` would feel it (``corr_rule``: a correlation
+    method; ``pseudo_schedule``: a pseudo-label method with pretraining epochs)."""
+    from .config import PENDING_IN_TRAINING
+
+    specs = [METHODS[m] for m in cfg.methods]
+    matters = {"labeled_split": True, "encoder_init": True,
+               "corr_rule": any(s.ranking != "uniform" for s in specs),
+               "pseudo_schedule": cfg.epochs > 0 and any(s.how == "pseudo" for s in specs)}
+    pending = {n: v for n, v in cfg.departures(PENDING_IN_TRAINING).items() if matters.get(n, True)}
+    if pending:
+        ours = ", ".join(f"{n}: {FIDELITY_OURS[n]}" for n in pending)
+        raise ConfigError(
+            f"{', '.join(f'{n}: {v}' for n, v in pending.items())}"
+            f"{' (set by fidelity: authors)' if cfg.fidelity == 'authors' else ''}: training does not apply "
+            f"{'this switch' if len(pending) == 1 else 'these switches'} yet (tcclib.train is being "
+            f"reorganised; see tcclib.config.PENDING_IN_TRAINING), so the run would not be what its settings "
+            f"say. Set {ours} to run now; the importance switches (xgb_categorical, xgb_seed, "
+            "zero_importance) already apply")
+
+
 def check_training_inputs(prep: Prepared, cfg: Config) -> MemoryEstimate:
     """Everything about ``prep`` and ``cfg`` that would fail or mislead during training, checked first.
 
@@ -425,8 +449,12 @@ def check_training_inputs(prep: Prepared, cfg: Config) -> MemoryEstimate:
       so pseudo-labels are the true labels (the method pretrains like ``oracle``) and
       ``pseudo_accuracy``, measured on unlabeled rows, is NaN.
 
+    * a fidelity switch that training does not apply yet (:data:`~tcclib.config.PENDING_IN_TRAINING`)
+      set away from ours, where it would matter for ``cfg.methods``: a :class:`ConfigError`.
+
     Returns the memory estimate.
     """
+    check_pending_switches(cfg)
     if any(METHODS[m].pretrain for m in cfg.methods):
         for sp in prep.splits:
             try:

@@ -416,3 +416,32 @@ def test_each_switch_changes_the_keys_of_what_it_affects_only():
         assert (k.importance != base.importance) == (name in importance or name == "labeled_split"), name
         # the importance cache holds what the matrix depends on: training rows and importance switches
         assert (_cache_key("m", p.splits[0], c) != _cache_key("m", prep.splits[0], cfg)) == (name in importance), name
+
+
+# ------------------------------------------------------------------ until train.py applies them
+
+def test_training_refuses_switches_it_does_not_apply_yet():
+    from tcclib.config import PENDING_IN_TRAINING
+    from tcclib.preprocess import check_pending_switches
+
+    for name in PENDING_IN_TRAINING:
+        with pytest.raises(ConfigError, match=f"{name}: {FIDELITY_SWITCHES[name]['authors']}.*{name}: "
+                                              f"{FIDELITY_SWITCHES[name]['ours']} to run now"):
+            check_pending_switches(Config(**{name: FIDELITY_SWITCHES[name]["authors"]}))
+    # a switch no method of the run feels is no reason to stop; applied switches never are
+    check_pending_switches(Config(methods=["random", "oracle"], corr_rule="authors", pseudo_schedule="authors"))
+    check_pending_switches(Config(xgb_categorical="native", xgb_seed="xgboost_default", zero_importance="keep"))
+    with pytest.raises(ConfigError, match="set by fidelity: authors"):
+        check_pending_switches(Config(fidelity="authors"))
+
+
+def test_deviations_table_names_each_switch_and_the_readme_shows_it():
+    from tcclib import report, tables
+
+    d = report.deviations()
+    switches = " ".join(d["switch"])
+    for name, values in FIDELITY_SWITCHES.items():
+        assert f"`{name}: {values['authors']}" in switches, name
+    assert "none yet" not in " ".join(d[d.topic.str.contains("XGBoost|zero|least|schedule|initial|labeled subset")]
+                                      ["switch"])
+    assert tables.to_markdown(d, index=False).strip() in (ROOT / "README.md").read_text()
