@@ -18,7 +18,8 @@
 #
 # The paper evaluates on 30 OpenML-CC18 classification datasets (plus scikit-learn's `breast_cancer`
 # for its Figures 1-2). Each seed gets its own **stratified 80/20 train/test split**; **30 % of the
-# training rows are labeled** (a stratified subset), the rest are unlabeled (the semi-supervised
+# training rows are labeled** (a stratified subset; `labeled_split: random` draws it as the authors'
+# code does, unstratified), the rest are unlabeled (the semi-supervised
 # setting). Columns that are all missing or constant on the training split are dropped, missing
 # values are filled with the training mode (categorical) or mean (numeric), numeric columns are
 # z-scored with training statistics and the target is label-encoded. Corruption later works on
@@ -71,6 +72,14 @@ xgb_subsample: float = 0.7  # XGBoost row subsample (paper: 0.7)
 xgb_colsample: float = 0.8  # XGBoost column subsample per tree (paper: 0.8)
 keep_embeddings: bool = True  # save the first seed's embeddings for the PCA figure
 progress: bool = True  # progress bars
+fidelity: str = 'ours'  # ours, or authors: the authors' published code where we differ (sets the switches below)
+labeled_split: str = 'auto'  # auto (as fidelity), stratified (ours) or random (authors): the labeled subset
+corr_rule: str = 'auto'  # auto, direct (ours: Algorithm 4 as written) or authors (their rank reversal for least)
+xgb_categorical: str = 'auto'  # auto, codes (ours) or native (authors: enable_categorical) for importances
+xgb_seed: str = 'auto'  # auto, split (ours: the split's seed) or xgboost_default (authors: seed 0)
+zero_importance: str = 'auto'  # auto, uniform (ours) or keep (authors): a model with no gain
+pseudo_schedule: str = 'auto'  # auto, period (ours: epochs 0, 10, ...) or authors (0, 9, 19, ...)
+encoder_init: str = 'auto'  # auto, shared (ours: one encoder per seed) or per_method (authors)
 
 # %%
 from tcclib import nbparams
@@ -103,8 +112,8 @@ ax = plots.class_balance(ds.y, f"{ds.name}: class balance ({len(ds.y)} rows)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib.preprocess import prepare
-prep = prepare(ds, cfg.seeds[:1], cfg.test_fraction, cfg.labeled_fraction)
+from tcclib.preprocess import prepare_config
+prep = prepare_config(ds, cfg, cfg.seeds[:1])
 sp = prep.splits[0]
 print(f"seed {sp.seed}: {len(sp.y_train)} training rows ({int(sp.labeled.sum())} labeled), {len(sp.y_test)} test rows")
 print(f"features kept: {sp.n_features} of {len(prep.feature_names)}; encoded width after one-hot: {int(sp.widths.sum())}")

@@ -28,7 +28,10 @@
 # candidates as `corr_normalization` says: by default (`sum`) divided by their sum, with `minmax`
 # rescaled to [0, 1]. `+` is **most**, `-` **least** correlated. The authors' code flipped the
 # shared matrix in place, so their "most correlated" run really used the least-correlated
-# ranking; `tcclib` offers both (`class_most`, `class_most_published`).
+# ranking; `tcclib` offers both (`class_most`, `class_most_published`). Their code also reads
+# "least" differently: it reverses the ranks within each importance row and then samples with `+`;
+# `corr_rule: authors` (or `fidelity: authors`, which also gives their XGBoost settings: native
+# categorical splits, XGBoost's default seed, all-zero rows kept) draws the masks below that way.
 #
 # Importance matrices and ranges stored by an earlier run with the same data and XGBoost settings
 # are reused (`reuse`); only missing ones are fitted.
@@ -77,6 +80,14 @@ xgb_subsample: float = 0.7  # XGBoost row subsample (paper: 0.7)
 xgb_colsample: float = 0.8  # XGBoost column subsample per tree (paper: 0.8)
 keep_embeddings: bool = True  # save the first seed's embeddings for the PCA figure
 progress: bool = True  # progress bars
+fidelity: str = 'ours'  # ours, or authors: the authors' published code where we differ (sets the switches below)
+labeled_split: str = 'auto'  # auto (as fidelity), stratified (ours) or random (authors): the labeled subset
+corr_rule: str = 'auto'  # auto, direct (ours: Algorithm 4 as written) or authors (their rank reversal for least)
+xgb_categorical: str = 'auto'  # auto, codes (ours) or native (authors: enable_categorical) for importances
+xgb_seed: str = 'auto'  # auto, split (ours: the split's seed) or xgboost_default (authors: seed 0)
+zero_importance: str = 'auto'  # auto, uniform (ours) or keep (authors): a model with no gain
+pseudo_schedule: str = 'auto'  # auto, period (ours: epochs 0, 10, ...) or authors (0, 9, 19, ...)
+encoder_init: str = 'auto'  # auto, shared (ours: one encoder per seed) or per_method (authors)
 
 # %%
 from tcclib import nbparams
@@ -86,8 +97,8 @@ cfg, ds, out = run_.cfg, run_.ds, run_.out
 # %%
 from tcclib import reuse, store
 from tcclib.correlation import dataset_correlations
-from tcclib.preprocess import prepare
-prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
+from tcclib.preprocess import prepare_config
+prep = prepare_config(ds, cfg)
 ranges, W0, computed = dataset_correlations(prep, cfg, store_dir=out, cache_dir=run_.cache_dir,
                                             reuse=run_.reuse, progress=cfg.progress)
 store.save_importances(out, computed, ranges,

@@ -93,10 +93,27 @@ if len(cr):
     ax.set(xlabel="paper (Table 4)", ylabel="ours (mean over seeds)")
 
 # %% [markdown]
+# ## Ranks over datasets: critical-difference diagrams
+#
+# Every method and baseline ranked on each finished dataset by its mean over seeds (1 = best),
+# averaged over the datasets (Friedman's test, Nemenyi's post-hoc test). A bar joins the methods
+# whose average ranks differ by less than the critical difference CD: those are not shown to differ.
+# The diagrams are `figures/cd_accuracy` and `figures/cd_auroc` (PNG and PDF); the full report below
+# gives the ranks and tests in numbers.
+
+# %%
+from IPython.display import Image, display
+cd_figures = [p for p in report.write_rank_figures(set_dir, results) if p.suffix == ".png"]
+for p in cd_figures:
+    display(Image(filename=str(p)))
+if not cd_figures:
+    print("no critical-difference diagram: it needs at least 3 methods and 2 finished datasets")
+
+# %% [markdown]
 # ## The full report (also in `report.md`)
 
 # %%
 from IPython.display import Markdown
-text = report.build_report(set_dir)
+text = report.build_report(set_dir, figures=False)  # the diagrams were written just above
 store.write_text(text, set_dir / "report.md")
 Markdown(text)

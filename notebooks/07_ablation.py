@@ -70,6 +70,14 @@ xgb_subsample: float = 0.7  # XGBoost row subsample (paper: 0.7)
 xgb_colsample: float = 0.8  # XGBoost column subsample per tree (paper: 0.8)
 keep_embeddings: bool = True  # save the first seed's embeddings for the PCA figure
 progress: bool = True  # progress bars
+fidelity: str = 'ours'  # ours, or authors: the authors' published code where we differ (sets the switches below)
+labeled_split: str = 'auto'  # auto (as fidelity), stratified (ours) or random (authors): the labeled subset
+corr_rule: str = 'auto'  # auto, direct (ours: Algorithm 4 as written) or authors (their rank reversal for least)
+xgb_categorical: str = 'auto'  # auto, codes (ours) or native (authors: enable_categorical) for importances
+xgb_seed: str = 'auto'  # auto, split (ours: the split's seed) or xgboost_default (authors: seed 0)
+zero_importance: str = 'auto'  # auto, uniform (ours) or keep (authors): a model with no gain
+pseudo_schedule: str = 'auto'  # auto, period (ours: epochs 0, 10, ...) or authors (0, 9, 19, ...)
+encoder_init: str = 'auto'  # auto, shared (ours: one encoder per seed) or per_method (authors)
 
 # %%
 from tcclib import nbparams

@@ -28,14 +28,14 @@ def _points(labeled_fractions, corruption_rates) -> list[tuple[str, float]]:
 def grid_key(ds: Dataset, cfg: Config, labeled_fractions, corruption_rates, methods) -> str:
     """The content key of a grid: the keys of every member of every point (:mod:`tcclib.reuse`)."""
     from . import reuse as R
-    from .preprocess import prepare
+    from .preprocess import prepare_config
 
     cfg = cfg.replace(methods=list(methods), baselines=[], keep_embeddings=False)
     points = _points(labeled_fractions, corruption_rates)
     parts = []
     for name, value in points:
         c = cfg.replace(**{name: value})
-        parts.append([name, value, R.run_keys(prepare(ds, c.seeds, c.test_fraction, c.labeled_fraction), c).members])
+        parts.append([name, value, R.run_keys(prepare_config(ds, c), c).members])
     return R._digest("ablation", parts)
 
 

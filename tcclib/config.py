@@ -8,6 +8,14 @@ error naming the fix ``seeds: [42]``, not a late "'int' object is not iterable")
 every library that takes them (0 to 2**32 - 1), flags must be true/false, ``device`` must be
 ``cpu``, ``cuda`` or ``cuda:N``.  Whether that CUDA device exists on this machine is a separate
 check, :meth:`Config.check_device`, made when a parameter file is loaded.
+
+Fidelity: ``fidelity="ours"`` (the default) runs this project's reading of the paper, with the
+fixes listed in :func:`tcclib.report.deviations`; ``fidelity="authors"`` reproduces the authors'
+published code wherever we deliberately differ.  It only sets the default of the switches in
+:data:`FIDELITY_SWITCHES`; each switch can also be set on its own (its default ``"auto"`` means
+"as ``fidelity`` says"), e.g. ``Config(fidelity="authors", labeled_split="stratified")`` is the
+authors' mode with our stratified labeled subset.  :meth:`Config.effective` gives a switch's
+value in force.
 """
 
 from __future__ import annotations
@@ -31,6 +39,43 @@ from .methods import BASELINES, METHODS, MethodSpec, paper_methods  # noqa: E402
 PAPER_METHODS = paper_methods()
 """The paper's six methods (the default ``Config.methods``): ``class_most_published``, the
 authors' flipped run, and the baselines are extra."""
+
+
+FIDELITIES = ("ours", "authors")
+"""``fidelity``: this project's reading of the paper (default) or the authors' published code."""
+
+AUTO = "auto"
+"""A fidelity switch's default: take the value of the ``fidelity`` in force."""
+
+FIDELITY_SWITCHES: dict[str, dict[str, str]] = {
+    "labeled_split": {"ours": "stratified", "authors": "random"},
+    "corr_rule": {"ours": "direct", "authors": "authors"},
+    "xgb_categorical": {"ours": "codes", "authors": "native"},
+    "xgb_seed": {"ours": "split", "authors": "xgboost_default"},
+    "zero_importance": {"ours": "uniform", "authors": "keep"},
+    "pseudo_schedule": {"ours": "period", "authors": "authors"},
+    "encoder_init": {"ours": "shared", "authors": "per_method"},
+}
+"""Each switch's value under ``fidelity: ours`` and ``fidelity: authors`` (see
+:func:`tcclib.report.deviations` for what each one changes):
+
+- ``labeled_split``: ``stratified`` labeled subset of the training rows, or ``random`` (the authors'
+  ``np.random.permutation(n)[:int(0.3 n)]`` after seeding NumPy with the seed; preprocess._split);
+- ``corr_rule``: ``direct`` (Algorithm 4 as written: ``softmax(-s/T)`` for "least") or
+  ``authors`` (their code: "least" rank-reverses each importance row and samples by ``softmax(+s/T)``;
+  corruption.sampler_inputs); with ``authors`` the flipped ``class_most_published`` uses exactly
+  their least rule, as their in-place flip made their "most correlated" run do;
+- ``xgb_categorical``: categorical features as integer ``codes`` or XGBoost's ``native``
+  categorical splits (``enable_categorical=True``; correlation.importance_matrix);
+- ``xgb_seed``: each importance model seeded with the ``split``'s seed, or ``xgboost_default``
+  (the authors pass no ``random_state``: XGBoost's seed 0 for every model and split);
+- ``zero_importance``: a model with no gain gets a ``uniform`` row 1/(M-1), or ``keep`` its
+  all-zero row (the authors);
+- ``pseudo_schedule``: refresh before epochs 0, p, 2p, ... (``period``) or the ``authors``'
+  0, p-1, 2p-1, ... (0-based; :meth:`Config.refresh_epochs`);
+- ``encoder_init``: all methods of a seed start from one ``shared`` encoder, or each method from
+  its own (``per_method``, the authors; :meth:`Config.encoder_init_tag`).
+"""
 
 
 class ConfigError(ValueError):
@@ -84,6 +129,14 @@ class Config:
     xgb_colsample: float = 0.8
     keep_embeddings: bool = False
     progress: bool = True
+    fidelity: str = "ours"
+    labeled_split: str = AUTO
+    corr_rule: str = AUTO
+    xgb_categorical: str = AUTO
+    xgb_seed: str = AUTO
+    zero_importance: str = AUTO
+    pseudo_schedule: str = AUTO
+    encoder_init: str = AUTO
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -156,6 +209,74 @@ class Config:
             _check(isinstance(v, bool), f"{name}: expected true or false, got {type(v).__name__} {v!r}")
         _check(isinstance(self.device, str) and re.fullmatch(r"cpu|cuda(:\d+)?", self.device) is not None,
                f"device: 'cpu', 'cuda' or 'cuda:N' (N: the GPU's index), got {self.device!r}")
+        self._validate_fidelity()
+
+    def _validate_fidelity(self) -> None:
+        if not isinstance(self.fidelity, str) or self.fidelity not in FIDELITIES:
+            close = difflib.get_close_matches(str(self.fidelity), FIDELITIES, n=1)
+            raise ConfigError(f"fidelity: 'ours' (this project's reading of the paper, the default) or "
+                              f"'authors' (the authors' published code), got {self.fidelity!r}"
+                              + (f" (did you mean {close[0]!r}?)" if close else ""))
+        for name, values in FIDELITY_SWITCHES.items():
+            v = getattr(self, name)
+            allowed = [AUTO, *values.values()]
+            if not isinstance(v, str) or v not in allowed:
+                close = difflib.get_close_matches(str(v), allowed, n=1)
+                raise ConfigError(
+                    f"{name}: one of {', '.join(repr(a) for a in allowed)} ('auto': as fidelity says; "
+                    f"{values['ours']!r} under fidelity 'ours', {values['authors']!r} under 'authors'), "
+                    f"got {v!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        if self.effective("corr_rule") == "authors" and self.corr_normalization != "sum":
+            raise ConfigError(
+                f"corr_rule 'authors' (the authors' Algorithm 4 code{', set by fidelity: authors' if self.corr_rule == AUTO else ''}) "
+                f"divides the min-importances by their sum; corr_normalization={self.corr_normalization!r} "
+                "contradicts it: use corr_normalization: sum, or corr_rule: direct")
+
+    # ------------------------------------------------------------------ fidelity
+    def effective(self, name: str) -> str:
+        """The value in force of the fidelity switch ``name`` (``"auto"`` resolved by ``fidelity``)."""
+        if name not in FIDELITY_SWITCHES:
+            raise KeyError(f"{name!r} is not a fidelity switch; known: {', '.join(FIDELITY_SWITCHES)}")
+        v = getattr(self, name)
+        return FIDELITY_SWITCHES[name][self.fidelity] if v == AUTO else v
+
+    def fidelity_settings(self) -> dict[str, str]:
+        """Every fidelity switch's value in force."""
+        return {n: self.effective(n) for n in FIDELITY_SWITCHES}
+
+    def departures(self, names=None) -> dict[str, str]:
+        """The switches (of ``names``, default all) whose value in force is not this project's
+        default, i.e. what differs from ``fidelity: ours``; empty for the defaults.  Content keys
+        add only these, so the keys of default runs stay what they were."""
+        names = FIDELITY_SWITCHES if names is None else names
+        return {n: self.effective(n) for n in names if self.effective(n) != FIDELITY_SWITCHES[n]["ours"]}
+
+    def refresh_epochs(self, epochs: int | None = None) -> tuple[int, ...]:
+        """0-based pretraining epochs at whose start the pseudo-labels are (re)computed.
+
+        ``pseudo_schedule: period`` (ours): 0, p, 2p, ... below ``epochs`` (p = ``pseudo_every``;
+        50 label sets of 10 epochs each for the published 500 epochs).  ``authors``: the labels
+        made before pretraining (0), then the authors' refresh at the start of the 1-based epochs
+        i = p, 2p, ... <= epochs (``training.train_contrastive_loss``: ``i % p == 0``), i.e. before
+        the 0-based epochs p-1, 2p-1, ...: 0, 9, 19, ..., 499 for the published settings, 51 label
+        sets, the first used for 9 epochs, the last for one.  No pretraining epochs, no refresh.
+        """
+        epochs = self.epochs if epochs is None else int(epochs)
+        if epochs <= 0:
+            return ()
+        p = self.pseudo_every
+        if self.effective("pseudo_schedule") == "period":
+            return tuple(range(0, epochs, p))
+        return tuple(sorted({0, *range(p - 1, epochs, p)}))
+
+    def encoder_init_tag(self, method: str) -> str:
+        """The tag of the generator that initialises ``method``'s encoder (and projection head)
+        for a seed (``train.member_seed(seed, tag)``): ``"init"`` for every method under
+        ``encoder_init: shared`` (ours: all methods of a seed start from the same weights),
+        ``"init:<method>"`` under ``per_method`` (the authors build one network per method, each
+        drawn in turn from the seeded global generator: different starting weights per method)."""
+        _check(method in METHODS, f"unknown method {method!r}; known: {', '.join(METHODS)}")
+        return "init" if self.effective("encoder_init") == "shared" else f"init:{method}"
 
     def check_device(self) -> None:
         """A :class:`ConfigError` when ``device`` names a CUDA device this machine does not have.

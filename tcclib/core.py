@@ -124,9 +124,10 @@ def encoder_dims(tab: TensorTable, cfg: Config) -> list[int]:
 
 
 def init_encoders(layout: Layout, tab: TensorTable, cfg: Config, device, idx=None) -> StackedMLP:
-    """Encoders of members ``idx`` (all by default), each from its seed's ``"init"`` generator."""
+    """Encoders of members ``idx`` (all by default), each from its seed's ``"init"`` generator
+    (``encoder_init: per_method``: its own ``"init:<method>"`` one, :meth:`Config.encoder_init_tag`)."""
     idx = list(range(layout.K)) if idx is None else list(idx)
-    gens = [generator(layout.seeds[i], "init", device) for i in idx]
+    gens = [generator(layout.seeds[i], cfg.encoder_init_tag(layout.members[i][1]), device) for i in idx]
     return StackedMLP(len(idx), encoder_dims(tab, cfg), gens, [layout.in_widths[i] for i in idx],
                       cfg.bias_init, device)
 
@@ -207,7 +208,7 @@ class Pretraining:
         self.pidx = torch.tensor(pre, device=dev)
         # encoder and projection head of the pretrained members (own stacks: only they train);
         # one "init" generator per member starts both, the encoder first (as init_encoders does)
-        ig = [generator(layout.seeds[i], "init", dev) for i in pre]
+        ig = [generator(layout.seeds[i], cfg.encoder_init_tag(layout.members[i][1]), dev) for i in pre]
         self.enc = StackedMLP(Kp, encoder_dims(tab, cfg), ig, [layout.in_widths[i] for i in pre],
                               cfg.bias_init, dev)
         self.proj = StackedMLP(Kp, [H] * (cfg.head_depth + 1), ig, bias_init=cfg.bias_init, device=dev)
@@ -232,10 +233,12 @@ class Pretraining:
         if self.cor:
             if importance is None:
                 raise ValueError("correlation methods need the importance matrices (see run_dataset)")
-            self.W = torch.as_tensor(importance, dtype=torch.float32, device=dev)[self.seed_idx[self.cor]]
-            self.sign = torch.tensor([1.0 if self.specs[j].ranking == "most" else -1.0 for j in self.cor],
-                                     device=dev)
+            # the ranking each member samples by, as our rule or the authors' (corr_rule)
+            self.W, self.sign = C.sampler_inputs(importance, self.seed_idx[self.cor], self.active[self.cor],
+                                                 [self.specs[j].ranking for j in self.cor],
+                                                 cfg.effective("corr_rule"), dev)
         self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
+        self.refresh_at = frozenset(cfg.refresh_epochs(cfg.epochs))  # pseudo_schedule
         self.batches = batches(N, cfg.batch_size)
         self.epoch = 0
         self.history: list[tuple] = []  # (seed, method, epoch, loss)
@@ -244,7 +247,7 @@ class Pretraining:
     # ---------------------------------------------------------------- steps
     def refresh_due(self, epoch: int) -> bool:
         """Whether the pseudo-labels are refreshed before pretraining epoch ``epoch`` (0-based)."""
-        return bool(self.pse) and epoch % self.cfg.pseudo_every == 0
+        return bool(self.pse) and epoch in self.refresh_at
 
     def refresh_pseudo_labels(self, epoch: int) -> None:
         """Fit a head per pseudo-label member on its labeled rows' current embeddings, label the

@@ -26,15 +26,48 @@ from .config import Config
 from .preprocess import SeedSplit
 
 
+IMPORTANCE_SWITCHES = ("xgb_categorical", "xgb_seed", "zero_importance")
+"""The fidelity switches (:data:`tcclib.config.FIDELITY_SWITCHES`) an importance matrix depends on."""
+
+
 def _xgb_params(cfg: Config, seed: int) -> dict:
-    return dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
-                subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                importance_type="gain", random_state=seed, n_jobs=os.cpu_count() or 1,
-                tree_method="hist", verbosity=0)
+    params = dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
+                  subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
+                  importance_type="gain", random_state=seed, n_jobs=os.cpu_count() or 1,
+                  tree_method="hist", verbosity=0)
+    if cfg.effective("xgb_seed") == "xgboost_default":
+        params.pop("random_state")  # the authors pass none: XGBoost's own seed (0) for every model
+    if cfg.effective("xgb_categorical") == "native":
+        params["enable_categorical"] = True
+    return params
+
+
+def _features(X: np.ndarray, cols: np.ndarray, split: SeedSplit, native: bool):
+    """The predictors of one importance model: the columns ``cols`` of ``X`` as a float32 matrix
+    (categorical features as their integer codes), or with ``native`` a DataFrame whose
+    categorical features are pandas categoricals over their training levels (codes 0..L-1), for
+    XGBoost's ``enable_categorical`` splits as in the authors' code."""
+    if not native or not split.is_cat[cols].any():
+        return X[:, cols]
+    import pandas as pd
+
+    data = {}
+    for j in cols:
+        if split.is_cat[j]:
+            data[f"f{j}"] = pd.Categorical.from_codes(X[:, j].round().astype(np.int64),
+                                                      categories=list(range(int(split.n_levels[j]))))
+        else:
+            data[f"f{j}"] = X[:, j]
+    return pd.DataFrame(data)
 
 
 def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None) -> np.ndarray:
-    """The ``[M, M]`` importance matrix of one seed's training split (rows sum to 1)."""
+    """The ``[M, M]`` importance matrix of one seed's training split (rows sum to 1).
+
+    The fidelity switches in force (:data:`IMPORTANCE_SWITCHES`) choose how: categorical
+    predictors as codes or ``native`` categoricals; each model seeded with the split's seed or
+    XGBoost's default; a model with no gain (all importances 0) as a ``uniform`` row 1/(M-1) or,
+    with ``zero_importance: keep`` (the authors), an all-zero row (then not summing to 1)."""
     from xgboost import XGBClassifier, XGBRegressor
 
     cfg = cfg or Config()
@@ -42,21 +75,24 @@ def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None
     M = X.shape[1]
     act = np.flatnonzero(split.active)
     W = np.zeros((M, M), dtype=np.float64)
+    native = cfg.effective("xgb_categorical") == "native"
+    keep_zero = cfg.effective("zero_importance") == "keep"
     for i in act:
         others = act[act != i]
         if others.size == 0:
             continue
         target = X[:, i]
         params = _xgb_params(cfg, split.seed)
+        features = _features(X, others, split, native)
         if split.is_cat[i]:
             model = XGBClassifier(**params)
-            model.fit(X[:, others], target.round().astype(np.int64))
+            model.fit(features, target.round().astype(np.int64))
         else:
             model = XGBRegressor(**params)
-            model.fit(X[:, others], target)
+            model.fit(features, target)
         imp = np.nan_to_num(np.asarray(model.feature_importances_, dtype=np.float64))
         total = imp.sum()
-        W[i, others] = imp / total if total > 0 else 1.0 / others.size
+        W[i, others] = imp / total if total > 0 else (0.0 if keep_zero else 1.0 / others.size)
         if progress is not None:
             progress.update(1)
     return W
@@ -83,13 +119,17 @@ class CacheWarning(UserWarning):
 
 
 def _cache_digest(split: SeedSplit, cfg: Config) -> str:
-    """sha256 of what an importance matrix depends on: the training rows, the active columns and
-    the XGBoost settings (the seed is in the file's name and checked on its own)."""
+    """sha256 of what an importance matrix depends on: the training rows, the active columns, the
+    XGBoost settings and the importance switches that depart from ours (the seed is in the file's
+    name and checked on its own)."""
     h = hashlib.sha256()
     h.update(split.raw_train.tobytes())
     h.update(split.active.tobytes())
     h.update(json.dumps([cfg.xgb_trees, cfg.xgb_depth, cfg.xgb_eta, cfg.xgb_subsample,
                          cfg.xgb_colsample]).encode())
+    fid = cfg.departures(IMPORTANCE_SWITCHES)
+    if fid:  # only departures from our defaults: the default keys stay what they were
+        h.update(json.dumps(fid, sort_keys=True).encode())
     return h.hexdigest()
 
 

@@ -14,6 +14,13 @@ on which other members share the ensemble.
     default, or min-max: the paper does not say which), ``T`` the
     temperature 0.25 and ``sign`` +1 for "most" and -1 for "least" correlated.  The draws are
     sequential by definition (``k`` steps, each vectorised over all rows and members).
+  - :func:`sampler_inputs`: the matrices and signs the sampler uses for each member, by one of two
+    rules (``Config.corr_rule``): ``direct`` (ours, Algorithm 4 as written: "least" samples by
+    ``softmax(-s/T)`` on the importances) or ``authors`` (their corruption_mask_generators.py:
+    "least" first rank-reverses every importance row, :func:`authors_least_matrix`, then samples
+    by ``softmax(+s/T)`` like "most").  The flipped ``class_most_published`` ranks as "least"
+    (``MethodSpec.ranking``): under ``authors`` that is exactly their least rule, which their
+    in-place flip made the published "most correlated" run use.
 
 *How*
   - :func:`draw_donors`: for each (row, feature) a donor row whose value replaces the anchor's.
@@ -23,6 +30,7 @@ on which other members share the ensemble.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 
@@ -57,8 +65,7 @@ def correlation_mask(importance: torch.Tensor, active: torch.Tensor, k: torch.Te
     or "minmax" (to [0, 1]: a sharp preference even when the importances are nearly flat; on
     balance-scale about 7 points below the paper).  Returns a bool mask ``[K, N, M]``.
     """
-    if normalization not in ("minmax", "sum"):
-        raise ValueError(f"normalization must be 'minmax' or 'sum', got {normalization!r}")
+    _check_normalization(normalization)
     K, M, _ = importance.shape
     draw = uniforms if callable(uniforms) else (lambda t: uniforms[t])
     act = active.unsqueeze(1)  # [K, 1, M]
@@ -71,13 +78,7 @@ def correlation_mask(importance: torch.Tensor, active: torch.Tensor, k: torch.Te
     sgn = sign.view(K, 1, 1)
     for t in range(1, int(k.max())):
         cand = act & ~chosen
-        if normalization == "minmax":
-            lo = minimp.masked_fill(~cand, float("inf")).amin(-1, keepdim=True)
-            hi = minimp.masked_fill(~cand, float("-inf")).amax(-1, keepdim=True)
-            s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
-        else:
-            s = minimp / (minimp * cand).sum(-1, keepdim=True).clamp_min(1e-12)
-        logits = (sgn * s / temperature).masked_fill(~cand, float("-inf"))
+        logits = _candidate_logits(minimp, cand, sgn, temperature, normalization)
         pick = (logits + gumbel(draw(t))).argmax(-1)
         take = (t < k).view(K, 1, 1)
         new = torch.zeros_like(chosen).scatter_(-1, pick.unsqueeze(-1), True) & take
@@ -85,6 +86,97 @@ def correlation_mask(importance: torch.Tensor, active: torch.Tensor, k: torch.Te
         row = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))
         minimp = torch.where(take, torch.minimum(minimp, row), minimp)
     return chosen
+
+
+def _check_normalization(normalization: str) -> None:
+    if normalization not in ("minmax", "sum"):
+        raise ValueError(f"normalization must be 'minmax' or 'sum', got {normalization!r}")
+
+
+def _candidate_logits(minimp: torch.Tensor, cand: torch.Tensor, sgn: torch.Tensor, temperature: float,
+                      normalization: str) -> torch.Tensor:
+    """The sampler's logits ``sign * s / T`` of one step (``-inf`` off the candidates), from the
+    candidates' min-importances ``minimp`` (``[..., M]``), normalised by their sum or min-max.
+    With every candidate's min-importance 0 (sum 0) all logits are equal: a uniform pick."""
+    if normalization == "minmax":
+        lo = minimp.masked_fill(~cand, float("inf")).amin(-1, keepdim=True)
+        hi = minimp.masked_fill(~cand, float("-inf")).amax(-1, keepdim=True)
+        s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
+    else:
+        s = minimp / (minimp * cand).sum(-1, keepdim=True).clamp_min(1e-12)
+    return (sgn * s / temperature).masked_fill(~cand, float("-inf"))
+
+
+def next_pick_probabilities(importance: torch.Tensor, chosen, active: torch.Tensor, sign: float,
+                            temperature: float = 0.25, normalization: str = "sum") -> torch.Tensor:
+    """The probabilities ``[M]`` with which :func:`correlation_mask` picks the next feature of a
+    row whose features ``chosen`` (a non-empty list of indices) are already picked: one member's
+    matrix ``importance`` ``[M, M]`` (as :func:`sampler_inputs` gives it), its ``active`` ``[M]``
+    bool and ``sign``.  The same logits as the sampler's Gumbel-max draw; for tests and figures."""
+    _check_normalization(normalization)
+    chosen = list(chosen)
+    if not chosen:
+        raise ValueError("chosen: the first feature is uniform; give at least one chosen feature")
+    W = torch.as_tensor(importance, dtype=torch.float32)
+    act = torch.as_tensor(active, dtype=torch.bool)
+    cand = act.clone()
+    cand[chosen] = False
+    minimp = W[chosen].amin(0)
+    logits = _candidate_logits(minimp, cand, torch.tensor(float(sign)), temperature, normalization)
+    return torch.softmax(logits, -1)
+
+
+CORR_RULES = ("direct", "authors")
+
+
+def authors_least_matrix(importance, active=None) -> np.ndarray:
+    """The authors' "least correlated" matrix (``CorrelationMaskGenerator.initialize_feature_importances``
+    with ``high_correlation=False``): in every row the importances of the other features get
+    reversed ranks, ``np.sort(row)[::-1][np.argsort(np.argsort(row))]`` (the largest value moves to
+    where the smallest was, and so on; ties broken as NumPy's default argsort breaks them), the
+    diagonal stays 0.  Their table holds only the kept columns, so the reversal runs over the
+    ``active`` features only (inactive rows and columns, 0 in our matrices, are left as they are).  float32, as their XGBoost
+    importances; a new array (their in-place flip is :class:`~tcclib.config.MethodSpec`'s
+    ``flipped``)."""
+    W = np.array(importance, dtype=np.float32, copy=True)
+    M = W.shape[0]
+    idx = np.flatnonzero(np.ones(M, bool) if active is None else np.asarray(active, dtype=bool))
+    sub = W[np.ix_(idx, idx)]
+    for i in range(len(idx)):
+        row = np.delete(sub[i], i)
+        row = np.sort(row)[::-1][np.argsort(np.argsort(row))]
+        sub[i] = np.insert(row, i, 0)
+    W[np.ix_(idx, idx)] = sub
+    return W
+
+
+def sampler_inputs(importance, seed_index, active, rankings, rule: str = "direct", device=None):
+    """``(W [Kc, M, M] float32, sign [Kc])`` for :func:`correlation_mask`, one per correlation member.
+
+    importance: ``[S, M, M]`` per-seed matrices (numpy); seed_index: ``[Kc]`` each member's seed
+    position; active: ``[Kc, M]`` each member's active features; rankings: each member's
+    ``MethodSpec.ranking`` ("most" or "least"); rule: ``Config.effective("corr_rule")``.
+
+    ``direct`` (ours): the importances as they are, sign +1 for "most", -1 for "least".
+    ``authors``: "most" the importances, "least" :func:`authors_least_matrix`, both with sign +1
+    (their generators differ only in that reversal).
+    """
+    if rule not in CORR_RULES:
+        raise ValueError(f"corr_rule must be 'direct' or 'authors', got {rule!r}")
+    bad = [r for r in rankings if r not in ("most", "least")]
+    if bad:
+        raise ValueError(f"rankings: 'most' or 'least', got {bad[0]!r}")
+    if rule == "direct":
+        W = torch.as_tensor(importance, dtype=torch.float32, device=device)[seed_index]
+        sign = torch.tensor([1.0 if r == "most" else -1.0 for r in rankings], device=device)
+        return W, sign
+    imp = np.asarray(importance.cpu() if isinstance(importance, torch.Tensor) else importance)
+    si = torch.as_tensor(seed_index).cpu().tolist()
+    act = torch.as_tensor(active).cpu().numpy().astype(bool)
+    mats = [authors_least_matrix(imp[s], a) if r == "least" else imp[s].astype(np.float32)
+            for s, a, r in zip(si, act, rankings)]
+    W = torch.as_tensor(np.stack(mats), dtype=torch.float32, device=device)
+    return W, torch.ones(len(rankings), device=device)
 
 
 def class_index(labels: torch.Tensor, n_classes: int):
@@ -118,21 +210,21 @@ def corrupt(raw: torch.Tensor, mask: torch.Tensor, donors: torch.Tensor) -> torc
 
 def example_masks(importance, active, n_features: int, cfg, n_rows: int = 20, seed: int = 0) -> dict:
     """Corruption masks ``{panel title: [n_rows, M] bool}`` drawn for ``n_rows`` rows by the
-    library's own samplers with the run's settings (corruption rate, sampler temperature and
-    ``corr_normalization``): uniform, most and least correlated (``02_correlation``'s figure)."""
-    import numpy as np
-
+    library's own samplers with the run's settings (corruption rate, sampler temperature,
+    ``corr_normalization`` and the ``corr_rule`` in force): uniform, most and least correlated
+    (``02_correlation``'s figure)."""
     M = len(active)
     k = torch.tensor([cfg.corrupted_count(n_features)])
     act = torch.as_tensor(np.asarray(active)).unsqueeze(0)
-    W = torch.as_tensor(np.asarray(importance)[None], dtype=torch.float32)
     g = torch.Generator().manual_seed(seed)
 
     def draw(t):
         return torch.rand(1, n_rows, M, generator=g)
 
     panels = {"random (uniform)": uniform_mask(draw(0), act, k)[0]}
-    for title, sign in (("most correlated", 1.0), ("least correlated", -1.0)):
-        panels[title] = correlation_mask(W, act, k, torch.tensor([sign]), draw, cfg.corr_temperature,
+    for title, ranking in (("most correlated", "most"), ("least correlated", "least")):
+        W, sign = sampler_inputs(np.asarray(importance)[None], torch.tensor([0]), act, [ranking],
+                                 cfg.effective("corr_rule"))
+        panels[title] = correlation_mask(W, act, k, sign, draw, cfg.corr_temperature,
                                          cfg.corr_normalization)[0]
     return panels

@@ -1,7 +1,8 @@
 """Per-seed preprocessing, as published, into raw numeric matrices ready for tensors.
 
 For each seed: stratified train/test split (test fraction 0.2); a stratified labeled subset of
-the training rows (fraction 0.3); columns that are all missing or constant on the training split
+the training rows (fraction 0.3; ``labeled_split="random"``: drawn as the authors' code does,
+without stratification, see :func:`_split`); columns that are all missing or constant on the training split
 dropped; missing values filled with the training mode (categorical) or mean (numeric); numeric
 columns z-scored with training statistics; the target label-encoded.
 
@@ -138,15 +139,32 @@ def check_class_sizes(y: np.ndarray, classes, test_fraction: float = 0.2, labele
         "test_fraction / labeled_fraction")
 
 
+LABELED_SPLITS = ("stratified", "random")
+
+
+def authors_labeled_rows(n_train: int, seed: int, labeled_fraction: float) -> np.ndarray:
+    """The authors' labeled subset (main.py): ``fix_seed(seed)`` seeds NumPy's global generator,
+    and its first draw is ``np.random.permutation(len(train_data))[:int(len(train_data) *
+    FRACTION_LABELED)]``, not stratified.  The same draw from a generator of our own (the global
+    one is left alone).  Positions into the training rows, in the order drawn."""
+    return np.random.RandomState(seed).permutation(n_train)[:int(n_train * labeled_fraction)]
+
+
 def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: float, classes=None,
-           name: str = "dataset"):
-    """Stratified train/test split and stratified labeled subset of the training rows.
+           name: str = "dataset", labeled_split: str = "stratified"):
+    """Stratified train/test split and labeled subset of the training rows.
+
+    ``labeled_split="stratified"`` (the default): a stratified labeled subset; when it cannot be
+    stratified (fewer labeled or unlabeled rows than classes) it is drawn without stratification,
+    with a warning.  ``"random"``: the authors' unstratified draw (:func:`authors_labeled_rows`;
+    the same count, ``floor(fraction x n)``).
 
     Classes too small for it are a :class:`DatasetError` (:func:`check_class_sizes`); so is a
-    split that still leaves a class without a test or a labeled row.  When the labeled subset
-    cannot be stratified (fewer labeled or unlabeled rows than classes) it is drawn without
-    stratification, with a warning.
+    split that still leaves a class without a test or a labeled row (with ``random`` a small class
+    can draw no labeled row: the error then says so and names ``labeled_split: stratified``).
     """
+    if labeled_split not in LABELED_SPLITS:
+        raise ConfigError(f"labeled_split: 'stratified' or 'random', got {labeled_split!r}")
     classes = list(classes) if classes is not None else [str(c) for c in range(int(y.max()) + 1)]
     check_class_sizes(y, classes, test_fraction, labeled_fraction, name)
     idx = np.arange(len(y))
@@ -158,6 +176,8 @@ def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: flo
     labeled = np.zeros(len(tr), dtype=bool)
     if labeled_fraction >= 1:
         labeled[:] = True
+    elif labeled_split == "random":
+        labeled[authors_labeled_rows(len(tr), seed, labeled_fraction)] = True
     else:
         pos = np.arange(len(tr))
         try:
@@ -176,7 +196,10 @@ def _split(y: np.ndarray, seed: int, test_fraction: float, labeled_fraction: flo
             raise DatasetError(
                 f"{name}: seed {seed}: {_split_words(test_fraction, labeled_fraction)} left no {what} row "
                 f"of class(es) {', '.join(map(repr, missing[:10]))}; give these classes more rows, or "
-                "change test_fraction / labeled_fraction")
+                "change test_fraction / labeled_fraction"
+                + ("; the labeled subset was drawn without stratification (labeled_split: random, the "
+                   "authors' draw): labeled_split: stratified gives every class labeled rows"
+                   if what == "labeled" and labeled_split == "random" else ""))
     return tr, te, labeled
 
 
@@ -262,13 +285,15 @@ class FittedColumns:
 
 
 def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float = 0.2,
-                 labeled_fraction: float = 0.3, classes=None, name: str = "dataset") -> SeedSplit:
+                 labeled_fraction: float = 0.3, classes=None, name: str = "dataset",
+                 labeled_split: str = "stratified") -> SeedSplit:
     """Preprocess one seed as published (see module docstring): :class:`FittedColumns` fitted on
     the seed's training rows, applied to its training and test rows.
 
-    ``classes`` (names of the label codes ``y``) and ``name`` only make error messages clearer.
+    ``classes`` (names of the label codes ``y``) and ``name`` only make error messages clearer;
+    ``labeled_split``: see :func:`_split`.
     """
-    tr, te, labeled = _split(y, seed, test_fraction, labeled_fraction, classes, name)
+    tr, te, labeled = _split(y, seed, test_fraction, labeled_fraction, classes, name, labeled_split)
     cols = FittedColumns.fit(X.iloc[tr])
     if not cols.active.any():
         raise DatasetError(f"{name}: seed {seed}: every feature is constant or missing on the training split")
@@ -281,17 +306,27 @@ def prepare_seed(X: pd.DataFrame, y: np.ndarray, seed: int, test_fraction: float
     return SeedSplit(seed, raw_tr, raw_te, y[tr], y[te], labeled, cols.active, cols.is_cat, cols.n_levels, tr, te)
 
 
-def prepare(ds: Dataset, seeds, test_fraction: float = 0.2, labeled_fraction: float = 0.3) -> Prepared:
+def prepare(ds: Dataset, seeds, test_fraction: float = 0.2, labeled_fraction: float = 0.3,
+            labeled_split: str = "stratified") -> Prepared:
     """Preprocess ``ds`` for every seed.
 
     Before any seed: every class needs :func:`min_rows_per_class` rows (5 for the published
     fractions), else a :class:`DatasetError` names the small classes and the minimum.
+    ``labeled_split``: ``"stratified"`` or the authors' ``"random"`` labeled subset (:func:`_split`;
+    a run's value is ``cfg.effective("labeled_split")``, see :func:`prepare_config`).
     """
     y, classes = encode_target(ds.y)
     check_class_sizes(y, classes, test_fraction, labeled_fraction, ds.name)
     is_cat = np.array([isinstance(t, pd.CategoricalDtype) for t in ds.X.dtypes])
-    splits = [prepare_seed(ds.X, y, int(s), test_fraction, labeled_fraction, classes, ds.name) for s in seeds]
+    splits = [prepare_seed(ds.X, y, int(s), test_fraction, labeled_fraction, classes, ds.name, labeled_split)
+              for s in seeds]
     return Prepared(ds.name, [str(c) for c in ds.X.columns], is_cat, classes, splits)
+
+
+def prepare_config(ds: Dataset, cfg: Config, seeds=None) -> Prepared:
+    """:func:`prepare` with a run's settings: its seeds (or ``seeds``), fractions and labeled split."""
+    return prepare(ds, cfg.seeds if seeds is None else seeds, cfg.test_fraction, cfg.labeled_fraction,
+                   cfg.effective("labeled_split"))
 
 
 # --------------------------------------------------------------------------- before training

@@ -326,7 +326,8 @@ _DEVIATIONS = [
      "with a warning only when a class is too small (preprocess._split)",
      "every class keeps labeled rows in every seed, which the pseudo-label head and the class-conditioned "
      "sampler need; same count of labeled rows (floor of 30 %)",
-     "none yet"),
+     "`labeled_split: random` (their draw: `np.random.RandomState(seed).permutation(n)[:int(0.3 n)]`; "
+     "preprocess.authors_labeled_rows), or `fidelity: authors`"),
     ("row order before the split",
      "not described",
      "the table is shuffled with an unseeded `np.random.shuffle` before the seeded split "
@@ -342,9 +343,10 @@ _DEVIATIONS = [
      "samples by softmax(+p/0.25) (corruption_mask_generators.py)",
      "minimum of the original importances over the chosen features, normalised, sampled by "
      "softmax(-s/0.25) (corruption.correlation_mask)",
-     "a direct reading of Algorithm 4; the two rules give different probabilities, so `class_least` and "
-     "`class_most_published` (which ran their least rule) only approximate the authors' runs",
-     "none yet"),
+     "a direct reading of Algorithm 4; the two rules give different probabilities, so by default "
+     "`class_least` and `class_most_published` (which ran their least rule) only approximate the authors' runs",
+     "`corr_rule: authors` (their rank reversal and softmax(+p/0.25); corruption.sampler_inputs), or "
+     "`fidelity: authors`; 'most' is the same under both rules"),
     ("'most correlated' run (flip)",
      "most-correlated features (Tables 4-5, `most_correlated`)",
      "the least generator rank-reverses the shared importance matrix in place, and the most generator "
@@ -353,7 +355,8 @@ _DEVIATIONS = [
      "flip (MethodSpec flipped=True) with our least rule",
      "documented bug fix; the flipped run is kept to compare with the published column, scored "
      "separately from the distinct cells",
-     "methods: `class_most` / `class_most_published`"),
+     "methods: `class_most` / `class_most_published`; with `corr_rule: authors` (or `fidelity: authors`) "
+     "`class_most_published` samples exactly as their published 'most correlated' run"),
     ("XGBoost importances, categorical features",
      "not described",
      "pandas categorical columns with `enable_categorical=True` (native categorical splits); a "
@@ -362,7 +365,15 @@ _DEVIATIONS = [
      "classifier on its codes (correlation.importance_matrix)",
      "one numeric matrix per seed for every model; importances of datasets with many categorical "
      "features can differ from theirs",
-     "none yet"),
+     "`xgb_categorical: native` (pandas categoricals over the training levels, `enable_categorical=True`), "
+     "or `fidelity: authors`"),
+    ("XGBoost importances, random seed",
+     "not described",
+     "no `random_state` passed (utils.XGB_FEATURECORR_CONFIG): XGBoost's default seed 0 for every model "
+     "of every split; the rows and columns subsampled (0.7, 0.8) are drawn the same way for every seed",
+     "`random_state` = the split's seed (correlation._xgb_params)",
+     "each seed's importances are one more independent draw, as its split and initialisation are",
+     "`xgb_seed: xgboost_default`, or `fidelity: authors`"),
     ("all-zero importance row",
      "not described",
      "a model with no gain keeps an all-zero row; once such a feature is chosen every candidate's "
@@ -370,7 +381,7 @@ _DEVIATIONS = [
      "a row whose importances sum to 0 becomes uniform, 1/(M-1) (correlation.importance_matrix); the "
      "sampler then still ranks candidates by the other chosen features",
      "keeps every row normalised; matters only for near-constant features",
-     "none yet"),
+     "`zero_importance: keep`, or `fidelity: authors`"),
     ("pseudo-label refresh schedule",
      "pseudo-labels refreshed during pretraining (every 10 epochs in the published settings); when the "
      "first ones are made: not described",
@@ -382,7 +393,9 @@ _DEVIATIONS = [
      "encoder, which is the seed's `no_pretrain` encoder (train._run): 50 label sets, each used for 10 "
      "epochs",
      "a plain period of 10 from the start",
-     "`pseudo_every` (the period; the offset: none yet)"),
+     "`pseudo_every` (the period); `pseudo_schedule: authors` (their offsets: Config.refresh_epochs), or "
+     "`fidelity: authors`; the first labels then come from the member's own random encoder, not "
+     "`no_pretrain`'s (an equally random one)"),
     ("labeled rows at a refresh",
      "semi-supervised: the labeled rows' classes are known, pseudo-labels are for the other rows",
      "the sampler permutes its rows every epoch, but the refresh applies the original-order labeled mask "
@@ -399,7 +412,8 @@ _DEVIATIONS = [
      "all methods of a seed, `no_pretrain` included, start from the same encoder (a generator seeded by "
      "the seed; train.py)",
      "paired comparisons: a difference between methods is not a difference of initial weights",
-     "none yet"),
+     "`encoder_init: per_method` (a generator per seed and method: Config.encoder_init_tag), or "
+     "`fidelity: authors`"),
     ("feature correlation value range",
      "one 'feature correlation value range' per dataset (Table 4); over which seeds: not described",
      "written once per dataset after the seed loop: the last seed's (328984) value (main.py)",

@@ -59,9 +59,30 @@ def split_digest(sp: SeedSplit, classes) -> str:
                    sp.y_test, sp.labeled, sp.active, sp.is_cat, sp.n_levels)
 
 
+def _fidelity(cfg: Config, names) -> tuple:
+    """The key part for the fidelity switches ``names`` that depart from ours: none (so the
+    key is what it was before the switches existed) when all are at our defaults."""
+    fid = cfg.departures(names)
+    return (fid,) if fid else ()
+
+
 def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
+    from .correlation import IMPORTANCE_SWITCHES
+
     return _digest("importance", IMPORTANCE_VERSION, split_digest(sp, classes),
-                   {k: getattr(cfg, k) for k in _XGB})
+                   {k: getattr(cfg, k) for k in _XGB}, *_fidelity(cfg, IMPORTANCE_SWITCHES))
+
+
+def member_switches(spec) -> list[str]:
+    """The fidelity switches a member of this method's :class:`MethodSpec` depends on (besides
+    ``labeled_split``, which its split, and the importance switches, which its importance key
+    holds)."""
+    names = ["encoder_init"]
+    if spec.how == "pseudo":
+        names.append("pseudo_schedule")
+    if spec.ranking != "uniform":
+        names.append("corr_rule")
+    return names
 
 
 def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
@@ -76,7 +97,8 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         names += ["corr_temperature", "corr_normalization"]
         extra = importance_key(sp, cfg, classes)
     return _digest("member", TRAIN_VERSION, split_digest(sp, classes), method,
-                   [spec.how, spec.where, spec.flipped], {k: getattr(cfg, k) for k in names}, extra)
+                   [spec.how, spec.where, spec.flipped], {k: getattr(cfg, k) for k in names}, extra,
+                   *_fidelity(cfg, member_switches(spec)))
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:

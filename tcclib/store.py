@@ -242,11 +242,16 @@ _NOT_COMPARED = ("progress", "keep_embeddings")
 
 def same_settings(config_json, cfg) -> tuple[bool, str]:
     """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
-    embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``."""
+    embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
+
+    A file written before the fidelity settings existed has none of them: it ran with their
+    defaults (``fidelity: ours``, every switch ``auto``), and is read so."""
+    from .config import AUTO, FIDELITY_SWITCHES
+
     f = Path(config_json)
     if not f.exists():
         return False, f"no {f.name} beside the reference"
-    ref = json.loads(f.read_text())
+    ref = {"fidelity": "ours", **{n: AUTO for n in FIDELITY_SWITCHES}, **json.loads(f.read_text())}
     mine = cfg.to_dict()
     diff = [f"{k} {mine.get(k)!r} vs {ref.get(k)!r}" for k in sorted(set(ref) | set(mine))
             if k not in _NOT_COMPARED and ref.get(k) != mine.get(k)]

@@ -49,7 +49,7 @@ from .core import (Pretraining, TrainingDiverged, embed, first_bad, fit_heads, i
 from .datasets import Dataset, load_dataset
 from .encoding import TensorTable
 from .metrics import accuracy, auroc
-from .preprocess import Prepared, check_training_inputs, prepare
+from .preprocess import Prepared, check_training_inputs, prepare_config
 
 
 @dataclass
@@ -250,7 +250,7 @@ def run_dataset(dataset: str | int | Dataset, cfg: Config | None = None, data_di
 
     cfg = cfg or Config()
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
-    prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
+    prep = prepare_config(ds, cfg)  # (the labeled subset as labeled_split says)
     check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
     keys = R.run_keys(prep, cfg)
     stored = R.load(store_dir) if (store_dir is not None and reuse) else None
