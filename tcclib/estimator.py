@@ -198,11 +198,14 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X, y, importance=None):
         """Pretrain on every row of ``X``, then fit the head on the rows whose ``y`` is not -1.
 
         ``X``: DataFrame (numeric, categorical/text/bool, missing values) or array; ``y``: one
-        class label per row, ``-1`` for an unlabeled row.  Returns ``self``."""
+        class label per row, ``-1`` for an unlabeled row.  ``importance``: for the correlation
+        methods, an ``[M, M]`` importance matrix computed before on the same rows with the same
+        seed and XGBoost settings (``importance_`` of another fit) instead of computing it again.
+        Returns ``self``."""
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None "
                              "(give -1 for unlabeled rows)")
@@ -239,8 +242,15 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             raise ConfigError(f"X has {split.n_features} feature(s) that are not constant; corruption needs at "
                               "least 2 features; add features, or use method='no_pretrain'")
         check_training_inputs(prep, cfg)
-        importance = None
-        if METHODS[self.method].where != "uniform":
+        if METHODS[self.method].where == "uniform":
+            importance = None
+        elif importance is not None:
+            importance = np.asarray(importance, dtype=np.float64)
+            if importance.shape != (len(cols.names),) * 2 or not np.isfinite(importance).all():
+                raise ValueError(f"importance: expected a finite {len(cols.names)} x {len(cols.names)} matrix "
+                                 f"(one row and column per feature of X), got shape {importance.shape}")
+            importance = importance[None]
+        else:
             from .correlation import importance_matrix
 
             importance = importance_matrix(split, cfg)[None]

@@ -81,6 +81,17 @@ def _coerce(name: str, value):
     return value
 
 
+def as_list(value) -> list:
+    """A list parameter as papermill's ``-p NAME VALUE`` may pass it: text read as YAML
+    (``-p methods "[random, class]"``, or one name)."""
+    if isinstance(value, str):
+        import yaml
+
+        v = yaml.safe_load(value)
+        return v if isinstance(v, list) else [v]
+    return list(value)
+
+
 def config_from(namespace: dict) -> Config:
     d = {n: _coerce(n, namespace[n]) for n in config_names() if n in namespace}
     try:
