@@ -8,12 +8,11 @@ training rows, like the paper's pseudo-labelling.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pandas as pd
 import torch
 
+from . import threads
 from .config import BASELINES, Config
 from .encoding import TensorTable
 from .metrics import accuracy, auroc
@@ -29,7 +28,7 @@ def _model(name: str, seed: int, cfg: Config):
     if name == "xgboost":
         return XGBClassifier(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
                              subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                             random_state=seed, n_jobs=os.cpu_count() or 1, tree_method="hist", verbosity=0)
+                             random_state=seed, n_jobs=threads.n_jobs(), tree_method="hist", verbosity=0)
     if name == "logreg":
         return LogisticRegression(max_iter=2000)
     if name == "self_training":

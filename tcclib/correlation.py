@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import threads
 from .config import Config
 from .preprocess import SeedSplit
 
@@ -29,7 +30,7 @@ from .preprocess import SeedSplit
 def _xgb_params(cfg: Config, seed: int) -> dict:
     return dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
                 subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                importance_type="gain", random_state=seed, n_jobs=os.cpu_count() or 1,
+                importance_type="gain", random_state=seed, n_jobs=threads.n_jobs(),
                 tree_method="hist", verbosity=0)
 
 
