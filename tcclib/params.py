@@ -36,7 +36,8 @@ REPORT_NOTEBOOKS = ("06_report",)
 ABLATION_NOTEBOOKS = ("07_ablation",)
 ALL_NOTEBOOKS = PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS + ABLATION_NOTEBOOKS
 KEYS = ("name", "description", "datasets", "config", "data_dir", "keep_embeddings",
-        "per_dataset_notebooks", "aggregate_notebooks", "workers", "figure_dataset")
+        "per_dataset_notebooks", "aggregate_notebooks", "workers", "figure_dataset", "scheduler",
+        "seeds_per_unit")
 
 
 class ParamsError(ConfigError):
@@ -87,6 +88,8 @@ class ParamSet:
     aggregate_notebooks: tuple[str, ...] = AGGREGATE_NOTEBOOKS
     workers: int = 1
     figure_dataset: str = "breast_cancer"
+    scheduler: str | None = None  # a Dask cluster to run on (tcclib.scale): local, local:N, tcp://host:port
+    seeds_per_unit: int | None = None  # on a cluster: split each dataset into groups of this many seeds
     path: Path | None = None
 
     def config_for(self, dataset: str) -> Config:
@@ -140,6 +143,17 @@ def _notebooks(d: dict, key: str, where: str, default: tuple, allowed: tuple, ki
     return tuple(nbs)
 
 
+def check_scheduler(value, where: str) -> str:
+    """A Dask scheduler address: ``local``, ``local:N`` (a LocalCluster of N worker processes) or
+    ``<protocol>://host:port`` (a running scheduler); a :class:`ParamsError` otherwise."""
+    ok = isinstance(value, str) and (value == "local" or "://" in value.strip("/:") or (
+        value.startswith("local:") and value[6:].isdigit() and int(value[6:]) >= 1))
+    if not ok:
+        raise ParamsError(f"{where}: scheduler must be local, local:N (N worker processes, N >= 1) or the "
+                          f"address of a running Dask scheduler such as tcp://host:8786, got {value!r}")
+    return value
+
+
 def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
     """Validate a parameter set read from YAML (see the module docstring for what is checked)."""
     where = str(path) if path else "params"
@@ -186,6 +200,13 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ParamsError(f"{where}: 'workers' must be a positive integer (datasets run at once), "
                           f"got {type(workers).__name__} {workers!r}")
+    scheduler = d.get("scheduler")
+    if scheduler is not None:
+        check_scheduler(scheduler, where)
+    spu = d.get("seeds_per_unit")
+    if spu is not None and (isinstance(spu, bool) or not isinstance(spu, int) or spu < 1):
+        raise ParamsError(f"{where}: 'seeds_per_unit' must be a positive integer (seeds per unit of work on "
+                          f"a cluster), got {type(spu).__name__} {spu!r}; leave it out to run each dataset whole")
     per = _notebooks(d, "per_dataset_notebooks", where, PER_DATASET_NOTEBOOKS,
                      PER_DATASET_NOTEBOOKS + ABLATION_NOTEBOOKS, "per-dataset")
     agg = _notebooks(d, "aggregate_notebooks", where, AGGREGATE_NOTEBOOKS,
@@ -196,7 +217,8 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
                           f"missing); choose one of {', '.join(datasets)}")
     return ParamSet(name=d["name"], datasets=datasets, config=cfg, description=description,
                     data_dir=data_dir, keep_embeddings=keep, per_dataset_notebooks=per,
-                    aggregate_notebooks=agg, workers=workers, figure_dataset=fig, path=path)
+                    aggregate_notebooks=agg, workers=workers, figure_dataset=fig, scheduler=scheduler,
+                    seeds_per_unit=spu, path=path)
 
 
 def load(path: str | Path) -> ParamSet:
