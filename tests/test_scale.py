@@ -161,7 +161,8 @@ def test_seed_groups_without_a_shared_filesystem_give_the_whole_datasets_results
     assert (b / "_DONE.json").stat().st_mtime_ns == stamp
 
 
-def test_a_failed_unit_is_reported_like_a_failed_dataset(tmp_path, monkeypatch):
+@pytest.mark.parametrize("per_unit", [None, 2])
+def test_a_failed_unit_is_reported_like_a_failed_dataset(tmp_path, monkeypatch, per_unit):
     pytest.importorskip("distributed")
     data = tmp_path / "data"
     data.mkdir()
@@ -170,12 +171,15 @@ def test_a_failed_unit_is_reported_like_a_failed_dataset(tmp_path, monkeypatch):
     p = tmp_path / "f.yaml"
     p.write_text(f"name: f\ndatasets: [diabetes]\nper_dataset_notebooks: [03_pretraining]\n"
                  f"aggregate_notebooks: []\nconfig: {json.dumps({**CFG, 'methods': ['no_pretrain']})}\n")
-    rep = S.sweep(P.load(p), tmp_path / "out", progress=False, scheduler="local:1", seeds_per_unit=2)
+    rep = S.sweep(P.load(p), tmp_path / "out", progress=False, scheduler="local:1",
+                  seeds_per_unit=per_unit)
     err = rep["failed"]["diabetes"]
     assert "DatasetError: " in err and "37.arff, line 4" in err and "\n" not in err
     fail = json.loads((tmp_path / "out" / "f" / "diabetes" / "_FAILED.json").read_text())
     assert "37.arff, line 4" in fail["error"]
     assert "| diabetes | failed" in (tmp_path / "out" / "f" / "index.md").read_text()
+    if per_unit is None:  # the notebook rendered up to the error came back from the worker
+        assert (tmp_path / "out" / "f" / "diabetes" / "03_pretraining.ipynb").exists()
 
 
 def _kill_tree(pid: int) -> None:
