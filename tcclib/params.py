@@ -13,7 +13,8 @@ Everything a run will use is checked here, up front, so that a file that passes
 ``python -m tcclib.sweep FILE --check`` fails later for no settings reason: unknown or duplicated
 keys (YAML's own rule, the last value wins, would hide the first), each value's type (a list
 where a list belongs, text where text belongs), the settings (:class:`tcclib.config.Config`,
-including that a ``cuda`` device is visible here), that ``keep_embeddings`` and an explicit
+including that a ``cuda`` device is visible here, unless the set runs on a remote Dask
+scheduler), that ``keep_embeddings`` and an explicit
 ``figure_dataset`` are datasets of the set, and that each notebook list names notebooks of its
 kind.  Every mistake is a :class:`ParamsError` naming the file, the key and the fix.
 """
@@ -175,9 +176,11 @@ def parse(d: dict[str, Any], path: Path | None = None) -> ParamSet:
     if d.get("config") is not None and not isinstance(d["config"], dict):
         raise ParamsError(f"{where}: 'config' must be a mapping of settings, e.g. "
                           f"config: {{epochs: 5, seeds: [1, 2]}}, got {type(d['config']).__name__} {d['config']!r}")
+    remote = isinstance(d.get("scheduler"), str) and "://" in d["scheduler"]
     try:
         cfg = Config.from_dict(d.get("config") or {})
-        cfg.check_device()
+        if not remote:  # on a running cluster's workers the device is theirs, not this machine's
+            cfg.check_device()
     except (ConfigError, TypeError) as e:
         raise ParamsError(f"{where}: config: {e}") from None
     if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default

@@ -117,6 +117,15 @@ def test_bad_cluster_keys_in_a_parameter_file(tmp_path, text, word):
     p.write_text("name: b\ndatasets: [breast_cancer]\nscheduler: local:2\nseeds_per_unit: 2\n")
     ps = P.load(p)
     assert (ps.scheduler, ps.seeds_per_unit) == ("local:2", 2)
+    # a GPU set run on a remote cluster loads on a client without a GPU; run here, it does not
+    gpu = "name: b\ndatasets: [breast_cancer]\nconfig: {device: cuda}\n"
+    p.write_text(gpu + "scheduler: tcp://gpu-login:8786\n")
+    assert P.load(p).config.device == "cuda"
+    import torch
+    if not torch.cuda.is_available():
+        p.write_text(gpu)
+        with pytest.raises(P.ParamsError, match="no CUDA device is visible here"):
+            P.load(p)
 
 
 # ---------------------------------------------------------------- on a LocalCluster
