@@ -294,6 +294,8 @@ def install(set_dir: Path, dataset: str, res: dict) -> None:
     if res["ok"]:
         done = json.loads(files["_DONE.json"])
         done["worker"] = {"host": res["host"], "shared_fs": res["shared_fs"], "threads": res["threads"]}
+        if res.get("seed_units"):  # where and how long each group of seeds trained
+            done["seed_units"] = res["seed_units"]
         prev = S._keep_previous(set_dir, dataset) if finished else None
         for m in MARKERS:
             (ddir / m).unlink(missing_ok=True)
@@ -348,10 +350,10 @@ def run_units(ps: P.ParamSet, out_root: Path, todo: list[str], reuse: bool, sche
     from .datasets import DATA_DIR_ENV
 
     set_dir = out_root / ps.name
-    warm_data(todo, say)
     client, cluster, local = connect(scheduler, threads_opt, say)
     tok = set_dir / TOKEN
     try:
+        warm_data(todo, say)
         budgets = host_budgets(client, threads_opt)
         if local is not None:  # this machine's workers: the budget they were started with
             budgets = {h: local for h in budgets}
@@ -380,7 +382,7 @@ def run_units(ps: P.ParamSet, out_root: Path, todo: list[str], reuse: bool, sche
             if gs is None:
                 submit(d, None, files)
             else:
-                groups[d] = {"n": len(gs), "back": [], "files": files}
+                groups[d] = {"n": len(gs), "back": [], "units": [], "files": files}
                 store_in = {k: v for k, v in files.items() if k in STORE_FILES}
                 for i, g in enumerate(gs):
                     submit(d, g, store_in, tag=f"seeds{i}")
@@ -400,6 +402,7 @@ def run_units(ps: P.ParamSet, out_root: Path, todo: list[str], reuse: bool, sche
             if seeds is not None and res["ok"]:
                 g = groups[dataset]
                 g["back"].append((seeds, res["files"], res["timings"]))
+                g["units"].append({"seeds": seeds, "host": res["host"], "seconds": res["seconds"]})
                 line = f"{what}: trained in {res['seconds']:.0f} s on {res['host']}"
                 if len(g["back"]) == g["n"]:
                     merged, trained = merge_groups(ps, dataset, g["back"])
@@ -418,6 +421,8 @@ def run_units(ps: P.ParamSet, out_root: Path, todo: list[str], reuse: bool, sche
                 if on_dataset is not None:
                     on_dataset(dataset)
             else:
+                if dataset in groups:
+                    res["seed_units"] = sorted(groups[dataset]["units"], key=lambda x: x["seeds"])
                 install(set_dir, dataset, res)
                 done.append(dataset)
                 line = f"{dataset}: done in {res['seconds']:.0f} s on {res['host']}" + (

@@ -159,6 +159,7 @@ def test_seed_groups_without_a_shared_filesystem_give_the_whole_datasets_results
     assert json.loads((a / "keys.json").read_text()) == json.loads((b / "keys.json").read_text())
     done = json.loads((b / "_DONE.json").read_text())
     assert done["trained_members"] == 9 and done["worker"]["shared_fs"] is False
+    assert [u["seeds"] for u in done["seed_units"]] == [[1, 2], [3]]
     # the notebooks came back as bytes; the worker's temporary folder is nowhere in them
     nb = (b / "03_pretraining.ipynb").read_text()
     assert "tcc-unit-" not in nb and f'output_dir = \\"{b}\\"' in nb
