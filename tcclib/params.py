@@ -8,6 +8,8 @@ for name, type and range) and the notebooks.  Example::
     datasets: [breast_cancer, 11, diabetes]     # names or OpenML ids, or "all"
     config: {seeds: [614579, 336466], epochs: 5}
     keep_embeddings: [breast_cancer]
+    scheduler: local:2        # optional: run on a Dask cluster (tcclib.scale); local, local:N, tcp://host:port
+    seeds_per_unit: 1         # optional, with a scheduler: one unit of work per group of this many seeds
 
 Everything a run will use is checked here, up front, so that a file that passes
 ``python -m tcclib.sweep FILE --check`` fails later for no settings reason: unknown or duplicated

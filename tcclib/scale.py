@@ -108,7 +108,10 @@ def host_budgets(client, threads_opt: int | None = None) -> dict:
     out = {}
     for addr, f in facts.items():
         jobs = sum(info[a]["nthreads"] for a, g in facts.items() if g["host"] == f["host"] and a in info)
-        out[f["host"]] = threads.budget(jobs, threads_opt, f["cores"], {"OMP_NUM_THREADS": f["omp"]})
+        try:
+            out[f["host"]] = threads.budget(jobs, threads_opt, f["cores"], {"OMP_NUM_THREADS": f["omp"]})
+        except threads.ThreadsError:  # a worker's OMP_NUM_THREADS that is no number: its share instead
+            out[f["host"]] = threads.budget(jobs, threads_opt, f["cores"], {})
     return out
 
 

@@ -497,11 +497,11 @@ def _scale_settings(ps: P.ParamSet, scheduler, seeds_per_unit, threads) -> dict:
         raise SweepError("--seeds-per-unit splits datasets into units for a cluster: add --scheduler local "
                          "(or an address), or leave it out")
     if scheduler is not None:
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
             raise SweepError("--scheduler needs dask: pip install 'dask[distributed]' (the 'scale' extra), "
-                             "or run without --scheduler") from None
+                             "or run without --scheduler")
     return {"scheduler": scheduler, "seeds_per_unit": seeds_per_unit or ps.seeds_per_unit, "threads": threads}
 
 
