@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import threads
 from .config import Config
 from .preprocess import SeedSplit
 
@@ -33,7 +34,7 @@ IMPORTANCE_SWITCHES = ("xgb_categorical", "xgb_seed", "zero_importance")
 def _xgb_params(cfg: Config, seed: int) -> dict:
     params = dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
                   subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                  importance_type="gain", random_state=seed, n_jobs=os.cpu_count() or 1,
+                  importance_type="gain", random_state=seed, n_jobs=threads.n_jobs(),
                   tree_method="hist", verbosity=0)
     if cfg.effective("xgb_seed") == "xgboost_default":
         params.pop("random_state")  # the authors pass none: XGBoost's own seed (0) for every model

@@ -349,13 +349,13 @@ LABELS = _LabelsView()
 # --------------------------------------------------------------------------- the built-in entries
 
 def _xgboost(seed, cfg):
-    import os
-
     from xgboost import XGBClassifier
+
+    from . import threads
 
     return XGBClassifier(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
                          subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                         random_state=seed, n_jobs=os.cpu_count() or 1, tree_method="hist", verbosity=0)
+                         random_state=seed, n_jobs=threads.n_jobs(), tree_method="hist", verbosity=0)
 
 
 def _logreg(seed, cfg):

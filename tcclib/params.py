@@ -8,6 +8,8 @@ for name, type and range) and the notebooks.  Example::
     datasets: [breast_cancer, 11, diabetes]     # names or OpenML ids, or "all" (the paper's 30)
     config: {seeds: [614579, 336466], epochs: 5}
     keep_embeddings: [breast_cancer]
+    scheduler: local:2        # optional: run on a Dask cluster (tcclib.scale); local, local:N, tcp://host:port
+    seeds_per_unit: 1         # optional, with a scheduler: one unit of work per group of this many seeds
 
 A ``datasets`` entry is any of (:func:`tcclib.datasets.source`, :func:`~tcclib.datasets.expand`):
 a name or id of the paper's 30 or ``breast_cancer``; any other OpenML id (``3``) or name
@@ -22,7 +24,8 @@ Everything a run will use is checked here, up front, so that a file that passes
 ``python -m tcclib.sweep FILE --check`` fails later for no settings reason: unknown or duplicated
 keys (YAML's own rule, the last value wins, would hide the first), each value's type (a list
 where a list belongs, text where text belongs), the settings (:class:`tcclib.config.Config`,
-including that a ``cuda`` device is visible here), that ``keep_embeddings`` and an explicit
+including that a ``cuda`` device is visible here, unless the set runs on a remote Dask
+scheduler), that ``keep_embeddings`` and an explicit
 ``figure_dataset`` are datasets of the set, and that each notebook list names notebooks of its
 kind.  Every mistake is a :class:`ParamsError` naming the file, the key and the fix.
 """
@@ -46,7 +49,8 @@ REPORT_NOTEBOOKS = ("06_report",)
 ABLATION_NOTEBOOKS = ("07_ablation",)
 ALL_NOTEBOOKS = PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS + ABLATION_NOTEBOOKS
 KEYS = ("name", "description", "datasets", "config", "data_dir", "keep_embeddings",
-        "per_dataset_notebooks", "aggregate_notebooks", "workers", "figure_dataset")
+        "per_dataset_notebooks", "aggregate_notebooks", "workers", "figure_dataset", "scheduler",
+        "seeds_per_unit")
 
 
 class ParamsError(ConfigError):
@@ -97,6 +101,8 @@ class ParamSet:
     aggregate_notebooks: tuple[str, ...] = AGGREGATE_NOTEBOOKS
     workers: int = 1
     figure_dataset: str = "breast_cancer"
+    scheduler: str | None = None  # a Dask cluster to run on (tcclib.scale): local, local:N, tcp://host:port
+    seeds_per_unit: int | None = None  # on a cluster: split each dataset into groups of this many seeds
     path: Path | None = None
     sources: dict = field(default_factory=dict)  # dataset name -> the text load_dataset reads it from
 
@@ -188,6 +194,17 @@ def _notebooks(d: dict, key: str, where: str, default: tuple, allowed: tuple, ki
     return tuple(nbs)
 
 
+def check_scheduler(value, where: str) -> str:
+    """A Dask scheduler address: ``local``, ``local:N`` (a LocalCluster of N worker processes) or
+    ``<protocol>://host:port`` (a running scheduler); a :class:`ParamsError` otherwise."""
+    ok = isinstance(value, str) and (value == "local" or "://" in value.strip("/:") or (
+        value.startswith("local:") and value[6:].isdigit() and int(value[6:]) >= 1))
+    if not ok:
+        raise ParamsError(f"{where}: scheduler must be local, local:N (N worker processes, N >= 1) or the "
+                          f"address of a running Dask scheduler such as tcp://host:8786, got {value!r}")
+    return value
+
+
 def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSet:
     """Validate a parameter set read from YAML (see the module docstring for what is checked).
 
@@ -221,9 +238,11 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
     if d.get("config") is not None and not isinstance(d["config"], dict):
         raise ParamsError(f"{where}: 'config' must be a mapping of settings, e.g. "
                           f"config: {{epochs: 5, seeds: [1, 2]}}, got {type(d['config']).__name__} {d['config']!r}")
+    remote = isinstance(d.get("scheduler"), str) and "://" in d["scheduler"]
     try:
         cfg = Config.from_dict(d.get("config") or {})
-        cfg.check_device()
+        if not remote:  # on a running cluster's workers the device is theirs, not this machine's
+            cfg.check_device()
     except (ConfigError, TypeError) as e:
         raise ParamsError(f"{where}: config: {e}") from None
     if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default
@@ -243,6 +262,13 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ParamsError(f"{where}: 'workers' must be a positive integer (datasets run at once), "
                           f"got {type(workers).__name__} {workers!r}")
+    scheduler = d.get("scheduler")
+    if scheduler is not None:
+        check_scheduler(scheduler, where)
+    spu = d.get("seeds_per_unit")
+    if spu is not None and (isinstance(spu, bool) or not isinstance(spu, int) or spu < 1):
+        raise ParamsError(f"{where}: 'seeds_per_unit' must be a positive integer (seeds per unit of work on "
+                          f"a cluster), got {type(spu).__name__} {spu!r}; leave it out to run each dataset whole")
     per = _notebooks(d, "per_dataset_notebooks", where, PER_DATASET_NOTEBOOKS,
                      PER_DATASET_NOTEBOOKS + ABLATION_NOTEBOOKS, "per-dataset")
     agg = _notebooks(d, "aggregate_notebooks", where, AGGREGATE_NOTEBOOKS,
@@ -253,8 +279,8 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
                           f"missing); choose one of {', '.join(datasets)}")
     return ParamSet(name=d["name"], datasets=datasets, config=cfg, description=description,
                     data_dir=data_dir, keep_embeddings=keep, per_dataset_notebooks=per,
-                    aggregate_notebooks=agg, workers=workers, figure_dataset=fig, path=path,
-                    sources={n: s.spec for n, s in sources.items()})
+                    aggregate_notebooks=agg, workers=workers, figure_dataset=fig, scheduler=scheduler,
+                    seeds_per_unit=spu, path=path, sources={n: s.spec for n, s in sources.items()})
 
 
 def load(path: str | Path, data_dir=None) -> ParamSet:

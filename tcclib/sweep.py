@@ -18,6 +18,12 @@ machine, the interpreter, and the pretraining time over all stretches (``pretrai
 dataset that fails gets a ``_FAILED.json`` with its error and traceback, the others go on, and the
 failures are listed at the end, one line each (exit status 1).  Interrupting the sweep loses
 nothing already finished.
+
+Datasets that run at once share the cores: each gets ``cores // jobs`` threads for torch and
+XGBoost (:mod:`tcclib.threads`; ``--threads N`` or an explicit ``OMP_NUM_THREADS`` instead), and
+the sweep prints its choice.  ``--scheduler local[:N]`` or ``--scheduler tcp://host:port`` runs
+the datasets (or groups of their seeds, ``--seeds-per-unit K``) on a Dask cluster
+(:mod:`tcclib.scale`).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import params as P
-from . import paths, store
+from . import paths, store, threads as T
 from .datasets import DATA_DIR_ENV
 from .progress import PROGRESS_ENV
 
@@ -411,7 +417,9 @@ def _names_in_set(names, ps: P.ParamSet, where: str) -> list[str]:
 def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = None,
           workers: int | None = None, force: list[str] | None = None, progress: bool = True,
           aggregate: bool = True, only: list[str] | None = None, reuse: bool = True,
-          reference_root: Path | None = None) -> dict:
+          reference_root: Path | None = None, scheduler: str | None = None,
+          seeds_per_unit: int | None = None, threads: int | None = None,
+          shared_fs: bool | None = None) -> dict:
     """Run the set; returns ``{"done": [...], "skipped": [...], "failed": {dataset: error},
     "reference": {dataset: line}}``.
 
@@ -421,7 +429,14 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
     their stored results are reused where data and settings match, so that re-renders
     train nothing; ``reuse=False`` retrains.  Every finished dataset is compared with the
     committed reference run (``reference_root``, default ``outputs/``) of the same set when there
-    is one: ``reference`` holds the line printed for it."""
+    is one: ``reference`` holds the line printed for it.
+
+    scheduler: run on a Dask cluster (``local``, ``local:N``, ``tcp://host:port``; default: the
+    parameter file's ``scheduler``, else threads here), in units of a dataset or of
+    ``seeds_per_unit`` seeds (:mod:`tcclib.scale`; ``shared_fs=False`` acts as if no worker
+    shared this filesystem).  threads: torch/XGBoost threads per job (default: the cores shared
+    among the jobs, :func:`tcclib.threads.budget`)."""
+    scale = _scale_settings(ps, scheduler, seeds_per_unit, threads)
     out_root = Path(out_root) if out_root is not None else paths.runs_root()
     out_root = paths.resolve(out_root)
     data_dir = resolve_data_dir(ps, data_dir)
@@ -461,7 +476,54 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
             if note:
                 print(f"{d}: {note}")
         todo, skipped = classify()
-        return _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root)
+        return _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root,
+                             {**scale, "shared_fs": shared_fs})
+
+
+def _scale_settings(ps: P.ParamSet, scheduler, seeds_per_unit, threads) -> dict:
+    """The cluster and thread options, checked before any work (a :class:`SweepError` naming the
+    bad value and the fix)."""
+    scheduler = scheduler or ps.scheduler
+    try:
+        if scheduler is not None:
+            P.check_scheduler(scheduler, "--scheduler")
+        T.budget(1, threads)
+    except (P.ParamsError, T.ThreadsError) as e:
+        raise SweepError(str(e)) from None
+    if seeds_per_unit is not None and (isinstance(seeds_per_unit, bool) or not isinstance(seeds_per_unit, int)
+                                       or seeds_per_unit < 1):
+        raise SweepError(f"--seeds-per-unit must be a positive integer, got {seeds_per_unit!r}")
+    if seeds_per_unit is not None and scheduler is None:
+        raise SweepError("--seeds-per-unit splits datasets into units for a cluster: add --scheduler local "
+                         "(or an address), or leave it out")
+    if scheduler is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise SweepError("--scheduler needs dask: pip install 'dask[distributed]' (the 'scale' extra), "
+                             "or run without --scheduler")
+    return {"scheduler": scheduler, "seeds_per_unit": seeds_per_unit or ps.seeds_per_unit, "threads": threads}
+
+
+class _environ:
+    """Set environment variables for a block (the kernels started in it inherit them), then put
+    the previous values back."""
+
+    def __init__(self, values: dict):
+        self.values, self.saved = values, {}
+
+    def __enter__(self):
+        self.saved = {k: os.environ.get(k) for k in self.values}
+        os.environ.update(self.values)
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        return False
 
 
 def aggregates_stale(ps: P.ParamSet, set_dir: Path) -> bool:
@@ -475,11 +537,11 @@ def aggregates_stale(ps: P.ParamSet, set_dir: Path) -> bool:
     return bool(marks) and max(marks) > min(r.stat().st_mtime for r in renders)
 
 
-def _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root) -> dict:
+def _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root,
+                  scale: dict | None = None) -> dict:
     set_dir = out_root / ps.name
     store.write_json(ps.datasets, set_dir / "datasets.json")
-    if workers > 1:
-        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+    scale = scale or {}
     failed, done = {}, []
     bar = None
     if progress:
@@ -488,20 +550,33 @@ def _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reu
     say = bar.write if bar is not None else print
     for d in skipped:
         say(f"{d}: already done in {out_root / ps.name / d} (--force {d} re-renders it)")
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, reuse): d for d in todo}
-        for f in as_completed(futs):
-            d = futs[f]
-            try:
-                secs = f.result()
-                done.append(d)
-                msg = f"{d}: done in {secs:.0f} s"
-            except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
-                failed[d] = error_line(e)[:300]
-                msg = f"{d}: FAILED: {failed[d]}"
-            if bar is not None:
-                bar.update(1)
-            say(msg)
+    if scale.get("scheduler") and todo:
+        from . import scale as SC
+
+        try:
+            done, failed = SC.run_units(ps, out_root, todo, reuse, scale["scheduler"], scale.get("seeds_per_unit"),
+                                        scale.get("threads"), scale.get("shared_fs"), say=say,
+                                        on_dataset=(lambda d: bar.update(1)) if bar is not None else None)
+        except SC.ScaleError as e:
+            raise SweepError(str(e)) from None
+    else:
+        budget = T.budget(min(workers, max(1, len(todo))), scale.get("threads"))
+        if todo:
+            say(f"threads: {budget.line('worker')}")
+        with _environ(T.env(budget)), ThreadPoolExecutor(max_workers=workers) as pool:
+            futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, reuse): d for d in todo}
+            for f in as_completed(futs):
+                d = futs[f]
+                try:
+                    secs = f.result()
+                    done.append(d)
+                    msg = f"{d}: done in {secs:.0f} s"
+                except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
+                    failed[d] = error_line(e)[:300]
+                    msg = f"{d}: FAILED: {failed[d]}"
+                if bar is not None:
+                    bar.update(1)
+                say(msg)
     if bar is not None:
         bar.close()
     if aggregate and (done or skipped):
@@ -525,6 +600,15 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", default=None,
                     help=f"folder of <did>.arff files (default: ${DATA_DIR_ENV}, else the file's data_dir)")
     ap.add_argument("--workers", type=int, default=None, help="datasets run in parallel")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch/XGBoost threads per dataset job (default: the cores shared among the jobs, "
+                         "or $OMP_NUM_THREADS when set)")
+    ap.add_argument("--scheduler", default=None,
+                    help="run on a Dask cluster: local (one worker process per core), local:N, or the "
+                         "address of a running scheduler, e.g. tcp://host:8786 (default: the file's scheduler)")
+    ap.add_argument("--seeds-per-unit", type=int, default=None,
+                    help="with --scheduler: split each dataset into units of this many seeds "
+                         "(default: the file's seeds_per_unit; results are those of the dataset run whole)")
     ap.add_argument("--force", nargs="*", default=None,
                     help="re-execute these finished datasets ('all' for every one), reusing stored results")
     ap.add_argument("--retrain", action="store_true",
@@ -551,6 +635,10 @@ def main(argv=None) -> int:
         problems = []
         if a.workers is not None and a.workers < 1:
             problems.append(f"--workers must be a positive integer, got {a.workers}")
+        try:
+            _scale_settings(ps, a.scheduler, a.seeds_per_unit, a.threads)
+        except SweepError as e:
+            problems.append(str(e))
         for nb in (*ps.per_dataset_notebooks, *ps.aggregate_notebooks):
             try:
                 source_path(nb)
@@ -587,7 +675,8 @@ def _run_command(a, ps: P.ParamSet) -> int:
               f"{out_root / ps.name}")
         return 0
     rep = sweep(ps, out_root, a.data_dir, a.workers, a.force, aggregate=not a.no_aggregate,
-                only=a.only, reuse=not a.retrain)
+                only=a.only, reuse=not a.retrain, scheduler=a.scheduler, seeds_per_unit=a.seeds_per_unit,
+                threads=a.threads)
     print(f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
           f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
           f"{out_root / ps.name} (index.md lists them)")
