@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 STAMP := .cache/install.stamp
 NBVAL_DIR := .cache/nbval
 
-.PHONY: install demo smoke paper lab test test-lib test-notebooks bench notebooks rerender wheel
+.PHONY: install demo smoke paper lab test test-lib test-notebooks bench notebooks rerender own wheel
 
 $(STAMP): pyproject.toml
 	# torch first, pinned: 2.13.0 is the CPU wheel on this disk (a bare "torch" pulls a CUDA build)
@@ -37,6 +37,10 @@ lab: install
 rerender: install
 	$(PY) -m tcclib.sweep params/$(SET).yaml --outputs outputs --force all $(ARGS)
 
+# notebook 08 (your own table) on the example table, as the committed reference render
+own: install
+	$(PY) -m tcclib.own --out outputs/own/08_your_table.ipynb -p output_dir outputs/own/example_table $(ARGS)
+
 test-lib: install
 	$(PY) -m pytest -q tests
 
@@ -45,10 +49,10 @@ test-lib: install
 # the committed files stay untouched
 test-notebooks: install
 	rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR)/outputs
-	cp -r outputs/smoke outputs/demo $(NBVAL_DIR)/outputs/
+	cp -r outputs/smoke outputs/demo outputs/own $(NBVAL_DIR)/outputs/
 	TCC_ROOT=$(abspath $(NBVAL_DIR)) TCC_REUSE=0 $(PY) -m pytest -q -p no:cacheprovider --nbval-lax \
 	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	    --rootdir $(NBVAL_DIR) $(NBVAL_DIR)/outputs/smoke $(NBVAL_DIR)/outputs/demo
+	    --rootdir $(NBVAL_DIR) $(NBVAL_DIR)/outputs/smoke $(NBVAL_DIR)/outputs/demo $(NBVAL_DIR)/outputs/own
 	rm -rf $(NBVAL_DIR)
 
 test: test-lib test-notebooks

@@ -192,3 +192,23 @@ def test_a_model_fitted_on_a_gpu_loads_and_predicts_on_a_cpu_only_machine(tmp_pa
             f"np.testing.assert_allclose(m.predict_proba(X), np.load({str(tmp_path / 'p.npy')!r}), atol=1e-5)")
     subprocess.run([sys.executable, "-c", code], check=True, env={**__import__("os").environ,
                                                                    "CUDA_VISIBLE_DEVICES": ""})
+
+
+def test_your_own_table_compares_every_method_with_the_baselines_on_one_split(tmp_path):
+    from tcclib import own
+    from tcclib.datasets import load_dataset
+
+    X, y = own.synthetic_table(n_rows=300, n_features=6, cat_fraction=0.34, n_classes=3, missing=0.05, seed=1)
+    assert X.select_dtypes(exclude="number").shape[1] == 2 and X.isna().any().any() and y.nunique() == 3
+    path = own.example_table(tmp_path / "t.csv", n_rows=300, n_features=6, seed=1)
+    ds = load_dataset(f"{path}:target")
+    cmp = own.compare(ds, ["no_pretrain", "class", "class_least", "class_most"], ["logreg", "xgboost"],
+                      seed=5, epochs=2, head_epochs=20, hidden_dim=32, xgb_trees=5)
+    assert list(cmp.results.method) == ["no_pretrain", "class", "class_least", "class_most", "logreg", "xgboost"]
+    assert cmp.results.n_labeled.nunique() == 1 and cmp.results.n_test.nunique() == 1  # the same rows
+    assert cmp.results.accuracy.between(0, 1).all() and (cmp.results.fit_s > 0).all()
+    # the correlation methods share one importance matrix; the models predict class names
+    np.testing.assert_array_equal(cmp.models["class_least"].importance_, cmp.models["class_most"].importance_)
+    assert set(cmp.models["class"].predict(ds.X.iloc[:20])) <= set(cmp.classes)
+    with pytest.raises(ConfigError, match="method: 'oracle'"):
+        own.compare(ds, ["oracle"], [], epochs=1)
