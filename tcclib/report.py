@@ -453,6 +453,44 @@ def deviations() -> pd.DataFrame:
     return pd.DataFrame(_DEVIATIONS, columns=["topic", "paper's text", "authors' code", "here", "why", "switch"])
 
 
+def fidelity_comparison(ours: pd.DataFrame, authors: pd.DataFrame, metrics=("accuracy", "auroc")) -> pd.DataFrame:
+    """Does the authors' mode close the gaps to the paper?  Per dataset x method x metric (the
+    datasets and methods both result tables and the paper's Tables 2-5 have): the paper's mean,
+    ours (default settings) and the authors' mode's, each one's distance to the paper, whether the
+    paper's mean lies in each one's 95 % interval, and ``closer`` (the authors' mode is nearer).
+
+    ``ours`` / ``authors``: results tables (:func:`tcclib.store.gather`) of the same datasets.
+    Accuracy in %, as in the paper."""
+    parts = []
+    for metric in metrics:
+        for kind in ("how", "where"):
+            a = tables.compare_with_paper(ours, metric, kind)
+            b = tables.compare_with_paper(authors, metric, kind)
+            if a.empty or b.empty:
+                continue
+            m = a[["dataset", "method", "paper_mean", "mean", "inside"]].merge(
+                b[["dataset", "method", "mean", "inside"]], on=["dataset", "method"], suffixes=("_ours", "_authors"))
+            parts.append(m.assign(metric=metric))
+    cols = ["dataset", "method", "metric", "paper_mean", "mean_ours", "mean_authors", "gap_ours", "gap_authors",
+            "inside_ours", "inside_authors", "closer"]
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    df = pd.concat(parts, ignore_index=True).drop_duplicates(["dataset", "method", "metric"])
+    df["gap_ours"] = (df["mean_ours"] - df["paper_mean"]).abs()
+    df["gap_authors"] = (df["mean_authors"] - df["paper_mean"]).abs()
+    df["closer"] = df["gap_authors"] < df["gap_ours"]
+    return df[cols].reset_index(drop=True)
+
+
+def fidelity_summary(cmp: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fidelity_comparison` per dataset and metric: mean distance to the paper for ours and
+    the authors' mode, cells with the paper's mean inside each one's interval, cells closer."""
+    g = cmp.groupby(["dataset", "metric"], sort=False)
+    return pd.DataFrame({"cells": g.size(), "gap_ours": g.gap_ours.mean(), "gap_authors": g.gap_authors.mean(),
+                         "inside_ours": g.inside_ours.sum(), "inside_authors": g.inside_authors.sum(),
+                         "closer": g.closer.sum()}).reset_index()
+
+
 RANK_FIGURES = {"accuracy": "cd_accuracy", "auroc": "cd_auroc"}
 
 

@@ -483,3 +483,19 @@ def test_the_authors_mode_runs_end_to_end():
                                                                      "class_most_published"), progress=False))
     assert len(run.results) == 4 and run.results.accuracy.between(0, 1).all()
     assert sorted(set(run.pseudo.epoch)) == [0, 1]
+
+
+def test_fidelity_comparison_says_which_run_is_nearer_the_paper():
+    from tcclib import report, tables
+
+    paper = tables.paper_long("accuracy", "how")
+    row = paper[paper.method == "random"].iloc[0]
+    base = dict(dataset=row.dataset, did=int(row.did), method="random", auroc=0.5)
+    # ours 3 points above the paper's mean, the authors' mode 1 point below (accuracy in %)
+    ours = pd.DataFrame([dict(base, seed=s, accuracy=(row["mean"] + 3 + d) / 100) for s, d in enumerate([-.5, .5])])
+    theirs = pd.DataFrame([dict(base, seed=s, accuracy=(row["mean"] - 1 + d) / 100) for s, d in enumerate([-.5, .5])])
+    cmp = report.fidelity_comparison(ours, theirs, metrics=("accuracy",))
+    one = cmp[cmp.method == "random"].iloc[0]
+    assert one.gap_ours == pytest.approx(3) and one.gap_authors == pytest.approx(1) and bool(one.closer)
+    summ = report.fidelity_summary(cmp)
+    assert int(summ.closer.sum()) == 1
