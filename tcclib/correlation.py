@@ -26,39 +26,87 @@ from .config import Config
 from .preprocess import SeedSplit
 
 
-def _xgb_params(cfg: Config, seed: int) -> dict:
-    return dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
-                subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                importance_type="gain", random_state=seed, n_jobs=os.cpu_count() or 1,
-                tree_method="hist", verbosity=0)
+def _xgb_params(cfg: Config, seed: int, n_threads: int | None = None, device: str | None = None) -> dict:
+    """The published XGBoost settings; ``n_threads`` (default: every core) and ``device`` only say
+    where they run.  On the CPU the ``hist`` models, and so the importances, are the same bits
+    whatever the thread count (``tests/test_speed.py`` checks it)."""
+    p = dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
+             subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
+             importance_type="gain", random_state=seed, n_jobs=n_threads or os.cpu_count() or 1,
+             tree_method="hist", verbosity=0)
+    if device is not None and device != "cpu":
+        p["device"] = device
+    return p
 
 
-def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None) -> np.ndarray:
-    """The ``[M, M]`` importance matrix of one seed's training split (rows sum to 1)."""
+def xgb_device(cfg: Config) -> str:
+    """Where the importance models run: ``"cuda"`` (XGBoost's GPU ``hist``) when the run is on a
+    GPU, else ``"cpu"``.  GPU trees round differently, so their importances are close to, not the
+    same bits as, the CPU's."""
+    return "cuda" if str(cfg.device).startswith("cuda") else "cpu"
+
+
+def default_jobs() -> int:
+    """Concurrent importance fits by default: one per core (each fit single-threaded)."""
+    return max(1, os.cpu_count() or 1)
+
+
+def _fit_one(X: np.ndarray, i: int, others: np.ndarray, is_cat: bool, params: dict) -> np.ndarray:
+    """Row ``i`` of the importance matrix: gain importances of ``others`` predicting feature ``i``."""
     from xgboost import XGBClassifier, XGBRegressor
 
+    target = X[:, i]
+    if is_cat:
+        model = XGBClassifier(**params)
+        model.fit(X[:, others], target.round().astype(np.int64))
+    else:
+        model = XGBRegressor(**params)
+        model.fit(X[:, others], target)
+    imp = np.nan_to_num(np.asarray(model.feature_importances_, dtype=np.float64))
+    total = imp.sum()
+    return imp / total if total > 0 else np.full(others.size, 1.0 / others.size)
+
+
+def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None,
+                      n_jobs: int | None = None, device: str | None = None) -> np.ndarray:
+    """The ``[M, M]`` importance matrix of one seed's training split (rows sum to 1).
+
+    n_jobs: how many of the M independent XGBoost fits run at once, each on
+    ``max(1, cores // n_jobs)`` threads (default :func:`default_jobs`: one single-threaded fit per
+    core; ``n_jobs=1``: one fit at a time on every core, the old way).  The fits release the GIL,
+    so they run in threads (no fork: XGBoost's and torch's OpenMP runtimes hang in forked
+    children).  Same matrix, bit for bit, whatever ``n_jobs``: a fit's trees do not depend on its
+    thread count and each row is one fit's.  device: ``"cpu"`` or ``"cuda"`` (default
+    :func:`xgb_device` of ``cfg``)."""
     cfg = cfg or Config()
     X = split.raw_train.astype(np.float32)
     M = X.shape[1]
     act = np.flatnonzero(split.active)
     W = np.zeros((M, M), dtype=np.float64)
-    for i in act:
-        others = act[act != i]
-        if others.size == 0:
-            continue
-        target = X[:, i]
-        params = _xgb_params(cfg, split.seed)
-        if split.is_cat[i]:
-            model = XGBClassifier(**params)
-            model.fit(X[:, others], target.round().astype(np.int64))
-        else:
-            model = XGBRegressor(**params)
-            model.fit(X[:, others], target)
-        imp = np.nan_to_num(np.asarray(model.feature_importances_, dtype=np.float64))
-        total = imp.sum()
-        W[i, others] = imp / total if total > 0 else 1.0 / others.size
-        if progress is not None:
-            progress.update(1)
+    todo = [(int(i), act[act != i]) for i in act if act.size > 1]
+    device = device or xgb_device(cfg)
+    jobs = 1 if device != "cpu" else max(1, min(n_jobs or default_jobs(), len(todo) or 1))
+    params = _xgb_params(cfg, split.seed, max(1, (os.cpu_count() or 1) // jobs), device)
+
+    def one(item):
+        i, others = item
+        return _fit_one(X, i, others, bool(split.is_cat[i]), params)
+
+    if jobs == 1:
+        rows = map(one, todo)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        ex = ThreadPoolExecutor(jobs, thread_name_prefix="tcc-xgb")
+        rows = ex.map(one, todo)
+    try:
+        for (i, others), row in zip(todo, rows):
+            W[i, others] = row
+            if progress is not None:
+                progress.update(1)
+    finally:
+        if jobs > 1:
+            ex.shutdown(wait=True, cancel_futures=True)
     return W
 
 
@@ -152,14 +200,16 @@ def load_cached_importance(path, meta: dict) -> tuple[np.ndarray | None, str | N
 
 
 def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None = None,
-                        cache_dir: str | os.PathLike | None = None, progress: bool = False) -> np.ndarray:
+                        cache_dir: str | os.PathLike | None = None, progress: bool = False,
+                        n_jobs: int | None = None) -> np.ndarray:
     """Importance matrices ``[S, M, M]`` for every seed, cached in ``cache_dir``.
 
     Each cache file (``.npz``) holds the matrix and what it was made for (dataset, seed, the
     sha256 key of the training rows and XGBoost settings, shape, dtype) with the sha256 of the
     matrix's bytes, and is written atomically.  On load all of it is checked: a damaged, edited
     or foreign file is reported (a :class:`CacheWarning` naming the file and what is wrong),
-    removed and computed again, never used and never a lasting failure."""
+    removed and computed again, never used and never a lasting failure.  n_jobs: concurrent fits
+    (see :func:`importance_matrix`; the matrices do not depend on it)."""
     cfg = cfg or Config()
     cache = Path(cache_dir) if cache_dir else None
     out = []
@@ -180,7 +230,7 @@ def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None =
             elif bar is not None:
                 bar.update(int(sp.active.sum()))
         if W is None:
-            W = importance_matrix(sp, cfg, progress=bar)
+            W = importance_matrix(sp, cfg, progress=bar, n_jobs=n_jobs)
             if path is not None:
                 save_cached_importance(path, W, meta)
         out.append(W)

@@ -1,0 +1,39 @@
+"""Speed work must not change results: importances in parallel are the same bits, the fused
+NT-Xent is the same loss, and the benchmark's projection adds up what a run does."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tcclib import datasets as D
+from tcclib.config import Config
+from tcclib.correlation import importance_matrix
+from tcclib.preprocess import prepare
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get(D.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
+
+
+def test_parallel_importances_are_the_same_bits_at_the_published_settings(bc_small):
+    cfg = Config()  # 100 trees, depth 10, eta 0.1, subsample 0.7, colsample 0.8, hist
+    sp = prepare(bc_small, [614579]).splits[0]
+    one = importance_matrix(sp, cfg, n_jobs=1)  # one fit at a time on every core (the old way)
+    for jobs in (2, 3):  # concurrent single-threaded fits
+        np.testing.assert_array_equal(importance_matrix(sp, cfg, n_jobs=jobs), one)
+    assert one.shape == (12, 12) and np.allclose(one.sum(1), 1.0)
+
+
+@pytest.mark.skipif(not (DATA / "37.arff").exists(),
+                    reason=f"no ARFF folder at {DATA} (set {D.DATA_DIR_ENV})")
+def test_default_importances_reproduce_the_committed_paper_matrix():
+    # outputs/paper/diabetes/importance.npz: the first seed's matrix of the real paper run (float32)
+    ds = D.load_dataset("diabetes", data_dir=DATA)
+    cfg = Config()
+    sp = prepare(ds, cfg.seeds[:1], cfg.test_fraction, cfg.labeled_fraction).splits[0]
+    with np.load(ROOT / "outputs/paper/diabetes/importance.npz") as z:
+        ref = z[f"seed_{sp.seed}"]
+    W = importance_matrix(sp, cfg)  # the default: concurrent fits
+    np.testing.assert_array_equal(W.astype(np.float32), ref)
