@@ -1,11 +1,11 @@
 """Benchmark: seconds per contrastive epoch, importance models at full width, and a projection
 of the whole paper set (30 datasets x 8 seeds x 7 methods x 500 epochs + baselines).
 
-    python bench/bench_epoch.py                         # breast_cancer + mfeat-fourier (~6 min)
+    python bench/bench_epoch.py                         # breast_cancer + mfeat-fourier (~5 min)
     python bench/bench_epoch.py --only cmc pc1          # some datasets, each projected
     python bench/bench_epoch.py --all                   # every paper dataset + the total (~1 h)
     python bench/bench_epoch.py --check balance-scale credit-g mfeat-fourier
-                                                        # projection vs end-to-end runs (~2.5 h)
+                                                        # projection vs end-to-end runs (~2 h)
 
 For each dataset, at the published settings (``Config()``: 8 seeds, the 7 paper methods, batch
 256, 100 head epochs, pseudo-labels every 10 epochs) it measures, for real:

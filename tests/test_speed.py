@@ -66,3 +66,23 @@ def test_fused_nt_xent_survives_a_tiny_temperature():
     # at tau = 1e-3 some partners' softmax probabilities underflow to 0: the exact form takes over
     torch.testing.assert_close(nt_xent_pairs(z, 1e-3), nt_xent_pairs_reference(z, 1e-3), rtol=1e-5, atol=1e-3)
     assert torch.isfinite(nt_xent_pairs(z, 1e-3)).all()
+
+
+def test_benchmark_projection_adds_every_part_of_a_run():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_epoch", ROOT / "bench" / "bench_epoch.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # from the committed paper run: renders and small importance models, tens of seconds
+    overhead = bench.notebook_overhead()
+    assert 10 < overhead < 120, overhead
+    r = dict(data_s=1.0, xgb_seed_s=20.0, s_per_epoch=2.0, heads_s=5.0, baselines_s=3.0)
+    p = bench.projection(r, 8, overhead)
+    assert p["importances"] == 160.0 and p["pretraining"] == 1000.0  # 8 seeds, 500 epochs
+    assert p["total"] == pytest.approx(1.0 + 160.0 + 1000.0 + 5.0 + 3.0 + overhead)
+    assert bench.projection(r, 8, 0.0, epochs=30)["pretraining"] == 60.0
+    import yaml
+
+    paper = yaml.safe_load((ROOT / "params" / "paper.yaml").read_text())
+    assert list(bench.PAPER_SET_METHODS) == paper["config"]["methods"]
