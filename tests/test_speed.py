@@ -86,3 +86,12 @@ def test_benchmark_projection_adds_every_part_of_a_run():
 
     paper = yaml.safe_load((ROOT / "params" / "paper.yaml").read_text())
     assert list(bench.PAPER_SET_METHODS) == paper["config"]["methods"]
+
+
+def test_importance_models_go_to_the_gpu_only_with_the_run():
+    from tcclib.correlation import _xgb_params, xgb_device
+
+    assert xgb_device(Config()) == "cpu" and xgb_device(Config(device="cuda")) == "cuda"
+    assert "device" not in _xgb_params(Config(), 1, 1, "cpu")  # the published CPU settings, unchanged
+    p = _xgb_params(Config(), 1, 1, "cuda")
+    assert p["device"] == "cuda" and p["tree_method"] == "hist" and p["n_jobs"] == 1
