@@ -1,140 +1,229 @@
-"""Benchmark: seconds per contrastive epoch of the whole ensemble, and the projected full run.
+"""Benchmark: seconds per contrastive epoch, importance models at full width, and a projection
+of the whole paper set (30 datasets x 8 seeds x 7 methods x 500 epochs + baselines).
 
-    python bench/bench_epoch.py                    # breast_cancer + the largest dataset, CPU
-    python bench/bench_epoch.py --device cuda      # same on a GPU
-    python bench/bench_epoch.py --all              # time every dataset instead of projecting
+    python bench/bench_epoch.py                         # breast_cancer + mfeat-fourier (~5 min)
+    python bench/bench_epoch.py --only cmc pc1          # some datasets, each projected
+    python bench/bench_epoch.py --all                   # every paper dataset + the total (~1 h)
+    python bench/bench_epoch.py --check balance-scale credit-g mfeat-fourier
+                                                        # projection vs end-to-end runs (~2 h)
 
-For one dataset it builds the paper's ensemble (8 seeds x the 6 methods: 40 pretrained members
-and 8 no-pretrain ones), runs ``--epochs`` pretraining epochs (default 10: one pseudo-label
-refresh with its 100 head epochs, i.e. the published refresh cost amortised exactly) and
-prints seconds per epoch for the ensemble and milliseconds per epoch per seed-method.
+For each dataset, at the published settings (``Config()``: 8 seeds, the 7 paper methods, batch
+256, 100 head epochs, pseudo-labels every 10 epochs) it measures, for real:
 
-The projection of the full benchmark (30 datasets x 500 epochs) fits time per epoch as a
-linear function of training rows x encoded width on the two measured datasets (``--all``
-measures all 30 instead) and adds the final evaluation.  XGBoost importances are computed once
-per dataset and seed and cached; their time is reported apart (``--xgb``).
+* data: loading and preparing the 8 seeds' splits;
+* importances: every XGBoost model of the first seed at **full width** (each predicts one feature
+  from all the others: 100 trees, depth 10, ``hist``), the way the run fits them (``--xgb-jobs``
+  concurrent single-threaded fits; ``--xgb-sample K`` fits only K of the M models, still at full
+  width, and scales by M / K);
+* pretraining: ``--epochs`` epochs (default 10, which includes exactly one pseudo-label refresh
+  with its 100 head epochs: the published refresh cost amortised exactly) of the whole ensemble,
+  with the first seed's real importance matrix standing in for every seed's (same sampler cost);
+* heads: the final frozen-encoder heads of all 56 members and their evaluation;
+* baselines: xgboost, logreg and self_training on the 8 seeds.
+
+The projection of a dataset is ``data + 8 x importance seed + 500 x s/epoch + heads + baselines +
+notebook overhead``, the last taken from the committed paper run (median over its datasets with
+at most 10 features of ``_DONE.json`` seconds minus the run's own timings: the notebooks' renders
+and the few small importance models there).  ``--all`` sums it over the 30 datasets.  Peak memory
+is the process's peak resident set size (``ru_maxrss``) after each dataset.
+
+``--check`` runs each named dataset end to end (``run_dataset`` with the 3 baselines and a fresh
+importance cache, as the sweep does, without the notebooks) and prints its wall time next to its
+projection (less the notebook overhead): they should agree within 15 %.
 The authors' code takes 3.2 s per contrastive epoch per method on breast_cancer on the
-reference 2-core CPU (about 46 days for the full benchmark).
+reference 2-core CPU (about 46 days for the full benchmark); with their NT-Xent replaced by the
+same matrix-product form it takes about 117 ms per seed-method epoch at one thread.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import json
 import os
 import platform
+import resource
+import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from tcclib.config import Config  # noqa: E402
-from tcclib.correlation import importance_matrix  # noqa: E402
+from tcclib.baselines import run_baselines  # noqa: E402
+from tcclib.config import BASELINES, PAPER_METHODS, Config  # noqa: E402
+from tcclib.correlation import default_jobs, importance_matrix  # noqa: E402
 from tcclib.datasets import list_datasets, load_dataset  # noqa: E402
 from tcclib.encoding import TensorTable  # noqa: E402
 from tcclib.preprocess import prepare  # noqa: E402
-from tcclib.train import run_prepared  # noqa: E402
+from tcclib.train import run_dataset, run_prepared  # noqa: E402
 
 AUTHORS_S_PER_EPOCH_METHOD = 3.2
 PAPER_EPOCHS = 500
+PAPER_SET_METHODS = PAPER_METHODS + ("class_most_published",)  # params/paper.yaml's 7 methods
 
 
-def measure(name, cfg: Config, data_dir=None):
+def notebook_overhead(outputs=ROOT / "outputs" / "paper") -> float:
+    """Seconds a dataset's notebooks add to its run (renders, small importance models), from the
+    committed paper run: median over datasets with <= 10 features of ``_DONE.json`` seconds minus
+    ``timings.json``'s total and baselines.  30 s when the files are not there."""
+    extra = []
+    for done in sorted(Path(outputs).glob("*/_DONE.json")):
+        d = done.parent
+        try:
+            D, T = json.loads(done.read_text()), json.loads((d / "timings.json").read_text())
+            imp = np.load(d / "importance.npz")
+            m = imp[imp.files[0]].shape[0]
+        except (OSError, ValueError, KeyError, IndexError):
+            continue
+        if m <= 10 and "resumed_at_epoch" not in T:
+            extra.append(D["seconds"] - T["total_s"] - T.get("baselines_s", 0.0))
+    return float(statistics.median(extra)) if extra else 30.0
+
+
+def peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux: KiB
+
+
+def measure(name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sample=None) -> dict:
+    t = time.perf_counter()
     ds = load_dataset(name, data_dir=data_dir)
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
-    M = ds.X.shape[1]
-    # timing only: a random importance matrix stands in for XGBoost (same sampler cost)
-    rs = np.random.RandomState(0)
-    imp = rs.rand(len(cfg.seeds), M, M)
-    for W in imp:
-        np.fill_diagonal(W, 0)
-    imp /= imp.sum(2, keepdims=True)
-    out = run_prepared(prep, cfg, imp)
-    tab = TensorTable.from_prepared(prep)
-    # XGBoost: time the importance models of a few features of one seed
+    data_s = time.perf_counter() - t
     sp = prep.splits[0]
-    few = sp.active.copy()
-    few[np.flatnonzero(few)[min(6, int(few.sum())):]] = False
+    M = ds.X.shape[1]
+    act = np.flatnonzero(sp.active)
+    # importances: the first seed's models at full width (all the others as inputs)
     t = time.perf_counter()
-    importance_matrix(dataclasses.replace(sp, active=few), cfg)
-    xgb_per_model = (time.perf_counter() - t) / int(few.sum())
+    if xgb_sample and xgb_sample < act.size:
+        # K of the M models, each still on all the other features; the matrix is random (timing only)
+        _importance_rows(sp, act[:xgb_sample], cfg, xgb_jobs)
+        xgb_seed = (time.perf_counter() - t) * act.size / xgb_sample
+        W0 = np.random.RandomState(0).rand(M, M) * sp.active * sp.active[:, None]
+        np.fill_diagonal(W0, 0)
+        W0 /= np.maximum(W0.sum(1, keepdims=True), 1e-12)
+    else:
+        W0 = importance_matrix(sp, cfg, n_jobs=xgb_jobs)
+        xgb_seed = time.perf_counter() - t
+    imp = np.stack([W0] * len(cfg.seeds))
+    out = run_prepared(prep, cfg.replace(epochs=epochs), imp)
+    t = time.perf_counter()
+    run_baselines(prep, cfg, BASELINES, ds.did)
+    base_s = time.perf_counter() - t
+    tab = TensorTable.from_prepared(prep)
     n_pre = sum(1 for m in cfg.methods if m != "no_pretrain") * len(cfg.seeds)
     return dict(name=ds.name, n_train=tab.raw_train.shape[1], width=tab.width, features=M,
-                s_per_epoch=out.timings["pretrain_s_per_epoch"], eval_s=out.timings["evaluate_s"],
-                members=n_pre, xgb_s=xgb_per_model * M * len(cfg.seeds))
+                models=int(act.size), data_s=data_s, xgb_seed_s=xgb_seed,
+                s_per_epoch=out.timings["pretrain_s_per_epoch"], heads_s=out.timings["evaluate_s"],
+                baselines_s=base_s, members=n_pre, peak_gib=peak_rss_gib())
+
+
+def _importance_rows(sp, rows, cfg, jobs):
+    """Fit the importance models of the features ``rows`` only, each on all the other active
+    features (as :func:`tcclib.correlation.importance_matrix` does), ``jobs`` at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tcclib.correlation import _fit_one, _xgb_params
+
+    X = sp.raw_train.astype(np.float32)
+    act = np.flatnonzero(sp.active)
+    jobs = jobs or default_jobs()
+    params = _xgb_params(cfg, sp.seed, max(1, (os.cpu_count() or 1) // jobs))
+    with ThreadPoolExecutor(jobs) as ex:
+        list(ex.map(lambda i: _fit_one(X, int(i), act[act != i], bool(sp.is_cat[i]), params), rows))
+
+
+def projection(r: dict, n_seeds: int, overhead: float, epochs: int = PAPER_EPOCHS) -> dict:
+    parts = dict(data=r["data_s"], importances=r["xgb_seed_s"] * n_seeds,
+                 pretraining=r["s_per_epoch"] * epochs, heads=r["heads_s"],
+                 baselines=r["baselines_s"], notebooks=overhead)
+    parts["total"] = sum(parts.values())
+    return parts
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--epochs", type=int, default=10, help="pretraining epochs timed (10: one refresh)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
-    ap.add_argument("--all", action="store_true", help="measure all 30 datasets")
-    ap.add_argument("--largest", default="mfeat-fourier", help="the large dataset to measure")
+    ap.add_argument("--all", action="store_true", help="measure all 30 paper datasets and sum the projection")
+    ap.add_argument("--only", nargs="+", default=None, help="measure these datasets")
+    ap.add_argument("--check", nargs="+", default=None,
+                    help="measure these datasets, then run each end to end and compare")
+    ap.add_argument("--check-epochs", type=int, default=PAPER_EPOCHS,
+                    help="pretraining epochs of the --check runs (and of their projection): fewer for a "
+                         "quick check of the projection's parts")
+    ap.add_argument("--xgb-jobs", type=int, default=None,
+                    help=f"concurrent importance fits (default one per core: {default_jobs()})")
+    ap.add_argument("--xgb-sample", type=int, default=None,
+                    help="fit only this many importance models per dataset (full width) and scale")
     ap.add_argument("--precision", default="highest", choices=["highest", "high", "medium"],
                     help="float32 matmul precision (medium: bfloat16 inside matmuls, AMX/TF32 speed)")
-    ap.add_argument("--methods", default="no_pretrain,random,class,oracle,class_least,class_most")
+    ap.add_argument("--methods", default=",".join(PAPER_SET_METHODS),
+                    help="methods of the ensemble (default: the paper set's 7)")
+    ap.add_argument("--json", default=None, help="also write the measurements to this file")
     args = ap.parse_args(argv)
-    cfg = Config(epochs=args.epochs, device=args.device, progress=False, matmul_precision=args.precision,
+    cfg = Config(device=args.device, progress=False, matmul_precision=args.precision,
                  methods=tuple(args.methods.split(",")))
+    overhead = notebook_overhead()
     print(f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
-          f"threads {torch.get_num_threads()}  matmul precision {args.precision}  {platform.processor() or platform.machine()}")
-    if args.device.startswith("cuda"):
-        print(f"# GPU: {torch.cuda.get_device_name()}")
-    names = ["breast_cancer", args.largest]
+          f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
+          f"{platform.processor() or platform.machine()}  load {os.getloadavg()[0]:.1f}")
+    print(f"# published settings: {len(cfg.seeds)} seeds x {len(cfg.methods)} methods, {PAPER_EPOCHS} epochs; "
+          f"{args.epochs} epochs timed; importance fits: {args.xgb_jobs or default_jobs()} at once; "
+          f"notebook overhead {overhead:.0f} s per dataset (committed paper run)")
+    paper = list(list_datasets().query("name != 'breast_cancer'").name)
+    names = ["breast_cancer", "mfeat-fourier"]
     if args.all:
-        names = list(list_datasets().query("name != 'breast_cancer'").name)
+        names = paper
+    elif args.check:
+        names = args.check
+    elif args.only:
+        names = args.only
     rows = []
     for n in names:
         t = time.perf_counter()
-        r = measure(n, cfg, args.data_dir)
+        r = measure(n, cfg, args.epochs, args.data_dir, args.xgb_jobs, args.xgb_sample)
+        r["projection"] = p = projection(r, len(cfg.seeds), overhead)
         rows.append(r)
         per = r["s_per_epoch"] / r["members"] * 1000
-        print(f"{r['name']:<34} train rows {r['n_train']:>5}  width {r['width']:>4}  "
-              f"{r['s_per_epoch']:.3f} s/epoch for {r['members']} members  = {per:.1f} ms per seed-method epoch"
-              f"; XGBoost importances {r['xgb_s']:.0f} s   (wall {time.perf_counter() - t:.0f} s)")
-    bc = rows[0] if rows[0]["name"] == "breast_cancer" else None
-    if bc is not None:
-        per = bc["s_per_epoch"] / bc["members"]
+        print(f"{r['name']:<33} rows {r['n_train']:>5} width {r['width']:>4} | {r['s_per_epoch']:.3f} s/epoch "
+              f"= {per:.1f} ms per seed-method epoch | importances {r['xgb_seed_s'] / max(r['models'], 1):.2f} s "
+              f"per model x {r['models']} x {len(cfg.seeds)} | heads {r['heads_s']:.1f} s, baselines "
+              f"{r['baselines_s']:.1f} s | projected {p['total'] / 60:.1f} min | peak RSS {r['peak_gib']:.2f} GiB"
+              f"   (bench wall {time.perf_counter() - t:.0f} s)", flush=True)
+    bc = [r for r in rows if r["name"] == "breast_cancer"]
+    if bc:
+        per = bc[0]["s_per_epoch"] / bc[0]["members"]
         print(f"\nbreast_cancer: {per * 1000:.1f} ms per seed-method epoch; authors' code "
-              f"{AUTHORS_S_PER_EPOCH_METHOD * 1000:.0f} ms -> speed-up x{AUTHORS_S_PER_EPOCH_METHOD / per:.0f}")
-    # projection over the 30 datasets
-    reg = list_datasets().query("name != 'breast_cancer'")
-    measured = {r["name"]: r for r in rows}
-    xgb_total = 0.0
+              f"{AUTHORS_S_PER_EPOCH_METHOD * 1000:.0f} ms -> x{AUTHORS_S_PER_EPOCH_METHOD / per:.0f} "
+              f"(mostly their loss: with it replaced by the same matrix product, about 117 ms at one thread)")
     if args.all:
-        total = sum(r["s_per_epoch"] * PAPER_EPOCHS + r["eval_s"] for r in rows)
-        xgb_total = sum(r["xgb_s"] for r in rows)
-    else:
-        x = np.array([r["n_train"] * r["width"] for r in rows], float)
-        y = np.array([r["s_per_epoch"] for r in rows])
-        slope = (y[1] - y[0]) / (x[1] - x[0]) if x[1] != x[0] else 0.0
-        icpt = y[0] - slope * x[0]
-        # XGBoost seconds per model, linear in training rows
-        xr = np.array([r["n_train"] for r in rows], float)
-        yr = np.array([r["xgb_s"] / (r["features"] * len(cfg.seeds)) for r in rows])
-        xs = (yr[1] - yr[0]) / (xr[1] - xr[0]) if xr[1] != xr[0] else 0.0
-        total = 0.0
-        for name in reg.name:
-            if name in measured:
-                r = measured[name]
-                total += r["s_per_epoch"] * PAPER_EPOCHS + r["eval_s"]
-                xgb_total += r["xgb_s"]
-                continue
-            ds = load_dataset(name, data_dir=args.data_dir)
-            prep = prepare(ds, cfg.seeds[:1])
-            tab = TensorTable.from_prepared(prep)
-            xx = tab.raw_train.shape[1] * tab.width
-            total += max(icpt + slope * xx, y.min() * 0.5) * PAPER_EPOCHS + np.mean([r["eval_s"] for r in rows])
-            per_model = max(yr[0] + xs * (tab.raw_train.shape[1] - xr[0]), yr.min() * 0.5)
-            xgb_total += per_model * ds.X.shape[1] * len(cfg.seeds)
-    print(f"projected full benchmark (30 datasets x {len(cfg.seeds)} seeds x {len(cfg.methods)} methods x "
-          f"{PAPER_EPOCHS} epochs): training {total / 3600:.2f} h + XGBoost importances "
-          f"{xgb_total / 3600:.2f} h = {(total + xgb_total) / 3600:.2f} h on this machine "
-          f"({'measured' if args.all else 'linear projection in rows x width'})")
+        tot = {k: sum(r["projection"][k] for r in rows) for k in rows[0]["projection"]}
+        print(f"\nprojected paper set ({len(rows)} datasets x {len(cfg.seeds)} seeds x {len(cfg.methods)} methods "
+              f"x {PAPER_EPOCHS} epochs, + baselines, notebooks) on this machine, measured per dataset:")
+        print("  " + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in tot.items() if k != "total")
+              + f"  =  **{tot['total'] / 3600:.2f} h**;  peak RSS {max(r['peak_gib'] for r in rows):.2f} GiB")
+    if args.check:
+        print(f"\nend-to-end check (run_dataset with baselines, fresh importance cache, {args.check_epochs} "
+              f"epochs; no notebooks):")
+        for r in rows:
+            with tempfile.TemporaryDirectory() as cache:
+                t = time.perf_counter()
+                run_dataset(r["name"], cfg.replace(baselines=BASELINES, epochs=args.check_epochs),
+                            data_dir=args.data_dir, cache_dir=cache)
+                wall = time.perf_counter() - t
+            p = projection(r, len(cfg.seeds), 0.0, args.check_epochs)
+            proj = p["total"]
+            print(f"  {r['name']:<33} end to end {wall / 60:.1f} min, projected {proj / 60:.1f} min: "
+                  f"{100 * (proj - wall) / wall:+.1f} %", flush=True)
+            r["check"] = dict(end_to_end_s=wall, projected_s=proj)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -31,16 +31,35 @@ IMPORTANCE_SWITCHES = ("xgb_categorical", "xgb_seed", "zero_importance")
 """The fidelity switches (:data:`tcclib.config.FIDELITY_SWITCHES`) an importance matrix depends on."""
 
 
-def _xgb_params(cfg: Config, seed: int) -> dict:
+def _xgb_params(cfg: Config, seed: int, n_threads: int | None = None, device: str | None = None) -> dict:
+    """The published XGBoost settings, with the fidelity switches in force; ``n_threads`` (default:
+    this job's share of the cores, :func:`tcclib.threads.n_jobs`) and ``device`` only say where
+    they run.  On the CPU the ``hist`` models, and so the importances, are the same bits whatever
+    the thread count (``tests/test_speed.py`` checks it)."""
     params = dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
                   subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
-                  importance_type="gain", random_state=seed, n_jobs=threads.n_jobs(),
+                  importance_type="gain", random_state=seed, n_jobs=n_threads or threads.n_jobs(),
                   tree_method="hist", verbosity=0)
     if cfg.effective("xgb_seed") == "xgboost_default":
         params.pop("random_state")  # the authors pass none: XGBoost's own seed (0) for every model
     if cfg.effective("xgb_categorical") == "native":
         params["enable_categorical"] = True
+    if device is not None and device != "cpu":
+        params["device"] = device
     return params
+
+
+def xgb_device(cfg: Config) -> str:
+    """Where the importance models run: ``"cuda"`` (XGBoost's GPU ``hist``) when the run is on a
+    GPU, else ``"cpu"``.  GPU trees round differently, so their importances are close to, not the
+    same bits as, the CPU's."""
+    return "cuda" if str(cfg.device).startswith("cuda") else "cpu"
+
+
+def default_jobs() -> int:
+    """Concurrent importance fits by default: one per thread of this job's share of the cores
+    (:func:`tcclib.threads.n_jobs`), each fit single-threaded."""
+    return max(1, threads.n_jobs())
 
 
 def _features(X: np.ndarray, cols: np.ndarray, split: SeedSplit, native: bool):
@@ -62,15 +81,43 @@ def _features(X: np.ndarray, cols: np.ndarray, split: SeedSplit, native: bool):
     return pd.DataFrame(data)
 
 
-def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None) -> np.ndarray:
+def _fit_one(X: np.ndarray, i: int, others: np.ndarray, split: SeedSplit, params: dict, native: bool,
+             keep_zero: bool) -> np.ndarray:
+    """Row ``i`` of the importance matrix: gain importances of ``others`` predicting feature ``i``
+    (a model with no gain: a uniform row, or zeros with ``keep_zero``)."""
+    from xgboost import XGBClassifier, XGBRegressor
+
+    target = X[:, i]
+    features = _features(X, others, split, native)
+    if split.is_cat[i]:
+        model = XGBClassifier(**params)
+        model.fit(features, target.round().astype(np.int64))
+    else:
+        model = XGBRegressor(**params)
+        model.fit(features, target)
+    imp = np.nan_to_num(np.asarray(model.feature_importances_, dtype=np.float64))
+    total = imp.sum()
+    if total > 0:
+        return imp / total
+    return np.zeros(others.size) if keep_zero else np.full(others.size, 1.0 / others.size)
+
+
+def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None,
+                      n_jobs: int | None = None, device: str | None = None) -> np.ndarray:
     """The ``[M, M]`` importance matrix of one seed's training split (rows sum to 1).
 
     The fidelity switches in force (:data:`IMPORTANCE_SWITCHES`) choose how: categorical
     predictors as codes or ``native`` categoricals; each model seeded with the split's seed or
     XGBoost's default; a model with no gain (all importances 0) as a ``uniform`` row 1/(M-1) or,
-    with ``zero_importance: keep`` (the authors), an all-zero row (then not summing to 1)."""
-    from xgboost import XGBClassifier, XGBRegressor
+    with ``zero_importance: keep`` (the authors), an all-zero row (then not summing to 1).
 
+    n_jobs: how many of the M independent XGBoost fits run at once, each on
+    ``max(1, threads // n_jobs)`` threads of this job's share (default :func:`default_jobs`: one
+    single-threaded fit per thread; ``n_jobs=1``: one fit at a time on all of them, the old way).
+    The fits release the GIL, so they run in threads (no fork: XGBoost's and torch's OpenMP
+    runtimes hang in forked children).  Same matrix, bit for bit, whatever ``n_jobs``: a fit's
+    trees do not depend on its thread count and each row is one fit's.  device: ``"cpu"`` or
+    ``"cuda"`` (default :func:`xgb_device` of ``cfg``)."""
     cfg = cfg or Config()
     X = split.raw_train.astype(np.float32)
     M = X.shape[1]
@@ -78,24 +125,30 @@ def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None
     W = np.zeros((M, M), dtype=np.float64)
     native = cfg.effective("xgb_categorical") == "native"
     keep_zero = cfg.effective("zero_importance") == "keep"
-    for i in act:
-        others = act[act != i]
-        if others.size == 0:
-            continue
-        target = X[:, i]
-        params = _xgb_params(cfg, split.seed)
-        features = _features(X, others, split, native)
-        if split.is_cat[i]:
-            model = XGBClassifier(**params)
-            model.fit(features, target.round().astype(np.int64))
-        else:
-            model = XGBRegressor(**params)
-            model.fit(features, target)
-        imp = np.nan_to_num(np.asarray(model.feature_importances_, dtype=np.float64))
-        total = imp.sum()
-        W[i, others] = imp / total if total > 0 else (0.0 if keep_zero else 1.0 / others.size)
-        if progress is not None:
-            progress.update(1)
+    todo = [(int(i), act[act != i]) for i in act if act.size > 1]
+    device = device or xgb_device(cfg)
+    jobs = 1 if device != "cpu" else max(1, min(n_jobs or default_jobs(), len(todo) or 1))
+    params = _xgb_params(cfg, split.seed, max(1, threads.n_jobs() // jobs), device)
+
+    def one(item):
+        i, others = item
+        return _fit_one(X, i, others, split, params, native, keep_zero)
+
+    if jobs == 1:
+        rows = map(one, todo)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        ex = ThreadPoolExecutor(jobs, thread_name_prefix="tcc-xgb")
+        rows = ex.map(one, todo)
+    try:
+        for (i, others), row in zip(todo, rows):
+            W[i, others] = row
+            if progress is not None:
+                progress.update(1)
+    finally:
+        if jobs > 1:
+            ex.shutdown(wait=True, cancel_futures=True)
     return W
 
 
@@ -193,14 +246,16 @@ def load_cached_importance(path, meta: dict) -> tuple[np.ndarray | None, str | N
 
 
 def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None = None,
-                        cache_dir: str | os.PathLike | None = None, progress: bool = False) -> np.ndarray:
+                        cache_dir: str | os.PathLike | None = None, progress: bool = False,
+                        n_jobs: int | None = None) -> np.ndarray:
     """Importance matrices ``[S, M, M]`` for every seed, cached in ``cache_dir``.
 
     Each cache file (``.npz``) holds the matrix and what it was made for (dataset, seed, the
     sha256 key of the training rows and XGBoost settings, shape, dtype) with the sha256 of the
     matrix's bytes, and is written atomically.  On load all of it is checked: a damaged, edited
     or foreign file is reported (a :class:`CacheWarning` naming the file and what is wrong),
-    removed and computed again, never used and never a lasting failure."""
+    removed and computed again, never used and never a lasting failure.  n_jobs: concurrent fits
+    (see :func:`importance_matrix`; the matrices do not depend on it)."""
     cfg = cfg or Config()
     cache = Path(cache_dir) if cache_dir else None
     out = []
@@ -221,7 +276,7 @@ def importance_matrices(name: str, splits: list[SeedSplit], cfg: Config | None =
             elif bar is not None:
                 bar.update(int(sp.active.sum()))
         if W is None:
-            W = importance_matrix(sp, cfg, progress=bar)
+            W = importance_matrix(sp, cfg, progress=bar, n_jobs=n_jobs)
             if path is not None:
                 save_cached_importance(path, W, meta)
         out.append(W)
