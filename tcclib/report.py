@@ -390,7 +390,7 @@ _DEVIATIONS = [
      "499 finished epochs (training.train_contrastive_loss): 51 label sets, the first used for 9 epochs, the "
      "last for one",
      "refreshed before epochs 0, 10, ..., 490 (0-based), the first from the member's own random "
-     "encoder, which is the seed's `no_pretrain` encoder (train._run): 50 label sets, each used for 10 "
+     "encoder, which is the seed's `no_pretrain` encoder (core.Pretraining): 50 label sets, each used for 10 "
      "epochs",
      "a plain period of 10 from the start",
      "`pseudo_every` (the period); `pseudo_schedule: authors` (their offsets: Config.refresh_epochs), or "
@@ -402,7 +402,7 @@ _DEVIATIONS = [
      "to the permuted rows (`np.where(mask_train_labeled, targets, preds)`): from the first refresh on a "
      "random 30 % of the rows keep their previous label and most labeled rows get predictions instead of "
      "their labels",
-     "labeled rows keep their true labels at every refresh (fixed row order; train._run)",
+     "labeled rows keep their true labels at every refresh (fixed row order; core.Pretraining.refresh_pseudo_labels)",
      "bug fix: the known labels are the point of the semi-supervised setting",
      "none (the bug is not reproduced)"),
     ("initial encoder weights",
