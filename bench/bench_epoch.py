@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tcclib.baselines import run_baselines  # noqa: E402
-from tcclib.config import BASELINES, PAPER_METHODS, Config  # noqa: E402
+from tcclib.config import BASELINES, MATMUL_PRECISIONS, PAPER_METHODS, Config  # noqa: E402
 from tcclib.correlation import default_jobs, importance_matrix  # noqa: E402
 from tcclib.datasets import list_datasets, load_dataset  # noqa: E402
 from tcclib.encoding import TensorTable  # noqa: E402
@@ -101,7 +101,7 @@ def measure(name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sa
     t = time.perf_counter()
     if xgb_sample and xgb_sample < act.size:
         # K of the M models, each still on all the other features; the matrix is random (timing only)
-        _importance_rows(sp, act[:xgb_sample], cfg, xgb_jobs)
+        importance_matrix(sp, cfg, n_jobs=xgb_jobs, only=act[:xgb_sample])
         xgb_seed = (time.perf_counter() - t) * act.size / xgb_sample
         W0 = np.random.RandomState(0).rand(M, M) * sp.active * sp.active[:, None]
         np.fill_diagonal(W0, 0)
@@ -120,21 +120,6 @@ def measure(name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sa
                 models=int(act.size), data_s=data_s, xgb_seed_s=xgb_seed,
                 s_per_epoch=out.timings["pretrain_s_per_epoch"], heads_s=out.timings["evaluate_s"],
                 baselines_s=base_s, members=n_pre, peak_gib=peak_rss_gib())
-
-
-def _importance_rows(sp, rows, cfg, jobs):
-    """Fit the importance models of the features ``rows`` only, each on all the other active
-    features (as :func:`tcclib.correlation.importance_matrix` does), ``jobs`` at once."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from tcclib.correlation import _fit_one, _xgb_params
-
-    X = sp.raw_train.astype(np.float32)
-    act = np.flatnonzero(sp.active)
-    jobs = jobs or default_jobs()
-    params = _xgb_params(cfg, sp.seed, max(1, (os.cpu_count() or 1) // jobs))
-    with ThreadPoolExecutor(jobs) as ex:
-        list(ex.map(lambda i: _fit_one(X, int(i), act[act != i], bool(sp.is_cat[i]), params), rows))
 
 
 def projection(r: dict, n_seeds: int, overhead: float, epochs: int = PAPER_EPOCHS) -> dict:
@@ -161,8 +146,9 @@ def main(argv=None):
                     help=f"concurrent importance fits (default one per core: {default_jobs()})")
     ap.add_argument("--xgb-sample", type=int, default=None,
                     help="fit only this many importance models per dataset (full width) and scale")
-    ap.add_argument("--precision", default="highest", choices=["highest", "high", "medium"],
-                    help="float32 matmul precision (medium: bfloat16 inside matmuls, AMX/TF32 speed)")
+    ap.add_argument("--precision", default="highest", choices=MATMUL_PRECISIONS,
+                    help="matmul precision: highest (exact float32, the default), high/medium (torch's "
+                         "float32 precisions), bf16 (the networks' products in bfloat16, opt-in)")
     ap.add_argument("--methods", default=",".join(PAPER_SET_METHODS),
                     help="methods of the ensemble (default: the paper set's 7)")
     ap.add_argument("--json", default=None, help="also write the measurements to this file")

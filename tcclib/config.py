@@ -98,6 +98,12 @@ def _number_hint(v) -> str:
     return ""
 
 
+MATMUL_PRECISIONS = ("highest", "high", "medium", "bf16")
+"""``Config.matmul_precision``: the first three are torch's float32 matmul precisions
+(:func:`torch.set_float32_matmul_precision`); ``bf16`` runs the encoders' and heads' matrix
+products under bfloat16 autocast (:func:`tcclib.core.autocast`), opt-in."""
+
+
 @dataclass(frozen=True)
 class Config:
     """All settings of one dataset run.  Defaults are the published values."""
@@ -200,10 +206,11 @@ class Config:
         _check(0 < self.test_fraction < 1, f"test_fraction: must be in (0, 1), got {self.test_fraction}")
         _check(self.corr_normalization in ("minmax", "sum"),
                f"corr_normalization: 'minmax' or 'sum', got {self.corr_normalization!r}")
-        _check(self.matmul_precision in ("highest", "high", "medium"),
+        _check(self.matmul_precision in MATMUL_PRECISIONS,
                f"matmul_precision: 'highest' (exact float32, the default), 'high' or 'medium' "
-               f"(bfloat16/TF32 inside float32 matmuls: several times faster on AMX CPUs and GPUs), "
-               f"got {self.matmul_precision!r}")
+               f"(bfloat16/TF32 inside float32 matmuls where torch's kernels offer it: AMX CPUs, GPUs), "
+               f"or 'bf16' (the networks' products in bfloat16 with float32 weights, optimiser and "
+               f"loss: about 2x on CPUs with AVX512_BF16 or AMX and on GPUs), got {self.matmul_precision!r}")
         for name in ("keep_embeddings", "progress"):
             v = getattr(self, name)
             _check(isinstance(v, bool), f"{name}: expected true or false, got {type(v).__name__} {v!r}")

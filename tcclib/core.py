@@ -20,6 +20,7 @@ same steps for one member on the user's rows.  A member therefore trains identic
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 from dataclasses import dataclass
@@ -68,6 +69,22 @@ def first_bad(finite, members: list[tuple[int, str]]) -> tuple[int, str, int] | 
     if not bad:
         return None
     return members[bad[0]][0], members[bad[0]][1], len(bad) - 1
+
+
+def autocast(cfg: Config | str, device):
+    """The context of the networks' forward passes: bfloat16 autocast when ``cfg.matmul_precision``
+    (or ``cfg`` itself, a precision name) is ``"bf16"`` (the matrix products, and so their
+    backward, in bfloat16; weights, Adam, NT-Xent and the heads' cross-entropy stay float32), else
+    nothing (exact float32, the default).  Backward passes run outside it, as autocast asks."""
+    if getattr(cfg, "matmul_precision", cfg) != "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+
+
+def float32_precision(cfg: Config) -> str:
+    """What :func:`torch.set_float32_matmul_precision` gets for ``cfg`` (``bf16``: float32 products
+    outside the autocast regions stay exact)."""
+    return "highest" if cfg.matmul_precision == "bf16" else cfg.matmul_precision
 
 
 def batches(n: int, size: int):
@@ -148,13 +165,15 @@ def fit_heads(emb: torch.Tensor, y: torch.Tensor, gens: list[torch.Generator], c
                       bias_init=cfg.bias_init, device=emb.device)
     opt = adam(head.parameters(), cfg.lr)
     steps = batches(NL, cfg.batch_size)
+    amp = autocast(cfg, emb.device)
     for _ in range(cfg.head_epochs):
         perm = torch.stack([torch.randperm(NL, generator=g, device=emb.device) for g in gens])
         for a, b in steps:
             idx = perm[:, a:b]
-            logits = head(take(emb, idx))
+            with amp:
+                logits = head(take(emb, idx))
             yb = y.gather(1, idx)
-            loss = F.cross_entropy(logits.reshape(-1, n_classes), yb.reshape(-1), reduction="none")
+            loss = F.cross_entropy(logits.float().reshape(-1, n_classes), yb.reshape(-1), reduction="none")
             loss = loss.view(K, -1).mean(1).sum()
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -255,12 +274,12 @@ class Pretraining:
         pseudo-label accuracy on the unlabeled rows whose class is known (NaN if none)."""
         cfg, pse = self.cfg, self.pse
         pidx_t = torch.tensor(pse, device=self.dev)
-        with torch.no_grad():
+        with torch.no_grad(), autocast(cfg, self.dev):
             emb = self.enc(self.anchors[pidx_t], pidx_t)
         head = fit_heads(take(emb, self.lab_rows[pidx_t]), self.y_true[pidx_t].gather(1, self.lab_rows[pidx_t]),
                          [self.gens[j] for j in pse], cfg, self.Cn)
-        with torch.no_grad():
-            logits = head(emb)
+        with torch.no_grad(), autocast(cfg, self.dev):
+            logits = head(emb).float()
             pred = logits.argmax(-1)
         bad = first_bad(torch.isfinite(logits).flatten(1).all(1).tolist(), [self.named[j] for j in pse])
         if bad is not None:
@@ -310,11 +329,13 @@ class Pretraining:
         perm, views = self.draw_views()
         pairs = torch.cat([self.anchors, views], dim=1)  # [Kp, 2N, D]: anchor i, view N + i
         tot = torch.zeros(self.Kp, device=self.dev)
+        amp = autocast(cfg, self.dev)
         for a, b in self.batches:
             idx = perm[:, a:b]
             x = take(pairs, torch.cat([idx, idx + N], dim=1))
-            z = self.proj(self.enc(x))
-            loss = nt_xent_pairs(z, cfg.temperature)
+            with amp:
+                z = self.proj(self.enc(x))
+            loss = nt_xent_pairs(z, cfg.temperature)  # (bf16: its products in bf16, the rest float32)
             self.opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             self.opt.step()

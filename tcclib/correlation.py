@@ -103,7 +103,7 @@ def _fit_one(X: np.ndarray, i: int, others: np.ndarray, split: SeedSplit, params
 
 
 def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None,
-                      n_jobs: int | None = None, device: str | None = None) -> np.ndarray:
+                      n_jobs: int | None = None, device: str | None = None, only=None) -> np.ndarray:
     """The ``[M, M]`` importance matrix of one seed's training split (rows sum to 1).
 
     The fidelity switches in force (:data:`IMPORTANCE_SWITCHES`) choose how: categorical
@@ -117,7 +117,9 @@ def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None
     The fits release the GIL, so they run in threads (no fork: XGBoost's and torch's OpenMP
     runtimes hang in forked children).  Same matrix, bit for bit, whatever ``n_jobs``: a fit's
     trees do not depend on its thread count and each row is one fit's.  device: ``"cpu"`` or
-    ``"cuda"`` (default :func:`xgb_device` of ``cfg``)."""
+    ``"cuda"`` (default :func:`xgb_device` of ``cfg``).  only: fit just the models of these
+    active features, each still on all the other active features (the benchmark times a sample
+    of them); their rows are as in the whole matrix, the other rows stay zero."""
     cfg = cfg or Config()
     X = split.raw_train.astype(np.float32)
     M = X.shape[1]
@@ -126,6 +128,9 @@ def importance_matrix(split: SeedSplit, cfg: Config | None = None, progress=None
     native = cfg.effective("xgb_categorical") == "native"
     keep_zero = cfg.effective("zero_importance") == "keep"
     todo = [(int(i), act[act != i]) for i in act if act.size > 1]
+    if only is not None:
+        keep = {int(i) for i in only}
+        todo = [t for t in todo if t[0] in keep]
     device = device or xgb_device(cfg)
     jobs = 1 if device != "cpu" else max(1, min(n_jobs or default_jobs(), len(todo) or 1))
     params = _xgb_params(cfg, split.seed, max(1, threads.n_jobs() // jobs), device)

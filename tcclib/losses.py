@@ -64,16 +64,26 @@ class _NTXent(torch.autograd.Function):
     cross_entropy, masked_fill and both bmm operands; then normalize's backward
     ``(du - u (u . du)) / |z|``.  Same loss and gradient up to float rounding (the tests compare
     it with :func:`nt_xent_pairs_reference` and check it against finite differences).
+
+    A bfloat16 (or float16) ``z``, as ``matmul_precision: bf16`` gives it, runs the three
+    ``[2N, 2N]`` products in that dtype and everything else (norms, softmax, the loss, the
+    gradient's other terms) in float32; its gradient comes back in ``z``'s dtype.
     """
 
     @staticmethod
     def forward(ctx, z: torch.Tensor, temperature: float):
         K, N2, _ = z.shape
         N = N2 // 2
+        low = z.dtype if z.dtype in (torch.bfloat16, torch.float16) else None
+        if low is not None:  # (matmul_precision bf16) products in z's dtype, the rest in float32
+            z = z.float()
         norm = z.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # F.normalize's eps
         u = z / norm
         ut = u if temperature == 1.0 else u * (1.0 / temperature)
-        S = torch.bmm(ut, u.transpose(1, 2))  # [K, 2N, 2N]: s_ij / tau
+        if low is None:
+            S = torch.bmm(ut, u.transpose(1, 2))  # [K, 2N, 2N]: s_ij / tau
+        else:
+            S = torch.bmm(ut.to(low), u.to(low).transpose(1, 2)).float()
         S.diagonal(dim1=1, dim2=2).fill_(float("-inf"))  # j != i
         idx = torch.arange(N2, device=z.device)
         partner = torch.where(idx < N, idx + N, idx - N)
@@ -85,15 +95,20 @@ class _NTXent(torch.autograd.Function):
             rows = torch.logsumexp(S, dim=-1) - S[:, idx, partner]
         del S
         ctx.save_for_backward(u, norm, P, partner)
-        ctx.temperature = temperature
+        ctx.temperature, ctx.low = temperature, low
         return rows.mean(1)
 
     @staticmethod
     def backward(ctx, g: torch.Tensor):
         u, norm, P, partner = ctx.saved_tensors
         K, N2, _ = u.shape
-        du = torch.baddbmm(torch.bmm(P, u), P.transpose(1, 2), u)  # (P + P^T) u
+        low = ctx.low
+        if low is None:
+            du = torch.baddbmm(torch.bmm(P, u), P.transpose(1, 2), u)  # (P + P^T) u
+        else:
+            Pl, ul = P.to(low), u.to(low)
+            du = torch.baddbmm(torch.bmm(Pl, ul), Pl.transpose(1, 2), ul).float()
         du.sub_(u[:, partner], alpha=2.0)
         du.mul_((g / (N2 * ctx.temperature)).view(K, 1, 1))
         dz = (du - u * (u * du).sum(-1, keepdim=True)) / norm
-        return dz, None
+        return (dz if low is None else dz.to(low)), None

@@ -44,8 +44,9 @@ import torch
 
 from . import store
 from .config import METHODS, Config
-from .core import (Pretraining, TrainingDiverged, embed, first_bad, fit_heads, init_encoders,  # noqa: F401
-                   labeled_rows, member_layout, member_seed, take, training_generators)
+from .core import (Pretraining, TrainingDiverged, autocast, embed, first_bad, fit_heads,  # noqa: F401
+                   float32_precision, init_encoders, labeled_rows, member_layout, member_seed, take,
+                   training_generators)
 from .datasets import Dataset, load_dataset
 from .encoding import TensorTable
 from .metrics import accuracy, auroc
@@ -94,7 +95,7 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
         key = store.checkpoint_key(prep, cfg, importance)
         ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
     previous = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision(cfg.matmul_precision)
+    torch.set_float32_matmul_precision(float32_precision(cfg))
     try:
         return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch)
     finally:
@@ -162,15 +163,15 @@ def _run(prep: Prepared, cfg: Config, importance: np.ndarray | None, did: int | 
 
     # ---------------------------------------------------------------- evaluation
     t2 = time.perf_counter()
-    with torch.no_grad():
-        emb_tr = enc_all(anchors_all)
-        emb_te = embed(enc_all, tab, tab.raw_test[seed_all], seed_all)
+    with torch.no_grad(), autocast(cfg, dev):
+        emb_tr = enc_all(anchors_all).float()
+        emb_te = embed(enc_all, tab, tab.raw_test[seed_all], seed_all).float()
     lab = tab.labeled[seed_all]
     lab_rows = labeled_rows(lab)
     y_tr = tab.y_train[seed_all]
     head = fit_heads(take(emb_tr, lab_rows), y_tr.gather(1, lab_rows), train_gens, cfg, tab.n_classes)
-    with torch.no_grad():
-        prob = torch.softmax(head(emb_te), -1).cpu().numpy()
+    with torch.no_grad(), autocast(cfg, dev):
+        prob = torch.softmax(head(emb_te).float(), -1).cpu().numpy()
     bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())
     if bad is not None:
         raise TrainingDiverged(prep.name, bad[0], bad[1], None,

@@ -95,3 +95,91 @@ def test_importance_models_go_to_the_gpu_only_with_the_run():
     assert "device" not in _xgb_params(Config(), 1, 1, "cpu")  # the published CPU settings, unchanged
     p = _xgb_params(Config(), 1, 1, "cuda")
     assert p["device"] == "cuda" and p["tree_method"] == "hist" and p["n_jobs"] == 1
+
+
+def _bench_module(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_profiler_counts_an_epochs_matrix_products_as_torch_does(bc_small):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    prof = _bench_module("profile_epoch")
+    # two batches of unequal size (150 training rows, batch 64 -> 64, 64, 22), a correlation
+    # member and a pseudo-label one, a narrow network
+    small = D.from_frame(bc_small.X.iloc[:188], bc_small.y.iloc[:188], name="bc12_188")
+    cfg = Config(seeds=(614579,), methods=("random", "class_least"), hidden_dim=16, batch_size=64,
+                 head_epochs=2, epochs=1, progress=False)
+    pt, tab = prof.build(small, cfg)
+    assert len(pt.batches) == 3 and pt.batches[-1][1] - pt.batches[-1][0] < 64
+    with FlopCounterMode(display=False) as fc:
+        pt.contrastive_epoch(0)
+    assert prof.epoch_flops(pt, tab, cfg) == fc.get_total_flops()
+
+
+def test_bf16_nt_xent_is_close_to_float32_and_returns_a_bf16_gradient():
+    from tcclib.losses import nt_xent_pairs, nt_xent_pairs_reference
+
+    g = torch.Generator().manual_seed(3)
+    z = torch.randn(3, 128, 32, generator=g)
+    zb = z.bfloat16().requires_grad_()
+    zf = zb.detach().float().requires_grad_()  # the same values, in float32
+    lb, lf = nt_xent_pairs(zb, 0.5), nt_xent_pairs_reference(zf, 0.5)
+    assert lb.dtype == torch.float32
+    torch.testing.assert_close(lb, lf.detach(), rtol=2e-2, atol=2e-2)
+    (gb,) = torch.autograd.grad(lb.sum(), zb)
+    (gf,) = torch.autograd.grad(lf.sum(), zf)
+    assert gb.dtype == torch.bfloat16
+    cos = torch.nn.functional.cosine_similarity(gb.float().flatten(), gf.flatten(), dim=0)
+    assert cos > 0.99, cos
+
+
+def test_bf16_runs_its_products_in_bfloat16_and_learns_as_float32_does(bc):
+    """matmul_precision bf16 (opt-in): the networks' products run in bfloat16 (counted by dtype),
+    the run stays deterministic and lands near the exact float32 run; the default is untouched."""
+    from tcclib import core
+    from tcclib.train import run_dataset
+
+    cfg = Config(seeds=(614579, 336466), methods=("no_pretrain", "random", "class"), epochs=10,
+                 head_epochs=30, progress=False)
+    seen = set()
+    real = torch.baddbmm
+
+    def spy(*a, **kw):
+        seen.add(a[1].dtype)
+        return real(*a, **kw)
+
+    torch.baddbmm = spy
+    try:
+        bf = run_dataset(bc, cfg.replace(matmul_precision="bf16"))
+    finally:
+        torch.baddbmm = real
+    assert torch.bfloat16 in seen
+    exact = run_dataset(bc, cfg)
+    again = run_dataset(bc, cfg.replace(matmul_precision="bf16"))
+    pd_equal = bf.results[["accuracy", "auroc"]].equals(again.results[["accuracy", "auroc"]])
+    assert pd_equal and bf.history.loss.equals(again.history.loss)  # deterministic
+    assert not bf.history.loss.equals(exact.history.loss)  # really another precision
+    np.testing.assert_allclose(bf.history.loss, exact.history.loss, rtol=0.02)
+    assert (bf.results.accuracy > 0.9).all() and (bf.results.auroc > 0.95).all()
+    assert abs(bf.results.accuracy.mean() - exact.results.accuracy.mean()) < 0.02
+    assert core.float32_precision(cfg.replace(matmul_precision="bf16")) == "highest"
+    with core.autocast(cfg, "cpu"):  # the default: no autocast at all
+        assert not torch.is_autocast_enabled("cpu")
+
+
+def test_bf16_estimator_fits_and_predicts(bc):
+    from tcclib.estimator import TCCClassifier
+
+    X, y = bc.X.iloc[:300], bc.y.iloc[:300].to_numpy().copy()
+    y[::3] = -1
+    clf = TCCClassifier("random", epochs=3, head_epochs=10, matmul_precision="bf16", random_state=0).fit(X, y)
+    p = clf.predict_proba(bc.X.iloc[300:])
+    assert p.dtype == np.float64 and np.allclose(p.sum(1), 1.0)
+    assert clf.transform(bc.X.iloc[300:310]).dtype == np.float32
+    assert clf.score(bc.X.iloc[300:], bc.y.iloc[300:]) > 0.8
