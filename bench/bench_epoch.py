@@ -130,6 +130,29 @@ def projection(r: dict, n_seeds: int, overhead: float, epochs: int = PAPER_EPOCH
     return parts
 
 
+def markdown(rows: list[dict], n_seeds: int = 8) -> str:
+    """The measurements of a ``--json`` file as a markdown table, with the projected total."""
+    out = ["| dataset | train rows | width | s/epoch | ms per seed-method epoch | importance models "
+           "(s each, wall) | projected min |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in sorted(rows, key=lambda r: -r["projection"]["total"]):
+        out.append(f"| {r['name']} | {r['n_train']} | {r['width']} | {r['s_per_epoch']:.2f} | "
+                   f"{r['s_per_epoch'] / r['members'] * 1000:.1f} | {r['models']} x {n_seeds} "
+                   f"({r['xgb_seed_s'] / max(r['models'], 1):.2f}) | {r['projection']['total'] / 60:.1f} |")
+    tot = {k: sum(r["projection"][k] for r in rows) for k in rows[0]["projection"]}
+    out.append("")
+    out.append(f"{len(rows)} datasets: " + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in tot.items()
+                                                    if k != "total")
+               + f" = **{tot['total'] / 3600:.2f} h**; peak RSS {max(r['peak_gib'] for r in rows):.2f} GiB")
+    checks = [r for r in rows if "check" in r]
+    if checks:
+        out += ["", "| dataset | end to end min | projected min | projection error |", "| --- | ---: | ---: | ---: |"]
+        for r in checks:
+            c = r["check"]
+            out.append(f"| {r['name']} | {c['end_to_end_s'] / 60:.1f} | {c['projected_s'] / 60:.1f} | "
+                       f"{100 * (c['projected_s'] - c['end_to_end_s']) / c['end_to_end_s']:+.1f} % |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=10, help="pretraining epochs timed (10: one refresh)")
@@ -152,7 +175,15 @@ def main(argv=None):
     ap.add_argument("--methods", default=",".join(PAPER_SET_METHODS),
                     help="methods of the ensemble (default: the paper set's 7)")
     ap.add_argument("--json", default=None, help="also write the measurements to this file")
+    ap.add_argument("--measured", default=None, metavar="JSON",
+                    help="with --check: take each dataset's measurements (and so its projection) from "
+                         "this --json file of an earlier run instead of measuring again")
+    ap.add_argument("--report", default=None, metavar="JSON",
+                    help="measure nothing: print the measurements of a --json file as a markdown table")
     args = ap.parse_args(argv)
+    if args.report:
+        print(markdown(json.loads(Path(args.report).read_text())))
+        return
     cfg = Config(device=args.device, progress=False, matmul_precision=args.precision,
                  methods=tuple(args.methods.split(",")))
     overhead = notebook_overhead()
@@ -170,10 +201,22 @@ def main(argv=None):
         names = args.check
     elif args.only:
         names = args.only
+    if args.measured and not args.check:
+        ap.error("--measured goes with --check")
+    earlier = {}
+    if args.measured:
+        earlier = {r["name"]: r for r in json.loads(Path(args.measured).read_text())}
+        missing = [n for n in names if n not in earlier]
+        if missing:
+            ap.error(f"--measured {args.measured} has no measurements of {', '.join(missing)}")
     rows = []
     for n in names:
         t = time.perf_counter()
-        r = measure(n, cfg, args.epochs, args.data_dir, args.xgb_jobs, args.xgb_sample)
+        if n in earlier:
+            r = {k: v for k, v in earlier[n].items() if k != "check"}
+            print(f"(measurements of {n} from {args.measured})")
+        else:
+            r = measure(n, cfg, args.epochs, args.data_dir, args.xgb_jobs, args.xgb_sample)
         r["projection"] = p = projection(r, len(cfg.seeds), overhead)
         rows.append(r)
         per = r["s_per_epoch"] / r["members"] * 1000
@@ -200,7 +243,7 @@ def main(argv=None):
         for r in rows:
             with tempfile.TemporaryDirectory() as cache:
                 t = time.perf_counter()
-                run_dataset(r["name"], cfg.replace(baselines=BASELINES, epochs=args.check_epochs),
+                run_dataset(r["name"], cfg.replace(baselines=tuple(BASELINES), epochs=args.check_epochs),
                             data_dir=args.data_dir, cache_dir=cache)
                 wall = time.perf_counter() - t
             p = projection(r, len(cfg.seeds), 0.0, args.check_epochs)
@@ -208,6 +251,8 @@ def main(argv=None):
             print(f"  {r['name']:<33} end to end {wall / 60:.1f} min, projected {proj / 60:.1f} min: "
                   f"{100 * (proj - wall) / wall:+.1f} %", flush=True)
             r["check"] = dict(end_to_end_s=wall, projected_s=proj)
+            if args.json:  # after each dataset: a long check that stops keeps what it measured
+                Path(args.json).write_text(json.dumps(rows, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

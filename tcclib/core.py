@@ -255,7 +255,7 @@ class Pretraining:
             # the ranking each member samples by, as our rule or the authors' (corr_rule)
             self.W, self.sign = C.sampler_inputs(importance, self.seed_idx[self.cor], self.active[self.cor],
                                                  [self.specs[j].ranking for j in self.cor],
-                                                 cfg.effective("corr_rule"), dev)
+                                                 [self.specs[j].effective_rule(cfg) for j in self.cor], dev)
         self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
         self.refresh_at = frozenset(cfg.refresh_epochs(cfg.epochs))  # pseudo_schedule
         self.batches = batches(N, cfg.batch_size)

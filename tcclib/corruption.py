@@ -155,17 +155,27 @@ def sampler_inputs(importance, seed_index, active, rankings, rule: str = "direct
 
     importance: ``[S, M, M]`` per-seed matrices (numpy); seed_index: ``[Kc]`` each member's seed
     position; active: ``[Kc, M]`` each member's active features; rankings: each member's
-    ``MethodSpec.ranking`` ("most" or "least"); rule: ``Config.effective("corr_rule")``.
+    ``MethodSpec.ranking`` ("most" or "least"); rule: ``Config.effective("corr_rule")``, or one
+    rule per member (``MethodSpec.effective_rule``: a method may fix its own).
 
     ``direct`` (ours): the importances as they are, sign +1 for "most", -1 for "least".
     ``authors``: "most" the importances, "least" :func:`authors_least_matrix`, both with sign +1
     (their generators differ only in that reversal).
     """
-    if rule not in CORR_RULES:
-        raise ValueError(f"corr_rule must be 'direct' or 'authors', got {rule!r}")
+    rules = [rule] * len(rankings) if isinstance(rule, str) else list(rule)
+    if len(rules) != len(rankings):
+        raise ValueError(f"rule: one per member ({len(rankings)}), got {len(rules)}")
+    bad = [r for r in rules if r not in CORR_RULES]
+    if bad:
+        raise ValueError(f"corr_rule must be 'direct' or 'authors', got {bad[0]!r}")
     bad = [r for r in rankings if r not in ("most", "least")]
     if bad:
         raise ValueError(f"rankings: 'most' or 'least', got {bad[0]!r}")
+    if len(set(rules)) > 1:  # members with different rules: each as its own rule says
+        parts = [sampler_inputs(importance, seed_index[j:j + 1], active[j:j + 1], [rankings[j]], rules[j], device)
+                 for j in range(len(rankings))]
+        return torch.cat([w for w, _ in parts]), torch.cat([s for _, s in parts])
+    rule = rules[0] if rules else "direct"
     if rule == "direct":
         W = torch.as_tensor(importance, dtype=torch.float32, device=device)[seed_index]
         sign = torch.tensor([1.0 if r == "most" else -1.0 for r in rankings], device=device)

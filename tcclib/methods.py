@@ -40,6 +40,8 @@ HOWS = ("none", "column", "pseudo", "oracle")
 (refreshed during pretraining), the anchor's true class."""
 WHERES = ("uniform", "most", "least")
 """Which features are corrupted: uniformly, or by correlation (Algorithm 4)."""
+RULES = ("direct", "authors")
+"""The correlation sampler's rules (``Config.corr_rule``; a method may fix its own)."""
 GROUPS = ("how", "where", "published", "baseline")
 TABLE_KINDS = ("how", "where")
 
@@ -65,11 +67,19 @@ class MethodSpec:
     flipped: the authors' published behaviour for "most": their code flipped the shared
     importance matrix in place, so the run labelled "most correlated" sampled by the
     least-correlated ranking.  ``flipped=True`` reproduces that.
+    rule: the correlation sampler's rule for this method whatever ``Config.corr_rule`` says
+    (``"direct"``: ours, ``"authors"``: their rank reversal for "least",
+    :func:`tcclib.corruption.sampler_inputs`); None (the default): ``Config.corr_rule``'s.
     """
 
     how: str
     where: str = "uniform"
     flipped: bool = False
+    rule: str | None = None
+
+    def effective_rule(self, cfg) -> str:
+        """The sampler rule this method's members use under ``cfg``."""
+        return self.rule or cfg.effective("corr_rule")
 
     @property
     def pretrain(self) -> bool:
@@ -137,7 +147,7 @@ def _placed(name, group, order, color, tables, default_tables) -> dict:
 
 
 def register_method(name: str, how: str, where: str = "uniform", *, flipped: bool = False,
-                    label: str | None = None, group: str | None = None, order: float | None = None,
+                    rule: str | None = None, label: str | None = None, group: str | None = None, order: float | None = None,
                     color: str | None = None, tables=None, paper: bool = False,
                     replace: bool = False) -> Entry:
     """Declare a pretraining method: a combination of ``how`` (:data:`HOWS`) and ``where``
@@ -158,8 +168,12 @@ def register_method(name: str, how: str, where: str = "uniform", *, flipped: boo
     if how == "none" and where != "uniform":
         raise RegistryError(f"register_method {name!r}: how='none' corrupts nothing, so where must be "
                             f"'uniform', got {where!r}")
+    if rule is not None and (rule not in RULES or where == "uniform"):
+        raise RegistryError(f"register_method {name!r}: rule must be None or one of {', '.join(RULES)} and "
+                            f"goes with a correlation method (where 'most' or 'least'), got rule {rule!r} "
+                            f"with where {where!r}")
     group = group or ("how" if where == "uniform" else "where")
-    e = Entry(name=name, label=label or name, spec=MethodSpec(how, where, bool(flipped)), paper=paper,
+    e = Entry(name=name, label=label or name, spec=MethodSpec(how, where, bool(flipped), rule), paper=paper,
               **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)))
     _ENTRIES[name] = e
     return e
@@ -382,6 +396,10 @@ def _builtins() -> None:
     m("class_most", "pseudo", "most", label="class + most-correlated", order=6, color=_TAB10[5], paper=True)
     m("class_most_published", "pseudo", "most", flipped=True, label="class + 'most' (authors' flip)",
       group="published", order=7, color=_TAB10[6])
+    # the authors' published "most correlated" run exactly: their flip and their sampling rule,
+    # whatever corr_rule says (class_most_published follows corr_rule)
+    m("class_most_published_exact", "pseudo", "most", flipped=True, rule="authors",
+      label="class + 'most' (authors' flip and rule)", group="published", order=7.5, color=_MORE[6])
     settings = ("xgb_trees", "xgb_depth", "xgb_eta", "xgb_subsample", "xgb_colsample")
     _add_baseline("xgboost", _xgboost, False, settings, None, 8, _TAB10[7], None, check=False)
     _add_baseline("logreg", _logreg, False, (), None, 9, _TAB10[8], None, check=False)

@@ -96,9 +96,11 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
     if spec.ranking != "uniform":
         names += ["corr_temperature", "corr_normalization"]
         extra = importance_key(sp, cfg, classes)
+    # a method with its own sampler rule is keyed as if corr_rule said so
+    fcfg = cfg.replace(corr_rule=spec.rule) if spec.rule is not None and spec.ranking != "uniform" else cfg
     return _digest("member", TRAIN_VERSION, split_digest(sp, classes), method,
                    [spec.how, spec.where, spec.flipped], {k: getattr(cfg, k) for k in names}, extra,
-                   *_fidelity(cfg, member_switches(spec)))
+                   *_fidelity(fcfg, member_switches(spec)))
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:

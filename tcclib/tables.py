@@ -25,7 +25,8 @@ Method names: the paper's "how to corrupt" columns use our names (``no_pretrain`
 ``class``, ``oracle``); its "where to corrupt" columns map ``random_features`` -> ``class``,
 ``least_correlated`` -> ``class_least`` and ``most_correlated`` -> ``class_most``. The published
 ``most_correlated`` run is also the reference for our ``class_most_published`` (the authors'
-flipped selection) in :func:`compare_with_paper`.
+flipped selection) and ``class_most_published_exact`` (the same with their sampling rule) in
+:func:`compare_with_paper`.
 """
 
 from __future__ import annotations
@@ -353,7 +354,8 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     """Our numbers next to the published ones, per dataset x method.
 
     Datasets are matched on the OpenML id (``did``) where our results have one, else on the
-    name (ignoring case, ``-`` and ``_``); methods on our names, with ``class_most_published``
+    name (ignoring case, ``-`` and ``_``); methods on our names, with the separately scored
+    ``class_most_published`` and ``class_most_published_exact`` (:data:`tcclib.stats.SEPARATE`)
     compared to the paper's ``most_correlated`` as well (where-tables). Only cells present on
     both sides are returned.
 
@@ -374,8 +376,8 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
             "ci_low", "ci_high", "inside", "n", "sd", "diff_se", "welch_p", "differ", "tost_p", "equivalent",
             "margin"]
     paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
-    extra = paper[paper["method"] == "class_most"].assign(method="class_most_published")
-    paper = pd.concat([paper, extra], ignore_index=True)
+    extra = [paper[paper["method"] == "class_most"].assign(method=m) for m in _stats.SEPARATE]
+    paper = pd.concat([paper, *extra], ignore_index=True)
     ours = summarize(results, metric)
     if ours.empty:
         return pd.DataFrame(columns=cols)
@@ -402,7 +404,7 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     return m[cols].reset_index(drop=True)
 
 
-def agreement_summary(comparison: pd.DataFrame, separate=("class_most_published",)) -> pd.DataFrame:
+def agreement_summary(comparison: pd.DataFrame, separate=None) -> pd.DataFrame:
     """How often the paper's mean lies inside our 95 % interval, per method and overall.
 
     Columns: method (last row ``all``), datasets (cells compared), inside, outside,
@@ -421,6 +423,8 @@ def agreement_summary(comparison: pd.DataFrame, separate=("class_most_published"
     g = c.groupby("method", sort=False)
     out = pd.DataFrame({"datasets": g.size(), "inside": g["inside"].sum().astype(int),
                         "mean diff": g["diff"].mean(), **{t: g[t].sum().astype(int) for t in tests}}).reset_index()
+    if separate is None:
+        from .stats import SEPARATE as separate
     base = c[~c["method"].isin(list(separate))]
     total = pd.DataFrame([{"method": "all", "datasets": len(base), "inside": int(base["inside"].sum()),
                            "mean diff": base["diff"].mean(), **{t: int(base[t].sum()) for t in tests}}])

@@ -499,3 +499,59 @@ def test_fidelity_comparison_says_which_run_is_nearer_the_paper():
     assert one.gap_ours == pytest.approx(3) and one.gap_authors == pytest.approx(1) and bool(one.closer)
     summ = report.fidelity_summary(cmp)
     assert int(summ.closer.sum()) == 1
+
+
+# ------------------------------------------------------------------ the exact published run
+
+
+def test_exact_published_method_samples_by_the_authors_rule_whatever_corr_rule():
+    """class_most_published_exact: the authors' flip and their rank reversal, in every mode;
+    class_most_published follows corr_rule (ours by default), in the same ensemble."""
+    from tcclib import core
+    from tcclib.encoding import TensorTable
+
+    ds = _small_table()
+    imp = np.random.RandomState(0).dirichlet(np.ones(7), size=8)
+    W = np.zeros((1, 8, 8))
+    for i in range(8):
+        W[0, i, [j for j in range(8) if j != i]] = imp[i, :7]
+    for cfg in (Config(seeds=(5,), methods=("class_most_published", "class_most_published_exact"), epochs=1,
+                       head_epochs=1, progress=False),
+                Config(seeds=(5,), methods=("class_most_published_exact",), epochs=1, head_epochs=1,
+                       progress=False, corr_rule="direct")):
+        prep = prepare(ds, cfg.seeds)
+        tab = TensorTable.from_prepared(prep)
+        layout = core.member_layout(tab, list(cfg.seeds), [sp.n_features for sp in prep.splits], cfg.methods)
+        seed_all = layout.seed_index("cpu")
+        pt = core.Pretraining(tab, layout, cfg, W, core.training_generators(layout, "cpu"),
+                              tab.encode(tab.raw_train[seed_all], seed_all), "t")
+        active = tab.active[0].numpy()
+        theirs = torch.as_tensor(C.authors_least_matrix(W[0], active), dtype=torch.float32)
+        for j, m in enumerate(cfg.methods):
+            if m == "class_most_published_exact":
+                torch.testing.assert_close(pt.W[j], theirs)
+                assert pt.sign[j] == 1.0
+            else:  # ours: the importances as they are, 'least' by the sign
+                torch.testing.assert_close(pt.W[j], torch.as_tensor(W[0], dtype=torch.float32))
+                assert pt.sign[j] == -1.0
+    assert METHODS["class_most_published_exact"].effective_rule(Config()) == "authors"
+    assert METHODS["class_most_published"].effective_rule(Config()) == "direct"
+    assert METHODS["class_most_published"].effective_rule(Config(fidelity="authors")) == "authors"
+
+
+def test_exact_published_method_has_its_own_key_and_the_others_keep_theirs():
+    sp = prepare(_small_table(), [5]).splits[0]
+    ours, theirs = Config(), Config(corr_rule="authors")
+    exact = reuse.member_key(sp, "class_most_published_exact", ours)
+    assert exact == reuse.member_key(sp, "class_most_published_exact", theirs)  # the rule is its own
+    assert exact != reuse.member_key(sp, "class_most_published", ours)
+    assert reuse.member_key(sp, "class_most_published", ours) != reuse.member_key(sp, "class_most_published", theirs)
+
+
+def test_a_method_rule_is_checked_at_registration():
+    from tcclib.methods import RegistryError, register_method
+
+    with pytest.raises(RegistryError, match="rule"):
+        register_method("bad_rule", "pseudo", "least", rule="mine")
+    with pytest.raises(RegistryError, match="correlation method"):
+        register_method("bad_rule", "column", rule="authors")

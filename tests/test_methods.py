@@ -42,14 +42,16 @@ def _cfg(**kw):
 def test_the_builtin_entries_are_the_old_lists():
     assert config.PAPER_METHODS == ("no_pretrain", "random", "class", "oracle", "class_least", "class_most")
     assert Config().methods == config.PAPER_METHODS
-    assert list(config.METHODS) == [*config.PAPER_METHODS, "class_most_published"]
+    assert list(config.METHODS) == [*config.PAPER_METHODS, "class_most_published", "class_most_published_exact"]
     assert config.METHODS["class_most_published"] == methods.MethodSpec("pseudo", "most", flipped=True)
+    assert config.METHODS["class_most_published_exact"] == methods.MethodSpec("pseudo", "most", True, "authors")
     assert tuple(config.BASELINES) == ("xgboost", "logreg", "self_training")
     assert list(plots.METHOD_ORDER) == [*config.METHODS, *config.BASELINES]
     assert plots.LABELS["random"] == "random (SCARF)" and plots.LABELS["xgboost"] == "xgboost"
     assert list(tables.SET_HOW_METHODS) == ["no_pretrain", "random", "class", "oracle", "xgboost", "logreg",
                                             "self_training"]
-    assert list(tables.SET_WHERE_METHODS) == ["class", "class_least", "class_most", "class_most_published"]
+    assert list(tables.SET_WHERE_METHODS) == ["class", "class_least", "class_most", "class_most_published",
+                                              "class_most_published_exact"]
     assert list(report.BASELINES) == list(config.BASELINES)
     # the figures' colours are tab10 in the old order
     assert plots.palette(["no_pretrain", "self_training", "nope"]) == {

@@ -396,3 +396,22 @@ def test_write_set_tables_writes_latex(tmp_path):
             assert tex.startswith("% Table") and "\\end{table}" in tex
     where = (tmp_path / "results" / "table_accuracy_where.tex").read_text()
     assert "\\multicolumn{2}{c}{class\\_most}" in where and "& class\\_most\\_published \\\\" in where
+
+
+def test_the_exact_published_run_is_scored_separately_against_most_correlated():
+    spec = _where_spec()
+    for name, (did, per) in spec.items():
+        per["class_most_published_exact"] = [v + 0.002 for v in per["class_most_published"]]
+    cells = stats.cell_tests(_results(spec))
+    acc = cells[cells.metric == "accuracy"]
+    assert set(acc[acc.separate].method) == {"class_most_published", "class_most_published_exact"}
+    assert len(acc[acc.distinct]) == 2 * 3  # the distinct counts do not change
+    ex = acc[acc.method == "class_most_published_exact"]
+    assert set(ex.paper_column) == {"most_correlated"} and len(ex) == 2
+    summ = stats.cell_summary(cells).set_index(["metric", "scope"])
+    assert summ.loc[("accuracy", "class_most_published_exact"), "cells"] == 2
+    cmp = tables.compare_with_paper(_results(spec), "accuracy", "where")
+    most = cmp[cmp.method == "class_most"].set_index("did").paper_mean
+    assert (cmp[cmp.method == "class_most_published_exact"].set_index("did").paper_mean == most).all()
+    agree = tables.agreement_summary(cmp).set_index("method")
+    assert agree.loc["all", "datasets"] == 2 * 2 and agree.loc["class_most_published_exact", "datasets"] == 2
