@@ -147,14 +147,16 @@ def _placed(name, group, order, color, tables, default_tables) -> dict:
 
 
 def register_method(name: str, how: str, where: str = "uniform", *, flipped: bool = False,
-                    rule: str | None = None, label: str | None = None, group: str | None = None, order: float | None = None,
-                    color: str | None = None, tables=None, paper: bool = False,
+                    rule: str | None = None, label: str | None = None, group: str | None = None,
+                    order: float | None = None, color: str | None = None, tables=None, paper: bool = False,
                     replace: bool = False) -> Entry:
     """Declare a pretraining method: a combination of ``how`` (:data:`HOWS`) and ``where``
     (:data:`WHERES`).  It is then valid in ``Config.methods``, trained by
     :func:`tcclib.train.run_dataset`, and shown in the figures, the set tables (``group``
     "how" -> the how-table, else the where-table; or ``tables=``) and the report.
 
+    ``flipped`` and ``rule`` are :class:`MethodSpec`'s (``rule``: a correlation method's own
+    sampler rule, whatever ``Config.corr_rule`` says).
     Defaults: ``label`` the name, ``group`` "how" for ``where="uniform"`` else "where",
     ``order`` after every entry so far, ``color`` the first unused one."""
     _check_name(name, replace)
