@@ -183,3 +183,19 @@ def test_bf16_estimator_fits_and_predicts(bc):
     assert p.dtype == np.float64 and np.allclose(p.sum(1), 1.0)
     assert clf.transform(bc.X.iloc[300:310]).dtype == np.float32
     assert clf.score(bc.X.iloc[300:], bc.y.iloc[300:]) > 0.8
+
+
+def test_benchmark_report_reprints_the_committed_measurements(capsys):
+    import json
+
+    bench = _bench_module("bench_epoch")
+    res = ROOT / "bench" / "results" / "2026-11-25-epyc-avx512"
+    rows = json.loads((res / "all.json").read_text())
+    md = bench.markdown(rows)
+    assert len(rows) == 30 and "= **10.07 h**" in md and "| mfeat-fourier | 1600 | 76 |" in md
+    checks = bench.markdown(json.loads((res / "check.json").read_text()))
+    assert "| balance-scale | 9.4 | 9.6 | +2.0 % |" in checks and "| MiceProtein |" in checks
+    bench.main(["--report", str(res / "check.json")])
+    assert "projection error" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # --measured needs --check, and the datasets measured there
+        bench.main(["--measured", str(res / "all.json")])
