@@ -14,7 +14,8 @@ For each dataset, at the published settings (``Config()``: 8 seeds, the 7 paper 
 * importances: every XGBoost model of the first seed at **full width** (each predicts one feature
   from all the others: 100 trees, depth 10, ``hist``), the way the run fits them (``--xgb-jobs``
   concurrent single-threaded fits; ``--xgb-sample K`` fits only K of the M models, still at full
-  width, and scales by M / K);
+  width, and scales by M / K; ``--xgb-max-bin B`` times the opt-in approximation with B histogram
+  bins instead of XGBoost's default 256);
 * pretraining: ``--epochs`` epochs (default 10, which includes exactly one pseudo-label refresh
   with its 100 head epochs: the published refresh cost amortised exactly) of the whole ensemble,
   with the first seed's real importance matrix standing in for every seed's (same sampler cost);
@@ -55,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tcclib.baselines import run_baselines  # noqa: E402
-from tcclib.config import BASELINES, MATMUL_PRECISIONS, PAPER_METHODS, Config  # noqa: E402
+from tcclib.config import BASELINES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
 from tcclib.correlation import default_jobs, importance_matrix  # noqa: E402
 from tcclib.datasets import list_datasets, load_dataset  # noqa: E402
 from tcclib.encoding import TensorTable  # noqa: E402
@@ -169,6 +170,9 @@ def main(argv=None):
                     help=f"concurrent importance fits (default one per core: {default_jobs()})")
     ap.add_argument("--xgb-sample", type=int, default=None,
                     help="fit only this many importance models per dataset (full width) and scale")
+    ap.add_argument("--xgb-max-bin", type=int, default=XGB_MAX_BIN,
+                    help=f"histogram bins of the importance models (default {XGB_MAX_BIN}, XGBoost's own and "
+                         f"the published runs'; fewer: the opt-in approximation, e.g. 64)")
     ap.add_argument("--precision", default="highest", choices=MATMUL_PRECISIONS,
                     help="matmul precision: highest (exact float32, the default), high/medium (torch's "
                          "float32 precisions), bf16 (the networks' products in bfloat16, opt-in)")
@@ -185,10 +189,11 @@ def main(argv=None):
         print(markdown(json.loads(Path(args.report).read_text())))
         return
     cfg = Config(device=args.device, progress=False, matmul_precision=args.precision,
-                 methods=tuple(args.methods.split(",")))
+                 methods=tuple(args.methods.split(",")), xgb_max_bin=args.xgb_max_bin)
     overhead = notebook_overhead()
     print(f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
           f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
+          f"xgb_max_bin {args.xgb_max_bin}  "
           f"{platform.processor() or platform.machine()}  load {os.getloadavg()[0]:.1f}")
     print(f"# published settings: {len(cfg.seeds)} seeds x {len(cfg.methods)} methods, {PAPER_EPOCHS} epochs; "
           f"{args.epochs} epochs timed; importance fits: {args.xgb_jobs or default_jobs()} at once; "

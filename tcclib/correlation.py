@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import threads
-from .config import Config
+from .config import XGB_MAX_BIN, Config
 from .preprocess import SeedSplit
 
 
@@ -32,14 +32,15 @@ IMPORTANCE_SWITCHES = ("xgb_categorical", "xgb_seed", "zero_importance")
 
 
 def _xgb_params(cfg: Config, seed: int, n_threads: int | None = None, device: str | None = None) -> dict:
-    """The published XGBoost settings, with the fidelity switches in force; ``n_threads`` (default:
+    """The published XGBoost settings (``max_bin``: XGBoost's default unless ``xgb_max_bin`` opts
+    into fewer bins), with the fidelity switches in force; ``n_threads`` (default:
     this job's share of the cores, :func:`tcclib.threads.n_jobs`) and ``device`` only say where
     they run.  On the CPU the ``hist`` models, and so the importances, are the same bits whatever
     the thread count (``tests/test_speed.py`` checks it)."""
     params = dict(n_estimators=cfg.xgb_trees, max_depth=cfg.xgb_depth, learning_rate=cfg.xgb_eta,
                   subsample=cfg.xgb_subsample, colsample_bytree=cfg.xgb_colsample,
                   importance_type="gain", random_state=seed, n_jobs=n_threads or threads.n_jobs(),
-                  tree_method="hist", verbosity=0)
+                  tree_method="hist", max_bin=cfg.xgb_max_bin, verbosity=0)
     if cfg.effective("xgb_seed") == "xgboost_default":
         params.pop("random_state")  # the authors pass none: XGBoost's own seed (0) for every model
     if cfg.effective("xgb_categorical") == "native":
@@ -186,6 +187,8 @@ def _cache_digest(split: SeedSplit, cfg: Config) -> str:
     h.update(split.active.tobytes())
     h.update(json.dumps([cfg.xgb_trees, cfg.xgb_depth, cfg.xgb_eta, cfg.xgb_subsample,
                          cfg.xgb_colsample]).encode())
+    if cfg.xgb_max_bin != XGB_MAX_BIN:  # the opt-in approximation; the default adds nothing
+        h.update(json.dumps({"xgb_max_bin": cfg.xgb_max_bin}).encode())
     fid = cfg.departures(IMPORTANCE_SWITCHES)
     if fid:  # only departures from our defaults: the default keys stay what they were
         h.update(json.dumps(fid, sort_keys=True).encode())

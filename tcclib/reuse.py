@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .config import METHODS, Config
+from .config import METHODS, XGB_MAX_BIN, Config
 from .preprocess import Prepared, SeedSplit
 
 TRAIN_VERSION = 1
@@ -66,11 +66,18 @@ def _fidelity(cfg: Config, names) -> tuple:
     return (fid,) if fid else ()
 
 
+def _approximations(cfg: Config) -> tuple:
+    """The key part for the opt-in importance approximation (``xgb_max_bin`` off XGBoost's
+    default): none at the default, so the published runs' keys stay what they were."""
+    return ({"xgb_max_bin": cfg.xgb_max_bin},) if cfg.xgb_max_bin != XGB_MAX_BIN else ()
+
+
 def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
     from .correlation import IMPORTANCE_SWITCHES
 
     return _digest("importance", IMPORTANCE_VERSION, split_digest(sp, classes),
-                   {k: getattr(cfg, k) for k in _XGB}, *_fidelity(cfg, IMPORTANCE_SWITCHES))
+                   {k: getattr(cfg, k) for k in _XGB}, *_fidelity(cfg, IMPORTANCE_SWITCHES),
+                   *_approximations(cfg))
 
 
 def member_switches(spec) -> list[str]:

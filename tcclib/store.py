@@ -244,14 +244,16 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
     embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
 
-    A file written before the fidelity settings existed has none of them: it ran with their
-    defaults (``fidelity: ours``, every switch ``auto``), and is read so."""
-    from .config import AUTO, FIDELITY_SWITCHES
+    A file written before a setting existed lacks it: it ran with that setting's default (the
+    fidelity settings: ``fidelity: ours``, every switch ``auto``; ``xgb_max_bin``: XGBoost's 256),
+    and is read so."""
+    from .config import AUTO, FIDELITY_SWITCHES, XGB_MAX_BIN
 
     f = Path(config_json)
     if not f.exists():
         return False, f"no {f.name} beside the reference"
-    ref = {"fidelity": "ours", **{n: AUTO for n in FIDELITY_SWITCHES}, **json.loads(f.read_text())}
+    ref = {"fidelity": "ours", **{n: AUTO for n in FIDELITY_SWITCHES}, "xgb_max_bin": XGB_MAX_BIN,
+           **json.loads(f.read_text())}
     mine = cfg.to_dict()
     diff = [f"{k} {mine.get(k)!r} vs {ref.get(k)!r}" for k in sorted(set(ref) | set(mine))
             if k not in _NOT_COMPARED and ref.get(k) != mine.get(k)]

@@ -199,3 +199,44 @@ def test_benchmark_report_reprints_the_committed_measurements(capsys):
     assert "projection error" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # --measured needs --check, and the datasets measured there
         bench.main(["--measured", str(res / "all.json")])
+
+
+def test_fewer_xgboost_bins_are_opt_in_and_key_only_what_they_change(bc_small):
+    from tcclib import reuse
+    from tcclib.config import METHODS, XGB_MAX_BIN, ConfigError
+    from tcclib.correlation import _cache_key, _xgb_params
+    from tcclib.estimator import TCCClassifier
+    from tcclib.preprocess import prepare_config
+
+    cfg = Config(seeds=(614579,), methods=list(METHODS))
+    assert cfg.xgb_max_bin == XGB_MAX_BIN == 256 and _xgb_params(cfg, 1)["max_bin"] == 256
+    fast = cfg.replace(xgb_max_bin=16)
+    assert _xgb_params(fast, 1)["max_bin"] == 16
+    prep = prepare_config(bc_small, cfg)
+    sp = prep.splits[0]
+    W, F = importance_matrix(sp, cfg), importance_matrix(sp, fast)
+    assert np.allclose(F.sum(1), 1.0) and not np.array_equal(W, F)  # a coarser histogram, other trees
+    np.testing.assert_array_equal(importance_matrix(sp, fast), F)  # deterministic
+    # keys: the correlation members and the importances change, nothing else; the default adds nothing
+    base, k = reuse.run_keys(prep, cfg), reuse.run_keys(prep, fast)
+    corr = {m for m, s in METHODS.items() if s.ranking != "uniform"}
+    assert {t.split("/")[1] for t in k.members if k.members[t] != base.members[t]} == corr
+    assert k.importance != base.importance and k.baselines == base.baselines
+    assert reuse.run_keys(prep, cfg.replace(xgb_max_bin=256)).members == base.members
+    assert _cache_key("m", sp, fast) != _cache_key("m", sp, cfg)
+    with pytest.raises(ConfigError, match="xgb_max_bin: must be >= 2"):
+        cfg.replace(xgb_max_bin=1)
+    assert TCCClassifier(xgb_max_bin=64).config().xgb_max_bin == 64
+
+
+def test_xgb_bins_benchmark_compares_rows_and_runs(capsys):
+    xb = _bench_module("xgb_bins")
+    R = np.array([[0.0, 0.6, 0.3, 0.1], [0.5, 0.0, 0.2, 0.3]])  # rows of features 0 and 1
+    same = xb.compare(R, R, [0, 1])
+    assert same["tv"] == 0 and same["spearman"] == pytest.approx(1) and same["same_top"] == 1
+    W = np.array([[0.0, 0.1, 0.3, 0.6], [0.5, 0.0, 0.2, 0.3]])  # feature 0's row reversed
+    c = xb.compare(W, R, [0, 1])
+    assert c["tv"] == pytest.approx(0.25) and c["spearman"] == pytest.approx(0) and c["same_top"] == 0.5
+    xb.main(["--datasets", "breast_cancer", "--models", "2", "--bins", "16"])
+    out = capsys.readouterr().out
+    assert "breast_cancer: 455 training rows, 30 features, 2 models" in out and "xgb_max_bin  16:" in out
