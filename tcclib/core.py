@@ -87,6 +87,18 @@ def float32_precision(cfg: Config) -> str:
     return "highest" if cfg.matmul_precision == "bf16" else cfg.matmul_precision
 
 
+@contextlib.contextmanager
+def matmul_precision(cfg: Config):
+    """torch's float32 matmul precision held at :func:`float32_precision` of ``cfg`` inside, and
+    given back as it was afterwards (also on an error): a run leaves the process's setting alone."""
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(float32_precision(cfg))
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(previous)
+
+
 def batches(n: int, size: int):
     return [(i, min(i + size, n)) for i in range(0, n, size)]
 

@@ -258,12 +258,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             from .correlation import importance_matrix
 
             importance = importance_matrix(split, cfg)[None]
-        previous = torch.get_float32_matmul_precision()
-        torch.set_float32_matmul_precision(core.float32_precision(cfg))
-        try:
+        with core.matmul_precision(cfg):
             enc, head, tab, pt = _fit_member(prep, cfg, importance)
-        finally:
-            torch.set_float32_matmul_precision(previous)
         self.columns_ = cols
         self.seed_ = seed
         self.importance_ = importance[0] if importance is not None else None

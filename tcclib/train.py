@@ -45,7 +45,7 @@ import torch
 from . import store
 from .config import METHODS, Config
 from .core import (Pretraining, TrainingDiverged, autocast, embed, first_bad, fit_heads,  # noqa: F401
-                   float32_precision, init_encoders, labeled_rows, member_layout, member_seed, take,
+                   init_encoders, matmul_precision, labeled_rows, member_layout, member_seed, take,
                    training_generators)
 from .datasets import Dataset, load_dataset
 from .encoding import TensorTable
@@ -94,12 +94,8 @@ def run_prepared(prep: Prepared, cfg: Config | None = None, importance: np.ndarr
     if checkpoint_dir is not None:
         key = store.checkpoint_key(prep, cfg, importance)
         ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
-    previous = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision(float32_precision(cfg))
-    try:
+    with matmul_precision(cfg):
         return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch)
-    finally:
-        torch.set_float32_matmul_precision(previous)
 
 
 def _pretrain(pt: Pretraining, cfg: Config, name: str, ckpt: tuple[Path, str] | None,

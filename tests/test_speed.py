@@ -169,6 +169,12 @@ def test_bf16_runs_its_products_in_bfloat16_and_learns_as_float32_does(bc):
     assert (bf.results.accuracy > 0.9).all() and (bf.results.auroc > 0.95).all()
     assert abs(bf.results.accuracy.mean() - exact.results.accuracy.mean()) < 0.02
     assert core.float32_precision(cfg.replace(matmul_precision="bf16")) == "highest"
+    before = torch.get_float32_matmul_precision()
+    with pytest.raises(RuntimeError, match="inside"):
+        with core.matmul_precision(cfg.replace(matmul_precision="medium")):
+            assert torch.get_float32_matmul_precision() == "medium"
+            raise RuntimeError("inside")
+    assert torch.get_float32_matmul_precision() == before  # given back, also on an error
     with core.autocast(cfg, "cpu"):  # the default: no autocast at all
         assert not torch.is_autocast_enabled("cpu")
 
