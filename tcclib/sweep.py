@@ -10,7 +10,8 @@ this interpreter (no kernelspec is consulted), into ``<outputs>/<set>/<dataset>/
 output root is ``runs/`` (not tracked by git), so a run never skips or overwrites the committed
 reference renders in ``outputs/``; a finished run is compared with the reference of the same set
 and dataset when there is one.  A ``_DONE.json`` marker, written last and atomically, marks a
-finished dataset, which a later run skips (unless ``--force``); it records the wall time, the
+finished dataset, which a later run skips (unless ``--force``; a forced re-run that trains keeps
+the earlier runs' records under ``earlier``); it records the wall time, the
 machine, the interpreter, and the pretraining time over all stretches (``pretrain_s``;
 ``resumed_at_epoch`` when pretraining resumed from the checkpoint an interrupted run left under
 ``<outputs>/.cache/checkpoints``).  Stored results whose data and settings match are reused
@@ -107,6 +108,33 @@ def load_source(name: str):
     return nb
 
 
+def declared_parameters(nb) -> set[str]:
+    """The names a notebook's ``parameters`` cell assigns (``epochs: int = 100`` and the like)."""
+    import ast
+
+    names = set()
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    names.add(node.target.id)
+                elif isinstance(node, ast.Assign):
+                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def needed_parameters(nb, parameters: dict) -> dict:
+    """``parameters`` less the settings the notebook does not declare that are at their default
+    anyway (a setting newer than the notebook's parameter cell: nothing to tell it, and papermill
+    would warn of an unknown name).  A setting off its default is always passed: the notebook's
+    check (:func:`tcclib.nbparams.per_dataset`) takes it."""
+    from .config import Config
+
+    declared, default = declared_parameters(nb), Config().to_dict()
+    return {k: v for k, v in parameters.items()
+            if k in declared or k not in default or v != default[k]}
+
+
 def _execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
     """Execute notebook ``nb`` with ``parameters`` into ``out``, in this very interpreter
     (:mod:`tcclib.kernel`), streaming the kernel's output (progress bars) to the console."""
@@ -122,7 +150,8 @@ def _execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
     os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
     os.environ[store.SWEEP_ENV] = "1"  # the sweep writes the markers itself (store.save_run)
     try:
-        pm.execute_notebook(load_source(nb), str(tmp), parameters=parameters, cwd=str(cwd),
+        source = load_source(nb)
+        pm.execute_notebook(source, str(tmp), parameters=needed_parameters(source, parameters), cwd=str(cwd),
                             progress_bar=False, kernel_name=KERNEL_NAME, km=km,
                             stderr_file=sys.stderr, start_timeout=120)
     finally:
@@ -264,6 +293,8 @@ def run_dataset_notebooks(ps: P.ParamSet, dataset: str, out_root: Path, reuse: b
             tim = json.loads(tfile.read_text())
             done.update({k: tim[k] for k in ("pretrain_s", "resumed_at_epoch", "trained_members",
                                              "reused_members") if k in tim})
+        if previous:  # a re-run that trained (e.g. a method added): the earlier runs' records stay
+            done["earlier"] = [{k: v for k, v in previous.items() if k != "earlier"}, *previous.get("earlier", [])]
     store.write_json(done, ddir / "_DONE.json")  # the new results count from here on
     if prev_dir is not None:
         shutil.rmtree(prev_dir, ignore_errors=True)

@@ -173,3 +173,39 @@ def test_index_links_notebooks_of_finished_datasets_only(tmp_path):
     assert "| breast_cancer | done | [01](breast_cancer/01_data_prep.ipynb) |" in index
     assert "| diabetes | incomplete |  |" in index  # its partial render is not linked
     assert "| wdbc | pending |  |" in index
+
+
+def test_a_forced_rerun_that_trains_keeps_the_earlier_runs_record(tmp_path, caplog):
+    text = ("name: grow\ndatasets: [breast_cancer]\nconfig: {seeds: [1], methods: [no_pretrain], epochs: 1,"
+            " head_epochs: 2, pseudo_every: 1}\nper_dataset_notebooks: [03_pretraining]\naggregate_notebooks: []\n")
+    p = tmp_path / "grow.yaml"
+    p.write_text(text)
+    out = tmp_path / "outputs"
+    S.sweep(P.load(p), out, progress=False)
+    done_file = out / "grow" / "breast_cancer" / "_DONE.json"
+    first = json.loads(done_file.read_text())
+    assert "earlier" not in first and first["trained_members"] == 1
+    assert "unknown parameter" not in caplog.text  # only what the notebook declares, or a non-default
+    p.write_text(text.replace("methods: [no_pretrain]", "methods: [no_pretrain, random]"))
+    S.sweep(P.load(p), out, force=["breast_cancer"], progress=False)  # adds a method: trains its member
+    second = json.loads(done_file.read_text())
+    assert second["trained_members"] == 1 and second["reused_members"] == 1
+    assert second["earlier"] == [first]  # the first run's record (its time, machine) is not lost
+    S.sweep(P.load(p), out, force=["breast_cancer"], progress=False)  # a re-render trains nothing
+    third = json.loads(done_file.read_text())
+    assert third["earlier"] == [first] and third["finished"] == second["finished"] and "rendered" in third
+
+
+def test_settings_newer_than_a_notebook_are_passed_only_off_their_default():
+    import nbformat
+
+    assert {"dataset", "epochs", "methods", "fidelity"} <= S.declared_parameters(S.load_source("03_pretraining"))
+    nb = nbformat.v4.new_notebook()  # a notebook whose parameter cell predates most settings
+    nb.cells = [nbformat.v4.new_code_cell("dataset = 'breast_cancer'\nepochs: int = 100  # epochs",
+                                          metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("lr = 1")]  # not a parameter cell
+    assert S.declared_parameters(nb) == {"dataset", "epochs"}
+    params = {"dataset": "x", "epochs": 5, "output_dir": "o"}
+    assert S.needed_parameters(nb, params) == params  # declared, or not a setting at all: passed
+    assert S.needed_parameters(nb, {"lr": 0.001, "xgb_max_bin": 256}) == {}  # newer, at the default
+    assert S.needed_parameters(nb, {"lr": 0.01, "xgb_max_bin": 64}) == {"lr": 0.01, "xgb_max_bin": 64}
