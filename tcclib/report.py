@@ -506,6 +506,45 @@ def fidelity_summary(cmp: pd.DataFrame) -> pd.DataFrame:
                          "closer": g.closer.sum()}).reset_index()
 
 
+def switch_effects(dataset, methods, cfg=None, data_dir=None, metrics=("accuracy", "auroc")) -> pd.DataFrame:
+    """Which fidelity switch moves ``methods`` on ``dataset`` towards the paper: one run per switch
+    set alone to the authors' value, besides ours (``switch`` "none") and all of them ("all":
+    ``fidelity: authors``), each compared with the paper (:func:`tcclib.tables.compare_with_paper`).
+
+    Only switches that change some member's content key (:mod:`tcclib.reuse`: what the member
+    depends on) are run; the others cannot change these methods' results (e.g. ``no_pretrain``
+    depends on the labeled subset and the initial encoder only).  ``cfg``: the other settings
+    (default: the published ones).  Columns: switch, method, metric, paper_mean, mean, gap (|ours -
+    paper|), inside (the paper's mean in our 95 % interval).  Accuracy in %, as in the paper."""
+    from .config import FIDELITY_SWITCHES, Config
+    from .datasets import Dataset, load_dataset
+    from .preprocess import prepare_config
+    from .reuse import run_keys
+    from .train import run_dataset
+
+    cfg = (cfg or Config()).replace(methods=list(methods), baselines=[], fidelity="ours")
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
+    base = run_keys(prepare_config(ds, cfg), cfg).members
+    runs = {"none": cfg}
+    for name, values in FIDELITY_SWITCHES.items():
+        c = cfg.replace(**{name: values["authors"]})
+        if run_keys(prepare_config(ds, c), c).members != base:
+            runs[name] = c
+    runs["all"] = cfg.replace(fidelity="authors")
+    parts = []
+    for switch, c in runs.items():
+        res = run_dataset(ds, c).results
+        for metric in metrics:
+            for kind in ("how", "where"):
+                cmp = tables.compare_with_paper(res, metric, kind)
+                cmp = cmp[cmp["method"].isin(methods)]
+                parts.append(cmp.assign(switch=switch, metric=metric)[
+                    ["switch", "method", "metric", "paper_mean", "mean", "diff", "inside"]])
+    out = pd.concat(parts, ignore_index=True).drop_duplicates(["switch", "method", "metric"])
+    out["gap"] = out.pop("diff").abs()
+    return out[["switch", "method", "metric", "paper_mean", "mean", "gap", "inside"]].reset_index(drop=True)
+
+
 RANK_FIGURES = {"accuracy": "cd_accuracy", "auroc": "cd_auroc"}
 
 

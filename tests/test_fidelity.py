@@ -556,3 +556,24 @@ def test_a_method_rule_is_checked_at_registration():
         register_method("bad_rule", "pseudo", "least", rule="mine")
     with pytest.raises(RegistryError, match="correlation method"):
         register_method("bad_rule", "column", rule="authors")
+
+
+def test_switch_effects_runs_only_the_switches_that_reach_the_methods():
+    import os
+
+    from tcclib import datasets as D
+    from tcclib.report import switch_effects
+
+    data = Path(os.environ.get(D.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
+    if not (data / "23381.arff").exists():
+        pytest.skip(f"no ARFF folder at {data}")
+    cfg = Config(seeds=(614579, 336466), head_epochs=5, progress=False)
+    out = switch_effects("dresses-sales", ["no_pretrain"], cfg, data_dir=data)
+    # no_pretrain depends on the labeled subset and the initial encoder only
+    assert set(out.switch) == {"none", "labeled_split", "encoder_init", "all"}
+    assert set(out.metric) == {"accuracy", "auroc"} and set(out.method) == {"no_pretrain"}
+    acc = out[out.metric == "accuracy"].set_index("switch")
+    assert acc.paper_mean.nunique() == 1 and acc.paper_mean.iloc[0] == pytest.approx(55.12, abs=0.01)
+    auc = out[out.metric == "auroc"].set_index("switch")
+    assert auc.loc["labeled_split", "mean"] != auc.loc["none", "mean"]  # another labeled subset
+    assert (acc.gap - (acc["mean"] - acc.paper_mean).abs()).abs().max() < 1e-9
