@@ -698,6 +698,42 @@ def _cells_section(results: pd.DataFrame) -> list[str]:
     return out
 
 
+FIDELITY_SETS = {"paper": "authors"}
+"""The report of a set (key) shows the authors'-mode results of the set beside it (value) that
+runs some of its datasets with ``fidelity: authors`` (``outputs/paper`` -> ``outputs/authors``)."""
+
+
+def _fidelity_section(set_dir: Path, results: pd.DataFrame) -> list[str]:
+    """The authors' mode against our defaults, on the datasets both ran (:func:`fidelity_comparison`)."""
+    other = set_dir.parent / FIDELITY_SETS.get(set_dir.resolve().name, "")
+    if other.resolve() == set_dir.resolve() or not other.is_dir():
+        return []
+    theirs = store.gather(other, "results")
+    if theirs.empty:
+        return []
+    both = sorted(set(theirs.dataset) & set(results.dataset))
+    cmp = fidelity_comparison(results[results.dataset.isin(both)], theirs[theirs.dataset.isin(both)])
+    if cmp.empty:
+        return []
+    summ = fidelity_summary(cmp)
+    out = [f"## The authors' mode (`{other.name}`)", "",
+           f"The same datasets, seeds and settings with `fidelity: authors` (every switch of the "
+           f"deviations table below at the authors' code) against this run, both next to the paper: "
+           f"{len(both)} dataset(s) ran in both ({', '.join(both)}). *gap*: mean distance of the "
+           f"means to the paper's (accuracy in points, AUROC); *inside*: cells with the paper's mean in "
+           f"the run's 95 % interval; *closer*: cells where the authors' mode is nearer the paper. "
+           f"Which switch moves what: `{other.name}/NOTE.md`.", ""]
+    for metric in ("accuracy", "auroc"):
+        s = summ[summ.metric == metric]
+        if len(s):
+            c = cmp[cmp.metric == metric]
+            out.append(f"- {metric}: gap {c.gap_ours.mean():.3g} (ours) vs {c.gap_authors.mean():.3g} (authors' "
+                       f"mode); inside {int(c.inside_ours.sum())} vs {int(c.inside_authors.sum())} of "
+                       f"{len(c)} cells; the authors' mode nearer in {int(c.closer.sum())}.")
+    out += ["", tables.to_markdown(summ.round({"gap_ours": 3, "gap_authors": 3}), index=False), ""]
+    return out
+
+
 def build_report(set_dir, title: str | None = None, figures: bool = True) -> str:
     """The whole report as markdown.
 
@@ -783,6 +819,7 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
                                                      if decided.loc[i, j] else "– (0/0)")
         cell.index.name = "row beats column"
         out += ["## Win matrix (accuracy, Welch p < 0.05), ours incl. baselines", "", tables.to_markdown(cell), ""]
+    out += _fidelity_section(set_dir, results)
     cr = corr_range_table(set_dir)
     if len(cr):
         lead = (f"Mean absolute difference to the paper: {np.nanmean(np.abs(cr['diff'])):.3f} over "

@@ -415,3 +415,23 @@ def test_the_exact_published_run_is_scored_separately_against_most_correlated():
     assert (cmp[cmp.method == "class_most_published_exact"].set_index("did").paper_mean == most).all()
     agree = tables.agreement_summary(cmp).set_index("method")
     assert agree.loc["all", "datasets"] == 2 * 2 and agree.loc["class_most_published_exact", "datasets"] == 2
+
+
+def test_the_paper_sets_report_shows_the_authors_mode_beside_it(tmp_path):
+    res = _report_results()
+    for name, g in res.groupby("dataset"):
+        store.write_csv(g, tmp_path / "paper" / name / "results.csv")
+        store.write_json({}, tmp_path / "paper" / name / "_DONE.json")
+    assert "## The authors' mode" not in report.build_report(tmp_path / "paper", figures=False)  # none beside it
+    two = res[res.dataset.isin(["diabetes", "kc2"])]
+    for name, g in two.groupby("dataset"):  # the authors' mode on two of them, 2 points nearer on accuracy
+        g = g.assign(accuracy=g.accuracy - 0.02)
+        store.write_csv(g, tmp_path / "authors" / name / "results.csv")
+        store.write_json({}, tmp_path / "authors" / name / "_DONE.json")
+    text = report.build_report(tmp_path / "paper", figures=False)
+    section = text[text.index("## The authors' mode (`authors`)"):text.index("## Feature correlation")
+                   if "## Feature correlation" in text else text.index("## Deviations")]
+    assert "2 dataset(s) ran in both (diabetes, kc2)" in section and "| kc2 | accuracy |" in section
+    assert "credit-g" not in section
+    assert "## The authors' mode" not in report.build_report(tmp_path / "authors", figures=False)
+    plt.close("all")
