@@ -726,8 +726,8 @@ def _fidelity_section(set_dir: Path, results: pd.DataFrame) -> list[str]:
     for metric in ("accuracy", "auroc"):
         s = summ[summ.metric == metric]
         if len(s):
-            c = cmp[cmp.metric == metric]
-            out.append(f"- {metric}: gap {c.gap_ours.mean():.3g} (ours) vs {c.gap_authors.mean():.3g} (authors' "
+            c, dig = cmp[cmp.metric == metric], 2 if metric == "accuracy" else 3
+            out.append(f"- {metric}: gap {c.gap_ours.mean():.{dig}f} (ours) vs {c.gap_authors.mean():.{dig}f} (authors' "
                        f"mode); inside {int(c.inside_ours.sum())} vs {int(c.inside_authors.sum())} of "
                        f"{len(c)} cells; the authors' mode nearer in {int(c.closer.sum())}.")
     out += ["", tables.to_markdown(summ.round({"gap_ours": 3, "gap_authors": 3}), index=False), ""]

@@ -146,6 +146,7 @@ def _execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.running.ipynb")
+    share_tcclib_with_kernels()  # every path that runs a notebook (--aggregates too) needs it
     km = kernel_manager()
     os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
     os.environ[store.SWEEP_ENV] = "1"  # the sweep writes the markers itself (store.save_run)
