@@ -424,7 +424,7 @@ def test_the_paper_sets_report_shows_the_authors_mode_beside_it(tmp_path):
         store.write_json({}, tmp_path / "paper" / name / "_DONE.json")
     assert "## The authors' mode" not in report.build_report(tmp_path / "paper", figures=False)  # none beside it
     two = res[res.dataset.isin(["diabetes", "kc2"])]
-    for name, g in two.groupby("dataset"):  # the authors' mode on two of them, 2 points nearer on accuracy
+    for name, g in two.groupby("dataset"):  # the authors' mode on two of them, 2 points lower on accuracy
         g = g.assign(accuracy=g.accuracy - 0.02)
         store.write_csv(g, tmp_path / "authors" / name / "results.csv")
         store.write_json({}, tmp_path / "authors" / name / "_DONE.json")
