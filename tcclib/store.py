@@ -255,9 +255,20 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     ref = {"fidelity": "ours", **{n: AUTO for n in FIDELITY_SWITCHES}, "xgb_max_bin": XGB_MAX_BIN,
            **json.loads(f.read_text())}
     mine = cfg.to_dict()
-    diff = [f"{k} {mine.get(k)!r} vs {ref.get(k)!r}" for k in sorted(set(ref) | set(mine))
+    diff = [_difference(k, mine.get(k), ref.get(k)) for k in sorted(set(ref) | set(mine))
             if k not in _NOT_COMPARED and ref.get(k) != mine.get(k)]
     return not diff, "; ".join(diff)
+
+
+def _difference(name: str, mine, stored) -> str:
+    """``epochs 5 vs 100``; two lists that differ by members only: ``methods +oracle -class``."""
+    if isinstance(mine, (list, tuple)) and isinstance(stored, (list, tuple)) and \
+            len(set(map(str, mine))) == len(mine) and len(set(map(str, stored))) == len(stored):
+        added = [v for v in mine if v not in stored]
+        gone = [v for v in stored if v not in mine]
+        if added or gone:
+            return " ".join([name, *(f"+{v}" for v in added), *(f"-{v}" for v in gone)])
+    return f"{name} {mine!r} vs {stored!r}"
 
 
 def results_to_compare(out_dir, set_name: str, dataset: str, cfg):

@@ -431,6 +431,29 @@ def resolve_data_dir(ps: P.ParamSet, explicit: str | None = None) -> str | None:
     return str(folder)
 
 
+STALE = "stale"  # --force stale: the finished datasets whose stored settings are not the file's
+
+
+def settings_changed(ps: P.ParamSet, set_dir: Path, dataset: str) -> str | None:
+    """How the settings a finished ``dataset`` ran with (its ``config.json``) differ from what the
+    parameter file asks now, e.g. ``methods +class_most_published_exact``; None when they are the
+    same (or nothing was stored)."""
+    f = set_dir / dataset / "config.json"
+    if not f.exists():
+        return None
+    same, why = store.same_settings(f, ps.config_for(dataset))
+    return None if same else why
+
+
+def skipped_line(set_dir: Path, dataset: str, changed: str | None) -> str:
+    """What the sweep says of a finished dataset it does not run now."""
+    if changed:
+        return (f"{dataset}: done in {set_dir / dataset}, but with other settings than the parameter file "
+                f"({changed}): --force {STALE} (or --force {dataset}) brings it up to date, reusing its "
+                f"stored results")
+    return f"{dataset}: already done in {set_dir / dataset} (--force {dataset} re-renders it)"
+
+
 def _names_in_set(names, ps: P.ParamSet, where: str) -> list[str]:
     """Dataset names for --force/--only, matched as dataset names are everywhere (case-insensitive,
     OpenML ids); one that is not in the set is an error with the set's closest names."""
@@ -457,9 +480,12 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
 
     out_root: where the set's folder goes (default ``runs/``; the committed references are
     ``outputs/``).  only: run just these datasets of the set now (the others stay pending).
-    force: re-execute these ('all': every one) even when finished; with ``reuse`` (the default)
-    their stored results are reused where data and settings match, so that re-renders
-    train nothing; ``reuse=False`` retrains.  Every finished dataset is compared with the
+    force: re-execute these ('all': every one; 'stale': the finished ones whose stored settings
+    are not the parameter file's, e.g. after a method was added) even when finished; with
+    ``reuse`` (the default) their stored results are reused where data and settings match, so
+    that re-renders train nothing and an added method trains only its members; ``reuse=False``
+    retrains.  A finished dataset with other settings than the file's is not re-run unless
+    forced: ``stale`` names it with the difference.  Every finished dataset is compared with the
     committed reference run (``reference_root``, default ``outputs/``) of the same set when there
     is one: ``reference`` holds the line printed for it.
 
@@ -477,17 +503,23 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
     workers = workers or ps.workers
     share_tcclib_with_kernels()
     force_all = force == ["all"]
-    forced = [] if (force is None or force_all) else _names_in_set(force, ps, "--force")
+    force_stale = bool(force) and STALE in force
+    forced = [] if (force is None or force_all) else _names_in_set([f for f in force if f != STALE], ps, "--force")
     chosen = _names_in_set(only, ps, "--only") if only else None
     set_dir = out_root / ps.name
+    stale = {}
 
     def classify():
         todo, skipped = [], []
+        stale.clear()
         for d in ps.datasets:
             if chosen is not None and d not in chosen:
                 continue
             done = (set_dir / d / "_DONE.json").exists()
-            (skipped if done and not (force_all or d in forced) else todo).append(d)
+            why = settings_changed(ps, set_dir, d) if done else None
+            if why:
+                stale[d] = why
+            (skipped if done and not (force_all or d in forced or (force_stale and why)) else todo).append(d)
         return todo, skipped
 
     todo, skipped = classify()
@@ -497,10 +529,11 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
             not (aggregate and aggregates_stale(ps, set_dir)):
         # nothing to run: only reads (a read-only or locked folder is no obstacle)
         for d in skipped:
-            print(f"{d}: already done in {set_dir / d} (--force {d} re-renders it)")
+            print(skipped_line(set_dir, d, stale.get(d)))
         reference = {d: line for d in skipped
                      if (line := store.reference_line(set_dir / d, ref_root / ps.name / d)) is not None}
-        return {"done": [], "skipped": skipped, "failed": {}, "reference": reference}
+        return {"done": [], "skipped": skipped, "failed": {}, "reference": reference,
+                "stale": {d: w for d, w in stale.items() if d in skipped}}
     check_writable(set_dir)
     with set_lock(set_dir):
         for d in ps.datasets:
@@ -508,8 +541,10 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
             if note:
                 print(f"{d}: {note}")
         todo, skipped = classify()
-        return _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root,
-                             {**scale, "shared_fs": shared_fs})
+        rep = _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root,
+                            {**scale, "shared_fs": shared_fs}, stale)
+        rep["stale"] = {d: w for d, w in stale.items() if d in skipped}
+        return rep
 
 
 def _scale_settings(ps: P.ParamSet, scheduler, seeds_per_unit, threads) -> dict:
@@ -570,7 +605,7 @@ def aggregates_stale(ps: P.ParamSet, set_dir: Path) -> bool:
 
 
 def _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reuse, ref_root,
-                  scale: dict | None = None) -> dict:
+                  scale: dict | None = None, stale: dict | None = None) -> dict:
     set_dir = out_root / ps.name
     store.write_json(ps.datasets, set_dir / "datasets.json")
     scale = scale or {}
@@ -581,7 +616,7 @@ def _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reu
         bar = tqdm(total=len(todo) + len(skipped), initial=len(skipped), desc=f"sweep {ps.name}", unit="dataset")
     say = bar.write if bar is not None else print
     for d in skipped:
-        say(f"{d}: already done in {out_root / ps.name / d} (--force {d} re-renders it)")
+        say(skipped_line(set_dir, d, (stale or {}).get(d)))
     if scale.get("scheduler") and todo:
         from . import scale as SC
 
@@ -642,7 +677,8 @@ def main(argv=None) -> int:
                     help="with --scheduler: split each dataset into units of this many seeds "
                          "(default: the file's seeds_per_unit; results are those of the dataset run whole)")
     ap.add_argument("--force", nargs="*", default=None,
-                    help="re-execute these finished datasets ('all' for every one), reusing stored results")
+                    help="re-execute these finished datasets ('all' for every one; 'stale' for those "
+                         "whose stored settings are not the file's), reusing stored results")
     ap.add_argument("--retrain", action="store_true",
                     help="train everything again instead of reusing stored results that match")
     ap.add_argument("--only", nargs="*", default=None, help="run only these datasets of the set now")
@@ -655,7 +691,7 @@ def main(argv=None) -> int:
     try:
         ps = P.load(a.params, a.data_dir)
         if a.force and a.force != ["all"]:
-            _names_in_set(a.force, ps, "--force")
+            _names_in_set([f for f in a.force if f != STALE], ps, "--force")
         if a.only:
             _names_in_set(a.only, ps, "--only")
     except P.ParamsError as e:
@@ -712,6 +748,10 @@ def _run_command(a, ps: P.ParamSet) -> int:
     print(f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
           f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
           f"{out_root / ps.name} (index.md lists them)")
+    if rep.get("stale"):
+        print(f"  {len(rep['stale'])} of those done ran with other settings than {a.params} "
+              f"({'; '.join(sorted(set(rep['stale'].values())))}): --force {STALE} brings them up to date, "
+              f"reusing their stored results")
     for d, line in rep["reference"].items():
         print(f"  {d}: {line}")
     for d, err in rep["failed"].items():

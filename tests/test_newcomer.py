@@ -247,6 +247,33 @@ def test_sweep_compares_a_run_with_the_committed_reference(tmp_path):
     assert json.loads((ref / "r" / "breast_cancer" / "config.json").read_text())["epochs"] == 2  # untouched
 
 
+def test_a_finished_dataset_with_other_settings_is_named_and_force_stale_updates_it(tmp_path, capsys):
+    # a method added to the parameter file after the run: the sweep says so instead of a plain
+    # "already done", and --force stale trains only the new method's members
+    p = tmp_path / "s.yaml"
+    tiny = {**TINY, "methods": ["no_pretrain", "random"]}
+    p.write_text(f"name: s\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
+                 f"aggregate_notebooks: []\nconfig: {json.dumps(tiny)}\n")
+    out = tmp_path / "out"
+    S.sweep(P.load(p), out, progress=False)
+    before = pd.read_csv(out / "s" / "breast_cancer" / "results.csv")
+    p.write_text(p.read_text().replace('"random"]', '"random", "class"]'))
+    capsys.readouterr()
+    rep = S.sweep(P.load(p), out, progress=False)
+    assert rep["done"] == [] and rep["stale"] == {"breast_cancer": "methods +class"}
+    said = capsys.readouterr().out
+    assert "other settings than the parameter file (methods +class): --force stale" in said
+    rep = S.sweep(P.load(p), out, progress=False, force=["stale"])
+    assert rep["done"] == ["breast_cancer"] and rep["stale"] == {}
+    after = pd.read_csv(out / "s" / "breast_cancer" / "results.csv")
+    assert list(after.method.unique()) == ["no_pretrain", "random", "class"]
+    pd.testing.assert_frame_equal(after[after.method != "class"].reset_index(drop=True), before)
+    done = json.loads((out / "s" / "breast_cancer" / "_DONE.json").read_text())
+    assert done["trained_members"] == len(TINY["seeds"]) and done["reused_members"] == 2 * len(TINY["seeds"])
+    assert S.sweep(P.load(p), out, progress=False, force=["stale"])["done"] == []  # up to date now
+    assert S.main([str(p), "--outputs", str(out), "--force", "stale", "wdbc"]) == 2  # names still checked
+
+
 def test_force_and_only_name_datasets_of_the_set(tmp_path, capsys):
     p = tmp_path / "f.yaml"
     p.write_text("name: f\ndatasets: [breast_cancer, diabetes]\n")
