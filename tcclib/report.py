@@ -594,7 +594,10 @@ def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[s
         exists = figures or (set_dir / f"{fig}.png").exists()
         pairs = "; ".join(f"{a} > {b} ({d:.2f})" for a, b, d in rt["pairs"]) or "none"
         groups = "; ".join("{" + ", ".join(g) + "}" for g in rt["groups"]) or "none"
+        later = "; ".join(f"`{m}` ({n} of {of})" for m, (n, of) in rt["left_out"].items())
         out += [f"### {metric}", "",
+                *([f"Left out, with results on fewer datasets than the others so far: {later}.", ""]
+                  if later else []),
                 f"{rt['k']} methods over {rt['n']} datasets: Friedman chi² = {rt['chi2']:.2f}, "
                 f"{_peq(rt['p'])}; Iman-Davenport F = {rt['F']:.2f}, {_peq(rt['p_F'])}. "
                 f"Nemenyi q_0.05 = {rt['q']:.3f}, CD = {rt['cd']:.2f}.", "",

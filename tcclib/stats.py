@@ -442,18 +442,27 @@ def _rank_result(wide: pd.DataFrame, alpha: float) -> dict:
 def rank_test(results: pd.DataFrame, metric: str, methods=None, alpha: float = ALPHA) -> dict:
     """Friedman + Nemenyi over the datasets where every method has a result.
 
-    ``methods``: default every method and baseline in ``results``. Returns :func:`friedman`'s
-    dict plus ``metric``, ``alpha``, ``q`` and ``cd`` (:func:`nemenyi_cd`), ``groups``
-    (:func:`cd_groups`) and ``pairs`` (``(better, worse, rank difference)`` for every pair whose
-    average ranks differ by more than the CD: significantly different by Nemenyi's test).
+    ``methods``: default every method and baseline in ``results`` that has results on as many
+    datasets as the best-covered one (a method run on a few datasets so far would otherwise shrink
+    the test to those few); the others are named in ``left_out`` as ``{method: (datasets, of)}``.
+    Returns :func:`friedman`'s dict plus ``metric``, ``alpha``, ``left_out``, ``q`` and ``cd``
+    (:func:`nemenyi_cd`), ``groups`` (:func:`cd_groups`) and ``pairs`` (``(better, worse, rank
+    difference)`` for every pair whose average ranks differ by more than the CD: significantly
+    different by Nemenyi's test).
     """
+    left_out = {}
     if methods is None:
         from .plots import METHOD_ORDER
 
         present = list(dict.fromkeys(results["method"]))
         methods = [m for m in METHOD_ORDER if m in present] + [m for m in present if m not in METHOD_ORDER]
+        cover = results.dropna(subset=[metric]).groupby("method")["dataset"].nunique()
+        most = int(cover.max()) if len(cover) else 0
+        left_out = {m: (int(cover.get(m, 0)), most) for m in methods if cover.get(m, 0) < most}
+        methods = [m for m in methods if m not in left_out]
     out = _rank_result(dataset_means(results, metric, methods), alpha)
     out["metric"] = metric
+    out["left_out"] = left_out
     return out
 
 

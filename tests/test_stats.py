@@ -251,6 +251,24 @@ def test_rank_test_on_results_and_the_diagram(tmp_path):
     plt.close("all")
 
 
+def test_a_method_run_on_a_few_datasets_so_far_is_left_out_of_the_ranks_and_named(tmp_path):
+    # class_most_published_exact on 2 of 15 datasets (a run under way): the Friedman test keeps
+    # its 15 datasets over the four complete methods and the report names what it left out
+    res = _rank_results()
+    part = res[res.dataset.isin(["d0", "d1"]) & (res.method == "class")].assign(method="class_most_published_exact")
+    both = pd.concat([res, part], ignore_index=True)
+    rt = stats.rank_test(both, "accuracy")
+    assert rt["n"] == 15 and rt["k"] == 4 and rt["left_out"] == {"class_most_published_exact": (2, 15)}
+    assert rt["ranks"].equals(stats.rank_test(res, "accuracy")["ranks"])
+    assert stats.rank_test(res, "accuracy")["left_out"] == {}
+    explicit = stats.rank_test(both, "accuracy", ["class", "class_most_published_exact"])
+    assert explicit["n"] == 2 and explicit["left_out"] == {}  # named methods: the datasets all have
+    words = "\n".join(report._rank_section(both, tmp_path, figures=False))
+    assert "Left out, with results on fewer datasets than the others so far: " \
+           "`class_most_published_exact` (2 of 15)." in words
+    assert "4 methods over 15 datasets" in words
+
+
 def test_paper_rank_test_four_methods():
     pr = stats.paper_rank_test("accuracy")
     assert pr["k"] == 4 and pr["n"] == 30 and list(pr["ranks"].index)[0] == "oracle"
