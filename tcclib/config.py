@@ -266,6 +266,12 @@ class Config:
         names = FIDELITY_SWITCHES if names is None else names
         return {n: self.effective(n) for n in names if self.effective(n) != FIDELITY_SWITCHES[n]["ours"]}
 
+    def importance_approximations(self) -> dict[str, int]:
+        """The opt-in importance approximations in force (``xgb_max_bin`` off XGBoost's default
+        256): what importance content keys add, and nothing at the defaults, so that the published
+        runs' keys stay what they were."""
+        return {"xgb_max_bin": self.xgb_max_bin} if self.xgb_max_bin != XGB_MAX_BIN else {}
+
     def refresh_epochs(self, epochs: int | None = None) -> tuple[int, ...]:
         """0-based pretraining epochs at whose start the pseudo-labels are (re)computed.
 

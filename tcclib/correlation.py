@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import threads
-from .config import XGB_MAX_BIN, Config
+from .config import Config
 from .preprocess import SeedSplit
 
 
@@ -187,8 +187,9 @@ def _cache_digest(split: SeedSplit, cfg: Config) -> str:
     h.update(split.active.tobytes())
     h.update(json.dumps([cfg.xgb_trees, cfg.xgb_depth, cfg.xgb_eta, cfg.xgb_subsample,
                          cfg.xgb_colsample]).encode())
-    if cfg.xgb_max_bin != XGB_MAX_BIN:  # the opt-in approximation; the default adds nothing
-        h.update(json.dumps({"xgb_max_bin": cfg.xgb_max_bin}).encode())
+    approx = cfg.importance_approximations()
+    if approx:  # the opt-in approximation; the default adds nothing
+        h.update(json.dumps(approx).encode())
     fid = cfg.departures(IMPORTANCE_SWITCHES)
     if fid:  # only departures from our defaults: the default keys stay what they were
         h.update(json.dumps(fid, sort_keys=True).encode())

@@ -727,9 +727,8 @@ def _fidelity_section(set_dir: Path, results: pd.DataFrame) -> list[str]:
            f"the run's 95 % interval; *closer*: cells where the authors' mode is nearer the paper. "
            f"Which switch moves what: `{other.name}/NOTE.md`.", ""]
     for metric in ("accuracy", "auroc"):
-        s = summ[summ.metric == metric]
-        if len(s):
-            c, dig = cmp[cmp.metric == metric], 2 if metric == "accuracy" else 3
+        c, dig = cmp[cmp.metric == metric], 2 if metric == "accuracy" else 3
+        if len(c):
             out.append(f"- {metric}: gap {c.gap_ours.mean():.{dig}f} (ours) vs {c.gap_authors.mean():.{dig}f} (authors' "
                        f"mode); inside {int(c.inside_ours.sum())} vs {int(c.inside_authors.sum())} of "
                        f"{len(c)} cells; the authors' mode nearer in {int(c.closer.sum())}.")

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .config import METHODS, XGB_MAX_BIN, Config
+from .config import METHODS, Config
 from .preprocess import Prepared, SeedSplit
 
 TRAIN_VERSION = 1
@@ -67,9 +67,10 @@ def _fidelity(cfg: Config, names) -> tuple:
 
 
 def _approximations(cfg: Config) -> tuple:
-    """The key part for the opt-in importance approximation (``xgb_max_bin`` off XGBoost's
-    default): none at the default, so the published runs' keys stay what they were."""
-    return ({"xgb_max_bin": cfg.xgb_max_bin},) if cfg.xgb_max_bin != XGB_MAX_BIN else ()
+    """The key part for the opt-in importance approximation (:meth:`Config.importance_approximations`):
+    none at the default, so the published runs' keys stay what they were."""
+    approx = cfg.importance_approximations()
+    return (approx,) if approx else ()
 
 
 def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:

@@ -501,7 +501,6 @@ def sweep(ps: P.ParamSet, out_root: Path | None = None, data_dir: str | None = N
     if data_dir:
         os.environ[DATA_DIR_ENV] = data_dir
     workers = workers or ps.workers
-    share_tcclib_with_kernels()
     force_all = force == ["all"]
     force_stale = bool(force) and STALE in force
     forced = [] if (force is None or force_all) else _names_in_set([f for f in force if f != STALE], ps, "--force")
