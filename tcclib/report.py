@@ -506,7 +506,8 @@ def fidelity_summary(cmp: pd.DataFrame) -> pd.DataFrame:
                          "closer": g.closer.sum()}).reset_index()
 
 
-def switch_effects(dataset, methods, cfg=None, data_dir=None, metrics=("accuracy", "auroc")) -> pd.DataFrame:
+def switch_effects(dataset, methods, cfg=None, data_dir=None, metrics=("accuracy", "auroc"),
+                   stores=(), say=None) -> pd.DataFrame:
     """Which fidelity switch moves ``methods`` on ``dataset`` towards the paper: one run per switch
     set alone to the authors' value, besides ours (``switch`` "none") and all of them ("all":
     ``fidelity: authors``), each compared with the paper (:func:`tcclib.tables.compare_with_paper`).
@@ -514,12 +515,15 @@ def switch_effects(dataset, methods, cfg=None, data_dir=None, metrics=("accuracy
     Only switches that change some member's content key (:mod:`tcclib.reuse`: what the member
     depends on) are run; the others cannot change these methods' results (e.g. ``no_pretrain``
     depends on the labeled subset and the initial encoder only).  ``cfg``: the other settings
-    (default: the published ones).  Columns: switch, method, metric, paper_mean, mean, gap (|ours -
+    (default: the published ones).  ``stores``: set folders (e.g. ``outputs/paper``,
+    ``outputs/authors``) whose stored runs of the dataset are reused where a member's key matches,
+    so that ours and the authors' mode need not train again; ``say``: a function told, per run,
+    how many members it reused.  Columns: switch, method, metric, paper_mean, mean, gap (|ours -
     paper|), inside (the paper's mean in our 95 % interval).  Accuracy in %, as in the paper."""
     from .config import FIDELITY_SWITCHES, Config
     from .datasets import Dataset, load_dataset
     from .preprocess import prepare_config
-    from .reuse import run_keys
+    from .reuse import load, run_keys, tag
     from .train import run_dataset
 
     cfg = (cfg or Config()).replace(methods=list(methods), baselines=[], fidelity="ours")
@@ -531,9 +535,22 @@ def switch_effects(dataset, methods, cfg=None, data_dir=None, metrics=("accuracy
         if run_keys(prepare_config(ds, c), c).members != base:
             runs[name] = c
     runs["all"] = cfg.replace(fidelity="authors")
+    stored = [st for f in stores if (st := load(Path(f) / ds.name)) is not None]
+
+    def best_store(c):  # the stored run with the most members of ``c`` (None: train them all)
+        prep = prepare_config(ds, c)
+        keys = run_keys(prep, c).members
+        hits = [sum(st.has_member(sp.seed, m, keys[tag(sp.seed, m)]) for sp in prep.splits for m in c.methods)
+                for st in stored]
+        return (stored[hits.index(max(hits))].folder, max(hits)) if hits and max(hits) else (None, 0)
+
     parts = []
     for switch, c in runs.items():
-        res = run_dataset(ds, c).results
+        folder, n = best_store(c)
+        if say is not None:
+            say(f"{switch}: {n} of {len(c.seeds) * len(c.methods)} members reused"
+                + (f" from {folder}" if folder is not None else ""))
+        res = run_dataset(ds, c, store_dir=folder).results
         for metric in metrics:
             for kind in ("how", "where"):
                 cmp = tables.compare_with_paper(res, metric, kind)
