@@ -50,10 +50,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tcclib.threads import use_allocator  # noqa: E402
+
+# the allocator settings the sweep gives its kernels (TCC_ALLOCATOR=system: none), before torch
+ALLOCATOR = use_allocator()
+
+import torch  # noqa: E402
 
 from tcclib.baselines import run_baselines  # noqa: E402
 from tcclib.config import BASELINES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
@@ -68,6 +74,16 @@ PAPER_EPOCHS = 500
 # the 7 methods of the paper set that issue 20's 6-hour target names; params/paper.yaml has since added
 # class_most_published_exact (issue 22): --methods with it projects that set
 PAPER_SET_METHODS = PAPER_METHODS + ("class_most_published",)
+
+
+def allocator_words() -> str:
+    """How this process's allocators are set: ``heap+THP`` (the sweep's, :data:`ALLOCATOR`),
+    ``system`` (``TCC_ALLOCATOR=system``), or what the environment had already set."""
+    from tcclib.threads import ALLOCATOR_ENV
+
+    if ALLOCATOR:
+        return "heap+THP" if set(ALLOCATOR) == set(ALLOCATOR_ENV) else "heap+THP (partly: " + ",".join(ALLOCATOR) + ")"
+    return "system" if os.environ.get("TCC_ALLOCATOR", "").lower() == "system" else "as the environment set it"
 
 
 def notebook_overhead(outputs=ROOT / "outputs" / "paper") -> float:
@@ -195,7 +211,7 @@ def main(argv=None):
     overhead = notebook_overhead()
     print(f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
           f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
-          f"xgb_max_bin {args.xgb_max_bin}  "
+          f"xgb_max_bin {args.xgb_max_bin}  allocator {allocator_words()}  "
           f"{platform.processor() or platform.machine()}  load {os.getloadavg()[0]:.1f}")
     print(f"# published settings: {len(cfg.seeds)} seeds x {len(cfg.methods)} methods, {PAPER_EPOCHS} epochs; "
           f"{args.epochs} epochs timed; importance fits: {args.xgb_jobs or default_jobs()} at once; "

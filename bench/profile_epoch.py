@@ -36,10 +36,16 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tcclib.threads import use_allocator  # noqa: E402
+
+# the allocator settings the sweep gives its kernels (TCC_ALLOCATOR=system: none), before torch
+ALLOCATOR = use_allocator()
+
+import torch  # noqa: E402
 
 from tcclib import core  # noqa: E402
 from tcclib.config import MATMUL_PRECISIONS, PAPER_METHODS, Config  # noqa: E402
@@ -140,7 +146,7 @@ def main(argv=None):
     torch.set_float32_matmul_precision(core.float32_precision(cfg))
     print(f"# profile of a contrastive epoch: {args.dataset}, torch {torch.__version__}, threads "
           f"{torch.get_num_threads()}, cores {os.cpu_count()}, {platform.machine()}, matmul precision "
-          f"{args.precision}, load {os.getloadavg()[0]:.1f}")
+          f"{args.precision}, allocator {'heap+THP' if ALLOCATOR else 'system'}, load {os.getloadavg()[0]:.1f}")
     pt, tab = build(args.dataset, cfg, args.data_dir)
     pt.run_epoch()  # warm-up (and the refresh before epoch 0)
 

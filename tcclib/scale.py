@@ -79,7 +79,7 @@ def connect(address: str, threads_opt: int | None = None, say=print):
 
         with dask.config.set({"distributed.scheduler.allowed-failures": 3}):
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, env=threads.env(b),
+                                   dashboard_address=None, env={**threads.env(b), **threads.allocator_env()},
                                    silence_logs=logging.ERROR)
         return Client(cluster), cluster, b
     try:

@@ -629,7 +629,7 @@ def _sweep_locked(ps, out_root, workers, todo, skipped, progress, aggregate, reu
         budget = T.budget(min(workers, max(1, len(todo))), scale.get("threads"))
         if todo:
             say(f"threads: {budget.line('worker')}")
-        with _environ(T.env(budget)), ThreadPoolExecutor(max_workers=workers) as pool:
+        with _environ({**T.env(budget), **T.allocator_env()}), ThreadPoolExecutor(max_workers=workers) as pool:
             futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, reuse): d for d in todo}
             for f in as_completed(futs):
                 d = futs[f]

@@ -59,7 +59,8 @@ from tcclib import threads
 from tcclib.correlation import _xgb_params
 from tcclib.config import Config
 json.dump({"env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TCC_THREADS")},
-           "torch": torch.get_num_threads(), "xgb": _xgb_params(Config(), 1)["n_jobs"]},
+           "torch": torch.get_num_threads(), "xgb": _xgb_params(Config(), 1)["n_jobs"],
+           "allocator": {k: os.environ.get(k) for k in threads.ALLOCATOR_ENV}},
           open(os.path.join(output_dir, "threads.json"), "w"))  # (papermill's cwd is process-wide)
 """
 
@@ -69,7 +70,7 @@ def test_sweep_kernels_get_the_budget(tmp_path, monkeypatch, capsys):
     nbs.mkdir()
     (nbs / "01_data_prep.py").write_text(PROBE)
     monkeypatch.setenv("TCC_NOTEBOOKS", str(nbs))
-    for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TCC_THREADS"):
+    for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TCC_THREADS", T.ALLOCATOR_SWITCH, *T.ALLOCATOR_ENV):
         monkeypatch.delenv(k, raising=False)
     p = tmp_path / "th.yaml"
     p.write_text("name: th\ndatasets: [breast_cancer, diabetes]\nper_dataset_notebooks: [01_data_prep]\n"
@@ -82,12 +83,19 @@ def test_sweep_kernels_get_the_budget(tmp_path, monkeypatch, capsys):
     for d in rep["done"]:
         got = json.loads((out / "th" / d / "threads.json").read_text())
         assert got == {"env": {"OMP_NUM_THREADS": str(share), "MKL_NUM_THREADS": str(share),
-                               "TCC_THREADS": str(share)}, "torch": share, "xgb": share}
+                               "TCC_THREADS": str(share)}, "torch": share, "xgb": share,
+                       "allocator": T.ALLOCATOR_ENV}  # the kernels keep freed memory (test_speed)
     assert "OMP_NUM_THREADS" not in os.environ  # the sweep's own environment is as it was
+    assert not set(T.ALLOCATOR_ENV) & set(os.environ)
     # --threads wins over the share
     rep = S.sweep(P.load(p), out, workers=2, progress=False, force=["all"], threads=1)
     got = json.loads((out / "th" / "diabetes" / "threads.json").read_text())
     assert got["env"]["OMP_NUM_THREADS"] == "1" and got["torch"] == 1 and got["xgb"] == 1
+    # TCC_ALLOCATOR=system leaves the kernels' allocators alone
+    monkeypatch.setenv(T.ALLOCATOR_SWITCH, "system")
+    S.sweep(P.load(p), out, workers=1, progress=False, force=["diabetes"], only=["diabetes"])
+    got = json.loads((out / "th" / "diabetes" / "threads.json").read_text())
+    assert got["allocator"] == {k: None for k in T.ALLOCATOR_ENV}
 
 
 @pytest.mark.parametrize("kw,word", [
