@@ -14,8 +14,8 @@ host) is sized to its share, ``cores // jobs`` and at least 1, from this one pla
 
 The same jobs also get :func:`allocator_env`: torch frees and reallocates tensors of tens of MiB
 every batch, and with glibc's defaults many come from fresh ``mmap`` pages each time, every page
-faulted in and zeroed by the kernel (a third of a breast_cancer epoch's CPU time was system
-time).  Keeping freed memory in the heap and using huge pages for large tensors cut its page
+faulted in and zeroed by the kernel (6-7 % of a breast_cancer benchmark's CPU time was system
+time, about 1.3 M page faults).  Keeping freed memory in the heap and using huge pages for large tensors cut its page
 faults 9x and the epoch by about 5 % (``bench/results/2026-11-25-epyc-avx2``); it changes
 where memory comes from, never a result.  ``TCC_ALLOCATOR=system`` leaves the allocators alone.
 """
