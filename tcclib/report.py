@@ -252,10 +252,18 @@ def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
     for scope, rows in sep.groupby("scope", sort=False):
         parts = []
         for r in rows.itertuples():
-            cm = cells[(cells.metric == r.metric) & (cells.method == "class_most")]
+            own = cells[(cells.metric == r.metric) & (cells.method == scope)]
+            others = [m for m in ("class_most", "class_most_published") if m != scope]
+            # the others on the same cells (a run under way covers fewer datasets than they do)
+            same = cells[(cells.metric == r.metric) & cells.did.isin(set(own.did))]
+            dec, unit = (2, " points") if r.metric == "accuracy" else (3, "")
+            ref = "; ".join(
+                f"`{m}`: inside {int(c.inside.sum())}, differ {int(c.differ.sum())}, mean |gap| "
+                f"{c['diff'].abs().mean():.{dec}f}"
+                for m in others for c in [same[same.method == m]] if len(c))
             parts.append(f"{r.metric} inside {r.inside} of {r.cells}, differ {r.differ}, equivalent "
-                         f"{r.equivalent} (`class_most`: inside {int(cm.inside.sum())}, differ "
-                         f"{int(cm.differ.sum())})")
+                         f"{r.equivalent}, mean |gap| {own['diff'].abs().mean():.{dec}f}{unit} (on the same "
+                         f"{r.cells} dataset{'s' if r.cells != 1 else ''}: {ref})")
         what = ("the authors' flipped run" if scope == "class_most_published"
                 else "the authors' flipped run with their sampling rule exactly")
         out.append(f"- `{scope}` ({what}) is scored separately against "

@@ -435,6 +435,25 @@ def test_the_exact_published_run_is_scored_separately_against_most_correlated():
     assert agree.loc["all", "datasets"] == 2 * 2 and agree.loc["class_most_published_exact", "datasets"] == 2
 
 
+def test_a_run_under_way_is_compared_with_the_other_flips_on_its_own_datasets():
+    # class_most_published_exact on one of the two datasets: its line gives class_most and
+    # class_most_published on that dataset only, not on all of theirs
+    spec = _where_spec()
+    first = next(iter(spec))
+    spec[first][1]["class_most_published_exact"] = [v + 0.01 for v in spec[first][1]["class_most_published"]]
+    res = _results(spec)
+    cells = stats.cell_tests(res)
+    acc = cells[(cells.metric == "accuracy") & (cells.dataset == first)].set_index("method")
+    words = "\n".join(report.plain_summary(res))
+    line = next(w for w in words.splitlines() if w.startswith("- `class_most_published_exact`"))
+    gap = abs(acc.loc["class_most_published", "diff"])
+    assert "accuracy inside" in line and " of 1, " in line and "on the same 1 dataset: `class_most`" in line
+    assert f"`class_most_published`: inside {int(acc.loc['class_most_published', 'inside'])}" in line
+    assert f"mean |gap| {gap:.2f}" in line
+    assert f"equivalent {int(acc.loc['class_most_published_exact', 'equivalent'])}, mean |gap| " \
+           f"{abs(acc.loc['class_most_published_exact', 'diff']):.2f} points (on the same" in line
+
+
 def test_the_paper_sets_report_shows_the_authors_mode_beside_it(tmp_path):
     res = _report_results()
     for name, g in res.groupby("dataset"):
