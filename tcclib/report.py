@@ -620,9 +620,17 @@ def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[s
         pairs = "; ".join(f"{a} > {b} ({d:.2f})" for a, b, d in rt["pairs"]) or "none"
         groups = "; ".join("{" + ", ".join(g) + "}" for g in rt["groups"]) or "none"
         later = "; ".join(f"`{m}` ({n} of {of})" for m, (n, of) in rt["left_out"].items())
+        again = []
+        for m, of in rt["repeats"].items():
+            if not (res := stats.rank_test(results, metric, [*rk.index, m]))["n"]:
+                continue
+            again.append(f"`{m}` (a fidelity re-run of `{of}`, not a method of its own: ranked with the "
+                         f"others it would stand at {res['ranks'][m]:.2f} of {res['k']}, with CD "
+                         f"{res['cd']:.2f} for all pairs)")
         out += [f"### {metric}", "",
                 *([f"Left out, with results on fewer datasets than the others so far: {later}.", ""]
                   if later else []),
+                *([f"Left out: {'; '.join(again)}.", ""] if again else []),
                 f"{rt['k']} methods over {rt['n']} datasets: Friedman chi² = {rt['chi2']:.2f}, "
                 f"{_peq(rt['p'])}; Iman-Davenport F = {rt['F']:.2f}, {_peq(rt['p_F'])}. "
                 f"Nemenyi q_0.05 = {rt['q']:.3f}, CD = {rt['cd']:.2f}.", "",

@@ -269,6 +269,25 @@ def test_a_method_run_on_a_few_datasets_so_far_is_left_out_of_the_ranks_and_name
     assert "4 methods over 15 datasets" in words
 
 
+def test_a_fidelity_rerun_is_left_out_of_the_ranks_and_named_with_its_rank(tmp_path):
+    # class_most_published_exact on every dataset: a re-run of class_most_published, not a method
+    # of its own; ranked with the others it would raise k and the CD for every pair
+    res = _rank_results()
+    rep = res[res.method == "class"].assign(method="class_most_published_exact",
+                                            accuracy=lambda d: d.accuracy - 0.001)
+    both = pd.concat([res, rep], ignore_index=True)
+    rt = stats.rank_test(both, "accuracy")
+    assert rt["repeats"] == {"class_most_published_exact": "class_most_published"} and rt["left_out"] == {}
+    assert rt["ranks"].equals(stats.rank_test(res, "accuracy")["ranks"])
+    full = stats.rank_test(both, "accuracy", [*rt["ranks"].index, "class_most_published_exact"])
+    assert full["k"] == rt["k"] + 1 and full["cd"] > rt["cd"]
+    words = "\n".join(report._rank_section(both, tmp_path, figures=False))
+    assert (f"Left out: `class_most_published_exact` (a fidelity re-run of `class_most_published`, not a "
+            f"method of its own: ranked with the others it would stand at "
+            f"{full['ranks']['class_most_published_exact']:.2f} of {full['k']}, with CD {full['cd']:.2f}") in words
+    assert f"{rt['k']} methods over 15 datasets" in words
+
+
 def test_paper_rank_test_four_methods():
     pr = stats.paper_rank_test("accuracy")
     assert pr["k"] == 4 and pr["n"] == 30 and list(pr["ranks"].index)[0] == "oracle"
