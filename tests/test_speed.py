@@ -283,10 +283,13 @@ def test_the_jobs_allocator_keeps_freed_tensors_instead_of_faulting_pages_in_aga
 
     names, ours = faults()
     assert names == str(sorted(T.ALLOCATOR_ENV))
-    words, system = faults(TCC_ALLOCATOR="system")
-    assert words == "[]"
-    # 20 steps of tensors of 24 MiB: thousands of pages each to fault in and zero with glibc's
-    # defaults (measured: 368,000 in all), none once freed memory is kept
-    assert system > 50_000 and ours < system / 50, (ours, system)
+    # 20 steps of tensors of 24 MiB: with glibc's defaults many are fresh pages to fault in and
+    # zero, but how many varies from run to run with glibc's dynamic mmap threshold (368,000 on the
+    # AVX2 EPYC; 0, 12,288 and 490,880 in runs on the AVX-512 EPYC, 0 in about one run of six),
+    # hence the most of three runs; none once freed memory is kept (0 in every run measured)
+    runs = [faults(TCC_ALLOCATOR="system") for _ in range(3)]
+    assert {w for w, _ in runs} == {"[]"}
+    system = max(n for _, n in runs)
+    assert ours < 1_000 and system > 5_000, (ours, runs)
     assert T.allocator_env({"MALLOC_TOP_PAD_": "1"}) == {k: v for k, v in T.ALLOCATOR_ENV.items() if k != "MALLOC_TOP_PAD_"}
     assert T.allocator_env({"TCC_ALLOCATOR": "System"}) == {}
