@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 STAMP := .cache/install.stamp
 NBVAL_DIR := .cache/nbval
 
-.PHONY: install demo smoke paper lab test test-lib test-notebooks bench notebooks rerender own wheel
+.PHONY: install demo smoke paper lab lint test test-lib test-notebooks bench notebooks rerender own wheel
 
 $(STAMP): pyproject.toml
 	# torch first, pinned: 2.13.0 is the CPU wheel on this disk (a bare "torch" pulls a CUDA build)
@@ -20,13 +20,13 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install
-	$(PY) -m tcclib.sweep params/demo.yaml $(ARGS)
+	$(PY) -m tcclib params/demo.yaml $(ARGS)
 
 smoke: install
-	$(PY) -m tcclib.sweep params/smoke.yaml $(ARGS)
+	$(PY) -m tcclib params/smoke.yaml $(ARGS)
 
 paper: install
-	$(PY) -m tcclib.sweep params/paper.yaml $(ARGS)
+	$(PY) -m tcclib params/paper.yaml $(ARGS)
 
 # JupyterLab on the notebook collection (runs write to runs/, never to the committed outputs/)
 lab: install
@@ -35,11 +35,16 @@ lab: install
 # re-execute the committed renders of a set from the current notebook sources, reusing the stored
 # results (nothing retrains when data and settings are unchanged): make rerender SET=smoke
 rerender: install
-	$(PY) -m tcclib.sweep params/$(SET).yaml --outputs outputs --force all $(ARGS)
+	$(PY) -m tcclib params/$(SET).yaml --outputs outputs --force all $(ARGS)
 
 # notebook 08 (your own table) on the example table, as the committed reference render
 own: install
-	$(PY) -m tcclib.own --out outputs/own/08_your_table.ipynb -p output_dir outputs/own/example_table $(ARGS)
+	$(PY) -m tcclib.running.own --out outputs/own/08_your_table.ipynb -p output_dir outputs/own/example_table $(ARGS)
+
+# ruff (lint and format, configured in pyproject.toml) before any test
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 test-lib: install
 	$(PY) -m pytest -q tests
@@ -55,7 +60,7 @@ test-notebooks: install
 	    --rootdir $(NBVAL_DIR) $(NBVAL_DIR)/outputs/smoke $(NBVAL_DIR)/outputs/demo $(NBVAL_DIR)/outputs/own
 	rm -rf $(NBVAL_DIR)
 
-test: test-lib test-notebooks
+test: lint test-lib test-notebooks
 
 bench: install
 	$(PY) bench/bench_epoch.py $(ARGS)

@@ -54,20 +54,20 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tcclib.threads import use_allocator  # noqa: E402
+from tcclib.util.threads import use_allocator  # noqa: E402
 
 # the allocator settings the sweep gives its kernels (TCC_ALLOCATOR=system: none), before torch
 ALLOCATOR = use_allocator()
 
 import torch  # noqa: E402
 
-from tcclib.baselines import run_baselines  # noqa: E402
-from tcclib.config import BASELINES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
-from tcclib.correlation import default_jobs, importance_matrix  # noqa: E402
-from tcclib.datasets import list_datasets, load_dataset  # noqa: E402
-from tcclib.encoding import TensorTable  # noqa: E402
-from tcclib.preprocess import prepare  # noqa: E402
-from tcclib.train import run_dataset, run_prepared  # noqa: E402
+from tcclib.data.encoding import TensorTable  # noqa: E402
+from tcclib.data.preprocess import prepare  # noqa: E402
+from tcclib.data.sources import list_datasets, load_dataset  # noqa: E402
+from tcclib.method.baselines import run_baselines  # noqa: E402
+from tcclib.method.config import BASELINES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
+from tcclib.method.correlation import default_jobs, importance_matrix  # noqa: E402
+from tcclib.running.train import run_dataset, run_prepared  # noqa: E402
 
 AUTHORS_S_PER_EPOCH_METHOD = 3.2
 PAPER_EPOCHS = 500
@@ -79,7 +79,7 @@ PAPER_SET_METHODS = PAPER_METHODS + ("class_most_published",)
 def allocator_words() -> str:
     """How this process's allocators are set: ``heap+THP`` (the sweep's, :data:`ALLOCATOR`),
     ``system`` (``TCC_ALLOCATOR=system``), or what the environment had already set."""
-    from tcclib.threads import ALLOCATOR_ENV
+    from tcclib.util.threads import ALLOCATOR_ENV
 
     if ALLOCATOR:
         return "heap+THP" if set(ALLOCATOR) == set(ALLOCATOR_ENV) else "heap+THP (partly: " + ",".join(ALLOCATOR) + ")"
@@ -135,40 +135,64 @@ def measure(name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sa
     base_s = time.perf_counter() - t
     tab = TensorTable.from_prepared(prep)
     n_pre = sum(1 for m in cfg.methods if m != "no_pretrain") * len(cfg.seeds)
-    return dict(name=ds.name, n_train=tab.raw_train.shape[1], width=tab.width, features=M,
-                models=int(act.size), data_s=data_s, xgb_seed_s=xgb_seed,
-                s_per_epoch=out.timings["pretrain_s_per_epoch"], heads_s=out.timings["evaluate_s"],
-                baselines_s=base_s, members=n_pre, peak_gib=peak_rss_gib())
+    return dict(
+        name=ds.name,
+        n_train=tab.raw_train.shape[1],
+        width=tab.width,
+        features=M,
+        models=int(act.size),
+        data_s=data_s,
+        xgb_seed_s=xgb_seed,
+        s_per_epoch=out.timings["pretrain_s_per_epoch"],
+        heads_s=out.timings["evaluate_s"],
+        baselines_s=base_s,
+        members=n_pre,
+        peak_gib=peak_rss_gib(),
+    )
 
 
 def projection(r: dict, n_seeds: int, overhead: float, epochs: int = PAPER_EPOCHS) -> dict:
-    parts = dict(data=r["data_s"], importances=r["xgb_seed_s"] * n_seeds,
-                 pretraining=r["s_per_epoch"] * epochs, heads=r["heads_s"],
-                 baselines=r["baselines_s"], notebooks=overhead)
+    parts = dict(
+        data=r["data_s"],
+        importances=r["xgb_seed_s"] * n_seeds,
+        pretraining=r["s_per_epoch"] * epochs,
+        heads=r["heads_s"],
+        baselines=r["baselines_s"],
+        notebooks=overhead,
+    )
     parts["total"] = sum(parts.values())
     return parts
 
 
 def markdown(rows: list[dict], n_seeds: int = 8) -> str:
     """The measurements of a ``--json`` file as a markdown table, with the projected total."""
-    out = ["| dataset | train rows | width | s/epoch | ms per seed-method epoch | importance models "
-           "(s each, wall) | projected min |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out = [
+        "| dataset | train rows | width | s/epoch | ms per seed-method epoch | importance models "
+        "(s each, wall) | projected min |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in sorted(rows, key=lambda r: -r["projection"]["total"]):
-        out.append(f"| {r['name']} | {r['n_train']} | {r['width']} | {r['s_per_epoch']:.2f} | "
-                   f"{r['s_per_epoch'] / r['members'] * 1000:.1f} | {r['models']} x {n_seeds} "
-                   f"({r['xgb_seed_s'] / max(r['models'], 1):.2f}) | {r['projection']['total'] / 60:.1f} |")
+        out.append(
+            f"| {r['name']} | {r['n_train']} | {r['width']} | {r['s_per_epoch']:.2f} | "
+            f"{r['s_per_epoch'] / r['members'] * 1000:.1f} | {r['models']} x {n_seeds} "
+            f"({r['xgb_seed_s'] / max(r['models'], 1):.2f}) | {r['projection']['total'] / 60:.1f} |"
+        )
     tot = {k: sum(r["projection"][k] for r in rows) for k in rows[0]["projection"]}
     out.append("")
-    out.append(f"{len(rows)} datasets: " + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in tot.items()
-                                                    if k != "total")
-               + f" = **{tot['total'] / 3600:.2f} h**; peak RSS {max(r['peak_gib'] for r in rows):.2f} GiB")
+    out.append(
+        f"{len(rows)} datasets: "
+        + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in tot.items() if k != "total")
+        + f" = **{tot['total'] / 3600:.2f} h**; peak RSS {max(r['peak_gib'] for r in rows):.2f} GiB"
+    )
     checks = [r for r in rows if "check" in r]
     if checks:
         out += ["", "| dataset | end to end min | projected min | projection error |", "| --- | ---: | ---: | ---: |"]
         for r in checks:
             c = r["check"]
-            out.append(f"| {r['name']} | {c['end_to_end_s'] / 60:.1f} | {c['projected_s'] / 60:.1f} | "
-                       f"{100 * (c['projected_s'] - c['end_to_end_s']) / c['end_to_end_s']:+.1f} % |")
+            out.append(
+                f"| {r['name']} | {c['end_to_end_s'] / 60:.1f} | {c['projected_s'] / 60:.1f} | "
+                f"{100 * (c['projected_s'] - c['end_to_end_s']) / c['end_to_end_s']:+.1f} % |"
+            )
     return "\n".join(out)
 
 
@@ -179,43 +203,82 @@ def main(argv=None):
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
     ap.add_argument("--all", action="store_true", help="measure all 30 paper datasets and sum the projection")
     ap.add_argument("--only", nargs="+", default=None, help="measure these datasets")
-    ap.add_argument("--check", nargs="+", default=None,
-                    help="measure these datasets, then run each end to end and compare")
-    ap.add_argument("--check-epochs", type=int, default=PAPER_EPOCHS,
-                    help="pretraining epochs of the --check runs (and of their projection): fewer for a "
-                         "quick check of the projection's parts")
-    ap.add_argument("--xgb-jobs", type=int, default=None,
-                    help=f"concurrent importance fits (default one per core: {default_jobs()})")
-    ap.add_argument("--xgb-sample", type=int, default=None,
-                    help="fit only this many importance models per dataset (full width) and scale")
-    ap.add_argument("--xgb-max-bin", type=int, default=XGB_MAX_BIN,
-                    help=f"histogram bins of the importance models (default {XGB_MAX_BIN}, XGBoost's own and "
-                         f"the published runs'; fewer: the opt-in approximation, e.g. 64)")
-    ap.add_argument("--precision", default="highest", choices=MATMUL_PRECISIONS,
-                    help="matmul precision: highest (exact float32, the default), high/medium (torch's "
-                         "float32 precisions), bf16 (the networks' products in bfloat16, opt-in)")
-    ap.add_argument("--methods", default=",".join(PAPER_SET_METHODS),
-                    help="methods of the ensemble (default: the paper set's 7)")
+    ap.add_argument(
+        "--check", nargs="+", default=None, help="measure these datasets, then run each end to end and compare"
+    )
+    ap.add_argument(
+        "--check-epochs",
+        type=int,
+        default=PAPER_EPOCHS,
+        help="pretraining epochs of the --check runs (and of their projection): fewer for a "
+        "quick check of the projection's parts",
+    )
+    ap.add_argument(
+        "--xgb-jobs",
+        type=int,
+        default=None,
+        help=f"concurrent importance fits (default one per core: {default_jobs()})",
+    )
+    ap.add_argument(
+        "--xgb-sample",
+        type=int,
+        default=None,
+        help="fit only this many importance models per dataset (full width) and scale",
+    )
+    ap.add_argument(
+        "--xgb-max-bin",
+        type=int,
+        default=XGB_MAX_BIN,
+        help=f"histogram bins of the importance models (default {XGB_MAX_BIN}, XGBoost's own and "
+        f"the published runs'; fewer: the opt-in approximation, e.g. 64)",
+    )
+    ap.add_argument(
+        "--precision",
+        default="highest",
+        choices=MATMUL_PRECISIONS,
+        help="matmul precision: highest (exact float32, the default), high/medium (torch's "
+        "float32 precisions), bf16 (the networks' products in bfloat16, opt-in)",
+    )
+    ap.add_argument(
+        "--methods", default=",".join(PAPER_SET_METHODS), help="methods of the ensemble (default: the paper set's 7)"
+    )
     ap.add_argument("--json", default=None, help="also write the measurements to this file")
-    ap.add_argument("--measured", default=None, metavar="JSON",
-                    help="with --check: take each dataset's measurements (and so its projection) from "
-                         "this --json file of an earlier run instead of measuring again")
-    ap.add_argument("--report", default=None, metavar="JSON",
-                    help="measure nothing: print the measurements of a --json file as a markdown table")
+    ap.add_argument(
+        "--measured",
+        default=None,
+        metavar="JSON",
+        help="with --check: take each dataset's measurements (and so its projection) from "
+        "this --json file of an earlier run instead of measuring again",
+    )
+    ap.add_argument(
+        "--report",
+        default=None,
+        metavar="JSON",
+        help="measure nothing: print the measurements of a --json file as a markdown table",
+    )
     args = ap.parse_args(argv)
     if args.report:
         print(markdown(json.loads(Path(args.report).read_text())))
         return
-    cfg = Config(device=args.device, progress=False, matmul_precision=args.precision,
-                 methods=tuple(args.methods.split(",")), xgb_max_bin=args.xgb_max_bin)
+    cfg = Config(
+        device=args.device,
+        progress=False,
+        matmul_precision=args.precision,
+        methods=tuple(args.methods.split(",")),
+        xgb_max_bin=args.xgb_max_bin,
+    )
     overhead = notebook_overhead()
-    print(f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
-          f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
-          f"xgb_max_bin {args.xgb_max_bin}  allocator {allocator_words()}  "
-          f"{platform.processor() or platform.machine()}  load {os.getloadavg()[0]:.1f}")
-    print(f"# published settings: {len(cfg.seeds)} seeds x {len(cfg.methods)} methods, {PAPER_EPOCHS} epochs; "
-          f"{args.epochs} epochs timed; importance fits: {args.xgb_jobs or default_jobs()} at once; "
-          f"notebook overhead {overhead:.0f} s per dataset (committed paper run)")
+    print(
+        f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
+        f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
+        f"xgb_max_bin {args.xgb_max_bin}  allocator {allocator_words()}  "
+        f"{platform.processor() or platform.machine()}  load {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"# published settings: {len(cfg.seeds)} seeds x {len(cfg.methods)} methods, {PAPER_EPOCHS} epochs; "
+        f"{args.epochs} epochs timed; importance fits: {args.xgb_jobs or default_jobs()} at once; "
+        f"notebook overhead {overhead:.0f} s per dataset (committed paper run)"
+    )
     paper = list(list_datasets().query("name != 'breast_cancer'").name)
     names = ["breast_cancer", "mfeat-fourier"]
     if args.all:
@@ -243,36 +306,55 @@ def main(argv=None):
         r["projection"] = p = projection(r, len(cfg.seeds), overhead)
         rows.append(r)
         per = r["s_per_epoch"] / r["members"] * 1000
-        print(f"{r['name']:<33} rows {r['n_train']:>5} width {r['width']:>4} | {r['s_per_epoch']:.3f} s/epoch "
-              f"= {per:.1f} ms per seed-method epoch | importances {r['xgb_seed_s'] / max(r['models'], 1):.2f} s "
-              f"per model x {r['models']} x {len(cfg.seeds)} | heads {r['heads_s']:.1f} s, baselines "
-              f"{r['baselines_s']:.1f} s | projected {p['total'] / 60:.1f} min | peak RSS {r['peak_gib']:.2f} GiB"
-              f"   (bench wall {time.perf_counter() - t:.0f} s)", flush=True)
+        print(
+            f"{r['name']:<33} rows {r['n_train']:>5} width {r['width']:>4} | {r['s_per_epoch']:.3f} s/epoch "
+            f"= {per:.1f} ms per seed-method epoch | importances {r['xgb_seed_s'] / max(r['models'], 1):.2f} s "
+            f"per model x {r['models']} x {len(cfg.seeds)} | heads {r['heads_s']:.1f} s, baselines "
+            f"{r['baselines_s']:.1f} s | projected {p['total'] / 60:.1f} min | peak RSS {r['peak_gib']:.2f} GiB"
+            f"   (bench wall {time.perf_counter() - t:.0f} s)",
+            flush=True,
+        )
     bc = [r for r in rows if r["name"] == "breast_cancer"]
     if bc:
         per = bc[0]["s_per_epoch"] / bc[0]["members"]
-        print(f"\nbreast_cancer: {per * 1000:.1f} ms per seed-method epoch; authors' code "
-              f"{AUTHORS_S_PER_EPOCH_METHOD * 1000:.0f} ms -> x{AUTHORS_S_PER_EPOCH_METHOD / per:.0f} "
-              f"(mostly their loss: with it replaced by the same matrix product, about 117 ms at one thread)")
+        print(
+            f"\nbreast_cancer: {per * 1000:.1f} ms per seed-method epoch; authors' code "
+            f"{AUTHORS_S_PER_EPOCH_METHOD * 1000:.0f} ms -> x{AUTHORS_S_PER_EPOCH_METHOD / per:.0f} "
+            f"(mostly their loss: with it replaced by the same matrix product, about 117 ms at one thread)"
+        )
     if args.all:
         tot = {k: sum(r["projection"][k] for r in rows) for k in rows[0]["projection"]}
-        print(f"\nprojected paper set ({len(rows)} datasets x {len(cfg.seeds)} seeds x {len(cfg.methods)} methods "
-              f"x {PAPER_EPOCHS} epochs, + baselines, notebooks) on this machine, measured per dataset:")
-        print("  " + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in tot.items() if k != "total")
-              + f"  =  **{tot['total'] / 3600:.2f} h**;  peak RSS {max(r['peak_gib'] for r in rows):.2f} GiB")
+        print(
+            f"\nprojected paper set ({len(rows)} datasets x {len(cfg.seeds)} seeds x {len(cfg.methods)} methods "
+            f"x {PAPER_EPOCHS} epochs, + baselines, notebooks) on this machine, measured per dataset:"
+        )
+        print(
+            "  "
+            + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in tot.items() if k != "total")
+            + f"  =  **{tot['total'] / 3600:.2f} h**;  peak RSS {max(r['peak_gib'] for r in rows):.2f} GiB"
+        )
     if args.check:
-        print(f"\nend-to-end check (run_dataset with baselines, fresh importance cache, {args.check_epochs} "
-              f"epochs; no notebooks):")
+        print(
+            f"\nend-to-end check (run_dataset with baselines, fresh importance cache, {args.check_epochs} "
+            f"epochs; no notebooks):"
+        )
         for r in rows:
             with tempfile.TemporaryDirectory() as cache:
                 t = time.perf_counter()
-                run_dataset(r["name"], cfg.replace(baselines=tuple(BASELINES), epochs=args.check_epochs),
-                            data_dir=args.data_dir, cache_dir=cache)
+                run_dataset(
+                    r["name"],
+                    cfg.replace(baselines=tuple(BASELINES), epochs=args.check_epochs),
+                    data_dir=args.data_dir,
+                    cache_dir=cache,
+                )
                 wall = time.perf_counter() - t
             p = projection(r, len(cfg.seeds), 0.0, args.check_epochs)
             proj = p["total"]
-            print(f"  {r['name']:<33} end to end {wall / 60:.1f} min, projected {proj / 60:.1f} min: "
-                  f"{100 * (proj - wall) / wall:+.1f} %", flush=True)
+            print(
+                f"  {r['name']:<33} end to end {wall / 60:.1f} min, projected {proj / 60:.1f} min: "
+                f"{100 * (proj - wall) / wall:+.1f} %",
+                flush=True,
+            )
             r["check"] = dict(end_to_end_s=wall, projected_s=proj)
             if args.json:  # after each dataset: a long check that stops keeps what it measured
                 Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -4,7 +4,7 @@
     python bench/profile_epoch.py --dataset mfeat-fourier --epochs 3
     python bench/profile_epoch.py --precision medium     # bfloat16 inside float32 matmuls (opt-in)
 
-It builds the same ensemble the run builds (``core.Pretraining`` on every seed x pretrained
+It builds the same ensemble the run builds (``training.Pretraining`` on every seed x pretrained
 method at the published settings, the first seed's real importance matrix standing in for every
 seed's, as ``bench_epoch.py`` does) and runs ``--epochs`` contrastive epochs after one warm-up
 epoch, timing each part of the training core:
@@ -40,20 +40,20 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tcclib.threads import use_allocator  # noqa: E402
+from tcclib.util.threads import use_allocator  # noqa: E402
 
 # the allocator settings the sweep gives its kernels (TCC_ALLOCATOR=system: none), before torch
 ALLOCATOR = use_allocator()
 
 import torch  # noqa: E402
 
-from tcclib import core  # noqa: E402
-from tcclib.config import MATMUL_PRECISIONS, PAPER_METHODS, Config  # noqa: E402
-from tcclib.correlation import importance_matrix  # noqa: E402
-from tcclib.datasets import Dataset, load_dataset  # noqa: E402
-from tcclib.encoding import TensorTable  # noqa: E402
-from tcclib.model import StackedMLP  # noqa: E402
-from tcclib.preprocess import prepare  # noqa: E402
+from tcclib.data.encoding import TensorTable  # noqa: E402
+from tcclib.data.preprocess import prepare  # noqa: E402
+from tcclib.data.sources import Dataset, load_dataset  # noqa: E402
+from tcclib.method import training
+from tcclib.method.config import MATMUL_PRECISIONS, PAPER_METHODS, Config  # noqa: E402
+from tcclib.method.correlation import importance_matrix  # noqa: E402
+from tcclib.method.model import StackedMLP  # noqa: E402
 
 TARGET_MS = 15.0  # issue 20: breast_cancer, float32, per seed-method epoch
 
@@ -76,11 +76,12 @@ class Clock:
                 self.total[p] += dt - inner
                 if self.stack:
                     self.stack[-1][2] += dt
+
         return timed
 
 
 def build(dataset, cfg: Config, data_dir=None):
-    """The run's ``core.Pretraining`` for ``dataset`` (a name, an OpenML id or a Dataset) and its
+    """The run's ``training.Pretraining`` for ``dataset`` (a name, an OpenML id or a Dataset) and its
     stacked table."""
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
@@ -88,17 +89,18 @@ def build(dataset, cfg: Config, data_dir=None):
     W0 = importance_matrix(sp, cfg)
     imp = np.stack([W0] * len(cfg.seeds))
     tab = TensorTable.from_prepared(prep, cfg.device)
-    layout = core.member_layout(tab, [s.seed for s in prep.splits], [s.n_features for s in prep.splits],
-                                cfg.methods)
-    gens = core.training_generators(layout, cfg.device)
+    layout = training.member_layout(
+        tab, [s.seed for s in prep.splits], [s.n_features for s in prep.splits], cfg.methods
+    )
+    gens = training.training_generators(layout, cfg.device)
     seed_all = layout.seed_index(cfg.device)
     anchors = tab.encode(tab.raw_train[seed_all], seed_all)
-    return core.Pretraining(tab, layout, cfg, imp, gens, anchors, prep.name), tab
+    return training.Pretraining(tab, layout, cfg, imp, gens, anchors, prep.name), tab
 
 
-def epoch_flops(pt: core.Pretraining, tab: TensorTable, cfg: Config) -> float:
+def epoch_flops(pt: training.Pretraining, tab: TensorTable, cfg: Config) -> float:
     """Floating-point operations of one contrastive epoch's matrix products (all members)."""
-    dims = core.encoder_dims(tab, cfg) + [cfg.hidden_dim] * cfg.head_depth
+    dims = training.encoder_dims(tab, cfg) + [cfg.hidden_dim] * cfg.head_depth
     macs_row = sum(a * b for a, b in zip(dims[:-1], dims[1:]))
     first = dims[0] * dims[1]
     total = 0.0
@@ -114,7 +116,7 @@ def ceiling_dtype(precision: str) -> str:
     return "bfloat16 operands" if precision == "bf16" else f"float32, precision {precision}"
 
 
-def ceiling_gflops(pt: core.Pretraining, cfg: Config, reps: int = 20) -> float:
+def ceiling_gflops(pt: training.Pretraining, cfg: Config, reps: int = 20) -> float:
     """Best GFLOP/s of one baddbmm of the ensemble's hidden-layer shape on this CPU, in the
     precision the run's products use."""
     H, B = cfg.hidden_dim, 2 * min(cfg.batch_size, pt.N)
@@ -134,8 +136,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", default="breast_cancer")
     ap.add_argument("--epochs", type=int, default=5, help="epochs timed after one warm-up epoch")
-    ap.add_argument("--precision", default="highest", choices=MATMUL_PRECISIONS,
-                    help="highest: exact float32 (default); bf16: the networks' products in bfloat16")
+    ap.add_argument(
+        "--precision",
+        default="highest",
+        choices=MATMUL_PRECISIONS,
+        help="highest: exact float32 (default); bf16: the networks' products in bfloat16",
+    )
     ap.add_argument("--methods", default=",".join(PAPER_METHODS + ("class_most_published",)))
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--ops", action="store_true", help="also print torch.profiler's top operators")
@@ -143,10 +149,12 @@ def main(argv=None):
     if args.epochs < 1:
         ap.error(f"--epochs must be at least 1, got {args.epochs}")
     cfg = Config(progress=False, matmul_precision=args.precision, methods=tuple(args.methods.split(",")))
-    torch.set_float32_matmul_precision(core.float32_precision(cfg))
-    print(f"# profile of a contrastive epoch: {args.dataset}, torch {torch.__version__}, threads "
-          f"{torch.get_num_threads()}, cores {os.cpu_count()}, {platform.machine()}, matmul precision "
-          f"{args.precision}, allocator {'heap+THP' if ALLOCATOR else 'system'}, load {os.getloadavg()[0]:.1f}")
+    torch.set_float32_matmul_precision(training.float32_precision(cfg))
+    print(
+        f"# profile of a contrastive epoch: {args.dataset}, torch {torch.__version__}, threads "
+        f"{torch.get_num_threads()}, cores {os.cpu_count()}, {platform.machine()}, matmul precision "
+        f"{args.precision}, allocator {'heap+THP' if ALLOCATOR else 'system'}, load {os.getloadavg()[0]:.1f}"
+    )
     pt, tab = build(args.dataset, cfg, args.data_dir)
     pt.run_epoch()  # warm-up (and the refresh before epoch 0)
 
@@ -157,9 +165,9 @@ def main(argv=None):
         originals[(obj, attr)] = getattr(obj, attr)
         setattr(obj, attr, clock.wrap(part, getattr(obj, attr)))
 
-    patch(core.Pretraining, "draw_views", "views")
+    patch(training.Pretraining, "draw_views", "views")
     patch(StackedMLP, "__call__", "forward")
-    patch(core, "nt_xent_pairs", "loss")
+    patch(training, "nt_xent_pairs", "loss")
     patch(torch.Tensor, "backward", "backward")
     patch(pt.opt, "step", "optimiser")
     t = time.perf_counter()
@@ -177,9 +185,11 @@ def main(argv=None):
     parts["rest"] = wall - sum(parts.values())
     parts["refresh / pseudo_every"] = refresh / cfg.pseudo_every
     per_epoch = wall + parts["refresh / pseudo_every"]
-    print(f"{pt.Kp} pretrained members, {pt.N} training rows, width {tab.width}, {len(pt.batches)} "
-          f"batches per epoch; {per_epoch:.3f} s per epoch with the amortised refresh "
-          f"= {per_epoch / pt.Kp * 1000:.1f} ms per seed-method epoch")
+    print(
+        f"{pt.Kp} pretrained members, {pt.N} training rows, width {tab.width}, {len(pt.batches)} "
+        f"batches per epoch; {per_epoch:.3f} s per epoch with the amortised refresh "
+        f"= {per_epoch / pt.Kp * 1000:.1f} ms per seed-method epoch"
+    )
     print(f"{'part':<24}{'s/epoch':>9}{'share':>8}")
     for k in ["views", "forward", "loss", "backward", "optimiser", "rest", "refresh / pseudo_every"]:
         v = parts.get(k, 0.0)
@@ -196,14 +206,20 @@ def main(argv=None):
     ceil = ceiling_gflops(pt, cfg)
     mm = parts.get("forward", 0) + parts.get("loss", 0) + parts.get("backward", 0)
     floor_ms = (flops + refresh_flops) / (ceil * 1e9) / pt.Kp * 1000
-    print(f"\nmatrix products: {flops / 1e9:.1f} GFLOP per epoch, + {refresh_flops / 1e9:.1f} of the amortised "
-          f"refresh; forward + loss + backward run at {flops / mm / 1e9:.0f} GFLOP/s, the whole epoch "
-          f"at {(flops + refresh_flops) / per_epoch / 1e9:.0f} GFLOP/s")
-    print(f"ceiling: one clean baddbmm [{pt.Kp}, {2 * min(cfg.batch_size, pt.N)}, {cfg.hidden_dim}] x "
-          f"[{cfg.hidden_dim}, {cfg.hidden_dim}] reaches {ceil:.0f} GFLOP/s here ({ceiling_dtype(args.precision)})")
-    print(f"lowest time the arithmetic allows at that rate: {floor_ms:.1f} ms per seed-method epoch "
-          f"(products only, refresh included, nothing else), against {per_epoch / pt.Kp * 1000:.1f} measured"
-          + (f" and the {TARGET_MS:.0f} ms target" if args.dataset == "breast_cancer" else ""))
+    print(
+        f"\nmatrix products: {flops / 1e9:.1f} GFLOP per epoch, + {refresh_flops / 1e9:.1f} of the amortised "
+        f"refresh; forward + loss + backward run at {flops / mm / 1e9:.0f} GFLOP/s, the whole epoch "
+        f"at {(flops + refresh_flops) / per_epoch / 1e9:.0f} GFLOP/s"
+    )
+    print(
+        f"ceiling: one clean baddbmm [{pt.Kp}, {2 * min(cfg.batch_size, pt.N)}, {cfg.hidden_dim}] x "
+        f"[{cfg.hidden_dim}, {cfg.hidden_dim}] reaches {ceil:.0f} GFLOP/s here ({ceiling_dtype(args.precision)})"
+    )
+    print(
+        f"lowest time the arithmetic allows at that rate: {floor_ms:.1f} ms per seed-method epoch "
+        f"(products only, refresh included, nothing else), against {per_epoch / pt.Kp * 1000:.1f} measured"
+        + (f" and the {TARGET_MS:.0f} ms target" if args.dataset == "breast_cancer" else "")
+    )
 
     if args.ops:
         from torch.profiler import ProfilerActivity, profile

@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
-from tcclib.config import XGB_MAX_BIN, Config  # noqa: E402
-from tcclib.correlation import default_jobs, importance_matrix  # noqa: E402
-from tcclib.datasets import load_dataset  # noqa: E402
-from tcclib.preprocess import prepare  # noqa: E402
+from tcclib.data.preprocess import prepare  # noqa: E402
+from tcclib.data.sources import load_dataset  # noqa: E402
+from tcclib.method.config import XGB_MAX_BIN, Config  # noqa: E402
+from tcclib.method.correlation import default_jobs, importance_matrix  # noqa: E402
 
 
 def rows(sp, cfg: Config, only) -> tuple[float, np.ndarray]:
@@ -49,8 +49,7 @@ def rows(sp, cfg: Config, only) -> tuple[float, np.ndarray]:
 def compare(W: np.ndarray, R: np.ndarray, only) -> dict:
     tv = 0.5 * np.abs(W - R).sum(1)
     rho = [spearmanr(np.delete(w, i), np.delete(r, i)).statistic for w, r, i in zip(W, R, only)]
-    return dict(tv=float(tv.mean()), spearman=float(np.mean(rho)),
-                same_top=float(np.mean(W.argmax(1) == R.argmax(1))))
+    return dict(tv=float(tv.mean()), spearman=float(np.mean(rho)), same_top=float(np.mean(W.argmax(1) == R.argmax(1))))
 
 
 def fmt(c: dict) -> str:
@@ -65,20 +64,25 @@ def main(argv=None):
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
     args = ap.parse_args(argv)
     cfg = Config(progress=False)
-    print(f"# importance models: published settings vs xgb_max_bin {args.bins} (default {XGB_MAX_BIN}); "
-          f"{default_jobs()} concurrent single-threaded fits, {os.cpu_count()} cores")
+    print(
+        f"# importance models: published settings vs xgb_max_bin {args.bins} (default {XGB_MAX_BIN}); "
+        f"{default_jobs()} concurrent single-threaded fits, {os.cpu_count()} cores"
+    )
     for name in args.datasets:
         ds = load_dataset(name, data_dir=args.data_dir)
         a, b = prepare(ds, cfg.seeds[:2], cfg.test_fraction, cfg.labeled_fraction).splits
-        only = np.flatnonzero(a.active & b.active)[:args.models]
+        only = np.flatnonzero(a.active & b.active)[: args.models]
         t0, R = rows(a, cfg, only)
         _, S = rows(b, cfg, only)
-        print(f"{ds.name}: {a.raw_train.shape[0]} training rows, {int(a.active.sum())} features, "
-              f"{len(only)} models; published {t0:.3f} s per model; another seed's split: {fmt(compare(S, R, only))}")
+        print(
+            f"{ds.name}: {a.raw_train.shape[0]} training rows, {int(a.active.sum())} features, "
+            f"{len(only)} models; published {t0:.3f} s per model; another seed's split: {fmt(compare(S, R, only))}"
+        )
         for bins in args.bins:
             t, W = rows(a, cfg.replace(xgb_max_bin=bins), only)
-            print(f"  xgb_max_bin {bins:>3}: {t:.3f} s per model ({t0 / t:.1f}x)  {fmt(compare(W, R, only))}",
-                  flush=True)
+            print(
+                f"  xgb_max_bin {bins:>3}: {t:.3f} s per model ({t0 / t:.1f}x)  {fmt(compare(W, R, only))}", flush=True
+            )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,10 @@
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
@@ -38,16 +41,16 @@ if importlib.util.find_spec("tcclib") is None:
 
 # %% tags=["parameters"]
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
-dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.datasets.list_datasets(); any other OpenML id), or a table PATH:TARGET
+dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
 data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
 cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cache beside the set)
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
-# Settings of tcclib.config.Config: the published values, except 100 contrastive epochs
+# Settings of tcclib.method.config.Config: the published values, except 100 contrastive epochs
 seeds: list = [614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984]  # the paper's 8 seeds: one split, labeled subset and initialisation each
-methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.methods.method_names()
-baselines: list = []  # also run baselines (same labeled rows and test split): tcclib.methods.baseline_names()
+methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.method.registry.method_names()
+baselines: list = []  # also run baselines (same labeled rows and test split): tcclib.method.registry.baseline_names()
 epochs: int = 100  # contrastive epochs (paper: 500; 100 keeps an interactive run to minutes)
 batch_size: int = 256  # rows per step (paper: 256)
 lr: float = 0.001  # Adam learning rate (paper: 1e-3)
@@ -83,7 +86,8 @@ pseudo_schedule: str = 'auto'  # auto, period (ours: epochs 0, 10, ...) or autho
 encoder_init: str = 'auto'  # auto, shared (ours: one encoder per seed) or per_method (authors)
 
 # %%
-from tcclib import nbparams
+from tcclib.running import nbparams
+
 run_ = nbparams.per_dataset(globals())  # checks the parameters (a misspelled one stops here)
 cfg, ds, out = run_.cfg, run_.ds, run_.out
 
@@ -92,7 +96,8 @@ cfg, ds, out = run_.cfg, run_.ds, run_.out
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib.datasets import summary
+from tcclib.data.sources import summary
+
 print(summary(ds).to_string())
 
 # %%
@@ -102,7 +107,8 @@ ds.X.head()
 # ## Class balance
 
 # %%
-from tcclib import plots
+from tcclib.paper import plots
+
 ax = plots.class_balance(ds.y, f"{ds.name}: class balance ({len(ds.y)} rows)")
 
 # %% [markdown]
@@ -113,7 +119,8 @@ ax = plots.class_balance(ds.y, f"{ds.name}: class balance ({len(ds.y)} rows)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib.preprocess import prepare_config
+from tcclib.method.inputs import prepare_config
+
 prep = prepare_config(ds, cfg, cfg.seeds[:1])
 sp = prep.splits[0]
 print(f"seed {sp.seed}: {len(sp.y_train)} training rows ({int(sp.labeled.sum())} labeled), {len(sp.y_test)} test rows")

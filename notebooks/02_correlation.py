@@ -38,7 +38,10 @@
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
@@ -46,16 +49,16 @@ if importlib.util.find_spec("tcclib") is None:
 
 # %% tags=["parameters"]
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
-dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.datasets.list_datasets(); any other OpenML id), or a table PATH:TARGET
+dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
 data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
 cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cache beside the set)
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
-# Settings of tcclib.config.Config: the published values, except 100 contrastive epochs
+# Settings of tcclib.method.config.Config: the published values, except 100 contrastive epochs
 seeds: list = [614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984]  # the paper's 8 seeds: one split, labeled subset and initialisation each
-methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.methods.method_names()
-baselines: list = []  # also run baselines (same labeled rows and test split): tcclib.methods.baseline_names()
+methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.method.registry.method_names()
+baselines: list = []  # also run baselines (same labeled rows and test split): tcclib.method.registry.baseline_names()
 epochs: int = 100  # contrastive epochs (paper: 500; 100 keeps an interactive run to minutes)
 batch_size: int = 256  # rows per step (paper: 256)
 lr: float = 0.001  # Adam learning rate (paper: 1e-3)
@@ -91,26 +94,30 @@ pseudo_schedule: str = 'auto'  # auto, period (ours: epochs 0, 10, ...) or autho
 encoder_init: str = 'auto'  # auto, shared (ours: one encoder per seed) or per_method (authors)
 
 # %%
-from tcclib import nbparams
+from tcclib.running import nbparams
+
 run_ = nbparams.per_dataset(globals())  # checks the parameters (a misspelled one stops here)
 cfg, ds, out = run_.cfg, run_.ds, run_.out
 
 # %%
-from tcclib import reuse, store
-from tcclib.correlation import dataset_correlations
-from tcclib.preprocess import prepare_config
+from tcclib.artifacts import keys as content_keys
+from tcclib.artifacts import store
+from tcclib.artifacts.importances import dataset_correlations
+from tcclib.method.inputs import prepare_config
+
 prep = prepare_config(ds, cfg)
 ranges, W0, computed = dataset_correlations(prep, cfg, store_dir=out, cache_dir=run_.cache_dir,
                                             reuse=run_.reuse, progress=cfg.progress)
 store.save_importances(out, computed, ranges,
-                       {str(sp.seed): reuse.importance_key(sp, cfg, prep.classes) for sp in prep.splits})
+                       {str(sp.seed): content_keys.importance_key(sp, cfg, prep.classes) for sp in prep.splits})
 print(f"importance matrices fitted now: {len(computed)} of {len(prep.splits)} seeds (the rest stored)")
 
 # %% [markdown]
 # ## Importance matrix (first seed)
 
 # %%
-from tcclib import plots
+from tcclib.paper import plots
+
 ax = plots.importance_heatmap(W0, prep.feature_names, f"{ds.name}: XGBoost importance matrix, seed {cfg.seeds[0]}")
 
 # %% [markdown]
@@ -121,7 +128,9 @@ ax = plots.importance_heatmap(W0, prep.feature_names, f"{ds.name}: XGBoost impor
 # %%
 # NBVAL_CHECK_OUTPUT
 import numpy as np
-from tcclib.tables import paper_corr_range
+
+from tcclib.paper.tables import paper_corr_range
+
 r = [ranges[s] for s in cfg.seeds]
 paper = paper_corr_range()
 paper_value = paper.loc[paper.dataset == ds.name, "corr_range"]
@@ -136,7 +145,8 @@ print("paper:", f"{paper_value.iloc[0]:.2f}" if len(paper_value) else "not in th
 # tend to predict each other; with *least* they do not.
 
 # %%
-from tcclib.corruption import example_masks
+from tcclib.method.rules import example_masks
+
 sp = prep.splits[0]
 panels = example_masks(W0, sp.active, sp.n_features, cfg, n_rows=20)
 fig = plots.masks(panels, f"{ds.name}: {cfg.corrupted_count(sp.n_features)} of {sp.n_features} features corrupted per row")

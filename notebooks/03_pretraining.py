@@ -32,12 +32,15 @@
 # labeled rows; test accuracy and AUROC are reported per seed.
 #
 # Results stored in the output folder by an earlier run are reused member by member where the data
-# and every setting that determines them match (`reuse`; see `tcclib.reuse`): a re-render trains
+# and every setting that determines them match (`reuse`; see `tcclib.artifacts.keys`): a re-render trains
 # nothing, a changed setting trains only the members it changes.
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
@@ -45,16 +48,16 @@ if importlib.util.find_spec("tcclib") is None:
 
 # %% tags=["parameters"]
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
-dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.datasets.list_datasets(); any other OpenML id), or a table PATH:TARGET
+dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
 data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
 cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cache beside the set)
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
-# Settings of tcclib.config.Config: the published values, except 100 contrastive epochs
+# Settings of tcclib.method.config.Config: the published values, except 100 contrastive epochs
 seeds: list = [614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984]  # the paper's 8 seeds: one split, labeled subset and initialisation each
-methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.methods.method_names()
-baselines: list = []  # also run baselines (same labeled rows and test split): tcclib.methods.baseline_names()
+methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.method.registry.method_names()
+baselines: list = []  # also run baselines (same labeled rows and test split): tcclib.method.registry.baseline_names()
 epochs: int = 100  # contrastive epochs (paper: 500; 100 keeps an interactive run to minutes)
 batch_size: int = 256  # rows per step (paper: 256)
 lr: float = 0.001  # Adam learning rate (paper: 1e-3)
@@ -90,13 +93,15 @@ pseudo_schedule: str = 'auto'  # auto, period (ours: epochs 0, 10, ...) or autho
 encoder_init: str = 'auto'  # auto, shared (ours: one encoder per seed) or per_method (authors)
 
 # %%
-from tcclib import nbparams
+from tcclib.running import nbparams
+
 run_ = nbparams.per_dataset(globals())  # checks the parameters (a misspelled one stops here)
 cfg, ds, out = run_.cfg, run_.ds, run_.out
 
 # %%
-from tcclib import store
-from tcclib.train import run_dataset
+from tcclib.artifacts import store
+from tcclib.running.train import run_dataset
+
 stored, stored_from = store.results_to_compare(out, set_name, ds.name, cfg)  # None on a first run
 run = run_dataset(ds, cfg, cache_dir=run_.cache_dir, store_dir=out, reuse=run_.reuse)
 store.save_run(run, out)
@@ -132,8 +137,10 @@ else:
 print(store.drift_line(cmp))
 
 # %%
-from tcclib import plots
 import matplotlib.pyplot as plt
+
+from tcclib.paper import plots
+
 fig, axes = plt.subplots(1, 2, figsize=(13, 4))
 plots.results_bars(run.results, "accuracy", f"{ds.name}: test accuracy", ax=axes[0])
 plots.results_bars(run.results, "auroc", f"{ds.name}: test AUROC", ax=axes[1])

@@ -24,7 +24,10 @@
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
@@ -37,7 +40,9 @@ set_dir: str = ""  # the set's folder; a relative path lies under the repository
 figure_dataset: str = "breast_cancer"  # the dataset of the learning-curve and embedding figures
 
 # %%
-from tcclib import nbparams, store
+from tcclib.artifacts import store
+from tcclib.running import nbparams
+
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
 print(store.status(set_dir).to_string(index=False))
@@ -47,7 +52,8 @@ print(store.status(set_dir).to_string(index=False))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib import tables
+from tcclib.paper import tables
+
 print(tables.write_set_tables(set_dir, results))
 
 # %% [markdown]
@@ -55,7 +61,9 @@ print(tables.write_set_tables(set_dir, results))
 
 # %%
 import matplotlib.pyplot as plt
-from tcclib.plots import savefig
+
+from tcclib.paper.plots import savefig
+
 groups = tables.method_groups(results)
 for metric in ("accuracy", "auroc"):
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))

@@ -24,7 +24,10 @@
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
@@ -37,7 +40,9 @@ set_dir: str = ""  # the set's folder; a relative path lies under the repository
 figure_dataset: str = "breast_cancer"  # the dataset of the learning-curve and embedding figures
 
 # %%
-from tcclib import nbparams, store
+from tcclib.artifacts import store
+from tcclib.running import nbparams
+
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
 print(store.status(set_dir).to_string(index=False))
@@ -47,10 +52,13 @@ print(store.status(set_dir).to_string(index=False))
 
 # %%
 import json
-import pandas as pd
+
 import matplotlib.pyplot as plt
-from tcclib import methods as registry
-from tcclib import plots, tables
+import pandas as pd
+
+from tcclib.method import registry
+from tcclib.paper import plots, tables
+
 fd = set_dir / figure_dataset
 history = pd.read_csv(fd / "history.csv") if (fd / "history.csv").exists() else pd.DataFrame()
 if len(history):
@@ -68,7 +76,7 @@ emb_file = fd / "embeddings.npz"
 classes = json.loads((fd / "classes.json").read_text()) if (fd / "classes.json").exists() else None
 if emb_file.exists():
     emb = store.load_embeddings(emb_file)
-    methods = registry.with_group("how", present=emb)  # the how-to-corrupt methods (tcclib.methods)
+    methods = registry.with_group("how", present=emb)  # the how-to-corrupt methods (tcclib.method.registry)
     for part in ("train", "test"):
         fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)",
                            class_names=classes)

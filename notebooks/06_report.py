@@ -25,7 +25,10 @@
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
@@ -38,7 +41,9 @@ set_dir: str = ""  # the set's folder; a relative path lies under the repository
 figure_dataset: str = "breast_cancer"  # the dataset of the learning-curve and embedding figures
 
 # %%
-from tcclib import nbparams, store
+from tcclib.artifacts import store
+from tcclib.running import nbparams
+
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
 print(store.status(set_dir).to_string(index=False))
@@ -52,7 +57,8 @@ print(store.status(set_dir).to_string(index=False))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib import report, tables
+from tcclib.paper import report, tables
+
 print("\n".join(report.plain_summary(results, set_dir)))
 
 # %% [markdown]
@@ -71,7 +77,9 @@ for metric in ("accuracy", "auroc"):
 
 # %%
 import matplotlib.pyplot as plt
-from tcclib.plots import savefig
+
+from tcclib.paper.plots import savefig
+
 methods = tables.method_groups(results)["how"]
 if len(methods) >= 2:
     fig, axes = plt.subplots(1, 2, figsize=(15, 6))
@@ -103,6 +111,7 @@ if len(cr):
 
 # %%
 from IPython.display import Image, display
+
 cd_figures = [p for p in report.write_rank_figures(set_dir, results) if p.suffix == ".png"]
 for p in cd_figures:
     display(Image(filename=str(p)))
@@ -114,6 +123,7 @@ if not cd_figures:
 
 # %%
 from IPython.display import Markdown
+
 text = report.build_report(set_dir, figures=False)  # the diagrams were written just above
 store.write_text(text, set_dir / "report.md")
 Markdown(text)

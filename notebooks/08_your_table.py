@@ -26,7 +26,7 @@
 # training rows; the rest are unlabeled), fits the estimator with each method on the training rows
 # and the baselines (XGBoost, logistic regression, self-training) on the same labeled rows, and
 # scores everything on the test rows. Without a `path` it uses an example table made by
-# `tcclib.own.synthetic_table`: 2,000 rows, numeric and text columns, missing values, 3 classes.
+# `tcclib.running.own.synthetic_table`: 2,000 rows, numeric and text columns, missing values, 3 classes.
 #
 # ```
 # papermill notebooks/08_your_table.ipynb out.ipynb -p path my_table.csv -p target label
@@ -34,7 +34,10 @@
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
@@ -46,8 +49,8 @@ path: str = ""  # your table: .csv, .tsv, .parquet or .arff (empty: the example 
 target: str = "target"  # the class column of the table
 output_dir: str = ""  # where the figures and the fitted model go (empty: runs/own/<table name>)
 seed: int = 0  # split, labeled subset and every model's random_state
-methods: list = ['no_pretrain', 'random', 'class', 'class_least', 'class_most']  # TCCClassifier methods (tcclib.estimator.estimator_methods())
-baselines: list = ['xgboost', 'logreg', 'self_training']  # baselines on the same labeled rows (tcclib.methods.baseline_names())
+methods: list = ['no_pretrain', 'random', 'class', 'class_least', 'class_most']  # TCCClassifier methods (tcclib.method.estimator.estimator_methods())
+baselines: list = ['xgboost', 'logreg', 'self_training']  # baselines on the same labeled rows (tcclib.method.registry.baseline_names())
 labeled_fraction: float = 0.3  # share of the training rows that keep their label (paper: 0.3)
 test_fraction: float = 0.2  # share of the rows held out for testing (paper: 0.2)
 epochs: int = 50  # contrastive epochs (paper: 500; 50 keeps this notebook to minutes)
@@ -57,9 +60,10 @@ device: str = 'cpu'  # cpu or cuda[:N]
 progress: bool = True  # progress bars
 
 # %%
-from pathlib import Path
-from tcclib import nbparams, own, paths
-from tcclib.datasets import load_dataset
+from tcclib.data.sources import load_dataset
+from tcclib.running import nbparams, own
+from tcclib.util import paths
+
 nbparams.check_injected(globals(), ["path", "target", "output_dir", "seed", "methods", "baselines",
                                     "labeled_fraction", "test_fraction", "epochs", "head_epochs",
                                     "corruption_rate", "device", "progress"])
@@ -68,7 +72,8 @@ table = paths.resolve(path) if path else own.example_table()
 ds = load_dataset(f"{table}:{target}")
 out = paths.resolve(output_dir) if output_dir else paths.runs_root() / "own" / ds.name
 out.mkdir(parents=True, exist_ok=True)
-from tcclib.datasets import summary
+from tcclib.data.sources import summary
+
 summary(ds).to_frame("").T
 
 # %% [markdown]
@@ -85,8 +90,10 @@ cmp.results.to_csv(out / "results.csv", index=False)
 cmp.results[["method", "accuracy", "auroc", "n_labeled", "n_test", "fit_s"]].round(3)
 
 # %%
-from tcclib import plots
 import matplotlib.pyplot as plt
+
+from tcclib.paper import plots
+
 fig, axes = plt.subplots(1, 2, figsize=(13, 4))
 plots.results_bars(cmp.results, "accuracy", f"{ds.name}: test accuracy (seed {seed})", ax=axes[0])
 plots.results_bars(cmp.results, "auroc", f"{ds.name}: test AUROC (seed {seed})", ax=axes[1])
@@ -114,7 +121,9 @@ plots.savefig(fig, out / "embeddings")
 # order, missing values or categories never seen in training.
 
 # %%
-import joblib, numpy as np
+import joblib
+import numpy as np
+
 best = cmp.results[cmp.results.method.isin(list(cmp.models))].sort_values("accuracy", ascending=False).method.iloc[0]
 joblib.dump(cmp.models[best], out / "model.joblib")
 loaded = joblib.load(out / "model.joblib")

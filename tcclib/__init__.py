@@ -1,15 +1,24 @@
 """tcclib: class-conditioned contrastive pretraining on tabular data (Cui et al., arXiv:2404.17489).
 
-    from tcclib import Config, run_dataset
-    run = run_dataset("breast_cancer", Config(epochs=100))
-    run.results.groupby("method")[["accuracy", "auroc"]].mean()
+from tcclib import Config, run_dataset
+run = run_dataset("breast_cancer", Config(epochs=100))
+run.results.groupby("method")[["accuracy", "auroc"]].mean()
 """
 
 __version__ = "0.2.0"
 
-from .config import METHODS, Config  # noqa: E402
-from .datasets import from_frame, list_datasets, load_dataset  # noqa: E402
-from .estimator import TCCClassifier  # noqa: E402
-from .train import RunResult, run_dataset  # noqa: E402
+from tcclib.data.sources import from_frame, list_datasets, load_dataset  # noqa: E402
+from tcclib.method.config import METHODS, Config  # noqa: E402
+from tcclib.method.estimator import TCCClassifier  # noqa: E402
+from tcclib.running.train import RunResult, run_dataset  # noqa: E402
 
-__all__ = ["Config", "METHODS", "RunResult", "TCCClassifier", "from_frame", "list_datasets", "load_dataset", "run_dataset"]
+__all__ = [
+    "Config",
+    "METHODS",
+    "RunResult",
+    "TCCClassifier",
+    "from_frame",
+    "list_datasets",
+    "load_dataset",
+    "run_dataset",
+]

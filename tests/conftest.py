@@ -2,7 +2,7 @@
 
 import pytest
 
-from tcclib.datasets import from_frame, load_dataset
+from tcclib.data.sources import from_frame, load_dataset
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ import pytest
 import torch
 from sklearn.preprocessing import OneHotEncoder
 
-from tcclib import corruption as C
-from tcclib.config import Config, ConfigError
-from tcclib.datasets import from_frame
-from tcclib.encoding import TensorTable
-from tcclib.losses import nt_xent
-from tcclib.preprocess import prepare
+from tcclib.data.encoding import TensorTable
+from tcclib.data.preprocess import prepare
+from tcclib.data.sources import from_frame
+from tcclib.method import rules
+from tcclib.method.config import Config, ConfigError
+from tcclib.method.losses import nt_xent
 
 
 def _gen(seed):
@@ -27,7 +27,7 @@ def test_class_conditioned_donors_share_the_anchor_class():
     g = _gen(0)
     K, N, M, Cn = 3, 200, 7, 4
     labels = torch.randint(0, Cn, (K, N), generator=g)
-    donors = C.draw_donors(labels, Cn, torch.rand(K, N, M, generator=g))
+    donors = rules.draw_donors(labels, Cn, torch.rand(K, N, M, generator=g))
     donor_labels = labels.gather(1, donors.view(K, -1)).view(K, N, M)
     assert torch.equal(donor_labels, labels.unsqueeze(-1).expand(K, N, M))
     # and they are spread over the class, not one fixed row
@@ -39,9 +39,10 @@ def test_class_conditioned_views_take_values_from_same_class_rows():
     K, N, M, Cn = 2, 120, 5, 3
     raw = torch.randn(K, N, M, generator=g)  # distinct values: a value identifies its row
     labels = torch.randint(0, Cn, (K, N), generator=g)
-    mask = C.uniform_mask(torch.rand(K, N, M, generator=g), torch.ones(K, M, dtype=torch.bool),
-                          torch.tensor([2, 2]))
-    view = C.corrupt(raw, mask, C.draw_donors(labels, Cn, torch.rand(K, N, M, generator=g)))
+    mask = rules.uniform_mask(
+        torch.rand(K, N, M, generator=g), torch.ones(K, M, dtype=torch.bool), torch.tensor([2, 2])
+    )
+    view = rules.corrupt(raw, mask, rules.draw_donors(labels, Cn, torch.rand(K, N, M, generator=g)))
     for k in range(K):
         for i, j in mask[k].nonzero().tolist():
             src = (raw[k, :, j] == view[k, i, j]).nonzero().squeeze(1)
@@ -52,7 +53,7 @@ def test_class_conditioned_views_take_values_from_same_class_rows():
 def test_conventional_donors_cover_the_whole_column():
     g = _gen(2)
     labels = torch.zeros(1, 300, dtype=torch.int64)
-    donors = C.draw_donors(labels, 1, torch.rand(1, 300, 4, generator=g))
+    donors = rules.draw_donors(labels, 1, torch.rand(1, 300, 4, generator=g))
     assert donors.min() >= 0 and donors.max() < 300
     assert len(torch.unique(donors)) > 250
 
@@ -66,11 +67,10 @@ def test_exactly_ceil_pM_features_per_row(M, p):
     g = _gen(3)
     act = torch.ones(2, M, dtype=torch.bool)
     kk = torch.tensor([k, k])
-    m1 = C.uniform_mask(torch.rand(2, 500, M, generator=g), act, kk)
+    m1 = rules.uniform_mask(torch.rand(2, 500, M, generator=g), act, kk)
     assert (m1.sum(-1) == k).all()
     W = torch.rand(2, M, M, generator=g)
-    m2 = C.correlation_mask(W, act, kk, torch.tensor([1.0, -1.0]),
-                            lambda t: torch.rand(2, 500, M, generator=g))
+    m2 = rules.correlation_mask(W, act, kk, torch.tensor([1.0, -1.0]), lambda t: torch.rand(2, 500, M, generator=g))
     assert (m2.sum(-1) == k).all()
 
 
@@ -79,10 +79,10 @@ def test_inactive_features_are_never_chosen_and_k_is_per_member():
     act = torch.ones(2, 10, dtype=torch.bool)
     act[1, 7:] = False
     k = torch.tensor([4, 3])
-    m = C.uniform_mask(torch.rand(2, 300, 10, generator=g), act, k)
+    m = rules.uniform_mask(torch.rand(2, 300, 10, generator=g), act, k)
     assert (m.sum(-1) == k.view(2, 1)).all() and not m[1, :, 7:].any()
     W = torch.rand(2, 10, 10, generator=g)
-    m = C.correlation_mask(W, act, k, torch.ones(2), lambda t: torch.rand(2, 300, 10, generator=g))
+    m = rules.correlation_mask(W, act, k, torch.ones(2), lambda t: torch.rand(2, 300, 10, generator=g))
     assert (m.sum(-1) == k.view(2, 1)).all() and not m[1, :, 7:].any()
 
 
@@ -107,21 +107,38 @@ def test_correlation_sampler_prefers_high_or_low_importance():
     W = _block_importance(M).expand(3, M, M)
     act = torch.ones(3, M, dtype=torch.bool)
     # member 0: most, 1: least, 2: uniform for reference
-    uni = C.uniform_mask(torch.rand(1, N, M, generator=g), act[:1], torch.tensor([k]))
+    uni = rules.uniform_mask(torch.rand(1, N, M, generator=g), act[:1], torch.tensor([k]))
     rnd = _same_block_rate(uni[0])
     for norm, strength in (("minmax", 0.3), ("sum", 0.05)):
-        corr = C.correlation_mask(W[:2], act[:2], torch.tensor([k, k]), torch.tensor([1.0, -1.0]),
-                                  lambda t: torch.rand(2, N, M, generator=g), normalization=norm)
+        corr = rules.correlation_mask(
+            W[:2],
+            act[:2],
+            torch.tensor([k, k]),
+            torch.tensor([1.0, -1.0]),
+            lambda t: torch.rand(2, N, M, generator=g),
+            normalization=norm,
+        )
         most, least = _same_block_rate(corr[0]), _same_block_rate(corr[1])
         assert least < rnd - 0.02, norm  # least-correlated spreads across blocks
         assert most > rnd + strength, norm  # most-correlated keeps to one correlated block
-    assert most < 0.9 < _same_block_rate(C.correlation_mask(
-        W[:1], act[:1], torch.tensor([k]), torch.tensor([1.0]), lambda t: torch.rand(1, N, M, generator=g),
-        normalization="minmax")[0])
+    assert (
+        most
+        < 0.9
+        < _same_block_rate(
+            rules.correlation_mask(
+                W[:1],
+                act[:1],
+                torch.tensor([k]),
+                torch.tensor([1.0]),
+                lambda t: torch.rand(1, N, M, generator=g),
+                normalization="minmax",
+            )[0]
+        )
+    )
 
 
 def test_published_flip_uses_least_ranking():
-    from tcclib.config import METHODS
+    from tcclib.method.config import METHODS
 
     assert METHODS["class_most_published"].ranking == "least"
     assert METHODS["class_most"].ranking == "most"
@@ -157,13 +174,15 @@ def test_nt_xent_matches_the_paper_formula(tau):
 # ------------------------------------------------------------------ encoding
 def _mixed_frame(n=300, seed=0):
     rs = np.random.RandomState(seed)
-    X = pd.DataFrame({
-        "num": rs.randn(n),
-        "tri": pd.Categorical(rs.choice(["a", "b", "c"], n), categories=["a", "b", "c", "d"]),
-        "bin": pd.Categorical(rs.choice(["no", "yes"], n)),
-        "const": np.ones(n),
-        "num2": rs.randn(n),
-    })
+    X = pd.DataFrame(
+        {
+            "num": rs.randn(n),
+            "tri": pd.Categorical(rs.choice(["a", "b", "c"], n), categories=["a", "b", "c", "d"]),
+            "bin": pd.Categorical(rs.choice(["no", "yes"], n)),
+            "const": np.ones(n),
+            "num2": rs.randn(n),
+        }
+    )
     X.loc[rs.rand(n) < 0.1, "num2"] = np.nan
     X.loc[rs.rand(n) < 0.1, "tri"] = np.nan
     y = pd.Series(pd.Categorical(np.where(X["num"] > 0, "pos", "neg")))
@@ -191,7 +210,7 @@ def test_torch_one_hot_matches_scikit_learn_after_preprocessing():
     tab = TensorTable.from_prepared(prep)
     for si, sp in enumerate(prep.splits):
         cols = np.flatnonzero(sp.active)
-        enc = tab.encode(tab.raw_test[si:si + 1], torch.tensor([si]))[0].numpy()
+        enc = tab.encode(tab.raw_test[si : si + 1], torch.tensor([si]))[0].numpy()
         parts = []
         for j in cols:
             if sp.is_cat[j]:
@@ -203,21 +222,24 @@ def test_torch_one_hot_matches_scikit_learn_after_preprocessing():
         ref = np.hstack(parts)
         assert ref.shape[1] == int(tab.widths[si])
         np.testing.assert_allclose(enc[:, : ref.shape[1]], ref, atol=1e-6)
-        assert not enc[:, ref.shape[1]:].any()
+        assert not enc[:, ref.shape[1] :].any()
 
 
 # ------------------------------------------------------------------ settings
-@pytest.mark.parametrize("kw,word", [
-    (dict(corruption_rate=0.0), "corruption_rate"),
-    (dict(corruption_rate=1.5), "corruption_rate"),
-    (dict(labeled_fraction=-0.1), "labeled_fraction"),
-    (dict(epochs=-1), "epochs"),
-    (dict(epochs=2.5), "epochs"),
-    (dict(methods=("clas",)), "class"),
-    (dict(seeds=(1, 1)), "duplicates"),
-    (dict(batch_size=0), "batch_size"),
-    (dict(lr="fast"), "lr"),
-])
+@pytest.mark.parametrize(
+    "kw,word",
+    [
+        (dict(corruption_rate=0.0), "corruption_rate"),
+        (dict(corruption_rate=1.5), "corruption_rate"),
+        (dict(labeled_fraction=-0.1), "labeled_fraction"),
+        (dict(epochs=-1), "epochs"),
+        (dict(epochs=2.5), "epochs"),
+        (dict(methods=("clas",)), "class"),
+        (dict(seeds=(1, 1)), "duplicates"),
+        (dict(batch_size=0), "batch_size"),
+        (dict(lr="fast"), "lr"),
+    ],
+)
 def test_bad_settings_are_clear_errors(kw, word):
     with pytest.raises(ConfigError, match=word):
         Config(**kw)
@@ -242,11 +264,19 @@ def test_sum_normalisation_is_milder_than_minmax():
     act = torch.ones(1, M, dtype=torch.bool)
     rate = {}
     for norm in ("minmax", "sum"):
-        m = C.correlation_mask(W, act, torch.tensor([k]), torch.tensor([1.0]),
-                               lambda t: torch.rand(1, N, M, generator=g), normalization=norm)
+        m = rules.correlation_mask(
+            W,
+            act,
+            torch.tensor([k]),
+            torch.tensor([1.0]),
+            lambda t: torch.rand(1, N, M, generator=g),
+            normalization=norm,
+        )
         assert (m.sum(-1) == k).all()
         rate[norm] = _same_block_rate(m[0])
-    uni = _same_block_rate(C.uniform_mask(torch.rand(1, N, M, generator=g), act, torch.tensor([k]))[0])
+    uni = _same_block_rate(rules.uniform_mask(torch.rand(1, N, M, generator=g), act, torch.tensor([k]))[0])
     assert uni + 0.05 < rate["sum"] < rate["minmax"] - 0.05
     with pytest.raises(ValueError, match="normalization"):
-        C.correlation_mask(W, act, torch.tensor([k]), torch.tensor([1.0]), lambda t: torch.rand(1, N, M), normalization="l2")
+        rules.correlation_mask(
+            W, act, torch.tensor([k]), torch.tensor([1.0]), lambda t: torch.rand(1, N, M), normalization="l2"
+        )

@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcclib import datasets as D
+from tcclib.data import sources
 
-DATA = Path(os.environ.get(D.DATA_DIR_ENV) or Path(__file__).resolve().parents[2] / "shared/datasets/openml-cc18")
+DATA = Path(os.environ.get(sources.DATA_DIR_ENV) or Path(__file__).resolve().parents[2] / "shared/datasets/openml-cc18")
 MANIFEST = DATA / "MANIFEST.tsv"
-needs_data = pytest.mark.skipif(not MANIFEST.exists(),
-                                reason=f"no ARFF folder with MANIFEST.tsv at {DATA} (set {D.DATA_DIR_ENV})")
+needs_data = pytest.mark.skipif(
+    not MANIFEST.exists(), reason=f"no ARFF folder with MANIFEST.tsv at {DATA} (set {sources.DATA_DIR_ENV})"
+)
 
 
 def _manifest_rows():
@@ -30,7 +31,7 @@ def _manifest_rows():
 @needs_data
 @pytest.mark.parametrize("row", _manifest_rows(), ids=lambda r: f"{r.did}-{r['name']}")
 def test_every_arff_loads_with_the_manifest_facts(row):
-    ds = D.load_dataset(int(row.did), data_dir=DATA, allow_download=False)
+    ds = sources.load_dataset(int(row.did), data_dir=DATA, allow_download=False)
     ignore = [c for c in row.ignore_columns.split(";") if c]
     assert (ds.name, ds.did, ds.source) == (row["name"], int(row.did), str(DATA / f"{row.did}.arff"))
     assert len(ds.X) == len(ds.y) == int(row.rows)
@@ -58,59 +59,65 @@ def test_every_arff_loads_with_the_manifest_facts(row):
 
 @needs_data
 def test_quoted_attribute_names_and_ignored_columns():
-    cmc = D.load_dataset("cmc", data_dir=DATA, allow_download=False)
+    cmc = sources.load_dataset("cmc", data_dir=DATA, allow_download=False)
     assert "Wifes_now_working%3F" in cmc.X.columns
-    mice = D.load_dataset(40966, data_dir=DATA, allow_download=False)
+    mice = sources.load_dataset(40966, data_dir=DATA, allow_download=False)
     assert mice.X.shape == (1080, 77) and "MouseID" not in mice.X.columns
 
 
 @needs_data
 def test_env_var_is_the_default_data_dir(monkeypatch):
-    monkeypatch.setenv(D.DATA_DIR_ENV, str(DATA))
-    ds = D.load_dataset("diabetes", allow_download=False)
+    monkeypatch.setenv(sources.DATA_DIR_ENV, str(DATA))
+    ds = sources.load_dataset("diabetes", allow_download=False)
     assert ds.X.shape == (768, 8) and ds.source.endswith("37.arff")
 
 
 def test_breast_cancer_loads_offline():
-    ds = D.load_dataset("breast_cancer")
+    ds = sources.load_dataset("breast_cancer")
     assert ds.X.shape == (569, 30) and ds.did is None and ds.source == "sklearn"
     assert (ds.X.dtypes == np.float64).all()
     assert list(ds.y.cat.categories) == ["malignant", "benign"] and len(ds.y) == 569
 
 
 def test_registry_lists_the_30_paper_datasets_and_breast_cancer():
-    reg = D.list_datasets()
+    reg = sources.list_datasets()
     assert list(reg.columns) == ["name", "did", "target", "ignore_columns", "n_classes"]
     assert len(reg) == 31 and reg.name.is_unique and reg.did.dropna().is_unique
     assert reg.did.isna().sum() == 1
 
 
 def test_resolve_by_name_id_or_string():
-    assert D.resolve("credit-g") == D.resolve(31) == D.resolve("31") == D.resolve(" 31 ") == ("credit-g", 31)
-    assert D.resolve("MICEPROTEIN") == ("MiceProtein", 40966)
-    assert D.resolve("breast_cancer") == ("breast_cancer", None)
+    assert (
+        sources.resolve("credit-g")
+        == sources.resolve(31)
+        == sources.resolve("31")
+        == sources.resolve(" 31 ")
+        == ("credit-g", 31)
+    )
+    assert sources.resolve("MICEPROTEIN") == ("MiceProtein", 40966)
+    assert sources.resolve("breast_cancer") == ("breast_cancer", None)
 
 
 def test_unknown_dataset_suggests_a_close_name():
-    with pytest.raises(D.UnknownDatasetError, match="credit-g") as e:
-        D.load_dataset("credit_g")
+    with pytest.raises(sources.UnknownDatasetError, match="credit-g") as e:
+        sources.load_dataset("credit_g")
     assert "list_datasets" in str(e.value) and isinstance(e.value, ValueError)
-    with pytest.raises(D.UnknownDatasetError):
-        D.resolve(999999)
+    with pytest.raises(sources.UnknownDatasetError):
+        sources.resolve(999999)
 
 
 def test_missing_local_file_is_a_clear_error(tmp_path):
-    with pytest.raises(D.DataUnavailableError) as e:
-        D.load_dataset("diabetes", data_dir=tmp_path, allow_download=False)
+    with pytest.raises(sources.DataUnavailableError) as e:
+        sources.load_dataset("diabetes", data_dir=tmp_path, allow_download=False)
     msg = str(e.value)
-    assert str(tmp_path) in msg and "37.arff" in msg and D.DATA_DIR_ENV in msg and "diabetes" in msg
+    assert str(tmp_path) in msg and "37.arff" in msg and sources.DATA_DIR_ENV in msg and "diabetes" in msg
     assert isinstance(e.value, FileNotFoundError)
 
 
 def test_no_data_dir_set_is_a_clear_error(monkeypatch):
-    monkeypatch.delenv(D.DATA_DIR_ENV, raising=False)
-    with pytest.raises(D.DataUnavailableError, match="no data directory set"):
-        D.load_dataset(37, allow_download=False)
+    monkeypatch.delenv(sources.DATA_DIR_ENV, raising=False)
+    with pytest.raises(sources.DataUnavailableError, match="no data directory set"):
+        sources.load_dataset(37, allow_download=False)
 
 
 def test_real_openml_path_without_a_local_copy(tmp_path):
@@ -121,10 +128,10 @@ def test_real_openml_path_without_a_local_copy(tmp_path):
     old = openml.config._root_cache_directory
     openml.config.set_root_cache_directory(str(tmp_path / "openml-cache"))
     try:
-        ds = D.load_dataset("diabetes", data_dir=tmp_path / "empty")
-    except D.DataUnavailableError as e:
+        ds = sources.load_dataset("diabetes", data_dir=tmp_path / "empty")
+    except sources.DataUnavailableError as e:
         msg = str(e)
-        assert "could not be reached" in msg and "empty" in msg and D.DATA_DIR_ENV in msg
+        assert "could not be reached" in msg and "empty" in msg and sources.DATA_DIR_ENV in msg
     else:
         assert ds.source == "openml" and ds.X.shape == (768, 8) and ds.y.nunique() == 2
     finally:
@@ -136,46 +143,58 @@ def test_openml_path_types_and_drops_ignored_columns(monkeypatch, tmp_path):
 
     class Fake:
         def get_data(self, target):
-            X = pd.DataFrame({"Study": [1, 1, 2, 2], "Run": [1, 2, 3, 4], "a": [1, 2, 3, 4],
-                              "s": pd.Categorical(["u", "v", "u", None])})
+            X = pd.DataFrame(
+                {
+                    "Study": [1, 1, 2, 2],
+                    "Run": [1, 2, 3, 4],
+                    "a": [1, 2, 3, 4],
+                    "s": pd.Categorical(["u", "v", "u", None]),
+                }
+            )
             return X, pd.Series(["0", "1", "0", "1"], name=target), [], list(X.columns)
 
     monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: Fake())
-    ds = D.load_dataset(40994, data_dir=tmp_path)
+    ds = sources.load_dataset(40994, data_dir=tmp_path)
     assert list(ds.X.columns) == ["a", "s"] and ds.source == "openml"
     assert ds.X["a"].dtype == np.float64 and isinstance(ds.X["s"].dtype, pd.CategoricalDtype)
     assert ds.y.name == "outcome" and isinstance(ds.y.dtype, pd.CategoricalDtype)
 
 
 def test_data_dir_setting_precedence(monkeypatch, tmp_path):
-    monkeypatch.setenv(D.DATA_DIR_ENV, str(tmp_path))
-    assert D.data_dir() == tmp_path
-    assert D.data_dir("/elsewhere") == Path("/elsewhere")
-    monkeypatch.delenv(D.DATA_DIR_ENV)
-    assert D.data_dir() is None
+    monkeypatch.setenv(sources.DATA_DIR_ENV, str(tmp_path))
+    assert sources.data_dir() == tmp_path
+    assert sources.data_dir("/elsewhere") == Path("/elsewhere")
+    monkeypatch.delenv(sources.DATA_DIR_ENV)
+    assert sources.data_dir() is None
 
 
-@pytest.mark.parametrize("X,y,pattern", [
-    (pd.DataFrame({"a": []}), [], "empty"),
-    (pd.DataFrame(index=range(4)), ["a", "b", "a", "b"], "empty"),
-    (pd.DataFrame({"a": [1.0, 2, 3, 4]}), ["x", "x", "x", "x"], "one class only \\('x'\\)"),
-    (pd.DataFrame({"a": [1.0, 2, 3, 4]}), ["x", None, "y", "x"], "1 missing target"),
-    (pd.DataFrame({"a": [1.0, np.inf, 3, 4], "b": [1.0, 2, 3, 4]}), ["x", "y", "y", "x"], "inf.*column\\(s\\) a;"),
-    (pd.DataFrame({"a": [1.0, 2, 3, 4]}), ["x", "y", "x"], "4 rows but 3"),
-], ids=["no-rows", "no-columns", "one-class", "missing-target", "inf", "length"])
+@pytest.mark.parametrize(
+    "X,y,pattern",
+    [
+        (pd.DataFrame({"a": []}), [], "empty"),
+        (pd.DataFrame(index=range(4)), ["a", "b", "a", "b"], "empty"),
+        (pd.DataFrame({"a": [1.0, 2, 3, 4]}), ["x", "x", "x", "x"], "one class only \\('x'\\)"),
+        (pd.DataFrame({"a": [1.0, 2, 3, 4]}), ["x", None, "y", "x"], "1 missing target"),
+        (pd.DataFrame({"a": [1.0, np.inf, 3, 4], "b": [1.0, 2, 3, 4]}), ["x", "y", "y", "x"], "inf.*column\\(s\\) a;"),
+        (pd.DataFrame({"a": [1.0, 2, 3, 4]}), ["x", "y", "x"], "4 rows but 3"),
+    ],
+    ids=["no-rows", "no-columns", "one-class", "missing-target", "inf", "length"],
+)
 def test_bad_tables_are_clear_errors(X, y, pattern):
-    with pytest.raises(D.DatasetError, match=pattern):
-        D.from_frame(X, y)
+    with pytest.raises(sources.DatasetError, match=pattern):
+        sources.from_frame(X, y)
 
 
 def test_from_frame_types_columns_and_allows_missing_features():
-    X = pd.DataFrame({"n": [1, 2, 3, 4], "f": [0.5, np.nan, 1, 2], "s": ["a", "b", "a", None],
-                      "b": [True, False, True, True]}, index=[10, 11, 12, 13])
+    X = pd.DataFrame(
+        {"n": [1, 2, 3, 4], "f": [0.5, np.nan, 1, 2], "s": ["a", "b", "a", None], "b": [True, False, True, True]},
+        index=[10, 11, 12, 13],
+    )
     y = pd.Series(["p", "q", "p", "q"], index=[0, 1, 2, 3], name="label")  # matched by position
-    ds = D.from_frame(X, y, name="mine")
+    ds = sources.from_frame(X, y, name="mine")
     assert ds.name == "mine" and ds.did is None and ds.source == "frame"
     assert ds.X["n"].dtype == ds.X["f"].dtype == np.float64
     assert isinstance(ds.X["s"].dtype, pd.CategoricalDtype) and isinstance(ds.X["b"].dtype, pd.CategoricalDtype)
     assert list(ds.y) == ["p", "q", "p", "q"] and ds.y.name == "label"
-    assert D.summary(ds)["missing cells"] == 2
-    assert D.validate_dataset(ds) is ds
+    assert sources.summary(ds)["missing cells"] == 2
+    assert sources.validate_dataset(ds) is ds

@@ -19,11 +19,11 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from tcclib import TCCClassifier
-from tcclib.config import PAPER_SEEDS, Config, ConfigError
-from tcclib.datasets import load_dataset
-from tcclib.metrics import accuracy
-from tcclib.preprocess import ColumnError, prepare
-from tcclib.train import run_prepared
+from tcclib.data.preprocess import ColumnError, prepare
+from tcclib.data.sources import load_dataset
+from tcclib.method.config import PAPER_SEEDS, Config, ConfigError
+from tcclib.method.metrics import accuracy
+from tcclib.running.train import run_prepared
 
 SMALL = dict(epochs=2, head_epochs=40, hidden_dim=32, encoder_depth=2, batch_size=64)
 
@@ -35,8 +35,9 @@ EXPECTED_FAILED = {
 }
 
 
-@parametrize_with_checks([TCCClassifier("random", random_state=0, **SMALL)],
-                         expected_failed_checks=lambda est: EXPECTED_FAILED)
+@parametrize_with_checks(
+    [TCCClassifier("random", random_state=0, **SMALL)], expected_failed_checks=lambda est: EXPECTED_FAILED
+)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -83,12 +84,14 @@ def test_unlabeled_rows_are_minus_one():
 
 def test_pipeline_clone_cross_val_and_grid_search():
     X, y = _table(160)
-    pipe = Pipeline([("id", FunctionTransformer(validate=False)),
-                     ("clf", TCCClassifier("random", random_state=0, **SMALL))])
+    pipe = Pipeline(
+        [("id", FunctionTransformer(validate=False)), ("clf", TCCClassifier("random", random_state=0, **SMALL))]
+    )
     scores = cross_val_score(pipe, X, y, cv=2)
     assert scores.shape == (2,) and (scores > 0.5).all()
-    grid = GridSearchCV(pipe, {"clf__method": ["no_pretrain", "random"], "clf__corruption_rate": [0.3, 0.6]},
-                        cv=2).fit(X, y)
+    grid = GridSearchCV(pipe, {"clf__method": ["no_pretrain", "random"], "clf__corruption_rate": [0.3, 0.6]}, cv=2).fit(
+        X, y
+    )
     assert grid.best_params_["clf__method"] in ("no_pretrain", "random")
     assert len(grid.cv_results_["params"]) == 4
     c = clone(TCCClassifier("class_least", epochs=7))
@@ -163,7 +166,7 @@ def test_the_estimator_trains_like_the_runner_member(method):
     sp = prep.splits[0]
     importance = None
     if method != "class":
-        from tcclib.correlation import importance_matrix
+        from tcclib.method.correlation import importance_matrix
 
         importance = importance_matrix(sp, cfg)[None]
     run = run_prepared(prep, cfg, importance)
@@ -187,23 +190,34 @@ def test_a_model_fitted_on_a_gpu_loads_and_predicts_on_a_cpu_only_machine(tmp_pa
     joblib.dump(clf, tmp_path / "gpu.joblib")
     X.to_pickle(tmp_path / "X.pkl")
     np.save(tmp_path / "p.npy", clf.predict_proba(X))
-    code = ("import joblib, numpy as np, pandas as pd, torch; assert not torch.cuda.is_available(); "
-            f"m = joblib.load({str(tmp_path / 'gpu.joblib')!r}); X = pd.read_pickle({str(tmp_path / 'X.pkl')!r}); "
-            f"np.testing.assert_allclose(m.predict_proba(X), np.load({str(tmp_path / 'p.npy')!r}), atol=1e-5)")
-    subprocess.run([sys.executable, "-c", code], check=True, env={**__import__("os").environ,
-                                                                   "CUDA_VISIBLE_DEVICES": ""})
+    code = (
+        "import joblib, numpy as np, pandas as pd, torch; assert not torch.cuda.is_available(); "
+        f"m = joblib.load({str(tmp_path / 'gpu.joblib')!r}); X = pd.read_pickle({str(tmp_path / 'X.pkl')!r}); "
+        f"np.testing.assert_allclose(m.predict_proba(X), np.load({str(tmp_path / 'p.npy')!r}), atol=1e-5)"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, env={**__import__("os").environ, "CUDA_VISIBLE_DEVICES": ""}
+    )
 
 
 def test_your_own_table_compares_every_method_with_the_baselines_on_one_split(tmp_path):
-    from tcclib import own
-    from tcclib.datasets import load_dataset
+    from tcclib.data.sources import load_dataset
+    from tcclib.running import own
 
     X, y = own.synthetic_table(n_rows=300, n_features=6, cat_fraction=0.34, n_classes=3, missing=0.05, seed=1)
     assert X.select_dtypes(exclude="number").shape[1] == 2 and X.isna().any().any() and y.nunique() == 3
     path = own.example_table(tmp_path / "t.csv", n_rows=300, n_features=6, seed=1)
     ds = load_dataset(f"{path}:target")
-    cmp = own.compare(ds, ["no_pretrain", "class", "class_least", "class_most"], ["logreg", "xgboost"],
-                      seed=5, epochs=2, head_epochs=20, hidden_dim=32, xgb_trees=5)
+    cmp = own.compare(
+        ds,
+        ["no_pretrain", "class", "class_least", "class_most"],
+        ["logreg", "xgboost"],
+        seed=5,
+        epochs=2,
+        head_epochs=20,
+        hidden_dim=32,
+        xgb_trees=5,
+    )
     assert list(cmp.results.method) == ["no_pretrain", "class", "class_least", "class_most", "logreg", "xgboost"]
     assert cmp.results.n_labeled.nunique() == 1 and cmp.results.n_test.nunique() == 1  # the same rows
     assert cmp.results.accuracy.between(0, 1).all() and (cmp.results.fit_s > 0).all()

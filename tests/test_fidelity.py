@@ -17,18 +17,22 @@ import pandas as pd
 import pytest
 import torch
 
-from tcclib import corruption as C
-from tcclib import reuse, store
-from tcclib.config import AUTO, FIDELITY_SWITCHES, METHODS, Config, ConfigError
-from tcclib.correlation import _cache_key, importance_matrix
-from tcclib.datasets import from_frame
-from tcclib.preprocess import SeedSplit, prepare, prepare_config
+from tcclib.artifacts import keys as content_keys
+from tcclib.artifacts import store
+from tcclib.artifacts.importances import _cache_key
+from tcclib.data.preprocess import SeedSplit, prepare
+from tcclib.data.sources import from_frame
+from tcclib.method import rules
+from tcclib.method.config import AUTO, FIDELITY_SWITCHES, METHODS, Config, ConfigError
+from tcclib.method.correlation import importance_matrix
+from tcclib.method.inputs import prepare_config
 
 ROOT = Path(__file__).resolve().parents[1]
 T = 0.25  # their CORRELATED_FEATURES_RANDOMIZE_SAMPLING_TEMPERATURE
 
 
 # ------------------------------------------------------------------ transcriptions of their code
+
 
 class AuthorsCorrelationMaskGenerator:
     """corruption_mask_generators.CorrelationMaskGenerator, with ``get_masks``'s random draw
@@ -92,21 +96,37 @@ def authors_generators(feat_impt):
 
 # ------------------------------------------------------------------ hand-made importance matrices
 
+
 def _rows(*rows):
     return np.array(rows, dtype=np.float64)
 
 
 HAND_MADE = {
     # distinct importances, rows sum to 1
-    "distinct": _rows([0, .6, .3, .1, 0.0], [.5, 0, .1, .15, .25], [.05, .15, 0, .3, .5],
-                      [.4, .3, .2, 0, .1], [.1, .2, .3, .4, 0]),
+    "distinct": _rows(
+        [0, 0.6, 0.3, 0.1, 0.0],
+        [0.5, 0, 0.1, 0.15, 0.25],
+        [0.05, 0.15, 0, 0.3, 0.5],
+        [0.4, 0.3, 0.2, 0, 0.1],
+        [0.1, 0.2, 0.3, 0.4, 0],
+    ),
     # ties inside rows (the rank reversal's tie order matters) and zeros
-    "ties": _rows([0, .25, .25, .5, 0.0], [.4, 0, .2, .2, .2], [.5, .5, 0, 0, 0], [1 / 3, 1 / 3, 0, 0, 1 / 3],
-                  [.25, .25, .25, .25, 0]),
+    "ties": _rows(
+        [0, 0.25, 0.25, 0.5, 0.0],
+        [0.4, 0, 0.2, 0.2, 0.2],
+        [0.5, 0.5, 0, 0, 0],
+        [1 / 3, 1 / 3, 0, 0, 1 / 3],
+        [0.25, 0.25, 0.25, 0.25, 0],
+    ),
     # an all-zero row (a model with no gain, kept by zero_importance: keep): once feature 2 is chosen
     # every candidate's minimum is 0 and their sampler falls back to a uniform pick
-    "zero_row": _rows([0, .7, .1, .1, .1], [.2, 0, .2, .3, .3], [0, 0, 0, 0, 0], [.6, .1, .1, 0, .2],
-                      [.3, .3, .3, .1, 0]),
+    "zero_row": _rows(
+        [0, 0.7, 0.1, 0.1, 0.1],
+        [0.2, 0, 0.2, 0.3, 0.3],
+        [0, 0, 0, 0, 0],
+        [0.6, 0.1, 0.1, 0, 0.2],
+        [0.3, 0.3, 0.3, 0.1, 0],
+    ),
 }
 INACTIVE = 2  # our matrices carry a dropped column (all zero); their tables never hold it
 
@@ -122,8 +142,9 @@ def _embed(A):
 
 
 def _ours(W, active, method, rule="authors"):
-    Wt, sign = C.sampler_inputs(W[None], torch.tensor([0]), torch.as_tensor(active)[None],
-                                [METHODS[method].ranking], rule)
+    Wt, sign = rules.sampler_inputs(
+        W[None], torch.tensor([0]), torch.as_tensor(active)[None], [METHODS[method].ranking], rule
+    )
     return Wt[0], float(sign[0])
 
 
@@ -140,7 +161,7 @@ def test_selection_probabilities_match_the_authors_rule_exactly(name, method):
     for k in (1, 2, 3):
         for seq in itertools.permutations(range(5), k):
             p_theirs = theirs.step_probabilities(list(seq))
-            p_ours = C.next_pick_probabilities(Wt, [int(keep[s]) for s in seq], active, sign, T, "sum").numpy()
+            p_ours = rules.next_pick_probabilities(Wt, [int(keep[s]) for s in seq], active, sign, T, "sum").numpy()
             assert p_ours[INACTIVE] == 0
             np.testing.assert_allclose(p_ours[keep], p_theirs, atol=2e-6, err_msg=f"{name} {method} {seq}")
 
@@ -162,21 +183,23 @@ def test_direct_least_rule_differs_from_theirs():
     W, active, keep = _embed(A)
     Wt, sign = _ours(W, active, "class_least", "direct")
     assert sign == -1.0
-    p_direct = C.next_pick_probabilities(Wt, [int(keep[0])], active, sign).numpy()[keep]
+    p_direct = rules.next_pick_probabilities(Wt, [int(keep[0])], active, sign).numpy()[keep]
     assert np.abs(p_direct - theirs.step_probabilities([0])).max() > 0.01
 
 
 def test_rank_reversal_by_hand():
-    W = np.array([[0, .1, .2, .7], [.5, 0, .3, .2], [.25, .25, 0, .5], [0, 0, 1, 0]])
-    R = C.authors_least_matrix(W)
-    np.testing.assert_allclose(R, [[0, .7, .2, .1], [.2, 0, .3, .5], [.5, .25, 0, .25], [1, 0, 0, 0]], atol=1e-7)
+    W = np.array([[0, 0.1, 0.2, 0.7], [0.5, 0, 0.3, 0.2], [0.25, 0.25, 0, 0.5], [0, 0, 1, 0]])
+    R = rules.authors_least_matrix(W)
+    np.testing.assert_allclose(
+        R, [[0, 0.7, 0.2, 0.1], [0.2, 0, 0.3, 0.5], [0.5, 0.25, 0, 0.25], [1, 0, 0, 0]], atol=1e-7
+    )
     assert R.dtype == np.float32
     # with a dropped column: reversed over the kept features only, the dropped one stays 0
     act = np.array([True, True, False, True])
     W2 = W * act * act[:, None]
-    R2 = C.authors_least_matrix(W2, act)
+    R2 = rules.authors_least_matrix(W2, act)
     assert (R2[2] == 0).all() and (R2[:, 2] == 0).all()
-    np.testing.assert_allclose(R2, [[0, .7, 0, .1], [.2, 0, 0, .5], [0, 0, 0, 0], [0, 0, 0, 0]], atol=1e-7)
+    np.testing.assert_allclose(R2, [[0, 0.7, 0, 0.1], [0.2, 0, 0, 0.5], [0, 0, 0, 0], [0, 0, 0, 0]], atol=1e-7)
 
 
 @pytest.mark.parametrize("method", ["class_least", "class_most"])
@@ -189,13 +212,20 @@ def test_sampled_masks_follow_the_authors_subset_probabilities(method):
     Wt, sign = _ours(W, active, method)
     N = 60000
     g = torch.Generator().manual_seed(11)
-    mask = C.correlation_mask(Wt[None], torch.as_tensor(active)[None], torch.tensor([3]), torch.tensor([sign]),
-                              lambda t: torch.rand(1, N, 6, generator=g), T, "sum")[0]
+    mask = rules.correlation_mask(
+        Wt[None],
+        torch.as_tensor(active)[None],
+        torch.tensor([3]),
+        torch.tensor([sign]),
+        lambda t: torch.rand(1, N, 6, generator=g),
+        T,
+        "sum",
+    )[0]
     assert (mask.sum(1) == 3).all() and not mask[:, INACTIVE].any()
     codes = (mask[:, keep].long() * (2 ** torch.arange(5))).sum(1)
     freq = torch.bincount(codes, minlength=32).double() / N
     for subset, p in exact.items():
-        f = float(freq[sum(2 ** i for i in subset)])
+        f = float(freq[sum(2**i for i in subset)])
         assert abs(f - p) < 4.5 * np.sqrt(p * (1 - p) / N) + 1e-3, (subset, f, p)
 
 
@@ -204,14 +234,15 @@ def test_default_sampler_inputs_are_todays_expression():
     imp = rs.rand(3, 6, 6)
     idx = torch.tensor([2, 0, 2])
     act = torch.ones(3, 6, dtype=torch.bool)
-    W, sign = C.sampler_inputs(imp, idx, act, ["most", "least", "least"])
+    W, sign = rules.sampler_inputs(imp, idx, act, ["most", "least", "least"])
     assert torch.equal(W, torch.as_tensor(imp, dtype=torch.float32)[idx])
     assert torch.equal(sign, torch.tensor([1.0, -1.0, -1.0]))
     with pytest.raises(ValueError, match="corr_rule"):
-        C.sampler_inputs(imp, idx, act, ["most"] * 3, "author")
+        rules.sampler_inputs(imp, idx, act, ["most"] * 3, "author")
 
 
 # ------------------------------------------------------------------ configuration
+
 
 def test_fidelity_authors_sets_every_switch_and_each_can_be_set_alone():
     ours, authors = Config(), Config(fidelity="authors")
@@ -228,22 +259,25 @@ def test_fidelity_authors_sets_every_switch_and_each_can_be_set_alone():
     assert Config.from_dict({"fidelity": "authors"}) == authors
 
 
-@pytest.mark.parametrize("kw, words", [
-    (dict(fidelity="author"), "did you mean 'authors'"),
-    (dict(fidelity=1), "fidelity: 'ours'"),
-    (dict(corr_rule="authorz"), "corr_rule: one of 'auto', 'direct', 'authors'"),
-    (dict(labeled_split="stratify"), "did you mean 'stratified'"),
-    (dict(encoder_init=True), "encoder_init"),
-    (dict(fidelity="authors", corr_normalization="minmax"), "set by fidelity: authors"),
-    (dict(corr_rule="authors", corr_normalization="minmax"), "corr_rule: direct"),
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        (dict(fidelity="author"), "did you mean 'authors'"),
+        (dict(fidelity=1), "fidelity: 'ours'"),
+        (dict(corr_rule="authorz"), "corr_rule: one of 'auto', 'direct', 'authors'"),
+        (dict(labeled_split="stratify"), "did you mean 'stratified'"),
+        (dict(encoder_init=True), "encoder_init"),
+        (dict(fidelity="authors", corr_normalization="minmax"), "set by fidelity: authors"),
+        (dict(corr_rule="authors", corr_normalization="minmax"), "corr_rule: direct"),
+    ],
+)
 def test_bad_fidelity_settings_are_clear_errors(kw, words):
     with pytest.raises(ConfigError, match=words.replace("(", r"\(")):
         Config(**kw)
 
 
 def test_parameter_files_and_notebooks_take_fidelity():
-    from tcclib import nbparams, params
+    from tcclib.running import nbparams, params
 
     ps = params.parse({"name": "a", "datasets": ["breast_cancer"], "config": {"fidelity": "authors", "epochs": 2}})
     assert ps.config.effective("corr_rule") == "authors"
@@ -279,6 +313,7 @@ def test_encoder_init_tags():
 
 # ------------------------------------------------------------------ labeled subset
 
+
 def _two_class(n_a, n_b, seed=0):
     rs = np.random.RandomState(seed)
     X = pd.DataFrame({"x": rs.randn(n_a + n_b), "z": rs.randn(n_a + n_b)})
@@ -293,7 +328,7 @@ def test_random_labeled_subset_is_the_authors_draw():
         assert np.array_equal(strat.train_index, rand.train_index)  # same train/test split
         n = len(rand.labeled)
         np.random.seed(seed)  # main.py: fix_seed(seed) ... np.random.permutation after the split
-        idx = np.random.permutation(n)[:int(n * 0.3)]
+        idx = np.random.permutation(n)[: int(n * 0.3)]
         want = np.zeros(n, bool)
         want[idx] = True
         assert np.array_equal(rand.labeled, want)
@@ -315,11 +350,18 @@ def test_random_labeled_subset_missing_a_class_names_the_switch():
 
 # ------------------------------------------------------------------ importances
 
+
 def _mixed(n=160, seed=0):
     rs = np.random.RandomState(seed)
     c = rs.choice(["a", "b", "c", "d"], n)
-    X = pd.DataFrame({"u": rs.randn(n), "c": pd.Categorical(c, categories=["a", "b", "c", "d"]),
-                      "v": rs.randn(n), "t": pd.Categorical(rs.choice(["p", "q", "r"], n), categories=["p", "q", "r"])})
+    X = pd.DataFrame(
+        {
+            "u": rs.randn(n),
+            "c": pd.Categorical(c, categories=["a", "b", "c", "d"]),
+            "v": rs.randn(n),
+            "t": pd.Categorical(rs.choice(["p", "q", "r"], n), categories=["p", "q", "r"]),
+        }
+    )
     X["v"] = X.v + (c == "c") * 2.0 - (c == "a")
     y = np.where(X.u + (c == "b") > 0.2, "y", "n")
     return from_frame(X, y, name="mixed")
@@ -334,12 +376,28 @@ def test_native_categorical_importances_are_the_authors_computation():
     import xgboost as xgb
     from sklearn.preprocessing import LabelEncoder
 
-    data = pd.DataFrame({
-        col: (pd.Categorical(np.asarray(ds.X[col].cat.categories)[sp.raw_train[:, j].astype(int)],
-                             categories=ds.X[col].cat.categories) if sp.is_cat[j] else sp.raw_train[:, j])
-        for j, col in enumerate(ds.X.columns)})
-    config = {"n_estimators": 8, "max_depth": 10, "eta": 0.1, "subsample": 0.7, "colsample_bytree": 0.8,
-              "enable_categorical": True, "tree_method": "hist"}
+    data = pd.DataFrame(
+        {
+            col: (
+                pd.Categorical(
+                    np.asarray(ds.X[col].cat.categories)[sp.raw_train[:, j].astype(int)],
+                    categories=ds.X[col].cat.categories,
+                )
+                if sp.is_cat[j]
+                else sp.raw_train[:, j]
+            )
+            for j, col in enumerate(ds.X.columns)
+        }
+    )
+    config = {
+        "n_estimators": 8,
+        "max_depth": 10,
+        "eta": 0.1,
+        "subsample": 0.7,
+        "colsample_bytree": 0.8,
+        "enable_categorical": True,
+        "tree_method": "hist",
+    }
     feat_impt = []
     for i, col in enumerate(data.columns):
         if data[col].dtype == "category":
@@ -371,8 +429,19 @@ def test_zero_importance_row_is_kept_or_made_uniform():
     # row on the 70 % subsample), so its model has no gain at all
     rs = np.random.RandomState(1)
     raw = np.c_[rs.randn(7), rs.randn(7), [0, 1, 0, 1, 1, 0, 1]].astype(np.float32)
-    sp = SeedSplit(5, raw, raw[:2], np.zeros(7, int), np.zeros(2, int), np.ones(7, bool), np.ones(3, bool),
-                   np.array([False, False, True]), np.array([0, 0, 2]), np.arange(7), np.arange(2))
+    sp = SeedSplit(
+        5,
+        raw,
+        raw[:2],
+        np.zeros(7, int),
+        np.zeros(2, int),
+        np.ones(7, bool),
+        np.ones(3, bool),
+        np.array([False, False, True]),
+        np.array([0, 0, 2]),
+        np.arange(7),
+        np.arange(2),
+    )
     cfg = Config(xgb_trees=3)
     uniform = importance_matrix(sp, cfg)
     kept = importance_matrix(sp, cfg.replace(zero_importance="keep"))
@@ -382,15 +451,16 @@ def test_zero_importance_row_is_kept_or_made_uniform():
 
 # ------------------------------------------------------------------ keys: defaults unchanged
 
+
 def test_committed_demo_keys_are_unchanged():
     """The committed demo results keep their content keys: a default run reuses them."""
     ref = ROOT / "outputs" / "demo" / "breast_cancer"
     cfg = Config.from_dict(json.loads((ref / "config.json").read_text()))
     assert cfg.departures() == {}
     stored = json.loads((ref / "keys.json").read_text())
-    from tcclib.datasets import load_dataset
+    from tcclib.data.sources import load_dataset
 
-    keys = reuse.run_keys(prepare_config(load_dataset("breast_cancer"), cfg), cfg)
+    keys = content_keys.run_keys(prepare_config(load_dataset("breast_cancer"), cfg), cfg)
     assert keys.members == stored["members"] and keys.importance == stored["importance"]
     assert store.same_settings(ref / "config.json", cfg)[0]
     assert not store.same_settings(ref / "config.json", cfg.replace(fidelity="authors"))[0]
@@ -400,17 +470,24 @@ def test_each_switch_changes_the_keys_of_what_it_affects_only():
     ds = _mixed()
     cfg = Config(seeds=[7], methods=list(METHODS))
     prep = prepare_config(ds, cfg)
-    base = reuse.run_keys(prep, cfg)
+    base = content_keys.run_keys(prep, cfg)
     pseudo = {m for m, s in METHODS.items() if s.how == "pseudo"}
     corr = {m for m, s in METHODS.items() if s.ranking != "uniform"}
     own_rule = {m for m in corr if METHODS[m].rule is not None}  # class_most_published_exact
-    expect = {"encoder_init": set(METHODS), "pseudo_schedule": pseudo, "corr_rule": corr - own_rule,
-              "xgb_categorical": corr, "xgb_seed": corr, "zero_importance": corr, "labeled_split": set(METHODS)}
+    expect = {
+        "encoder_init": set(METHODS),
+        "pseudo_schedule": pseudo,
+        "corr_rule": corr - own_rule,
+        "xgb_categorical": corr,
+        "xgb_seed": corr,
+        "zero_importance": corr,
+        "labeled_split": set(METHODS),
+    }
     importance = ("xgb_categorical", "xgb_seed", "zero_importance")
     for name, affected in expect.items():
         c = cfg.replace(**{name: FIDELITY_SWITCHES[name]["authors"]})
         p = prepare_config(ds, c)
-        k = reuse.run_keys(p, c)
+        k = content_keys.run_keys(p, c)
         changed = {t.split("/")[1] for t in k.members if k.members[t] != base.members[t]}
         assert changed == affected, name
         # (the stored-importance key holds the whole split, labeled subset included)
@@ -419,22 +496,24 @@ def test_each_switch_changes_the_keys_of_what_it_affects_only():
         assert (_cache_key("m", p.splits[0], c) != _cache_key("m", prep.splits[0], cfg)) == (name in importance), name
 
 
-def test_deviations_table_names_each_switch_and_the_readme_shows_it():
-    from tcclib import report, tables
+def test_deviations_table_names_each_switch_and_the_docs_show_it():
+    from tcclib.paper import report, tables
 
     d = report.deviations()
     switches = " ".join(d["switch"])
     for name, values in FIDELITY_SWITCHES.items():
         assert f"`{name}: {values['authors']}" in switches, name
-    assert "none yet" not in " ".join(d[d.topic.str.contains("XGBoost|zero|least|schedule|initial|labeled subset")]
-                                      ["switch"])
-    assert tables.to_markdown(d, index=False).strip() in (ROOT / "README.md").read_text()
+    assert "none yet" not in " ".join(
+        d[d.topic.str.contains("XGBoost|zero|least|schedule|initial|labeled subset")]["switch"]
+    )
+    assert tables.to_markdown(d, index=False).strip() in (ROOT / "docs" / "methods.md").read_text()
 
 
 # ------------------------------------------------------------------ the switches reach training
 
+
 def _small_table():
-    from tcclib.datasets import from_frame, load_dataset
+    from tcclib.data.sources import from_frame, load_dataset
 
     ds = load_dataset("breast_cancer")
     return from_frame(ds.X.iloc[:200, :8], ds.y.iloc[:200], name="bc_small")
@@ -444,10 +523,10 @@ def test_training_applies_the_schedule_the_encoder_init_and_the_rule():
     import numpy as np
     import torch
 
-    from tcclib import core
-    from tcclib.encoding import TensorTable
-    from tcclib.preprocess import prepare_config
-    from tcclib.train import run_dataset
+    from tcclib.data.encoding import TensorTable
+    from tcclib.method import training
+    from tcclib.method.inputs import prepare_config
+    from tcclib.running.train import run_dataset
 
     ds = _small_table()
     base = Config(seeds=(3,), methods=("class",), epochs=3, pseudo_every=2, head_epochs=3, progress=False)
@@ -456,45 +535,55 @@ def test_training_applies_the_schedule_the_encoder_init_and_the_rule():
     assert list(ours.pseudo.epoch) == [0, 2] and list(theirs.pseudo.epoch) == [0, 1]
     assert ours.history.loss.tolist() != theirs.history.loss.tolist()
 
-    cfg = Config(seeds=(3,), methods=("no_pretrain", "random", "class_least", "class_most_published"),
-                 epochs=1, progress=False)
+    cfg = Config(
+        seeds=(3,), methods=("no_pretrain", "random", "class_least", "class_most_published"), epochs=1, progress=False
+    )
     prep = prepare_config(ds, cfg)
     tab = TensorTable.from_prepared(prep)
-    layout = core.member_layout(tab, [3], [prep.splits[0].n_features], cfg.methods)
-    shared = core.init_encoders(layout, tab, cfg, "cpu")
-    per = core.init_encoders(layout, tab, cfg.replace(encoder_init="per_method"), "cpu")
+    layout = training.member_layout(tab, [3], [prep.splits[0].n_features], cfg.methods)
+    shared = training.init_encoders(layout, tab, cfg, "cpu")
+    per = training.init_encoders(layout, tab, cfg.replace(encoder_init="per_method"), "cpu")
     assert torch.equal(shared.weights[0][0], shared.weights[0][1])  # one encoder per seed
     assert not torch.equal(per.weights[0][0], per.weights[0][1])  # one per method
 
     imp = np.random.default_rng(0).random((1, 8, 8))
     np.fill_diagonal(imp[0], 0)
-    gens = core.training_generators(layout, "cpu")
+    gens = training.training_generators(layout, "cpu")
     anchors = tab.encode(tab.raw_train[layout.seed_index("cpu")], layout.seed_index("cpu"))
-    direct = core.Pretraining(tab, layout, cfg, imp, gens, anchors)
-    authors = core.Pretraining(tab, layout, cfg.replace(corr_rule="authors"), imp, gens, anchors)
+    direct = training.Pretraining(tab, layout, cfg, imp, gens, anchors)
+    authors = training.Pretraining(tab, layout, cfg.replace(corr_rule="authors"), imp, gens, anchors)
     assert direct.sign.tolist() == [-1.0, -1.0] and authors.sign.tolist() == [1.0, 1.0]
     assert not torch.equal(direct.W, authors.W)
 
 
 def test_the_authors_mode_runs_end_to_end():
-    from tcclib.train import run_dataset
+    from tcclib.running.train import run_dataset
 
-    run = run_dataset(_small_table(), Config(fidelity="authors", seeds=(3,), epochs=3, pseudo_every=2,
-                                             head_epochs=3, methods=("no_pretrain", "class", "class_least",
-                                                                     "class_most_published"), progress=False))
+    run = run_dataset(
+        _small_table(),
+        Config(
+            fidelity="authors",
+            seeds=(3,),
+            epochs=3,
+            pseudo_every=2,
+            head_epochs=3,
+            methods=("no_pretrain", "class", "class_least", "class_most_published"),
+            progress=False,
+        ),
+    )
     assert len(run.results) == 4 and run.results.accuracy.between(0, 1).all()
     assert sorted(set(run.pseudo.epoch)) == [0, 1]
 
 
 def test_fidelity_comparison_says_which_run_is_nearer_the_paper():
-    from tcclib import report, tables
+    from tcclib.paper import report, tables
 
     paper = tables.paper_long("accuracy", "how")
     row = paper[paper.method == "random"].iloc[0]
     base = dict(dataset=row.dataset, did=int(row.did), method="random", auroc=0.5)
     # ours 3 points above the paper's mean, the authors' mode 1 point below (accuracy in %)
-    ours = pd.DataFrame([dict(base, seed=s, accuracy=(row["mean"] + 3 + d) / 100) for s, d in enumerate([-.5, .5])])
-    theirs = pd.DataFrame([dict(base, seed=s, accuracy=(row["mean"] - 1 + d) / 100) for s, d in enumerate([-.5, .5])])
+    ours = pd.DataFrame([dict(base, seed=s, accuracy=(row["mean"] + 3 + d) / 100) for s, d in enumerate([-0.5, 0.5])])
+    theirs = pd.DataFrame([dict(base, seed=s, accuracy=(row["mean"] - 1 + d) / 100) for s, d in enumerate([-0.5, 0.5])])
     cmp = report.fidelity_comparison(ours, theirs, metrics=("accuracy",))
     one = cmp[cmp.method == "random"].iloc[0]
     assert one.gap_ours == pytest.approx(3) and one.gap_authors == pytest.approx(1) and bool(one.closer)
@@ -508,26 +597,46 @@ def test_fidelity_comparison_says_which_run_is_nearer_the_paper():
 def test_exact_published_method_samples_by_the_authors_rule_whatever_corr_rule():
     """class_most_published_exact: the authors' flip and their rank reversal, in every mode;
     class_most_published follows corr_rule (ours by default), in the same ensemble."""
-    from tcclib import core
-    from tcclib.encoding import TensorTable
+    from tcclib.data.encoding import TensorTable
+    from tcclib.method import training
 
     ds = _small_table()
     imp = np.random.RandomState(0).dirichlet(np.ones(7), size=8)
     W = np.zeros((1, 8, 8))
     for i in range(8):
         W[0, i, [j for j in range(8) if j != i]] = imp[i, :7]
-    for cfg in (Config(seeds=(5,), methods=("class_most_published", "class_most_published_exact"), epochs=1,
-                       head_epochs=1, progress=False),
-                Config(seeds=(5,), methods=("class_most_published_exact",), epochs=1, head_epochs=1,
-                       progress=False, corr_rule="direct")):
+    for cfg in (
+        Config(
+            seeds=(5,),
+            methods=("class_most_published", "class_most_published_exact"),
+            epochs=1,
+            head_epochs=1,
+            progress=False,
+        ),
+        Config(
+            seeds=(5,),
+            methods=("class_most_published_exact",),
+            epochs=1,
+            head_epochs=1,
+            progress=False,
+            corr_rule="direct",
+        ),
+    ):
         prep = prepare(ds, cfg.seeds)
         tab = TensorTable.from_prepared(prep)
-        layout = core.member_layout(tab, list(cfg.seeds), [sp.n_features for sp in prep.splits], cfg.methods)
+        layout = training.member_layout(tab, list(cfg.seeds), [sp.n_features for sp in prep.splits], cfg.methods)
         seed_all = layout.seed_index("cpu")
-        pt = core.Pretraining(tab, layout, cfg, W, core.training_generators(layout, "cpu"),
-                              tab.encode(tab.raw_train[seed_all], seed_all), "t")
+        pt = training.Pretraining(
+            tab,
+            layout,
+            cfg,
+            W,
+            training.training_generators(layout, "cpu"),
+            tab.encode(tab.raw_train[seed_all], seed_all),
+            "t",
+        )
         active = tab.active[0].numpy()
-        theirs = torch.as_tensor(C.authors_least_matrix(W[0], active), dtype=torch.float32)
+        theirs = torch.as_tensor(rules.authors_least_matrix(W[0], active), dtype=torch.float32)
         for j, m in enumerate(cfg.methods):
             if m == "class_most_published_exact":
                 torch.testing.assert_close(pt.W[j], theirs)
@@ -543,14 +652,16 @@ def test_exact_published_method_samples_by_the_authors_rule_whatever_corr_rule()
 def test_exact_published_method_has_its_own_key_and_the_others_keep_theirs():
     sp = prepare(_small_table(), [5]).splits[0]
     ours, theirs = Config(), Config(corr_rule="authors")
-    exact = reuse.member_key(sp, "class_most_published_exact", ours)
-    assert exact == reuse.member_key(sp, "class_most_published_exact", theirs)  # the rule is its own
-    assert exact != reuse.member_key(sp, "class_most_published", ours)
-    assert reuse.member_key(sp, "class_most_published", ours) != reuse.member_key(sp, "class_most_published", theirs)
+    exact = content_keys.member_key(sp, "class_most_published_exact", ours)
+    assert exact == content_keys.member_key(sp, "class_most_published_exact", theirs)  # the rule is its own
+    assert exact != content_keys.member_key(sp, "class_most_published", ours)
+    assert content_keys.member_key(sp, "class_most_published", ours) != content_keys.member_key(
+        sp, "class_most_published", theirs
+    )
 
 
 def test_a_method_rule_is_checked_at_registration():
-    from tcclib.methods import RegistryError, register_method
+    from tcclib.method.registry import RegistryError, register_method
 
     with pytest.raises(RegistryError, match="rule"):
         register_method("bad_rule", "pseudo", "least", rule="mine")
@@ -561,10 +672,10 @@ def test_a_method_rule_is_checked_at_registration():
 def test_switch_effects_runs_only_the_switches_that_reach_the_methods():
     import os
 
-    from tcclib import datasets as D
-    from tcclib.report import switch_effects
+    from tcclib.data import sources
+    from tcclib.paper.report import switch_effects
 
-    data = Path(os.environ.get(D.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
+    data = Path(os.environ.get(sources.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
     if not (data / "23381.arff").exists():
         pytest.skip(f"no ARFF folder at {data}")
     cfg = Config(seeds=(614579, 336466), head_epochs=5, progress=False)
@@ -584,15 +695,21 @@ def test_switch_effects_reuses_the_stored_runs_of_ours_and_the_authors_mode():
     # the authors' mode come from them as stored; only the single switches train
     import os
 
-    from tcclib import datasets as D
-    from tcclib.report import switch_effects
+    from tcclib.data import sources
+    from tcclib.paper.report import switch_effects
 
-    data = Path(os.environ.get(D.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
+    data = Path(os.environ.get(sources.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
     if not (data / "23381.arff").exists():
         pytest.skip(f"no ARFF folder at {data}")
     said = []
-    out = switch_effects("dresses-sales", ["no_pretrain"], Config(progress=False), data_dir=data,
-                         stores=[ROOT / "outputs/paper", ROOT / "outputs/authors"], say=said.append)
+    out = switch_effects(
+        "dresses-sales",
+        ["no_pretrain"],
+        Config(progress=False),
+        data_dir=data,
+        stores=[ROOT / "outputs/paper", ROOT / "outputs/authors"],
+        say=said.append,
+    )
     assert said[0].startswith("none: 8 of 8 members reused from") and said[0].endswith("paper/dresses-sales")
     assert said[-1].startswith("all: 8 of 8 members reused from") and said[-1].endswith("authors/dresses-sales")
     assert "labeled_split: 0 of 8 members reused" in said and "encoder_init: 0 of 8 members reused" in said

@@ -1,40 +1,44 @@
-"""The method registry (tcclib.methods): one entry adds a method or a baseline everywhere."""
+"""The method registry (tcclib.method.registry): one entry adds a method or a baseline everywhere."""
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from tcclib import config, methods, plots, report, reuse, tables  # noqa: E402
-from tcclib.config import Config, ConfigError  # noqa: E402
-from tcclib.train import run_dataset  # noqa: E402
+from tcclib.artifacts import keys as content_keys
+from tcclib.method import config, registry
+from tcclib.method.config import Config, ConfigError  # noqa: E402
+from tcclib.paper import plots, report, tables
+from tcclib.running.train import run_dataset  # noqa: E402
 
 
 @pytest.fixture
 def column_least():
     """A recombination of existing choices, declared as one registry entry."""
-    e = methods.register_method("column_least", how="column", where="least", label="random + least-correlated")
+    e = registry.register_method("column_least", how="column", where="least", label="random + least-correlated")
     yield e
-    methods.unregister("column_least")
+    registry.unregister("column_least")
 
 
 @pytest.fixture
 def forest():
     from sklearn.ensemble import RandomForestClassifier
 
-    e = methods.register_baseline(
-        "forest", lambda seed, cfg: RandomForestClassifier(n_estimators=25, random_state=seed, n_jobs=1),
-        label="random forest")
+    e = registry.register_baseline(
+        "forest",
+        lambda seed, cfg: RandomForestClassifier(n_estimators=25, random_state=seed, n_jobs=1),
+        label="random forest",
+    )
     yield e
-    methods.unregister("forest")
+    registry.unregister("forest")
 
 
 def _cfg(**kw):
-    base = dict(seeds=(11,), epochs=2, head_epochs=3, pseudo_every=1, batch_size=128, progress=False,
-                xgb_trees=5, xgb_depth=3)
+    base = dict(
+        seeds=(11,), epochs=2, head_epochs=3, pseudo_every=1, batch_size=128, progress=False, xgb_trees=5, xgb_depth=3
+    )
     base.update(kw)
     return Config(**base)
 
@@ -43,19 +47,34 @@ def test_the_builtin_entries_are_the_old_lists():
     assert config.PAPER_METHODS == ("no_pretrain", "random", "class", "oracle", "class_least", "class_most")
     assert Config().methods == config.PAPER_METHODS
     assert list(config.METHODS) == [*config.PAPER_METHODS, "class_most_published", "class_most_published_exact"]
-    assert config.METHODS["class_most_published"] == methods.MethodSpec("pseudo", "most", flipped=True)
-    assert config.METHODS["class_most_published_exact"] == methods.MethodSpec("pseudo", "most", True, "authors")
+    assert config.METHODS["class_most_published"] == registry.MethodSpec("pseudo", "most", flipped=True)
+    assert config.METHODS["class_most_published_exact"] == registry.MethodSpec("pseudo", "most", True, "authors")
     assert tuple(config.BASELINES) == ("xgboost", "logreg", "self_training")
     assert list(plots.METHOD_ORDER) == [*config.METHODS, *config.BASELINES]
     assert plots.LABELS["random"] == "random (SCARF)" and plots.LABELS["xgboost"] == "xgboost"
-    assert list(tables.SET_HOW_METHODS) == ["no_pretrain", "random", "class", "oracle", "xgboost", "logreg",
-                                            "self_training"]
-    assert list(tables.SET_WHERE_METHODS) == ["class", "class_least", "class_most", "class_most_published",
-                                              "class_most_published_exact"]
+    assert list(tables.SET_HOW_METHODS) == [
+        "no_pretrain",
+        "random",
+        "class",
+        "oracle",
+        "xgboost",
+        "logreg",
+        "self_training",
+    ]
+    assert list(tables.SET_WHERE_METHODS) == [
+        "class",
+        "class_least",
+        "class_most",
+        "class_most_published",
+        "class_most_published_exact",
+    ]
     assert list(report.BASELINES) == list(config.BASELINES)
     # the figures' colours are tab10 in the old order
     assert plots.palette(["no_pretrain", "self_training", "nope"]) == {
-        "no_pretrain": "#1f77b4", "self_training": "#17becf", "nope": "gray"}
+        "no_pretrain": "#1f77b4",
+        "self_training": "#17becf",
+        "nope": "gray",
+    }
 
 
 def test_a_method_added_as_one_entry_runs_and_shows_in_tables_and_plots(bc_small, column_least, tmp_path):
@@ -82,16 +101,17 @@ def test_a_method_added_as_one_entry_runs_and_shows_in_tables_and_plots(bc_small
     assert [t.get_text() for t in ax.get_xticklabels()] == ["random", "class", "column_least"]
     ax2 = plots.learning_curves(run.history, "t")
     assert "random + least-correlated" in [t.get_text() for t in ax2.get_legend().get_texts()]
-    others = [c for m, c in methods.colors().items() if m != "column_least"]
+    others = [c for m, c in registry.colors().items() if m != "column_least"]
     assert plots.palette(["column_least"])["column_least"] not in ("gray", *others)
     plt.close("all")
     # the stored-result key knows its recipe
-    assert reuse.member_key(_first_split(bc_small, cfg), "column_least", cfg) != \
-        reuse.member_key(_first_split(bc_small, cfg), "random", cfg)
+    assert content_keys.member_key(_first_split(bc_small, cfg), "column_least", cfg) != content_keys.member_key(
+        _first_split(bc_small, cfg), "random", cfg
+    )
 
 
 def _first_split(ds, cfg):
-    from tcclib.preprocess import prepare
+    from tcclib.data.preprocess import prepare
 
     return prepare(ds, cfg.seeds).splits[0]
 
@@ -111,22 +131,22 @@ def test_unknown_and_bad_registrations_are_clear_errors(column_least):
         Config(methods=("colum_least",))
     with pytest.raises(ConfigError, match="unknown baseline 'forest'.*register_baseline"):
         Config(baselines=("forest",))
-    with pytest.raises(methods.RegistryError, match="'column_least' is already registered.*replace=True"):
-        methods.register_method("column_least", "column")
-    with pytest.raises(methods.RegistryError, match="how must be one of .*corruption.py"):
-        methods.register_method("swap", how="swap")
-    with pytest.raises(methods.RegistryError, match="where must be one of"):
-        methods.register_method("swap", how="column", where="middle")
-    with pytest.raises(methods.RegistryError, match="where must be 'uniform'"):
-        methods.register_method("swap", how="none", where="least")
-    with pytest.raises(methods.RegistryError, match="simple identifier"):
-        methods.register_method("my method", how="column")
-    with pytest.raises(methods.RegistryError, match="factory must be a callable"):
-        methods.register_baseline("svm", "SVC")
-    with pytest.raises(methods.RegistryError, match=r"settings \['trees'\] are not Config fields"):
-        methods.register_baseline("svm", lambda s, c: None, settings=["trees"])
-    with pytest.raises(methods.RegistryError, match="group must be one of"):
-        methods.register_method("swap", how="column", group="extra")
+    with pytest.raises(registry.RegistryError, match="'column_least' is already registered.*replace=True"):
+        registry.register_method("column_least", "column")
+    with pytest.raises(registry.RegistryError, match="how must be one of .*rules.py"):
+        registry.register_method("swap", how="swap")
+    with pytest.raises(registry.RegistryError, match="where must be one of"):
+        registry.register_method("swap", how="column", where="middle")
+    with pytest.raises(registry.RegistryError, match="where must be 'uniform'"):
+        registry.register_method("swap", how="none", where="least")
+    with pytest.raises(registry.RegistryError, match="simple identifier"):
+        registry.register_method("my method", how="column")
+    with pytest.raises(registry.RegistryError, match="factory must be a callable"):
+        registry.register_baseline("svm", "SVC")
+    with pytest.raises(registry.RegistryError, match=r"settings \['trees'\] are not Config fields"):
+        registry.register_baseline("svm", lambda s, c: None, settings=["trees"])
+    with pytest.raises(registry.RegistryError, match="group must be one of"):
+        registry.register_method("swap", how="column", group="extra")
     assert "swap" not in config.METHODS and "svm" not in config.BASELINES
-    with pytest.raises(methods.RegistryError, match="not registered"):
-        methods.unregister("swap")
+    with pytest.raises(registry.RegistryError, match="not registered"):
+        registry.unregister("swap")

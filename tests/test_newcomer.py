@@ -3,7 +3,6 @@
 import dataclasses
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -11,10 +10,11 @@ import nbformat
 import pandas as pd
 import pytest
 
-from tcclib import nbparams, paths, reuse
-from tcclib import params as P
-from tcclib import sweep as S
-from tcclib.config import Config
+from tcclib.artifacts import keys as content_keys
+from tcclib.method.config import Config
+from tcclib.running import nbparams, notebooks, sweep
+from tcclib.running import params as param_files
+from tcclib.util import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks").glob("*.py"))
@@ -25,11 +25,13 @@ def _execute(nb, out, parameters, cwd):
     """papermill as a user calls it, in this interpreter's kernel."""
     import papermill as pm
 
-    from tcclib.kernel import KERNEL_NAME, kernel_manager
+    from tcclib.util.kernel import KERNEL_NAME, kernel_manager
+
     km = kernel_manager()
     try:
-        return pm.execute_notebook(nb, str(out), parameters=parameters, cwd=str(cwd), progress_bar=False,
-                                   kernel_name=KERNEL_NAME, km=km)
+        return pm.execute_notebook(
+            nb, str(out), parameters=parameters, cwd=str(cwd), progress_bar=False, kernel_name=KERNEL_NAME, km=km
+        )
     finally:
         if km.has_kernel:
             km.shutdown_kernel(now=True)
@@ -37,23 +39,34 @@ def _execute(nb, out, parameters, cwd):
 
 # ------------------------------------------------------------------ kernels
 
+
 def test_sweep_runs_notebooks_in_this_interpreter_despite_a_decoy_python3_kernel(tmp_path, monkeypatch):
     decoy = tmp_path / "jupyter" / "kernels" / "python3"
     decoy.mkdir(parents=True)
-    (decoy / "kernel.json").write_text(json.dumps({
-        "argv": ["/nonexistent/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "decoy", "language": "python"}))
+    (decoy / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": ["/nonexistent/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "decoy",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     from jupyter_client.kernelspec import KernelSpecManager
+
     assert KernelSpecManager().get_kernel_spec("python3").argv[0] == "/nonexistent/bin/python"  # the decoy is live
     p = tmp_path / "k.yaml"
-    p.write_text(f"name: k\ndatasets: [breast_cancer]\nper_dataset_notebooks: [01_data_prep]\n"
-                 f"aggregate_notebooks: []\nconfig: {json.dumps(TINY)}\n")
-    rep = S.sweep(P.load(p), tmp_path / "out", progress=False)
+    p.write_text(
+        f"name: k\ndatasets: [breast_cancer]\nper_dataset_notebooks: [01_data_prep]\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps(TINY)}\n"
+    )
+    rep = sweep.sweep(param_files.load(p), tmp_path / "out", progress=False)
     assert rep["done"] == ["breast_cancer"], rep
     done = json.loads((tmp_path / "out" / "k" / "breast_cancer" / "_DONE.json").read_text())
     assert done["python"] == sys.executable
     import torch
+
     assert done["torch"] == torch.__version__
     assert not list(Path.home().glob(".local/share/jupyter/kernels/*tcc*"))  # nothing written for the user
 
@@ -65,8 +78,10 @@ def test_makefile_writes_no_kernelspec():
 
 # ------------------------------------------------------------------ parameters
 
+
 def _parameters_cell(src: Path) -> str:
     import jupytext
+
     nb = jupytext.read(src)
     return next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
 
@@ -89,6 +104,7 @@ def test_every_setting_is_a_top_level_parameter_with_its_default(src):
 @pytest.mark.parametrize("src", SOURCES, ids=lambda s: s.stem)
 def test_papermill_help_lists_typed_parameters(src):
     import papermill as pm
+
     nb = ROOT / "notebooks" / f"{src.stem}.ipynb"
     found = pm.inspect_notebook(str(nb))
     assert found and all(p["inferred_type_name"] != "None" for p in found.values()), found
@@ -104,6 +120,7 @@ def test_p_epochs_changes_what_runs_and_a_misspelled_parameter_stops(tmp_path):
         runs[epochs] = pd.read_csv(out / "history.csv")
     assert sorted(runs[2].epoch) == [1, 2] and sorted(runs[3].epoch) == [1, 2, 3]
     from papermill.exceptions import PapermillExecutionError
+
     with pytest.raises(PapermillExecutionError) as e:
         _execute(nb, tmp_path / "typo.ipynb", dict(output_dir=str(tmp_path / "t"), epoch=2), tmp_path)
     assert e.value.ename == "ParameterError" and "did you mean 'epochs'?" in e.value.evalue
@@ -130,6 +147,7 @@ def test_relative_output_paths_land_under_the_repository(tmp_path, monkeypatch):
         assert d.cache_dir == ROOT / "runs" / ".cache"
     finally:
         import shutil
+
         shutil.rmtree(ROOT / "runs" / "_pytest_rel", ignore_errors=True)
     monkeypatch.setenv(paths.ROOT_ENV, str(tmp_path))  # a copy of the collection elsewhere (nbval)
     assert nbparams.per_dataset({"output_dir": "o"}, load=False).out == tmp_path / "o"
@@ -142,13 +160,16 @@ def test_aggregate_notebook_without_results_says_what_to_run_first(tmp_path):
 
 # ------------------------------------------------------------------ sources
 
+
 @pytest.mark.parametrize("src", SOURCES, ids=lambda s: s.stem)
 def test_paired_ipynb_matches_its_source(src):
     import jupytext
+
     a = jupytext.read(src)
     b = nbformat.read(src.with_suffix(".ipynb"), as_version=4)
-    assert [(c.cell_type, c.source) for c in a.cells] == [(c.cell_type, c.source) for c in b.cells], \
+    assert [(c.cell_type, c.source) for c in a.cells] == [(c.cell_type, c.source) for c in b.cells], (
         f"{src.with_suffix('.ipynb').name} is out of date: run `make notebooks`"
+    )
 
 
 def stale_renders(folder: Path) -> list[str]:
@@ -168,7 +189,7 @@ def test_every_committed_render_comes_from_the_current_sources():
 
 
 def test_a_stale_render_is_detected(tmp_path):
-    nb = S.load_source("01_data_prep")
+    nb = notebooks.load_source("01_data_prep")
     nbformat.write(nb, tmp_path / "fresh.ipynb")
     assert stale_renders(tmp_path) == []
     nb.metadata["tcc"]["source_sha256"] = "0" * 64  # rendered from an older source
@@ -178,18 +199,30 @@ def test_a_stale_render_is_detected(tmp_path):
 
 # ------------------------------------------------------------------ re-render without retraining
 
+
 def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp_path, monkeypatch, bc_small):
-    from tcclib import store, train
-    cfg = Config(seeds=(12, 22), methods=("no_pretrain", "random", "class", "class_most"), epochs=2,
-                 head_epochs=2, pseudo_every=1, xgb_trees=5, progress=False, keep_embeddings=True,
-                 baselines=("logreg",))
+    from tcclib.artifacts import store
+    from tcclib.running import train
+
+    cfg = Config(
+        seeds=(12, 22),
+        methods=("no_pretrain", "random", "class", "class_most"),
+        epochs=2,
+        head_epochs=2,
+        pseudo_every=1,
+        xgb_trees=5,
+        progress=False,
+        keep_embeddings=True,
+        baselines=("logreg",),
+    )
     first = train.run_dataset(bc_small, cfg, store_dir=tmp_path)
     store.save_run(first, tmp_path)
     files = {f: (tmp_path / f).read_bytes() for f in ("results.csv", "history.csv", "pseudo.csv", "corr_range.csv")}
     calls = []
     real = train.run_prepared
     monkeypatch.setattr(train, "run_prepared", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
-    from tcclib import correlation
+    from tcclib.method import correlation
+
     fit = correlation.importance_matrix
     monkeypatch.setattr(correlation, "importance_matrix", lambda *a, **k: pytest.fail("an importance model was fitted"))
     again = train.run_dataset(bc_small, cfg, store_dir=tmp_path)
@@ -206,7 +239,10 @@ def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp
     assert now.loc[(12, "random"), "accuracy"] == pytest.approx(same.loc[(12, "random"), "accuracy"], abs=1e-6)
     assert now.loc[(12, "class"), "accuracy"] == pytest.approx(  # the same run: pseudo_every=2 alone
         train.run_dataset(bc_small, cfg.replace(pseudo_every=2, keep_embeddings=False, methods=["class"]))
-        .results.set_index(["seed", "method"]).loc[(12, "class"), "accuracy"], abs=1e-6)
+        .results.set_index(["seed", "method"])
+        .loc[(12, "class"), "accuracy"],
+        abs=1e-6,
+    )
     monkeypatch.setattr(correlation, "importance_matrix", fit)
     # a new method trains that method only (its embeddings too); reuse=False retrains everything
     calls.clear()
@@ -220,10 +256,11 @@ def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp
 
 
 def test_keys_change_with_what_determines_a_member_only(bc_small):
-    from tcclib.preprocess import prepare
+    from tcclib.data.preprocess import prepare
+
     cfg = Config(seeds=(12,), epochs=2)
     sp = prepare(bc_small, cfg.seeds).splits[0]
-    k = reuse.member_key
+    k = content_keys.member_key
     assert k(sp, "random", cfg) == k(sp, "random", cfg.replace(xgb_trees=7, pseudo_every=3, progress=False))
     assert k(sp, "random", cfg) != k(sp, "random", cfg.replace(epochs=3))
     assert k(sp, "class_most", cfg) != k(sp, "class_most", cfg.replace(xgb_trees=7))
@@ -233,16 +270,18 @@ def test_keys_change_with_what_determines_a_member_only(bc_small):
 
 def test_sweep_compares_a_run_with_the_committed_reference(tmp_path):
     p = tmp_path / "r.yaml"
-    p.write_text(f"name: r\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
-                 f"aggregate_notebooks: []\nconfig: {json.dumps(TINY)}\n")
-    ps = P.load(p)
+    p.write_text(
+        f"name: r\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps(TINY)}\n"
+    )
+    ps = param_files.load(p)
     ref = tmp_path / "ref"
-    S.sweep(ps, ref, progress=False, reference_root=tmp_path / "none")
-    rep = S.sweep(ps, tmp_path / "mine", progress=False, reference_root=ref)
+    sweep.sweep(ps, ref, progress=False, reference_root=tmp_path / "none")
+    rep = sweep.sweep(ps, tmp_path / "mine", progress=False, reference_root=ref)
     assert rep["done"] == ["breast_cancer"]  # not skipped because the reference is finished
     assert rep["reference"]["breast_cancer"].startswith("AGREES with the committed reference")
     p.write_text(p.read_text().replace('"epochs": 2', '"epochs": 3'))
-    rep = S.sweep(P.load(p), tmp_path / "other", progress=False, reference_root=ref)
+    rep = sweep.sweep(param_files.load(p), tmp_path / "other", progress=False, reference_root=ref)
     assert "other settings (epochs 3 vs 2)" in rep["reference"]["breast_cancer"]
     assert json.loads((ref / "r" / "breast_cancer" / "config.json").read_text())["epochs"] == 2  # untouched
 
@@ -252,47 +291,49 @@ def test_a_finished_dataset_with_other_settings_is_named_and_force_stale_updates
     # "already done", and --force stale trains only the new method's members
     p = tmp_path / "s.yaml"
     tiny = {**TINY, "methods": ["no_pretrain", "random"]}
-    p.write_text(f"name: s\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
-                 f"aggregate_notebooks: []\nconfig: {json.dumps(tiny)}\n")
+    p.write_text(
+        f"name: s\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps(tiny)}\n"
+    )
     out = tmp_path / "out"
-    S.sweep(P.load(p), out, progress=False)
+    sweep.sweep(param_files.load(p), out, progress=False)
     before = pd.read_csv(out / "s" / "breast_cancer" / "results.csv")
     p.write_text(p.read_text().replace('"random"]', '"random", "class"]'))
     capsys.readouterr()
-    rep = S.sweep(P.load(p), out, progress=False)
+    rep = sweep.sweep(param_files.load(p), out, progress=False)
     assert rep["done"] == [] and rep["stale"] == {"breast_cancer": "methods +class"}
     said = capsys.readouterr().out
     assert "other settings than the parameter file (methods +class): --force stale" in said
-    rep = S.sweep(P.load(p), out, progress=False, force=["stale"])
+    rep = sweep.sweep(param_files.load(p), out, progress=False, force=["stale"])
     assert rep["done"] == ["breast_cancer"] and rep["stale"] == {}
     after = pd.read_csv(out / "s" / "breast_cancer" / "results.csv")
     assert list(after.method.unique()) == ["no_pretrain", "random", "class"]
     pd.testing.assert_frame_equal(after[after.method != "class"].reset_index(drop=True), before)
     done = json.loads((out / "s" / "breast_cancer" / "_DONE.json").read_text())
     assert done["trained_members"] == len(TINY["seeds"]) and done["reused_members"] == 2 * len(TINY["seeds"])
-    assert S.sweep(P.load(p), out, progress=False, force=["stale"])["done"] == []  # up to date now
-    assert S.main([str(p), "--outputs", str(out), "--force", "stale", "wdbc"]) == 2  # names still checked
+    assert sweep.sweep(param_files.load(p), out, progress=False, force=["stale"])["done"] == []  # up to date now
+    assert sweep.main([str(p), "--outputs", str(out), "--force", "stale", "wdbc"]) == 2  # names still checked
 
 
 def test_force_and_only_name_datasets_of_the_set(tmp_path, capsys):
     p = tmp_path / "f.yaml"
     p.write_text("name: f\ndatasets: [breast_cancer, diabetes]\n")
-    assert S.main([str(p), "--force", "Breast_Cancer", "--check"]) == 0  # matched case-insensitively
-    assert S.main([str(p), "--force", "wdbc"]) == 2
+    assert sweep.main([str(p), "--force", "Breast_Cancer", "--check"]) == 0  # matched case-insensitively
+    assert sweep.main([str(p), "--force", "wdbc"]) == 2
     assert "not a dataset of the set 'f'" in capsys.readouterr().err
-    assert S.main([str(p), "--only", "breast_cancr"]) == 2
+    assert sweep.main([str(p), "--only", "breast_cancr"]) == 2
     assert "breast_cancer" in capsys.readouterr().err
 
 
 def test_data_dir_in_a_params_file_resolves_against_the_root(tmp_path, monkeypatch):
     monkeypatch.delenv("TCC_DATA_DIR", raising=False)
-    ps = P.load(ROOT / "params" / "smoke.yaml")
+    ps = param_files.load(ROOT / "params" / "smoke.yaml")
     assert ps.data_dir == "../shared/datasets/openml-cc18"
     assert paths.resolve(ps.data_dir) == ROOT / ".." / "shared" / "datasets" / "openml-cc18"
     bad = tmp_path / "b.yaml"
     bad.write_text("name: b\ndatasets: [breast_cancer]\ndata_dir: 5\n")
-    with pytest.raises(P.ParamsError, match="data_dir"):
-        P.load(bad)
+    with pytest.raises(param_files.ParamsError, match="data_dir"):
+        param_files.load(bad)
 
 
 def test_install_files_agree():
@@ -300,6 +341,7 @@ def test_install_files_agree():
     for dep in ("jupyterlab", "ipywidgets", "jupytext", "torch>=2.4"):
         assert dep in text, dep
     import tcclib
+
     assert f'version = "{tcclib.__version__}"' in text
     for src in SOURCES:  # the Colab cell installs this very version's wheel
         assert f"tcclib-{tcclib.__version__}-py3-none-any.whl" in src.read_text()
@@ -310,18 +352,20 @@ def test_a_missing_data_folder_is_a_check_error(tmp_path, monkeypatch, capsys):
     p = tmp_path / "d.yaml"
     p.write_text("name: d\ndatasets: [breast_cancer]\n")
     monkeypatch.setenv("TCC_DATA_DIR", str(tmp_path / "nowhere"))
-    assert S.main([str(p), "--check"]) == 2
+    assert sweep.main([str(p), "--check"]) == 2
     assert "does not exist" in capsys.readouterr().err
     monkeypatch.delenv("TCC_DATA_DIR")
-    assert S.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0
+    assert sweep.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0
     p.write_text("name: d\ndatasets: [breast_cancer]\ndata_dir: nowhere/at/all\n")
-    assert S.main([str(p), "--check"]) == 0  # the file's default folder: OpenML instead, with a note
+    assert sweep.main([str(p), "--check"]) == 0  # the file's default folder: OpenML instead, with a note
     assert "downloaded from OpenML" in capsys.readouterr().err
 
 
 def test_a_run_outside_a_sweep_is_marked_finished_for_the_aggregate_notebooks(tmp_path, monkeypatch, bc_small):
     """JupyterLab: 01-03 run by hand, then 04 finds the dataset (save_run writes the marker)."""
-    from tcclib import store, train
+    from tcclib.artifacts import store
+    from tcclib.running import train
+
     cfg = Config(seeds=(12,), methods=("random",), epochs=1, head_epochs=1, progress=False)
     monkeypatch.delenv(store.SWEEP_ENV, raising=False)
     out = tmp_path / "lab" / "bc12"

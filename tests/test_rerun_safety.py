@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tcclib import params as P
-from tcclib import sweep as S
+from tcclib.running import params as param_files
+from tcclib.running import sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = {"seeds": [1], "methods": ["no_pretrain", "random"], "epochs": 2, "head_epochs": 2, "progress": False}
@@ -21,20 +21,25 @@ CFG = {"seeds": [1], "methods": ["no_pretrain", "random"], "epochs": 2, "head_ep
 
 def _params(tmp_path, notebooks="[01_data_prep, 03_pretraining]") -> Path:
     p = tmp_path / "safe.yaml"
-    p.write_text(f"name: safe\ndatasets: [breast_cancer]\nper_dataset_notebooks: {notebooks}\n"
-                 f"aggregate_notebooks: []\nconfig: {json.dumps(CFG)}\n")
+    p.write_text(
+        f"name: safe\ndatasets: [breast_cancer]\nper_dataset_notebooks: {notebooks}\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps(CFG)}\n"
+    )
     return p
 
 
 def _digest(folder: Path) -> dict:
-    return {str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
-            for f in sorted(folder.rglob("*")) if f.is_file()}
+    return {
+        str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted(folder.rglob("*"))
+        if f.is_file()
+    }
 
 
 def test_a_failed_rerun_keeps_the_previous_results_exactly(tmp_path, monkeypatch):
-    ps = P.load(_params(tmp_path))
+    ps = param_files.load(_params(tmp_path))
     out = tmp_path / "out"
-    assert S.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
+    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
     ddir = out / "safe" / "breast_cancer"
     before = _digest(ddir)
     # the next run of the notebooks fails (a broken notebook source)
@@ -42,7 +47,7 @@ def test_a_failed_rerun_keeps_the_previous_results_exactly(tmp_path, monkeypatch
     broken.mkdir()
     (broken / "01_data_prep.py").write_text("# %%\nraise RuntimeError('boom')\n")
     monkeypatch.setenv("TCC_NOTEBOOKS", str(broken))
-    rep = S.sweep(ps, out, progress=False, force=["all"])
+    rep = sweep.sweep(ps, out, progress=False, force=["all"])
     assert "RuntimeError: boom" in rep["failed"]["breast_cancer"]
     assert "previous results are kept" in rep["failed"]["breast_cancer"]
     assert _digest(ddir) == before  # results, marker and notebooks exactly as they were
@@ -50,14 +55,15 @@ def test_a_failed_rerun_keeps_the_previous_results_exactly(tmp_path, monkeypatch
     assert not (out / "safe" / ".previous" / "breast_cancer").exists()
     monkeypatch.delenv("TCC_NOTEBOOKS")
     # a later successful re-render replaces it and clears the failed render
-    assert S.sweep(ps, out, progress=False, force=["all"])["done"] == ["breast_cancer"]
+    assert sweep.sweep(ps, out, progress=False, force=["all"])["done"] == ["breast_cancer"]
     assert not (out / "safe" / ".failed" / "breast_cancer").exists()
 
 
 KILLER = textwrap.dedent("""
     import os, shutil, signal, sys
     from pathlib import Path
-    from tcclib import params as P, sweep as S
+    from tcclib.running import params as param_files
+    from tcclib.running import notebooks, sweep
     where = sys.argv[3]
     if where == "swap":  # killed right after the new marker, before the old copy is dropped
         real = shutil.rmtree
@@ -67,31 +73,35 @@ KILLER = textwrap.dedent("""
             return real(path, *a, **k)
         shutil.rmtree = rmtree
     else:  # killed in the middle of the re-run's notebooks
-        real_exec = S._execute
+        real_exec = notebooks.execute
         def _execute(nb, *a, **k):
             if nb == "03_pretraining":
                 os.kill(os.getpid(), signal.SIGKILL)
             return real_exec(nb, *a, **k)
-        S._execute = _execute
-    S.sweep(P.load(sys.argv[1]), Path(sys.argv[2]), progress=False, force=["all"], reuse=False)
+        notebooks.execute = _execute
+    sweep.sweep(param_files.load(sys.argv[1]), Path(sys.argv[2]), progress=False, force=["all"], reuse=False)
 """)
 
 
 @pytest.mark.parametrize("where", ["notebooks", "swap"])
 def test_kill_during_a_rerun_then_run_again_gives_an_uninterrupted_runs_results(tmp_path, where):
     p = _params(tmp_path)
-    ps = P.load(p)
+    ps = param_files.load(p)
     out, clean = tmp_path / "out", tmp_path / "clean"
-    S.sweep(ps, out, progress=False)
-    S.sweep(ps, clean, progress=False)
+    sweep.sweep(ps, out, progress=False)
+    sweep.sweep(ps, clean, progress=False)
     first = (out / "safe" / "breast_cancer" / "results.csv").read_bytes()
     script = tmp_path / "killer.py"
     script.write_text(KILLER)
-    r = subprocess.run([sys.executable, str(script), str(p), str(out), where], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = subprocess.run(
+        [sys.executable, str(script), str(p), str(out), where],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert r.returncode == -9, r.stderr[-2000:]
     assert (out / "safe" / ".lock").exists()  # the dead sweep's lock is left behind
-    rep = S.sweep(ps, out, progress=False)  # takes over the stale lock, recovers, skips the finished dataset
+    rep = sweep.sweep(ps, out, progress=False)  # takes over the stale lock, recovers, skips the finished dataset
     assert rep["skipped"] == ["breast_cancer"] and not rep["failed"]
     ddir = out / "safe" / "breast_cancer"
     assert (ddir / "_DONE.json").exists() and not (out / "safe" / ".previous" / "breast_cancer").exists()
@@ -103,20 +113,21 @@ def test_kill_during_a_rerun_then_run_again_gives_an_uninterrupted_runs_results(
 
 
 def test_one_sweep_per_set_at_a_time(tmp_path):
-    ps = P.load(_params(tmp_path, "[01_data_prep]"))
+    ps = param_files.load(_params(tmp_path, "[01_data_prep]"))
     out = tmp_path / "out"
     lock = out / "safe" / ".lock"
     lock.parent.mkdir(parents=True)
     import socket
+
     lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": "now"}))
-    with pytest.raises(S.SweepError, match="being run by another sweep"):
-        S.sweep(ps, out, progress=False)
+    with pytest.raises(sweep.SweepError, match="being run by another sweep"):
+        sweep.sweep(ps, out, progress=False)
     assert not (out / "safe" / "breast_cancer").exists()  # nothing ran
-    assert S.main([str(tmp_path / "safe.yaml"), "--outputs", str(out)]) == 2
+    assert sweep.main([str(tmp_path / "safe.yaml"), "--outputs", str(out)]) == 2
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     lock.write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "since": "then"}))
-    assert S.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]  # a stale lock is taken over
+    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]  # a stale lock is taken over
     assert not lock.exists()
 
 
@@ -139,19 +150,19 @@ def _read_only(folder: Path):
 
 def test_a_read_only_output_folder(tmp_path, capsys):
     p = _params(tmp_path, "[01_data_prep]")
-    ps = P.load(p)
+    ps = param_files.load(p)
     out = tmp_path / "out"
     (out / "safe").mkdir(parents=True)
     with _read_only(out / "safe"):
-        with pytest.raises(S.SweepError, match="cannot write the output folder"):
-            S.sweep(ps, out, progress=False)
-        assert S.main([str(p), "--outputs", str(out)]) == 2
+        with pytest.raises(sweep.SweepError, match="cannot write the output folder"):
+            sweep.sweep(ps, out, progress=False)
+        assert sweep.main([str(p), "--outputs", str(out)]) == 2
         assert "cannot write the output folder" in capsys.readouterr().err
-    S.sweep(ps, out, progress=False)
+    sweep.sweep(ps, out, progress=False)
     with _read_only(out / "safe"):  # finished: nothing to run, so no error at all
-        rep = S.sweep(ps, out, progress=False)
+        rep = sweep.sweep(ps, out, progress=False)
         assert rep["skipped"] == ["breast_cancer"] and not rep["failed"]
-        assert S.main([str(p), "--outputs", str(out)]) == 0
+        assert sweep.main([str(p), "--outputs", str(out)]) == 0
 
 
 def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):
@@ -162,13 +173,19 @@ def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):
 
     cfg = {**CFG, "methods": ["random", "class"], "epochs": 60, "pseudo_every": 5}
     p = tmp_path / "k9.yaml"
-    p.write_text(f"name: k9\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
-                 f"aggregate_notebooks: []\nconfig: {json.dumps(cfg)}\n")
+    p.write_text(
+        f"name: k9\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps(cfg)}\n"
+    )
     out, clean = tmp_path / "out", tmp_path / "clean"
-    S.sweep(P.load(p), clean, progress=False)
-    proc = subprocess.Popen([sys.executable, "-m", "tcclib.sweep", str(p), "--outputs", str(out)],
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sweep.sweep(param_files.load(p), clean, progress=False)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tcclib.running.sweep", str(p), "--outputs", str(out)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 300
     while not list((out / ".cache" / "checkpoints").glob("*.pt")):
         assert proc.poll() is None and time.time() < deadline, "the sweep ended before its first checkpoint"
@@ -180,7 +197,7 @@ def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):
     proc.wait()
     ddir = out / "k9" / "breast_cancer"
     assert not (ddir / "_DONE.json").exists()
-    rep = S.sweep(P.load(p), out, progress=False)
+    rep = sweep.sweep(param_files.load(p), out, progress=False)
     assert rep["done"] == ["breast_cancer"]
     done = json.loads((ddir / "_DONE.json").read_text())
     assert done.get("resumed_at_epoch", 0) >= 10  # it did resume, not start over

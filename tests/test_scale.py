@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcclib import params as P
-from tcclib import sweep as S
-from tcclib import threads as T
+from tcclib.running import params as param_files
+from tcclib.running import sweep
+from tcclib.util import threads
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,26 +24,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_budget_shares_the_cores_and_respects_an_explicit_count():
-    assert T.budget(2, n_cores=2, environ={}).threads == 1
-    assert T.budget(3, n_cores=8, environ={}).threads == 2
-    assert T.budget(5, n_cores=2, environ={}).threads == 1  # at least one
-    assert T.budget(1, n_cores=16, environ={}).threads == 16
-    assert T.budget(2, n_cores=2, environ={}).line() == "2 workers x 1 thread (2 cores)"
-    b = T.budget(4, n_cores=16, environ={"OMP_NUM_THREADS": "3"})
+    assert threads.budget(2, n_cores=2, environ={}).threads == 1
+    assert threads.budget(3, n_cores=8, environ={}).threads == 2
+    assert threads.budget(5, n_cores=2, environ={}).threads == 1  # at least one
+    assert threads.budget(1, n_cores=16, environ={}).threads == 16
+    assert threads.budget(2, n_cores=2, environ={}).line() == "2 workers x 1 thread (2 cores)"
+    b = threads.budget(4, n_cores=16, environ={"OMP_NUM_THREADS": "3"})
     assert (b.threads, b.source) == (3, "OMP_NUM_THREADS")
-    assert T.budget(4, threads=2, n_cores=16, environ={"OMP_NUM_THREADS": "3"}).threads == 2  # --threads wins
-    assert T.env(b) == {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": "3",
-                        "TCC_THREADS": "3"}
-    with pytest.raises(T.ThreadsError, match="--threads must be a positive integer"):
-        T.budget(1, threads=0)
-    with pytest.raises(T.ThreadsError, match=r"\$OMP_NUM_THREADS must be a positive integer"):
-        T.budget(1, environ={"OMP_NUM_THREADS": "many"})
+    assert threads.budget(4, threads=2, n_cores=16, environ={"OMP_NUM_THREADS": "3"}).threads == 2  # --threads wins
+    assert threads.env(b) == {
+        "OMP_NUM_THREADS": "3",
+        "MKL_NUM_THREADS": "3",
+        "OPENBLAS_NUM_THREADS": "3",
+        "TCC_THREADS": "3",
+    }
+    with pytest.raises(threads.ThreadsError, match="--threads must be a positive integer"):
+        threads.budget(1, threads=0)
+    with pytest.raises(threads.ThreadsError, match=r"\$OMP_NUM_THREADS must be a positive integer"):
+        threads.budget(1, environ={"OMP_NUM_THREADS": "many"})
 
 
 def test_xgboost_n_jobs_follows_the_budget(monkeypatch):
-    from tcclib.baselines import _model
-    from tcclib.config import Config
-    from tcclib.correlation import _xgb_params
+    from tcclib.method.baselines import _model
+    from tcclib.method.config import Config
+    from tcclib.method.correlation import _xgb_params
 
     monkeypatch.setenv("TCC_THREADS", "3")
     assert _xgb_params(Config(), 1)["n_jobs"] == 3
@@ -55,9 +59,9 @@ def test_xgboost_n_jobs_follows_the_budget(monkeypatch):
 
 PROBE = """# %%
 import json, os, torch
-from tcclib import threads
-from tcclib.correlation import _xgb_params
-from tcclib.config import Config
+from tcclib.util import threads
+from tcclib.method.correlation import _xgb_params
+from tcclib.method.config import Config
 json.dump({"env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TCC_THREADS")},
            "torch": torch.get_num_threads(), "xgb": _xgb_params(Config(), 1)["n_jobs"],
            "allocator": {k: os.environ.get(k) for k in threads.ALLOCATOR_ENV}},
@@ -70,88 +74,110 @@ def test_sweep_kernels_get_the_budget(tmp_path, monkeypatch, capsys):
     nbs.mkdir()
     (nbs / "01_data_prep.py").write_text(PROBE)
     monkeypatch.setenv("TCC_NOTEBOOKS", str(nbs))
-    for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TCC_THREADS", T.ALLOCATOR_SWITCH, *T.ALLOCATOR_ENV):
+    for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TCC_THREADS", threads.ALLOCATOR_SWITCH, *threads.ALLOCATOR_ENV):
         monkeypatch.delenv(k, raising=False)
     p = tmp_path / "th.yaml"
-    p.write_text("name: th\ndatasets: [breast_cancer, diabetes]\nper_dataset_notebooks: [01_data_prep]\n"
-                 "aggregate_notebooks: []\n")
+    p.write_text(
+        "name: th\ndatasets: [breast_cancer, diabetes]\nper_dataset_notebooks: [01_data_prep]\n"
+        "aggregate_notebooks: []\n"
+    )
     out = tmp_path / "out"
-    rep = S.sweep(P.load(p), out, workers=2, progress=False)
+    rep = sweep.sweep(param_files.load(p), out, workers=2, progress=False)
     assert sorted(rep["done"]) == ["breast_cancer", "diabetes"]
-    share = max(1, T.cores() // 2)
+    share = max(1, threads.cores() // 2)
     assert f"threads: 2 workers x {share} thread" in capsys.readouterr().out
     for d in rep["done"]:
         got = json.loads((out / "th" / d / "threads.json").read_text())
-        assert got == {"env": {"OMP_NUM_THREADS": str(share), "MKL_NUM_THREADS": str(share),
-                               "TCC_THREADS": str(share)}, "torch": share, "xgb": share,
-                       "allocator": T.ALLOCATOR_ENV}  # the kernels keep freed memory (test_speed)
+        assert got == {
+            "env": {"OMP_NUM_THREADS": str(share), "MKL_NUM_THREADS": str(share), "TCC_THREADS": str(share)},
+            "torch": share,
+            "xgb": share,
+            "allocator": threads.ALLOCATOR_ENV,
+        }  # the kernels keep freed memory (test_speed)
     assert "OMP_NUM_THREADS" not in os.environ  # the sweep's own environment is as it was
-    assert not set(T.ALLOCATOR_ENV) & set(os.environ)
+    assert not set(threads.ALLOCATOR_ENV) & set(os.environ)
     # --threads wins over the share
-    rep = S.sweep(P.load(p), out, workers=2, progress=False, force=["all"], threads=1)
+    rep = sweep.sweep(param_files.load(p), out, workers=2, progress=False, force=["all"], threads=1)
     got = json.loads((out / "th" / "diabetes" / "threads.json").read_text())
     assert got["env"]["OMP_NUM_THREADS"] == "1" and got["torch"] == 1 and got["xgb"] == 1
     # TCC_ALLOCATOR=system leaves the kernels' allocators alone
-    monkeypatch.setenv(T.ALLOCATOR_SWITCH, "system")
-    S.sweep(P.load(p), out, workers=1, progress=False, force=["diabetes"], only=["diabetes"])
+    monkeypatch.setenv(threads.ALLOCATOR_SWITCH, "system")
+    sweep.sweep(param_files.load(p), out, workers=1, progress=False, force=["diabetes"], only=["diabetes"])
     got = json.loads((out / "th" / "diabetes" / "threads.json").read_text())
-    assert got["allocator"] == {k: None for k in T.ALLOCATOR_ENV}
+    assert got["allocator"] == {k: None for k in threads.ALLOCATOR_ENV}
 
 
-@pytest.mark.parametrize("kw,word", [
-    (dict(scheduler="locl"), "scheduler must be local, local:N"),
-    (dict(scheduler="local:0"), "scheduler must be local, local:N"),
-    (dict(seeds_per_unit=2), "--seeds-per-unit splits datasets into units for a cluster"),
-    (dict(scheduler="local", seeds_per_unit=0), "--seeds-per-unit must be a positive integer"),
-    (dict(threads=0), "--threads must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "kw,word",
+    [
+        (dict(scheduler="locl"), "scheduler must be local, local:N"),
+        (dict(scheduler="local:0"), "scheduler must be local, local:N"),
+        (dict(seeds_per_unit=2), "--seeds-per-unit splits datasets into units for a cluster"),
+        (dict(scheduler="local", seeds_per_unit=0), "--seeds-per-unit must be a positive integer"),
+        (dict(threads=0), "--threads must be a positive integer"),
+    ],
+)
 def test_bad_cluster_options_stop_before_any_work(tmp_path, kw, word):
     p = tmp_path / "b.yaml"
     p.write_text("name: b\ndatasets: [breast_cancer]\nper_dataset_notebooks: [01_data_prep]\n")
-    with pytest.raises(S.SweepError, match=word):
-        S.sweep(P.load(p), tmp_path / "out", progress=False, **kw)
+    with pytest.raises(sweep.SweepError, match=word):
+        sweep.sweep(param_files.load(p), tmp_path / "out", progress=False, **kw)
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("text,word", [
-    ("scheduler: tpc//host\n", "scheduler must be local"),
-    ("seeds_per_unit: 0\n", "'seeds_per_unit' must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "text,word",
+    [
+        ("scheduler: tpc//host\n", "scheduler must be local"),
+        ("seeds_per_unit: 0\n", "'seeds_per_unit' must be a positive integer"),
+    ],
+)
 def test_bad_cluster_keys_in_a_parameter_file(tmp_path, text, word):
     p = tmp_path / "b.yaml"
     p.write_text("name: b\ndatasets: [breast_cancer]\n" + text)
-    with pytest.raises(P.ParamsError, match=word):
-        P.load(p)
+    with pytest.raises(param_files.ParamsError, match=word):
+        param_files.load(p)
     p.write_text("name: b\ndatasets: [breast_cancer]\nscheduler: local:2\nseeds_per_unit: 2\n")
-    ps = P.load(p)
+    ps = param_files.load(p)
     assert (ps.scheduler, ps.seeds_per_unit) == ("local:2", 2)
     # a GPU set run on a remote cluster loads on a client without a GPU; run here, it does not
     gpu = "name: b\ndatasets: [breast_cancer]\nconfig: {device: cuda}\n"
     p.write_text(gpu + "scheduler: tcp://gpu-login:8786\n")
-    assert P.load(p).config.device == "cuda"
+    assert param_files.load(p).config.device == "cuda"
     import torch
+
     if not torch.cuda.is_available():
         p.write_text(gpu)
-        with pytest.raises(P.ParamsError, match="no CUDA device is visible here"):
-            P.load(p)
+        with pytest.raises(param_files.ParamsError, match="no CUDA device is visible here"):
+            param_files.load(p)
 
 
 # ---------------------------------------------------------------- on a LocalCluster
 
-CFG = {"seeds": [1, 2, 3], "methods": ["no_pretrain", "random", "class_most"], "epochs": 2, "head_epochs": 2,
-       "pseudo_every": 1, "xgb_trees": 5, "xgb_depth": 3, "progress": False}
+CFG = {
+    "seeds": [1, 2, 3],
+    "methods": ["no_pretrain", "random", "class_most"],
+    "epochs": 2,
+    "head_epochs": 2,
+    "pseudo_every": 1,
+    "xgb_trees": 5,
+    "xgb_depth": 3,
+    "progress": False,
+}
 
 
 def test_seed_groups_without_a_shared_filesystem_give_the_whole_datasets_results(tmp_path):
     pytest.importorskip("distributed")
     p = tmp_path / "g.yaml"
-    p.write_text(f"name: g\ndatasets: [breast_cancer]\nkeep_embeddings: [breast_cancer]\n"
-                 f"per_dataset_notebooks: [02_correlation, 03_pretraining]\naggregate_notebooks: []\n"
-                 f"config: {json.dumps(CFG)}\n")
-    ps = P.load(p)
+    p.write_text(
+        f"name: g\ndatasets: [breast_cancer]\nkeep_embeddings: [breast_cancer]\n"
+        f"per_dataset_notebooks: [02_correlation, 03_pretraining]\naggregate_notebooks: []\n"
+        f"config: {json.dumps(CFG)}\n"
+    )
+    ps = param_files.load(p)
     whole, split = tmp_path / "whole", tmp_path / "split"
-    assert S.sweep(ps, whole, progress=False)["done"] == ["breast_cancer"]
-    rep = S.sweep(ps, split, progress=False, scheduler="local:2", seeds_per_unit=2, shared_fs=False)
+    assert sweep.sweep(ps, whole, progress=False)["done"] == ["breast_cancer"]
+    rep = sweep.sweep(ps, split, progress=False, scheduler="local:2", seeds_per_unit=2, shared_fs=False)
     assert rep["done"] == ["breast_cancer"] and not rep["failed"]
     a, b = whole / "g" / "breast_cancer", split / "g" / "breast_cancer"
     ra, rb = pd.read_csv(a / "results.csv"), pd.read_csv(b / "results.csv")
@@ -175,7 +201,7 @@ def test_seed_groups_without_a_shared_filesystem_give_the_whole_datasets_results
     assert not (split / "g" / ".scale-token").exists()
     # finished units are never redone: a second sweep skips the dataset
     stamp = (b / "_DONE.json").stat().st_mtime_ns
-    assert S.sweep(ps, split, progress=False, scheduler="local:1")["skipped"] == ["breast_cancer"]
+    assert sweep.sweep(ps, split, progress=False, scheduler="local:1")["skipped"] == ["breast_cancer"]
     assert (b / "_DONE.json").stat().st_mtime_ns == stamp
 
 
@@ -187,10 +213,13 @@ def test_a_failed_unit_is_reported_like_a_failed_dataset(tmp_path, monkeypatch, 
     (data / "37.arff").write_text("@relation broken\n@attribute a NUMERIC\n@data\nnot,arff\n")
     monkeypatch.setenv("TCC_DATA_DIR", str(data))
     p = tmp_path / "f.yaml"
-    p.write_text(f"name: f\ndatasets: [diabetes]\nper_dataset_notebooks: [03_pretraining]\n"
-                 f"aggregate_notebooks: []\nconfig: {json.dumps({**CFG, 'methods': ['no_pretrain']})}\n")
-    rep = S.sweep(P.load(p), tmp_path / "out", progress=False, scheduler="local:1",
-                  seeds_per_unit=per_unit)
+    p.write_text(
+        f"name: f\ndatasets: [diabetes]\nper_dataset_notebooks: [03_pretraining]\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps({**CFG, 'methods': ['no_pretrain']})}\n"
+    )
+    rep = sweep.sweep(
+        param_files.load(p), tmp_path / "out", progress=False, scheduler="local:1", seeds_per_unit=per_unit
+    )
     err = rep["failed"]["diabetes"]
     assert "DatasetError: " in err and "37.arff, line 4" in err and "\n" not in err
     fail = json.loads((tmp_path / "out" / "f" / "diabetes" / "_FAILED.json").read_text())
@@ -217,18 +246,24 @@ def test_a_worker_killed_mid_unit_loses_nothing(tmp_path):
     distributed = pytest.importorskip("distributed")
     cfg = {**CFG, "seeds": [1], "methods": ["random", "class"], "epochs": 40, "pseudo_every": 5}
     p = tmp_path / "k.yaml"
-    p.write_text(f"name: k\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
-                 f"aggregate_notebooks: []\nconfig: {json.dumps(cfg)}\n")
-    ps = P.load(p)
+    p.write_text(
+        f"name: k\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps(cfg)}\n"
+    )
+    ps = param_files.load(p)
     clean, out = tmp_path / "clean", tmp_path / "out"
-    S.sweep(ps, clean, progress=False)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, env={"OMP_NUM_THREADS": "1"})
+    sweep.sweep(ps, clean, progress=False)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, env={"OMP_NUM_THREADS": "1"}
+    )
     client = distributed.Client(cluster)
     try:
         box = {}
-        th = threading.Thread(target=lambda: box.setdefault(
-            "rep", S.sweep(ps, out, progress=False, scheduler=cluster.scheduler_address)))
+        th = threading.Thread(
+            target=lambda: box.setdefault(
+                "rep", sweep.sweep(ps, out, progress=False, scheduler=cluster.scheduler_address)
+            )
+        )
         th.start()
         deadline = time.time() + 300
         while not list((out / ".cache" / "checkpoints").glob("*.pt")):

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-from tcclib import datasets as D
-from tcclib.config import Config
-from tcclib.correlation import importance_matrix
-from tcclib.preprocess import prepare
+from tcclib.data import sources
+from tcclib.data.preprocess import prepare
+from tcclib.method.config import Config
+from tcclib.method.correlation import importance_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get(D.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
+DATA = Path(os.environ.get(sources.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
 
 
 def test_parallel_importances_are_the_same_bits_at_the_published_settings(bc_small):
@@ -27,11 +27,10 @@ def test_parallel_importances_are_the_same_bits_at_the_published_settings(bc_sma
     assert one.shape == (12, 12) and np.allclose(one.sum(1), 1.0)
 
 
-@pytest.mark.skipif(not (DATA / "37.arff").exists(),
-                    reason=f"no ARFF folder at {DATA} (set {D.DATA_DIR_ENV})")
+@pytest.mark.skipif(not (DATA / "37.arff").exists(), reason=f"no ARFF folder at {DATA} (set {sources.DATA_DIR_ENV})")
 def test_default_importances_reproduce_the_committed_paper_matrix():
     # outputs/paper/diabetes/importance.npz: the first seed's matrix of the real paper run (float32)
-    ds = D.load_dataset("diabetes", data_dir=DATA)
+    ds = sources.load_dataset("diabetes", data_dir=DATA)
     cfg = Config()
     sp = prepare(ds, cfg.seeds[:1], cfg.test_fraction, cfg.labeled_fraction).splits[0]
     with np.load(ROOT / "outputs/paper/diabetes/importance.npz") as z:
@@ -42,7 +41,7 @@ def test_default_importances_reproduce_the_committed_paper_matrix():
 
 @pytest.mark.parametrize("temperature", [1.0, 0.5])
 def test_fused_nt_xent_is_the_reference_loss_and_gradient(temperature):
-    from tcclib.losses import _NTXent, nt_xent_pairs, nt_xent_pairs_reference
+    from tcclib.method.losses import _NTXent, nt_xent_pairs, nt_xent_pairs_reference
 
     z = torch.randn(2, 6, 5, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda x: _NTXent.apply(x, temperature), (z,))
@@ -61,7 +60,7 @@ def test_fused_nt_xent_is_the_reference_loss_and_gradient(temperature):
 
 
 def test_fused_nt_xent_survives_a_tiny_temperature():
-    from tcclib.losses import nt_xent_pairs, nt_xent_pairs_reference
+    from tcclib.method.losses import nt_xent_pairs, nt_xent_pairs_reference
 
     z = torch.randn(2, 20, 8, generator=torch.Generator().manual_seed(1))
     # at tau = 1e-3 some partners' softmax probabilities underflow to 0: the exact form takes over
@@ -91,7 +90,7 @@ def test_benchmark_projection_adds_every_part_of_a_run():
 
 
 def test_importance_models_go_to_the_gpu_only_with_the_run():
-    from tcclib.correlation import _xgb_params, xgb_device
+    from tcclib.method.correlation import _xgb_params, xgb_device
 
     assert xgb_device(Config()) == "cpu" and xgb_device(Config(device="cuda")) == "cuda"
     assert "device" not in _xgb_params(Config(), 1, 1, "cpu")  # the published CPU settings, unchanged
@@ -114,9 +113,16 @@ def test_profiler_counts_an_epochs_matrix_products_as_torch_does(bc_small):
     prof = _bench_module("profile_epoch")
     # two batches of unequal size (150 training rows, batch 64 -> 64, 64, 22), a correlation
     # member and a pseudo-label one, a narrow network
-    small = D.from_frame(bc_small.X.iloc[:188], bc_small.y.iloc[:188], name="bc12_188")
-    cfg = Config(seeds=(614579,), methods=("random", "class_least"), hidden_dim=16, batch_size=64,
-                 head_epochs=2, epochs=1, progress=False)
+    small = sources.from_frame(bc_small.X.iloc[:188], bc_small.y.iloc[:188], name="bc12_188")
+    cfg = Config(
+        seeds=(614579,),
+        methods=("random", "class_least"),
+        hidden_dim=16,
+        batch_size=64,
+        head_epochs=2,
+        epochs=1,
+        progress=False,
+    )
     pt, tab = prof.build(small, cfg)
     assert len(pt.batches) == 3 and pt.batches[-1][1] - pt.batches[-1][0] < 64
     with FlopCounterMode(display=False) as fc:
@@ -125,7 +131,7 @@ def test_profiler_counts_an_epochs_matrix_products_as_torch_does(bc_small):
 
 
 def test_bf16_nt_xent_is_close_to_float32_and_returns_a_bf16_gradient():
-    from tcclib.losses import nt_xent_pairs, nt_xent_pairs_reference
+    from tcclib.method.losses import nt_xent_pairs, nt_xent_pairs_reference
 
     g = torch.Generator().manual_seed(3)
     z = torch.randn(3, 128, 32, generator=g)
@@ -144,11 +150,12 @@ def test_bf16_nt_xent_is_close_to_float32_and_returns_a_bf16_gradient():
 def test_bf16_runs_its_products_in_bfloat16_and_learns_as_float32_does(bc):
     """matmul_precision bf16 (opt-in): the networks' products run in bfloat16 (counted by dtype),
     the run stays deterministic and lands near the exact float32 run; the default is untouched."""
-    from tcclib import core
-    from tcclib.train import run_dataset
+    from tcclib.method import training
+    from tcclib.running.train import run_dataset
 
-    cfg = Config(seeds=(614579, 336466), methods=("no_pretrain", "random", "class"), epochs=10,
-                 head_epochs=30, progress=False)
+    cfg = Config(
+        seeds=(614579, 336466), methods=("no_pretrain", "random", "class"), epochs=10, head_epochs=30, progress=False
+    )
     seen = set()
     real = torch.baddbmm
 
@@ -170,19 +177,19 @@ def test_bf16_runs_its_products_in_bfloat16_and_learns_as_float32_does(bc):
     np.testing.assert_allclose(bf.history.loss, exact.history.loss, rtol=0.02)
     assert (bf.results.accuracy > 0.9).all() and (bf.results.auroc > 0.95).all()
     assert abs(bf.results.accuracy.mean() - exact.results.accuracy.mean()) < 0.02
-    assert core.float32_precision(cfg.replace(matmul_precision="bf16")) == "highest"
+    assert training.float32_precision(cfg.replace(matmul_precision="bf16")) == "highest"
     before = torch.get_float32_matmul_precision()
     with pytest.raises(RuntimeError, match="inside"):
-        with core.matmul_precision(cfg.replace(matmul_precision="medium")):
+        with training.matmul_precision(cfg.replace(matmul_precision="medium")):
             assert torch.get_float32_matmul_precision() == "medium"
             raise RuntimeError("inside")
     assert torch.get_float32_matmul_precision() == before  # given back, also on an error
-    with core.autocast(cfg, "cpu"):  # the default: no autocast at all
+    with training.autocast(cfg, "cpu"):  # the default: no autocast at all
         assert not torch.is_autocast_enabled("cpu")
 
 
 def test_bf16_estimator_fits_and_predicts(bc):
-    from tcclib.estimator import TCCClassifier
+    from tcclib.method.estimator import TCCClassifier
 
     X, y = bc.X.iloc[:300], bc.y.iloc[:300].to_numpy().copy()
     y[::3] = -1
@@ -210,11 +217,12 @@ def test_benchmark_report_reprints_the_committed_measurements(capsys):
 
 
 def test_fewer_xgboost_bins_are_opt_in_and_key_only_what_they_change(bc_small):
-    from tcclib import reuse
-    from tcclib.config import METHODS, XGB_MAX_BIN, ConfigError
-    from tcclib.correlation import _cache_key, _xgb_params
-    from tcclib.estimator import TCCClassifier
-    from tcclib.preprocess import prepare_config
+    from tcclib.artifacts import keys as content_keys
+    from tcclib.artifacts.importances import _cache_key
+    from tcclib.method.config import METHODS, XGB_MAX_BIN, ConfigError
+    from tcclib.method.correlation import _xgb_params
+    from tcclib.method.estimator import TCCClassifier
+    from tcclib.method.inputs import prepare_config
 
     cfg = Config(seeds=(614579,), methods=list(METHODS))
     assert cfg.xgb_max_bin == XGB_MAX_BIN == 256 and _xgb_params(cfg, 1)["max_bin"] == 256
@@ -226,11 +234,11 @@ def test_fewer_xgboost_bins_are_opt_in_and_key_only_what_they_change(bc_small):
     assert np.allclose(F.sum(1), 1.0) and not np.array_equal(W, F)  # a coarser histogram, other trees
     np.testing.assert_array_equal(importance_matrix(sp, fast), F)  # deterministic
     # keys: the correlation members and the importances change, nothing else; the default adds nothing
-    base, k = reuse.run_keys(prep, cfg), reuse.run_keys(prep, fast)
+    base, k = content_keys.run_keys(prep, cfg), content_keys.run_keys(prep, fast)
     corr = {m for m, s in METHODS.items() if s.ranking != "uniform"}
     assert {t.split("/")[1] for t in k.members if k.members[t] != base.members[t]} == corr
     assert k.importance != base.importance and k.baselines == base.baselines
-    assert reuse.run_keys(prep, cfg.replace(xgb_max_bin=256)).members == base.members
+    assert content_keys.run_keys(prep, cfg.replace(xgb_max_bin=256)).members == base.members
     assert _cache_key("m", sp, fast) != _cache_key("m", sp, cfg)
     with pytest.raises(ConfigError, match="xgb_max_bin: must be >= 2"):
         cfg.replace(xgb_max_bin=1)
@@ -252,7 +260,7 @@ def test_xgb_bins_benchmark_compares_rows_and_runs(capsys):
 
 FAULTS = """
 import resource, sys
-from tcclib.threads import use_allocator
+from tcclib.util.threads import use_allocator
 set_ = use_allocator()
 import torch
 x, w = torch.randn(48, 512, 256), torch.randn(48, 256, 256)  # a hidden layer of the 48-member stack
@@ -273,16 +281,22 @@ print(sorted(set_), resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
 def test_the_jobs_allocator_keeps_freed_tensors_instead_of_faulting_pages_in_again():
     import subprocess
 
-    from tcclib import threads as T
+    from tcclib.util import threads
 
     def faults(**env):
-        e = {k: v for k, v in os.environ.items() if k not in T.ALLOCATOR_ENV and k != T.ALLOCATOR_SWITCH}
-        out = subprocess.run([sys.executable, "-c", FAULTS], env={**e, "OMP_NUM_THREADS": "1", **env},
-                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("]")
+        e = {k: v for k, v in os.environ.items() if k not in threads.ALLOCATOR_ENV and k != threads.ALLOCATOR_SWITCH}
+        out = subprocess.run(
+            [sys.executable, "-c", FAULTS],
+            env={**e, "OMP_NUM_THREADS": "1", **env},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("]")
         return out[0] + "]", int(out[1])
 
     names, ours = faults()
-    assert names == str(sorted(T.ALLOCATOR_ENV))
+    assert names == str(sorted(threads.ALLOCATOR_ENV))
     # 20 steps of tensors of 24 MiB: with glibc's defaults many are fresh pages to fault in and
     # zero, but how many varies from run to run with glibc's dynamic mmap threshold (368,000 on the
     # AVX2 EPYC; 0, 12,288 and 490,880 in runs on the AVX-512 EPYC, 0 in about one run of six),
@@ -291,5 +305,7 @@ def test_the_jobs_allocator_keeps_freed_tensors_instead_of_faulting_pages_in_aga
     assert {w for w, _ in runs} == {"[]"}
     system = max(n for _, n in runs)
     assert ours < 1_000 and system > 5_000, (ours, runs)
-    assert T.allocator_env({"MALLOC_TOP_PAD_": "1"}) == {k: v for k, v in T.ALLOCATOR_ENV.items() if k != "MALLOC_TOP_PAD_"}
-    assert T.allocator_env({"TCC_ALLOCATOR": "System"}) == {}
+    assert threads.allocator_env({"MALLOC_TOP_PAD_": "1"}) == {
+        k: v for k, v in threads.ALLOCATOR_ENV.items() if k != "MALLOC_TOP_PAD_"
+    }
+    assert threads.allocator_env({"TCC_ALLOCATOR": "System"}) == {}

@@ -12,7 +12,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
-from tcclib import report, stats, store, tables  # noqa: E402
+from tcclib.artifacts import store
+from tcclib.paper import report, stats, tables
 
 
 def _results(spec):
@@ -80,7 +81,7 @@ def test_degenerate_cells():
 def test_rounding_allowance_widens_the_papers_side():
     # ours 0.996 ± tiny, paper "1.00 ± 0.00": exact numbers differ; +-0.005 of rounding does not
     p_exact = stats.welch_test(0.996, 0.002, 8, 1.0, 0.0, 8)
-    p_round = stats.welch_test(0.996, 0.002, 8, 1.0, 0.0, 8, extra_var=0.01 ** 2 / 12)
+    p_round = stats.welch_test(0.996, 0.002, 8, 1.0, 0.0, 8, extra_var=0.01**2 / 12)
     assert p_exact < 0.05 < p_round
 
 
@@ -88,17 +89,27 @@ def test_cells_use_percent_for_accuracy_and_the_margins():
     row = _paper(37, "class")  # diabetes, Table 2: percent
     rs = np.random.RandomState(0)
     noise = 0.001 * rs.randn(8)
-    spec = {"diabetes": (37, {"class": list(row["mean"] / 100 + 0.005 + noise),       # +0.5 point
-                              "random": list(_paper(37, "random")["mean"] / 100 + 0.03 + noise),  # +3 points
-                              "oracle": list(_paper(37, "oracle")["mean"] / 100 + 0.015 + noise)})}  # +1.5
+    spec = {
+        "diabetes": (
+            37,
+            {
+                "class": list(row["mean"] / 100 + 0.005 + noise),  # +0.5 point
+                "random": list(_paper(37, "random")["mean"] / 100 + 0.03 + noise),  # +3 points
+                "oracle": list(_paper(37, "oracle")["mean"] / 100 + 0.015 + noise),
+            },
+        )
+    }  # +1.5
     cmp = tables.compare_with_paper(_results(spec), "accuracy", "how").set_index("method")
     assert (cmp["margin"] == stats.ACCURACY_MARGIN).all() and stats.ACCURACY_MARGIN == 1.0
     assert cmp.loc["class", "diff"] == pytest.approx(0.5, abs=0.1)
     assert bool(cmp.loc["random", "differ"]) and not bool(cmp.loc["random", "equivalent"])
     assert not bool(cmp.loc["oracle", "equivalent"])  # 1.5 points is outside the 1-point margin
     # the paper's se is part of the test: our own tight interval alone would call class different
-    assert cmp.loc["class", "welch_p"] == pytest.approx(stats.welch_test(
-        cmp.loc["class", "mean"], cmp.loc["class", "sd"], 8, row["mean"], stats.paper_sample_sd(row["se"]), 8))
+    assert cmp.loc["class", "welch_p"] == pytest.approx(
+        stats.welch_test(
+            cmp.loc["class", "mean"], cmp.loc["class", "sd"], 8, row["mean"], stats.paper_sample_sd(row["se"]), 8
+        )
+    )
     a = tables.compare_with_paper(_results(spec), "auroc", "how")
     assert (a["margin"] == 0.01).all()
 
@@ -116,8 +127,12 @@ def _where_spec():
     out = {}
     for name, did in (("diabetes", 37), ("credit-g", 31)):
         per = {}
-        for m, col, kind in (("class", "class", "how"), ("random", "random", "how"),
-                             ("class_most", "class_most", "where"), ("class_most_published", "class_most", "where")):
+        for m, col, kind in (
+            ("class", "class", "how"),
+            ("random", "random", "how"),
+            ("class_most", "class_most", "where"),
+            ("class_most_published", "class_most", "where"),
+        ):
             mu = _paper(did, col, "accuracy", kind)["mean"] / 100
             per[m] = list(mu + 0.01 * rs.randn(8))
         out[name] = (did, per)
@@ -179,11 +194,18 @@ def test_wilcoxon_reproduces_the_papers_p():
 
 def test_class_vs_random_on_our_results():
     rs = np.random.RandomState(5)
-    spec = {f"d{i}": (None, {"class": list(0.80 + 0.01 * i + 0.002 * rs.randn(4)),
-                             "random": list(0.79 + 0.01 * i + 0.002 * rs.randn(4))}) for i in range(12)}
+    spec = {
+        f"d{i}": (
+            None,
+            {
+                "class": list(0.80 + 0.01 * i + 0.002 * rs.randn(4)),
+                "random": list(0.79 + 0.01 * i + 0.002 * rs.randn(4)),
+            },
+        )
+        for i in range(12)
+    }
     cvr = stats.class_vs_random(_results(spec)).set_index("metric")
-    ref = st.wilcoxon([np.mean(v["class"]) for _, v in spec.values()],
-                      [np.mean(v["random"]) for _, v in spec.values()])
+    ref = st.wilcoxon([np.mean(v["class"]) for _, v in spec.values()], [np.mean(v["random"]) for _, v in spec.values()])
     assert cvr.loc["accuracy", "p (two-sided)"] == pytest.approx(ref.pvalue)
     assert cvr.loc["accuracy", "class better"] == 12 and cvr.loc["accuracy", "datasets"] == 12
     assert cvr.loc["accuracy", "paper states"] == 0.038
@@ -199,8 +221,14 @@ def test_nemenyi_q_matches_demsar_table(k, q):
 def test_friedman_ranks_and_groups():
     rs = np.random.RandomState(6)
     n = 20
-    wide = pd.DataFrame({"A": 0.9 + 0.01 * rs.randn(n), "B": 0.8 + 0.01 * rs.randn(n),
-                         "C": 0.8 + 0.01 * rs.randn(n), "D": 0.7 + 0.01 * rs.randn(n)})
+    wide = pd.DataFrame(
+        {
+            "A": 0.9 + 0.01 * rs.randn(n),
+            "B": 0.8 + 0.01 * rs.randn(n),
+            "C": 0.8 + 0.01 * rs.randn(n),
+            "D": 0.7 + 0.01 * rs.randn(n),
+        }
+    )
     f = stats.friedman(wide)
     assert f["ranks"]["A"] == 1.0 and f["ranks"]["D"] == 4.0 and list(f["ranks"].index)[0] == "A"
     ref = st.friedmanchisquare(*[wide[c] for c in wide.columns])
@@ -224,10 +252,15 @@ def _rank_results():
     spec = {}
     for i in range(15):
         base = 0.6 + 0.02 * i
-        spec[f"d{i}"] = (None, {"oracle": list(base + 0.10 + 0.005 * rs.randn(4)),
-                                "class": list(base + 0.03 + 0.03 * rs.randn(4)),
-                                "random": list(base + 0.03 + 0.03 * rs.randn(4)),
-                                "no_pretrain": list(base + 0.005 * rs.randn(4))})
+        spec[f"d{i}"] = (
+            None,
+            {
+                "oracle": list(base + 0.10 + 0.005 * rs.randn(4)),
+                "class": list(base + 0.03 + 0.03 * rs.randn(4)),
+                "random": list(base + 0.03 + 0.03 * rs.randn(4)),
+                "no_pretrain": list(base + 0.005 * rs.randn(4)),
+            },
+        )
     return _results(spec)
 
 
@@ -264,8 +297,10 @@ def test_a_method_run_on_a_few_datasets_so_far_is_left_out_of_the_ranks_and_name
     explicit = stats.rank_test(both, "accuracy", ["class", "class_most_published_exact"])
     assert explicit["n"] == 2 and explicit["left_out"] == {}  # named methods: the datasets all have
     words = "\n".join(report._rank_section(both, tmp_path, figures=False))
-    assert "Left out, with results on fewer datasets than the others so far: " \
-           "`class_most_published_exact` (2 of 15)." in words
+    assert (
+        "Left out, with results on fewer datasets than the others so far: "
+        "`class_most_published_exact` (2 of 15)." in words
+    )
     assert "4 methods over 15 datasets" in words
 
 
@@ -273,8 +308,7 @@ def test_a_fidelity_rerun_is_left_out_of_the_ranks_and_named_with_its_rank(tmp_p
     # class_most_published_exact on every dataset: a re-run of class_most_published, not a method
     # of its own; ranked with the others it would raise k and the CD for every pair
     res = _rank_results()
-    rep = res[res.method == "class"].assign(method="class_most_published_exact",
-                                            accuracy=lambda d: d.accuracy - 0.001)
+    rep = res[res.method == "class"].assign(method="class_most_published_exact", accuracy=lambda d: d.accuracy - 0.001)
     both = pd.concat([res, rep], ignore_index=True)
     rt = stats.rank_test(both, "accuracy")
     assert rt["repeats"] == {"class_most_published_exact": "class_most_published"} and rt["left_out"] == {}
@@ -282,9 +316,11 @@ def test_a_fidelity_rerun_is_left_out_of_the_ranks_and_named_with_its_rank(tmp_p
     full = stats.rank_test(both, "accuracy", [*rt["ranks"].index, "class_most_published_exact"])
     assert full["k"] == rt["k"] + 1 and full["cd"] > rt["cd"]
     words = "\n".join(report._rank_section(both, tmp_path, figures=False))
-    assert (f"Left out: `class_most_published_exact` (a fidelity re-run of `class_most_published`, not a "
-            f"method of its own: ranked with the others it would stand at "
-            f"{full['ranks']['class_most_published_exact']:.2f} of {full['k']}, with CD {full['cd']:.2f}") in words
+    assert (
+        f"Left out: `class_most_published_exact` (a fidelity re-run of `class_most_published`, not a "
+        f"method of its own: ranked with the others it would stand at "
+        f"{full['ranks']['class_most_published_exact']:.2f} of {full['k']}, with CD {full['cd']:.2f}"
+    ) in words
     assert f"{rt['k']} methods over 15 datasets" in words
 
 
@@ -299,12 +335,27 @@ def test_paper_rank_test_four_methods():
 
 def _claim_spec(n_datasets, class_shift):
     rs = np.random.RandomState(1)
-    names = [("diabetes", 37), ("credit-g", 31), ("balance-scale", 11), ("kc2", 1063), ("pc1", 1068),
-             ("pc3", 1050), ("pc4", 1049), ("wdbc", 1510)][:n_datasets]
-    return {name: (did, {"random": list(0.70 + 0.005 * rs.randn(8)),
-                         "class": list(0.70 + class_shift + 0.005 * rs.randn(8)),
-                         "no_pretrain": list(0.70 + 0.005 * rs.randn(8))})
-            for name, did in names}
+    names = [
+        ("diabetes", 37),
+        ("credit-g", 31),
+        ("balance-scale", 11),
+        ("kc2", 1063),
+        ("pc1", 1068),
+        ("pc3", 1050),
+        ("pc4", 1049),
+        ("wdbc", 1510),
+    ][:n_datasets]
+    return {
+        name: (
+            did,
+            {
+                "random": list(0.70 + 0.005 * rs.randn(8)),
+                "class": list(0.70 + class_shift + 0.005 * rs.randn(8)),
+                "no_pretrain": list(0.70 + 0.005 * rs.randn(8)),
+            },
+        )
+        for name, did in names
+    }
 
 
 def test_verdict_rests_on_the_sign_test_not_the_share():
@@ -324,10 +375,18 @@ def test_verdict_rests_on_the_sign_test_not_the_share():
 
 def test_where_verdicts():
     rs = np.random.RandomState(3)
-    names = [("diabetes", 37), ("credit-g", 31), ("balance-scale", 11), ("kc2", 1063), ("pc1", 1068),
-             ("pc3", 1050)]
-    spec = {n: (d, {"class": list(0.70 + 0.005 * rs.randn(8)), "class_least": list(0.80 + 0.005 * rs.randn(8)),
-                    "class_most": list(0.60 + 0.005 * rs.randn(8))}) for n, d in names}
+    names = [("diabetes", 37), ("credit-g", 31), ("balance-scale", 11), ("kc2", 1063), ("pc1", 1068), ("pc3", 1050)]
+    spec = {
+        n: (
+            d,
+            {
+                "class": list(0.70 + 0.005 * rs.randn(8)),
+                "class_least": list(0.80 + 0.005 * rs.randn(8)),
+                "class_most": list(0.60 + 0.005 * rs.randn(8)),
+            },
+        )
+        for n, d in names
+    }
     c = report.claims(_results(spec)).set_index("claim")
     assert c.loc["choosing the least-correlated features is no better than uniform choice"].verdict == "refuted"
     assert c.loc["choosing the most-correlated features is no better than uniform choice"].verdict == "supported"
@@ -348,9 +407,21 @@ def test_deviations_table_names_every_known_difference():
     d = report.deviations()
     assert list(d.columns) == ["topic", "paper's text", "authors' code", "here", "why", "switch"]
     text = d.to_string().lower()
-    for needle in ("stratif", "unseeded", "enable_categorical", "reverses the importance ranks", "in place",
-                   "9, 19", "0, 10", "same encoder", "all-zero", "last seed", "corr_normalization", "macro",
-                   "labeled mask"):
+    for needle in (
+        "stratif",
+        "unseeded",
+        "enable_categorical",
+        "reverses the importance ranks",
+        "in place",
+        "9, 19",
+        "0, 10",
+        "same encoder",
+        "all-zero",
+        "last seed",
+        "corr_normalization",
+        "macro",
+        "labeled mask",
+    ):
         assert needle in text, needle
     assert (d[["why", "switch", "here", "authors' code"]].apply(lambda c: c.str.len() > 0)).all().all()
 
@@ -361,9 +432,14 @@ def _report_results():
     spec = {}
     for name, did in (("diabetes", 37), ("credit-g", 31), ("balance-scale", 11), ("kc2", 1063), ("pc1", 1068)):
         per = {}
-        for m, col, kind in (("no_pretrain", "no_pretrain", "how"), ("random", "random", "how"),
-                             ("class", "class", "how"), ("oracle", "oracle", "how"),
-                             ("class_most", "class_most", "where"), ("class_most_published", "class_most", "where")):
+        for m, col, kind in (
+            ("no_pretrain", "no_pretrain", "how"),
+            ("random", "random", "how"),
+            ("class", "class", "how"),
+            ("oracle", "oracle", "how"),
+            ("class_most", "class_most", "where"),
+            ("class_most_published", "class_most", "where"),
+        ):
             per[m] = list(_paper(did, col, "accuracy", kind)["mean"] / 100 + 0.01 * rs.randn(8))
         spec[name] = (did, per)
     return _results(spec)
@@ -375,8 +451,12 @@ def test_build_report_sections(tmp_path):
         store.write_csv(g, tmp_path / name / "results.csv")
         store.write_json({}, tmp_path / name / "_DONE.json")
     text = report.build_report(tmp_path)
-    for title in ("## Per-cell tests against the paper (distinct cells)", "## Ranks over datasets (Friedman, Nemenyi)",
-                  "## Class vs random over datasets (Wilcoxon)", "## Deviations from the paper and the authors' code"):
+    for title in (
+        "## Per-cell tests against the paper (distinct cells)",
+        "## Ranks over datasets (Friedman, Nemenyi)",
+        "## Class vs random over datasets (Wilcoxon)",
+        "## Deviations from the paper and the authors' code",
+    ):
         assert title in text, title
     assert "![critical-difference diagram, accuracy](figures/cd_accuracy.png)" in text
     assert (tmp_path / "figures" / "cd_auroc.pdf").exists()
@@ -401,10 +481,28 @@ def _tex_rows(tex):
 
 
 def test_latex_table_layout_bold_and_paper_columns():
-    spec = {"balance-scale": (11, {"no_pretrain": [0.90, 0.91], "random": [0.80, 0.82], "class": [0.85, 0.86],
-                                   "oracle": [0.88, 0.89], "logreg": [0.92, 0.93]}),
-            "my_data": (None, {"no_pretrain": [0.5, 0.6], "random": [0.7, 0.7], "class": [0.6, 0.6],
-                               "oracle": [0.6, 0.61], "logreg": [0.1, 0.2]})}
+    spec = {
+        "balance-scale": (
+            11,
+            {
+                "no_pretrain": [0.90, 0.91],
+                "random": [0.80, 0.82],
+                "class": [0.85, 0.86],
+                "oracle": [0.88, 0.89],
+                "logreg": [0.92, 0.93],
+            },
+        ),
+        "my_data": (
+            None,
+            {
+                "no_pretrain": [0.5, 0.6],
+                "random": [0.7, 0.7],
+                "class": [0.6, 0.6],
+                "oracle": [0.6, 0.61],
+                "logreg": [0.1, 0.2],
+            },
+        ),
+    }
     tex = tables.latex_table(_results(spec), "accuracy", "how")
     assert "\\toprule" in tex and "\\bottomrule" in tex and "\\begin{tabular}{l" + "r" * 9 + "}" in tex
     assert "\\multicolumn{2}{c}{no\\_pretrain}" in tex and "& logreg \\\\" in tex
@@ -419,8 +517,9 @@ def test_latex_table_layout_bold_and_paper_columns():
     assert other[2] == "--" and other[3] == "$\\mathbf{70.00 \\pm 0.00}$"
     assert tex.count("{") == tex.count("}")
     # a set without any of the paper's datasets: ours only
-    demo = tables.latex_table(_results({"breast_cancer": (None, {"class": [0.9, 0.95], "random": [0.9, 0.9]})}),
-                              "auroc", "how")
+    demo = tables.latex_table(
+        _results({"breast_cancer": (None, {"class": [0.9, 0.95], "random": [0.9, 0.9]})}), "auroc", "how"
+    )
     assert "paper" not in demo.split("\\midrule")[0].split("\\toprule")[1] and "0.925" in demo
 
 
@@ -437,7 +536,7 @@ def test_write_set_tables_writes_latex(tmp_path):
 
 def test_the_exact_published_run_is_scored_separately_against_most_correlated():
     spec = _where_spec()
-    for name, (did, per) in spec.items():
+    for _did, per in spec.values():
         per["class_most_published_exact"] = [v + 0.002 for v in per["class_most_published"]]
     cells = stats.cell_tests(_results(spec))
     acc = cells[cells.metric == "accuracy"]
@@ -469,8 +568,10 @@ def test_a_run_under_way_is_compared_with_the_other_flips_on_its_own_datasets():
     assert "accuracy inside" in line and " of 1, " in line and "on the same 1 dataset: `class_most`" in line
     assert f"`class_most_published`: inside {int(acc.loc['class_most_published', 'inside'])}" in line
     assert f"mean |gap| {gap:.2f}" in line
-    assert f"equivalent {int(acc.loc['class_most_published_exact', 'equivalent'])}, mean |gap| " \
-           f"{abs(acc.loc['class_most_published_exact', 'diff']):.2f} points (on the same" in line
+    assert (
+        f"equivalent {int(acc.loc['class_most_published_exact', 'equivalent'])}, mean |gap| "
+        f"{abs(acc.loc['class_most_published_exact', 'diff']):.2f} points (on the same" in line
+    )
 
 
 def test_the_paper_sets_report_shows_the_authors_mode_beside_it(tmp_path):
@@ -485,8 +586,11 @@ def test_the_paper_sets_report_shows_the_authors_mode_beside_it(tmp_path):
         store.write_csv(g, tmp_path / "authors" / name / "results.csv")
         store.write_json({}, tmp_path / "authors" / name / "_DONE.json")
     text = report.build_report(tmp_path / "paper", figures=False)
-    section = text[text.index("## The authors' mode (`authors`)"):text.index("## Feature correlation")
-                   if "## Feature correlation" in text else text.index("## Deviations")]
+    section = text[
+        text.index("## The authors' mode (`authors`)") : text.index("## Feature correlation")
+        if "## Feature correlation" in text
+        else text.index("## Deviations")
+    ]
     assert "2 dataset(s) ran in both (diabetes, kc2)" in section and "| kc2 | accuracy |" in section
     assert "credit-g" not in section
     assert "## The authors' mode" not in report.build_report(tmp_path / "authors", figures=False)

@@ -7,16 +7,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tcclib import params as P
-from tcclib import sweep as S
-from tcclib.datasets import DATA_DIR_ENV
+from tcclib.data.sources import DATA_DIR_ENV
+from tcclib.running import notebooks, sweep
+from tcclib.running import params as param_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("name", ["demo", "smoke", "paper", "ablation"])
 def test_shipped_parameter_files_are_valid(name):
-    ps = P.load(ROOT / "params" / f"{name}.yaml")
+    ps = param_files.load(ROOT / "params" / f"{name}.yaml")
     assert ps.name == name and ps.datasets
     if name == "paper":
         assert len(ps.datasets) == 30 and ps.config.epochs == 500 and len(ps.config.seeds) == 8
@@ -25,22 +25,25 @@ def test_shipped_parameter_files_are_valid(name):
         assert ps.datasets == ["breast_cancer"]
 
 
-@pytest.mark.parametrize("text,word", [
-    ("name: x\ndatasets: [breast_cancer]\nconfg: {}\n", "config"),
-    ("name: x\ndatasets: [breast_cancer]\nconfig: {epochs: -3}\n", "epochs"),
-    ("name: x\ndatasets: [breast_cancer]\nconfig: {corruption_rate: 1.4}\n", "corruption_rate"),
-    ("name: x\ndatasets: [breast_cancer]\nconfig: {epoch: 3}\n", "did you mean 'epochs'"),
-    ("name: x\ndatasets: [breast_cancr]\n", "breast_cancer"),
-    ("name: x\ndatasets: []\n", "non-empty"),
-    ("name: x y\ndatasets: [breast_cancer]\n", "identifier"),
-    ("name: x\ndatasets: [breast_cancer\n", "YAML"),
-])
+@pytest.mark.parametrize(
+    "text,word",
+    [
+        ("name: x\ndatasets: [breast_cancer]\nconfg: {}\n", "config"),
+        ("name: x\ndatasets: [breast_cancer]\nconfig: {epochs: -3}\n", "epochs"),
+        ("name: x\ndatasets: [breast_cancer]\nconfig: {corruption_rate: 1.4}\n", "corruption_rate"),
+        ("name: x\ndatasets: [breast_cancer]\nconfig: {epoch: 3}\n", "did you mean 'epochs'"),
+        ("name: x\ndatasets: [breast_cancr]\n", "breast_cancer"),
+        ("name: x\ndatasets: []\n", "non-empty"),
+        ("name: x y\ndatasets: [breast_cancer]\n", "identifier"),
+        ("name: x\ndatasets: [breast_cancer\n", "YAML"),
+    ],
+)
 def test_a_typo_in_a_parameter_file_is_a_clear_error(tmp_path, text, word):
     p = tmp_path / "bad.yaml"
     p.write_text(text)
-    with pytest.raises(P.ParamsError, match=word):
-        P.load(p)
-    assert S.main([str(p), "--check"]) == 2
+    with pytest.raises(param_files.ParamsError, match=word):
+        param_files.load(p)
+    assert sweep.main([str(p), "--check"]) == 2
 
 
 def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
@@ -54,10 +57,11 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
         "name: tiny\ndatasets: [breast_cancer, diabetes]\nkeep_embeddings: [breast_cancer]\n"
         "config: {seeds: [1, 2], methods: [no_pretrain, random, class], epochs: 2, head_epochs: 3,"
         " pseudo_every: 1}\nper_dataset_notebooks: [01_data_prep, 03_pretraining]\n"
-        "aggregate_notebooks: [04_evaluation]\n")
-    ps = P.load(p)
+        "aggregate_notebooks: [04_evaluation]\n"
+    )
+    ps = param_files.load(p)
     out = tmp_path / "outputs"
-    rep = S.sweep(ps, out, progress=False)
+    rep = sweep.sweep(ps, out, progress=False)
     assert rep["done"] == ["breast_cancer"] and list(rep["failed"]) == ["diabetes"]
     bc = out / "tiny" / "breast_cancer"
     assert (bc / "_DONE.json").exists() and (bc / "03_pretraining.ipynb").exists()
@@ -87,7 +91,8 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     assert json.loads(nb.read_text())["metadata"]["tcc"]["source"] == "notebooks/03_pretraining.py"
     import papermill as pm
 
-    from tcclib.kernel import KERNEL_NAME, kernel_manager
+    from tcclib.util.kernel import KERNEL_NAME, kernel_manager
+
     monkeypatch.setenv("TCC_REUSE", "0")
     again = tmp_path / "again.ipynb"
     km = kernel_manager()
@@ -96,13 +101,15 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     finally:
         km.shutdown_kernel(now=True)
     assert "members trained now: 6" in _cell_text(again, "members trained now")
-    assert "compared with the results stored here before: identical True; largest change of a mean: 0.0000" in \
-        _cell_text(again, "identical {bool(")
+    assert (
+        "compared with the results stored here before: identical True; largest change of a mean: 0.0000"
+        in _cell_text(again, "identical {bool(")
+    )
     assert _cell_text(again, "NBVAL_CHECK_OUTPUT") == _cell_text(nb, "NBVAL_CHECK_OUTPUT")
     monkeypatch.delenv("TCC_REUSE")
     # resume: the finished dataset is skipped, the failed one is tried again
     stamp = (bc / "_DONE.json").stat().st_mtime_ns
-    rep2 = S.sweep(ps, out, progress=False, aggregate=False)
+    rep2 = sweep.sweep(ps, out, progress=False, aggregate=False)
     assert rep2["skipped"] == ["breast_cancer"] and list(rep2["failed"]) == ["diabetes"]
     assert (bc / "_DONE.json").stat().st_mtime_ns == stamp
 
@@ -117,9 +124,11 @@ def _cell_text(nb_path, marker: str) -> str:
 
 
 def test_reproduction_check_allows_cpu_rounding_and_names_real_changes():
-    from tcclib import store
-    rows = [dict(method=m, seed=s, accuracy=a, auroc=0.9) for m, a in (("random", 0.80), ("class", 0.85))
-            for s in (1, 2)]
+    from tcclib.artifacts import store
+
+    rows = [
+        dict(method=m, seed=s, accuracy=a, auroc=0.9) for m, a in (("random", 0.80), ("class", 0.85)) for s in (1, 2)
+    ]
     stored = pd.DataFrame(rows)
     assert store.drift_line(store.compare_means(stored, stored)).endswith(": none")
     assert store.drift_line(None).endswith(": none")  # nothing stored: nothing moved
@@ -141,57 +150,64 @@ def test_kernels_import_this_checkouts_tcclib(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    from tcclib import sweep
+    from tcclib.running import notebooks
 
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
-    sweep.share_tcclib_with_kernels()
+    notebooks.share_tcclib_with_kernels()
     parts = os.environ["PYTHONPATH"].split(os.pathsep)
-    assert parts == [str(sweep.ROOT), "/elsewhere"]
-    sweep.share_tcclib_with_kernels()  # idempotent
+    assert parts == [str(notebooks.ROOT), "/elsewhere"]
+    notebooks.share_tcclib_with_kernels()  # idempotent
     assert os.environ["PYTHONPATH"].split(os.pathsep) == parts
     # -S: no site-packages, so no installed copy can answer; find_spec locates without importing
     code = "import importlib.util as u; print(u.find_spec('tcclib').origin)"
-    out = subprocess.run([sys.executable, "-S", "-c", code],
-                         cwd=tmp_path, env={"PYTHONPATH": os.environ["PYTHONPATH"]},
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path,
+        env={"PYTHONPATH": os.environ["PYTHONPATH"]},
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
-    assert Path(out.stdout.strip()).resolve().parent == sweep.ROOT / "tcclib"
+    assert Path(out.stdout.strip()).resolve().parent == notebooks.ROOT / "tcclib"
 
 
 def test_index_links_notebooks_of_finished_datasets_only(tmp_path):
     p = tmp_path / "tiny.yaml"
-    p.write_text("name: tiny\ndatasets: [breast_cancer, diabetes, wdbc]\n"
-                 "per_dataset_notebooks: [01_data_prep, 03_pretraining]\n")
-    ps = P.load(p)
+    p.write_text(
+        "name: tiny\ndatasets: [breast_cancer, diabetes, wdbc]\nper_dataset_notebooks: [01_data_prep, 03_pretraining]\n"
+    )
+    ps = param_files.load(p)
     set_dir = tmp_path / "outputs" / "tiny"
     for d in ("breast_cancer", "diabetes"):
         (set_dir / d).mkdir(parents=True)
         (set_dir / d / "01_data_prep.ipynb").write_text("{}")
     (set_dir / "breast_cancer" / "_DONE.json").write_text("{}")  # diabetes: still running
     (set_dir / "datasets.json").write_text(json.dumps(ps.datasets))
-    index = S.write_index(ps, tmp_path / "outputs").read_text()
+    index = sweep.write_index(ps, tmp_path / "outputs").read_text()
     assert "| breast_cancer | done | [01](breast_cancer/01_data_prep.ipynb) |" in index
     assert "| diabetes | incomplete |  |" in index  # its partial render is not linked
     assert "| wdbc | pending |  |" in index
 
 
 def test_a_forced_rerun_that_trains_keeps_the_earlier_runs_record(tmp_path, caplog):
-    text = ("name: grow\ndatasets: [breast_cancer]\nconfig: {seeds: [1], methods: [no_pretrain], epochs: 1,"
-            " head_epochs: 2, pseudo_every: 1}\nper_dataset_notebooks: [03_pretraining]\naggregate_notebooks: []\n")
+    text = (
+        "name: grow\ndatasets: [breast_cancer]\nconfig: {seeds: [1], methods: [no_pretrain], epochs: 1,"
+        " head_epochs: 2, pseudo_every: 1}\nper_dataset_notebooks: [03_pretraining]\naggregate_notebooks: []\n"
+    )
     p = tmp_path / "grow.yaml"
     p.write_text(text)
     out = tmp_path / "outputs"
-    S.sweep(P.load(p), out, progress=False)
+    sweep.sweep(param_files.load(p), out, progress=False)
     done_file = out / "grow" / "breast_cancer" / "_DONE.json"
     first = json.loads(done_file.read_text())
     assert "earlier" not in first and first["trained_members"] == 1
     assert "unknown parameter" not in caplog.text  # only what the notebook declares, or a non-default
     p.write_text(text.replace("methods: [no_pretrain]", "methods: [no_pretrain, random]"))
-    S.sweep(P.load(p), out, force=["breast_cancer"], progress=False)  # adds a method: trains its member
+    sweep.sweep(param_files.load(p), out, force=["breast_cancer"], progress=False)  # adds a method: trains its member
     second = json.loads(done_file.read_text())
     assert second["trained_members"] == 1 and second["reused_members"] == 1
     assert second["earlier"] == [first]  # the first run's record (its time, machine) is not lost
-    S.sweep(P.load(p), out, force=["breast_cancer"], progress=False)  # a re-render trains nothing
+    sweep.sweep(param_files.load(p), out, force=["breast_cancer"], progress=False)  # a re-render trains nothing
     third = json.loads(done_file.read_text())
     assert third["earlier"] == [first] and third["finished"] == second["finished"] and "rendered" in third
 
@@ -199,13 +215,18 @@ def test_a_forced_rerun_that_trains_keeps_the_earlier_runs_record(tmp_path, capl
 def test_settings_newer_than_a_notebook_are_passed_only_off_their_default():
     import nbformat
 
-    assert {"dataset", "epochs", "methods", "fidelity"} <= S.declared_parameters(S.load_source("03_pretraining"))
+    assert {"dataset", "epochs", "methods", "fidelity"} <= notebooks.declared_parameters(
+        notebooks.load_source("03_pretraining")
+    )
     nb = nbformat.v4.new_notebook()  # a notebook whose parameter cell predates most settings
-    nb.cells = [nbformat.v4.new_code_cell("dataset = 'breast_cancer'\nepochs: int = 100  # epochs",
-                                          metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell("lr = 1")]  # not a parameter cell
-    assert S.declared_parameters(nb) == {"dataset", "epochs"}
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "dataset = 'breast_cancer'\nepochs: int = 100  # epochs", metadata={"tags": ["parameters"]}
+        ),
+        nbformat.v4.new_code_cell("lr = 1"),
+    ]  # not a parameter cell
+    assert notebooks.declared_parameters(nb) == {"dataset", "epochs"}
     params = {"dataset": "x", "epochs": 5, "output_dir": "o"}
-    assert S.needed_parameters(nb, params) == params  # declared, or not a setting at all: passed
-    assert S.needed_parameters(nb, {"lr": 0.001, "xgb_max_bin": 256}) == {}  # newer, at the default
-    assert S.needed_parameters(nb, {"lr": 0.01, "xgb_max_bin": 64}) == {"lr": 0.01, "xgb_max_bin": 64}
+    assert notebooks.needed_parameters(nb, params) == params  # declared, or not a setting at all: passed
+    assert notebooks.needed_parameters(nb, {"lr": 0.001, "xgb_max_bin": 256}) == {}  # newer, at the default
+    assert notebooks.needed_parameters(nb, {"lr": 0.01, "xgb_max_bin": 64}) == {"lr": 0.01, "xgb_max_bin": 64}

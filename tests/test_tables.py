@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from tcclib import tables  # noqa: E402
+from tcclib.paper import tables
 
 
 def _results(spec):
@@ -43,8 +43,12 @@ def test_summarize_filters_methods_and_drops_missing_values():
 
 
 def test_paper_style_table_order_bold_and_summary_rows():
-    res = _results({"credit-g": (31, {"A": [0.70, 0.72], "B": [0.75, 0.75]}),
-                    "balance-scale": (11, {"A": [0.9, 0.91], "B": [0.8, 0.82]})})
+    res = _results(
+        {
+            "credit-g": (31, {"A": [0.70, 0.72], "B": [0.75, 0.75]}),
+            "balance-scale": (11, {"A": [0.9, 0.91], "B": [0.8, 0.82]}),
+        }
+    )
     t = tables.paper_style_table(res, "accuracy", ["A", "B", "missing"])
     assert list(t.columns) == ["A", "B"]
     assert list(t.index) == ["balance-scale", "credit-g", "mean", "average rank"]  # paper order
@@ -62,8 +66,9 @@ def test_paper_style_table_order_bold_and_summary_rows():
 def test_win_matrix_three_wins_and_a_tie():
     rs = np.random.RandomState(0)
     same = list(0.85 + 0.005 * rs.randn(8))
-    spec = {f"d{i}": (i, {"A": list(0.90 + 0.005 * rs.randn(8)), "B": list(0.80 + 0.005 * rs.randn(8))})
-            for i in range(3)}
+    spec = {
+        f"d{i}": (i, {"A": list(0.90 + 0.005 * rs.randn(8)), "B": list(0.80 + 0.005 * rs.randn(8))}) for i in range(3)
+    }
     spec["tie"] = (99, {"A": same, "B": list(same)})
     frac, wins, decided = tables.win_matrix(_results(spec), "accuracy", ["A", "B"])
     assert wins.loc["A", "B"] == 3 and wins.loc["B", "A"] == 0
@@ -86,10 +91,12 @@ def test_win_matrix_counts_both_directions():
 
 
 def test_win_matrix_zero_variance_and_single_seed():
-    spec = {"const_equal": (1, {"A": [0.9] * 8, "B": [0.9] * 8}),
-            "const_diff": (2, {"A": [0.9] * 8, "B": [0.8] * 8}),
-            "one_seed": (3, {"A": [0.99], "B": [0.1]}),
-            "one_method": (4, {"A": [0.9, 0.8]})}
+    spec = {
+        "const_equal": (1, {"A": [0.9] * 8, "B": [0.9] * 8}),
+        "const_diff": (2, {"A": [0.9] * 8, "B": [0.8] * 8}),
+        "one_seed": (3, {"A": [0.99], "B": [0.1]}),
+        "one_method": (4, {"A": [0.9, 0.8]}),
+    }
     with np.errstate(all="raise"):
         frac, wins, decided = tables.win_matrix(_results(spec), "auroc", ["A", "B"])
     assert wins.loc["A", "B"] == 1 and wins.loc["B", "A"] == 0 and decided.loc["A", "B"] == 1
@@ -103,20 +110,36 @@ def test_win_matrix_matches_scipy_on_values():
     p = stats.ttest_ind(a * 100, b * 100, equal_var=False, alternative="greater").pvalue
     alpha = float(p) * 1.001  # just above p: a win; just below: none
     _, w_hi, _ = tables.win_matrix(_results({"d": (1, {"A": list(a), "B": list(b)})}), "accuracy", ["A", "B"], alpha)
-    _, w_lo, _ = tables.win_matrix(_results({"d": (1, {"A": list(a), "B": list(b)})}), "accuracy", ["A", "B"],
-                                   float(p) * 0.999)
+    _, w_lo, _ = tables.win_matrix(
+        _results({"d": (1, {"A": list(a), "B": list(b)})}), "accuracy", ["A", "B"], float(p) * 0.999
+    )
     assert w_hi.loc["A", "B"] == 1 and w_lo.loc["A", "B"] == 0
 
 
 FIGURE_3 = {  # (row, column): (wins, decided), accuracy, from the paper's Figure 3
-    ("no_pretrain", "random"): (5, 12), ("no_pretrain", "class"): (4, 14), ("no_pretrain", "oracle"): (1, 15),
-    ("random", "no_pretrain"): (7, 12), ("random", "class"): (1, 6), ("random", "oracle"): (0, 15),
-    ("class", "no_pretrain"): (10, 14), ("class", "random"): (5, 6), ("class", "oracle"): (0, 12),
-    ("oracle", "no_pretrain"): (14, 15), ("oracle", "random"): (15, 15), ("oracle", "class"): (12, 12),
+    ("no_pretrain", "random"): (5, 12),
+    ("no_pretrain", "class"): (4, 14),
+    ("no_pretrain", "oracle"): (1, 15),
+    ("random", "no_pretrain"): (7, 12),
+    ("random", "class"): (1, 6),
+    ("random", "oracle"): (0, 15),
+    ("class", "no_pretrain"): (10, 14),
+    ("class", "random"): (5, 6),
+    ("class", "oracle"): (0, 12),
+    ("oracle", "no_pretrain"): (14, 15),
+    ("oracle", "random"): (15, 15),
+    ("oracle", "class"): (12, 12),
 }
-FIGURE_3_PCT = {("no_pretrain", "random"): 41.7, ("no_pretrain", "class"): 28.6, ("no_pretrain", "oracle"): 6.7,
-                ("random", "no_pretrain"): 58.3, ("class", "no_pretrain"): 71.4, ("oracle", "no_pretrain"): 93.3,
-                ("class", "random"): 83.3, ("random", "class"): 16.7}
+FIGURE_3_PCT = {
+    ("no_pretrain", "random"): 41.7,
+    ("no_pretrain", "class"): 28.6,
+    ("no_pretrain", "oracle"): 6.7,
+    ("random", "no_pretrain"): 58.3,
+    ("class", "no_pretrain"): 71.4,
+    ("oracle", "no_pretrain"): 93.3,
+    ("class", "random"): 83.3,
+    ("random", "class"): 16.7,
+}
 
 
 def test_paper_win_matrix_reproduces_figure_3():
@@ -152,8 +175,7 @@ def _near_far():
 
 def test_compare_with_paper_flags_far_cells():
     row, near, far = _near_far()
-    res = pd.concat([_results({"diabetes": (37, {"class": near})}),
-                     _results({"diabetes": (37, {"random": far})})])
+    res = pd.concat([_results({"diabetes": (37, {"class": near})}), _results({"diabetes": (37, {"random": far})})])
     cmp = tables.compare_with_paper(res, "accuracy", "how").set_index("method")
     assert bool(cmp.loc["class", "inside"]) and not bool(cmp.loc["random", "inside"])
     assert cmp.loc["class", "mean"] == pytest.approx(row["mean"], abs=1e-6)
@@ -172,9 +194,18 @@ def test_compare_with_paper_flags_far_cells():
 
 def test_compare_with_paper_matches_by_name_and_maps_where_methods():
     _, near, _ = _near_far()
-    res = _results({"Analcatdata-Authorship": (pd.NA, {"class_least": [0.9963] * 4 + [0.9962, 0.9964] * 2,
-                                                      "class_most_published": [0.99] * 8,
-                                                      "xgboost": [0.99] * 8})})
+    res = _results(
+        {
+            "Analcatdata-Authorship": (
+                pd.NA,
+                {
+                    "class_least": [0.9963] * 4 + [0.9962, 0.9964] * 2,
+                    "class_most_published": [0.99] * 8,
+                    "xgboost": [0.99] * 8,
+                },
+            )
+        }
+    )
     cmp = tables.compare_with_paper(res, "accuracy", "where").set_index("method")
     assert set(cmp.index) == {"class_least", "class_most_published"}
     assert (cmp.did == 458).all()
@@ -209,7 +240,7 @@ def test_paper_tables_ship_with_the_package():
             t = tables.load_paper_table(metric, kind)
             assert len(t) == 30 and t.did.is_unique
             assert t.filter(like="_mean").notna().all().all()
-    assert resources.files("tcclib").joinpath("data", "paper", "README.md").is_file()
+    assert resources.files("tcclib.paper").joinpath("published", "README.md").is_file()
     how = tables.load_paper_table("accuracy", "how").set_index("did")
     assert how.loc[31, "class_mean"] == 72.88 and how.loc[31, "class_se"] == 1.35  # credit-g, Table 2
     long = tables.paper_long("accuracy", "where")
@@ -226,8 +257,10 @@ def test_paper_tables_ship_with_the_package():
 
 
 def test_markdown_renderer():
-    df = pd.DataFrame({"a": [1, 2], "b": [0.123456, np.nan], "c": ["x|y", "two\nlines"], "d": [True, pd.NA]},
-                      index=pd.Index(["r1", "r2"], name="row"))
+    df = pd.DataFrame(
+        {"a": [1, 2], "b": [0.123456, np.nan], "c": ["x|y", "two\nlines"], "d": [True, pd.NA]},
+        index=pd.Index(["r1", "r2"], name="row"),
+    )
     assert tables.to_markdown(df).splitlines() == [
         "| row | a | b | c | d |",
         "| --- | --- | --- | --- | --- |",
@@ -270,14 +303,20 @@ def test_plot_win_matrix_labels_and_undecided_cells():
 
 
 def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
-    from tcclib import report, store
+    from tcclib.artifacts import store
+    from tcclib.paper import report
 
     rs = np.random.RandomState(1)
     spec = {}
     for name, did in (("diabetes", 37), ("credit-g", 31), ("balance-scale", 11)):
-        spec[name] = (did, {"random": list(0.70 + 0.005 * rs.randn(8)),
-                            "class": list(0.75 + 0.005 * rs.randn(8)),
-                            "no_pretrain": list(0.70 + 0.005 * rs.randn(8))})
+        spec[name] = (
+            did,
+            {
+                "random": list(0.70 + 0.005 * rs.randn(8)),
+                "class": list(0.75 + 0.005 * rs.randn(8)),
+                "no_pretrain": list(0.70 + 0.005 * rs.randn(8)),
+            },
+        )
     res = _results(spec)
     for name, g in res.groupby("dataset"):
         store.write_csv(g, tmp_path / name / "results.csv")
@@ -297,8 +336,10 @@ def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
     undecided = c.loc["contrastive pretraining (random) beats no pretraining"]
     assert undecided.verdict == "not shown (no significant dataset)"
     words = "\n".join(report.plain_summary(res))
-    assert "**3 of 30**" in words and "**not shown** (p ≥ 0.05: the wins cannot be told from a coin): " \
-        "class-conditioned corruption" in words
+    assert (
+        "**3 of 30**" in words
+        and "**not shown** (p ≥ 0.05: the wins cannot be told from a coin): class-conditioned corruption" in words
+    )
     assert "**not shown (no significant dataset)**: contrastive pretraining (random)" in words
     assert "(supported → not shown)" in words  # the rule change is stated
     text = report.build_report(tmp_path)
@@ -311,7 +352,7 @@ def test_report_states_claims_and_lists_unfinished_datasets(tmp_path):
 
 
 def test_where_claims_and_paper_figure_on_a_subset():
-    from tcclib import report
+    from tcclib.paper import report
 
     # Table 4 has exactly one significant accuracy difference for each correlation method (class
     # beats it); on a subset without that dataset the paper's figure is undecided
@@ -322,9 +363,16 @@ def test_where_claims_and_paper_figure_on_a_subset():
     _, wins_how, _ = tables.paper_win_matrix("accuracy", "how", datasets=[])
     assert int(wins_how.to_numpy().sum()) == 0
     rs = np.random.RandomState(2)
-    spec = {"diabetes": (37, {"class": list(0.70 + 0.005 * rs.randn(8)),
-                              "class_least": list(0.80 + 0.005 * rs.randn(8)),
-                              "class_most": list(0.70 + 0.005 * rs.randn(8))})}
+    spec = {
+        "diabetes": (
+            37,
+            {
+                "class": list(0.70 + 0.005 * rs.randn(8)),
+                "class_least": list(0.80 + 0.005 * rs.randn(8)),
+                "class_most": list(0.70 + 0.005 * rs.randn(8)),
+            },
+        )
+    }
     c = report.claims(_results(spec)).set_index("claim")
     least = c.loc["choosing the least-correlated features is no better than uniform choice"]
     # one significant win of least over uniform: a sign test cannot refute the claim on one dataset

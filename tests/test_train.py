@@ -5,16 +5,25 @@ import pandas as pd
 import pytest
 import torch
 
-from tcclib.config import Config
-from tcclib.correlation import correlation_range, importance_matrices
-from tcclib.datasets import DatasetError, from_frame, load_dataset
-from tcclib.preprocess import prepare
-from tcclib.train import run_dataset, run_prepared
+from tcclib.artifacts.importances import importance_matrices
+from tcclib.data.preprocess import prepare
+from tcclib.data.sources import DatasetError, from_frame
+from tcclib.method.config import Config
+from tcclib.method.correlation import correlation_range
+from tcclib.running.train import run_dataset, run_prepared
 
 
 def _small_cfg(**kw):
-    base = dict(seeds=(11, 22), epochs=3, head_epochs=5, pseudo_every=2, batch_size=128,
-                progress=False, xgb_trees=10, xgb_depth=3)
+    base = dict(
+        seeds=(11, 22),
+        epochs=3,
+        head_epochs=5,
+        pseudo_every=2,
+        batch_size=128,
+        progress=False,
+        xgb_trees=10,
+        xgb_depth=3,
+    )
     base.update(kw)
     return Config(**base)
 
@@ -29,7 +38,7 @@ def test_ensemble_matches_members_trained_alone(bc_small):
         for m in methods:
             alone_cfg = cfg.replace(seeds=[seed], methods=[m])
             alone_prep = prepare(bc_small, alone_cfg.seeds)
-            alone = run_prepared(alone_prep, alone_cfg, imp[si:si + 1])
+            alone = run_prepared(alone_prep, alone_cfg, imp[si : si + 1])
             t = together.results.query("seed == @seed and method == @m").iloc[0]
             a = alone.results.iloc[0]
             assert a.accuracy == pytest.approx(t.accuracy, abs=1e-9), (seed, m)
@@ -62,8 +71,13 @@ def test_all_methods_of_a_seed_start_from_the_same_encoder(bc_small):
 
 
 def test_short_breast_cancer_run_beats_chance(bc):
-    cfg = Config(seeds=(614579, 336466), methods=("no_pretrain", "random", "class", "oracle"),
-                 epochs=20, head_epochs=50, progress=False)
+    cfg = Config(
+        seeds=(614579, 336466),
+        methods=("no_pretrain", "random", "class", "oracle"),
+        epochs=20,
+        head_epochs=50,
+        progress=False,
+    )
     r = run_dataset(bc, cfg)
     majority = bc.y.value_counts(normalize=True).max()  # 0.63
     assert len(r.results) == 8
@@ -105,7 +119,8 @@ def test_one_class_table_is_a_clear_error():
 def test_one_feature_table_cannot_be_corrupted_with_one_left_intact():
     X = pd.DataFrame({"a": np.random.RandomState(0).randn(40)})
     y = pd.Series(np.where(X.a > 0, "p", "n"))
-    from tcclib.config import ConfigError
+    from tcclib.method.config import ConfigError
+
     with pytest.raises(ConfigError, match="intact"):
         run_dataset(from_frame(X, y), _small_cfg(methods=("random",)))
 
@@ -119,24 +134,38 @@ def test_cuda_matches_cpu_closely(bc_small):
 
 
 def test_baselines_use_the_same_rows_and_beat_chance(bc):
-    cfg = Config(seeds=(1, 2), methods=("no_pretrain",), epochs=0, head_epochs=5, progress=False,
-                 baselines=("xgboost", "logreg", "self_training"), xgb_trees=20)
+    cfg = Config(
+        seeds=(1, 2),
+        methods=("no_pretrain",),
+        epochs=0,
+        head_epochs=5,
+        progress=False,
+        baselines=("xgboost", "logreg", "self_training"),
+        xgb_trees=20,
+    )
     r = run_dataset(bc, cfg).results
     assert set(r.method) == {"no_pretrain", "xgboost", "logreg", "self_training"}
     assert (r.groupby("seed").n_labeled.nunique() == 1).all() and (r.groupby("seed").n_test.nunique() == 1).all()
     base = r[r.method != "no_pretrain"]
     assert (base.accuracy > 0.85).all() and (base.auroc > 0.9).all()
-    from tcclib.config import ConfigError
+    from tcclib.method.config import ConfigError
+
     with pytest.raises(ConfigError, match="baselines"):
         Config(baselines=("svm",))
 
 
 def test_ablation_grid_varies_one_setting_at_a_time(bc_small):
-    from tcclib.ablation import run_grid
+    from tcclib.running.ablation import run_grid
 
     cfg = _small_cfg(seeds=(3,), epochs=1)
-    g = run_grid(bc_small, cfg, labeled_fractions=(0.1, 0.5), corruption_rates=(0.2,),
-                 methods=("random", "oracle"), progress=False)
+    g = run_grid(
+        bc_small,
+        cfg,
+        labeled_fractions=(0.1, 0.5),
+        corruption_rates=(0.2,),
+        methods=("random", "oracle"),
+        progress=False,
+    )
     assert len(g) == 3 * 2
     lf = g[g.varied == "labeled_fraction"]
     assert sorted(lf.labeled_fraction.unique()) == [0.1, 0.5] and set(lf.corruption_rate) == {0.4}

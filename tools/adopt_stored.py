@@ -5,7 +5,7 @@
 For every finished dataset of the set's folder, the settings it recorded (``config.json``; for
 ``07_ablation`` folders, which record none, the set's settings and the notebook's default grid)
 must equal what the parameter file gives it now; then the keys of the data and those settings
-are computed (:mod:`tcclib.reuse`) and written beside the results, so that a re-render reuses
+are computed (:mod:`tcclib.artifacts.keys`) and written beside the results, so that a re-render reuses
 them instead of training.  Results whose recorded settings differ are left alone (and listed).
 Nothing else is changed: no number is touched.
 """
@@ -18,24 +18,28 @@ import os
 import sys
 from pathlib import Path
 
-from tcclib import params as P
-from tcclib import paths, reuse
-from tcclib.datasets import DATA_DIR_ENV, load_dataset
-from tcclib.preprocess import prepare
-from tcclib.store import same_settings, write_json
+from tcclib.artifacts import keys as content_keys
+from tcclib.artifacts.store import same_settings, write_json
+from tcclib.data.preprocess import prepare
+from tcclib.data.sources import DATA_DIR_ENV, load_dataset
+from tcclib.running import params as param_files
+from tcclib.util import paths
 
-GRID = {"labeled_fractions": [0.05, 0.1, 0.3, 0.5], "corruption_rates": [0.2, 0.4, 0.6],
-        "ablation_methods": ["random", "class", "oracle"]}
+GRID = {
+    "labeled_fractions": [0.05, 0.1, 0.3, 0.5],
+    "corruption_rates": [0.2, 0.4, 0.6],
+    "ablation_methods": ["random", "class", "oracle"],
+}
 
 
-def adopt_dataset(ps: P.ParamSet, ddir: Path) -> str:
+def adopt_dataset(ps: param_files.ParamSet, ddir: Path) -> str:
     cfg = ps.config_for(ddir.name)
     ds = load_dataset(ddir.name)
     if "07_ablation" in ps.per_dataset_notebooks:
-        from tcclib.ablation import grid_key
+        from tcclib.running.ablation import grid_key
 
         key = grid_key(ds, cfg, GRID["labeled_fractions"], GRID["corruption_rates"], GRID["ablation_methods"])
-        write_json({"version": 1, "grid": key}, ddir / reuse.KEYS_FILE)
+        write_json({"version": 1, "grid": key}, ddir / content_keys.KEYS_FILE)
         return "grid adopted"
     same, why = same_settings(ddir / "config.json", cfg)
     if not same:
@@ -43,25 +47,27 @@ def adopt_dataset(ps: P.ParamSet, ddir: Path) -> str:
     recorded = json.loads((ddir / "config.json").read_text())
     cfg = cfg.replace(keep_embeddings=bool(recorded.get("keep_embeddings", cfg.keep_embeddings)))
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
-    keys = reuse.run_keys(prep, cfg)
-    results = reuse._csv(ddir / "results.csv", ["seed", "method"])
+    keys = content_keys.run_keys(prep, cfg)
+    results = content_keys._csv(ddir / "results.csv", ["seed", "method"])
     for tag in [*keys.members, *keys.baselines]:
         seed, name = tag.split("/")
         if not ((results.seed == int(seed)) & (results.method == name)).any():
             return f"NOT adopted: no stored row for {tag}"
-    ranges = reuse._csv(ddir / "corr_range.csv", ["seed", "corr_range"])
+    ranges = content_keys._csv(ddir / "corr_range.csv", ["seed", "corr_range"])
     have = set(ranges.seed) if len(ranges) else set()
     keys.importance = {s: k for s, k in keys.importance.items() if int(s) in have}
     if (ddir / "embeddings.npz").exists():
-        from tcclib.store import load_embeddings
+        from tcclib.artifacts.store import load_embeddings
 
         stored = load_embeddings(ddir / "embeddings.npz")
         keys.embeddings = {m: k for m, k in keys.embeddings.items() if m in stored}
     else:
         keys.embeddings = {}
-    write_json(keys.to_json(), ddir / reuse.KEYS_FILE)
-    return (f"adopted: {len(keys.members)} members, {len(keys.baselines)} baselines, "
-            f"{len(keys.importance)} correlation ranges, embeddings of {len(keys.embeddings)} methods")
+    write_json(keys.to_json(), ddir / content_keys.KEYS_FILE)
+    return (
+        f"adopted: {len(keys.members)} members, {len(keys.baselines)} baselines, "
+        f"{len(keys.importance)} correlation ranges, embeddings of {len(keys.embeddings)} methods"
+    )
 
 
 def main(argv=None) -> int:
@@ -70,7 +76,7 @@ def main(argv=None) -> int:
     ap.add_argument("set_dir")
     ap.add_argument("--data-dir", default=None)
     a = ap.parse_args(argv)
-    ps = P.load(a.params)
+    ps = param_files.load(a.params)
     data_dir = a.data_dir or os.environ.get(DATA_DIR_ENV) or ps.data_dir
     if data_dir:
         os.environ[DATA_DIR_ENV] = str(paths.resolve(data_dir))

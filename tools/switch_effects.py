@@ -6,7 +6,7 @@
 
 Runs the methods at the published settings (8 seeds) with our defaults, with each fidelity
 switch that reaches them set alone to the authors' value, and with all of them (``fidelity:
-authors``), and prints each run's mean next to the paper's (:func:`tcclib.report.switch_effects`;
+authors``), and prints each run's mean next to the paper's (:func:`tcclib.paper.report.switch_effects`;
 accuracy in %).  Nothing is stored: the runs train what they need (``no_pretrain`` takes a
 minute; a pretrained method the time of its pretraining, once per switch that reaches it);
 ``--stores`` names set folders whose stored runs are reused where a member's key matches (ours
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tcclib import tables  # noqa: E402
-from tcclib.config import Config  # noqa: E402
-from tcclib.report import switch_effects  # noqa: E402
+from tcclib.method.config import Config  # noqa: E402
+from tcclib.paper import tables
+from tcclib.paper.report import switch_effects  # noqa: E402
 
 
 def main(argv=None):
@@ -31,11 +31,21 @@ def main(argv=None):
     ap.add_argument("dataset")
     ap.add_argument("methods", nargs="+")
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
-    ap.add_argument("--stores", nargs="*", default=(),
-                    help="set folders whose stored runs are reused where they match, e.g. outputs/paper outputs/authors")
+    ap.add_argument(
+        "--stores",
+        nargs="*",
+        default=(),
+        help="set folders whose stored runs are reused where they match, e.g. outputs/paper outputs/authors",
+    )
     args = ap.parse_args(argv)
-    out = switch_effects(args.dataset, args.methods, Config(progress=False), data_dir=args.data_dir,
-                         stores=args.stores, say=lambda line: print(line, file=sys.stderr))
+    out = switch_effects(
+        args.dataset,
+        args.methods,
+        Config(progress=False),
+        data_dir=args.data_dir,
+        stores=args.stores,
+        say=lambda line: print(line, file=sys.stderr),
+    )
     print(f"# {args.dataset}: {', '.join(args.methods)}, published settings, each switch alone vs the paper\n")
     print(tables.to_markdown(out.round({"paper_mean": 3, "mean": 3, "gap": 3}), index=False))
 

@@ -1,0 +1,272 @@
+"""Content keys: reuse stored results whose data and settings match, retrain only what changed.
+
+Every stored artefact of a dataset run is keyed by a digest of exactly what determines it:
+
+* a **member** (one seed x method): that seed's preprocessed split (training and test rows,
+  labels, labeled subset, active columns, levels, class names), the settings the member's
+  training reads (the encoder and head sizes, optimiser, head epochs for every method; epochs,
+  corruption rate and temperature for a pretrained one; the refresh interval for a
+  pseudo-labelled one; the correlation sampler's settings and the importance key for a
+  correlation one), the method's rule and :data:`TRAIN_VERSION`;
+* a **baseline** (one seed x baseline): the split and, for XGBoost, its settings;
+* an **importance matrix** (one seed): the split and the XGBoost settings;
+* the **embeddings** of a method (first seed only): the key of the member they come from.
+
+``keys.json`` beside the results records the key of every stored row; :func:`load` reads
+a dataset's stored files back, and :func:`tcclib.running.train.run_dataset` takes what matches and
+trains the rest (members are independent, so a subset trains exactly as in the whole ensemble).
+Bump :data:`TRAIN_VERSION` when a change to the code changes what training computes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tcclib.data.preprocess import Prepared, SeedSplit
+from tcclib.method.config import METHODS, Config
+from tcclib.method.correlation import IMPORTANCE_SWITCHES
+from tcclib.method.registry import get
+
+TRAIN_VERSION = 1
+IMPORTANCE_VERSION = 1
+KEYS_FILE = "keys.json"
+IMPORTANCE_FILE = "importance.npz"
+
+_ALL = (
+    "hidden_dim",
+    "encoder_depth",
+    "head_depth",
+    "bias_init",
+    "lr",
+    "batch_size",
+    "head_epochs",
+    "device",
+    "matmul_precision",
+)
+_PRETRAIN = ("epochs", "corruption_rate", "temperature")
+_XGB = ("xgb_trees", "xgb_depth", "xgb_eta", "xgb_subsample", "xgb_colsample")
+
+
+def _digest(*parts) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        if isinstance(p, np.ndarray):
+            h.update(str((p.dtype.str, p.shape)).encode())
+            h.update(np.ascontiguousarray(p).tobytes())
+        else:
+            h.update(json.dumps(p, sort_keys=True, default=str).encode())
+        h.update(b"|")
+    return h.hexdigest()[:20]
+
+
+def split_digest(sp: SeedSplit, classes) -> str:
+    return _digest(
+        int(sp.seed),
+        list(map(str, classes)),
+        sp.raw_train,
+        sp.raw_test,
+        sp.y_train,
+        sp.y_test,
+        sp.labeled,
+        sp.active,
+        sp.is_cat,
+        sp.n_levels,
+    )
+
+
+def _fidelity(cfg: Config, names) -> tuple:
+    """The key part for the fidelity switches ``names`` that depart from ours: none (so the
+    key is what it was before the switches existed) when all are at our defaults."""
+    fid = cfg.departures(names)
+    return (fid,) if fid else ()
+
+
+def _approximations(cfg: Config) -> tuple:
+    """The key part for the opt-in importance approximation (:meth:`Config.importance_approximations`):
+    none at the default, so the published runs' keys stay what they were."""
+    approx = cfg.importance_approximations()
+    return (approx,) if approx else ()
+
+
+def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
+    return _digest(
+        "importance",
+        IMPORTANCE_VERSION,
+        split_digest(sp, classes),
+        {k: getattr(cfg, k) for k in _XGB},
+        *_fidelity(cfg, IMPORTANCE_SWITCHES),
+        *_approximations(cfg),
+    )
+
+
+def member_switches(spec) -> list[str]:
+    """The fidelity switches a member of this method's :class:`MethodSpec` depends on (besides
+    ``labeled_split``, which its split, and the importance switches, which its importance key
+    holds)."""
+    names = ["encoder_init"]
+    if spec.how == "pseudo":
+        names.append("pseudo_schedule")
+    if spec.ranking != "uniform":
+        names.append("corr_rule")
+    return names
+
+
+def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
+    spec = METHODS[method]
+    names = list(_ALL)
+    if spec.pretrain:
+        names += _PRETRAIN
+    if spec.how == "pseudo":
+        names.append("pseudo_every")
+    extra = None
+    if spec.ranking != "uniform":
+        names += ["corr_temperature", "corr_normalization"]
+        extra = importance_key(sp, cfg, classes)
+    # a method with its own sampler rule is keyed as if corr_rule said so
+    fcfg = cfg.replace(corr_rule=spec.rule) if spec.rule is not None and spec.ranking != "uniform" else cfg
+    return _digest(
+        "member",
+        TRAIN_VERSION,
+        split_digest(sp, classes),
+        method,
+        [spec.how, spec.where, spec.flipped],
+        {k: getattr(cfg, k) for k in names},
+        extra,
+        *_fidelity(fcfg, member_switches(spec)),
+    )
+
+
+def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:
+    settings = {k: getattr(cfg, k) for k in get(name).settings}
+    return _digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings)
+
+
+@dataclass
+class RunKeys:
+    """The keys of one run (``keys.json``): ``"<seed>/<method>" -> key`` and so on."""
+
+    members: dict = field(default_factory=dict)
+    baselines: dict = field(default_factory=dict)
+    importance: dict = field(default_factory=dict)  # "<seed>" -> key
+    embeddings: dict = field(default_factory=dict)  # method -> key of the first seed's member
+
+    def to_json(self) -> dict:
+        return {
+            "version": 1,
+            "members": self.members,
+            "baselines": self.baselines,
+            "importance": self.importance,
+            "embeddings": self.embeddings,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> RunKeys:
+        emb = d.get("embeddings")
+        return cls(
+            dict(d.get("members", {})),
+            dict(d.get("baselines", {})),
+            dict(d.get("importance", {})),
+            dict(emb) if isinstance(emb, dict) else {},
+        )
+
+
+def tag(seed, name) -> str:
+    return f"{int(seed)}/{name}"
+
+
+def run_keys(prep: Prepared, cfg: Config) -> RunKeys:
+    """The keys of every artefact a run of ``cfg`` on ``prep`` produces."""
+    k = RunKeys()
+    for sp in prep.splits:
+        for m in cfg.methods:
+            k.members[tag(sp.seed, m)] = member_key(sp, m, cfg, prep.classes)
+        for b in cfg.baselines:
+            k.baselines[tag(sp.seed, b)] = baseline_key(sp, b, cfg, prep.classes)
+        k.importance[str(sp.seed)] = importance_key(sp, cfg, prep.classes)
+    if cfg.keep_embeddings and prep.splits:
+        s0 = prep.splits[0].seed
+        k.embeddings = {m: k.members[tag(s0, m)] for m in cfg.methods}
+    return k
+
+
+@dataclass
+class Stored:
+    """A dataset's stored results, as written by :func:`tcclib.artifacts.store.save_run`."""
+
+    keys: RunKeys
+    results: pd.DataFrame
+    history: pd.DataFrame
+    pseudo: pd.DataFrame
+    corr_range: pd.DataFrame
+    folder: Path
+
+    def has_member(self, seed, method, key) -> bool:
+        return self.keys.members.get(tag(seed, method)) == key and bool(
+            ((self.results.seed == seed) & (self.results.method == method)).any()
+        )
+
+    def has_baseline(self, seed, name, key) -> bool:
+        return self.keys.baselines.get(tag(seed, name)) == key and bool(
+            ((self.results.seed == seed) & (self.results.method == name)).any()
+        )
+
+    def corr_range_of(self, seed, key) -> float | None:
+        if self.keys.importance.get(str(seed)) != key or not len(self.corr_range):
+            return None
+        hit = self.corr_range.loc[self.corr_range.seed == seed, "corr_range"]
+        return float(hit.iloc[0]) if len(hit) else None
+
+    def importance_of(self, seed, key) -> np.ndarray | None:
+        f = self.folder / IMPORTANCE_FILE
+        if self.keys.importance.get(str(seed)) != key or not f.exists():
+            return None
+        with np.load(f) as z:
+            name = f"seed_{int(seed)}"
+            return z[name].astype(np.float64) if name in z.files else None
+
+    def embeddings(self, keys: dict) -> dict:
+        """The stored embeddings ``{method: {...}}`` of the methods whose key matches ``keys``."""
+        f = self.folder / "embeddings.npz"
+        ok = [m for m, k in keys.items() if self.keys.embeddings.get(m) == k]
+        if not ok or not f.exists():
+            return {}
+        stored = load_embeddings(f)
+        return {m: stored[m] for m in ok if m in stored}
+
+
+def _csv(path: Path, columns) -> pd.DataFrame:
+    return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=columns)
+
+
+def load(folder) -> Stored | None:
+    """The stored run in ``folder`` (None when it has no ``keys.json``)."""
+    folder = Path(folder)
+    kf = folder / KEYS_FILE
+    if not kf.exists():
+        return None
+    keys = RunKeys.from_json(json.loads(kf.read_text()))
+    return Stored(
+        keys,
+        _csv(folder / "results.csv", ["seed", "method"]),
+        _csv(folder / "history.csv", ["seed", "method", "epoch", "loss"]),
+        _csv(folder / "pseudo.csv", ["seed", "method", "epoch", "pseudo_accuracy"]),
+        _csv(folder / "corr_range.csv", ["seed", "corr_range"]),
+        folder,
+    )
+
+
+def load_embeddings(path) -> dict:
+    """Embeddings saved by :func:`save_run`: ``{method: {train, test, y_train, y_test}}``."""
+    out: dict = {}
+    with np.load(path) as z:
+        for key in z.files:
+            m, part = key.split("__")
+            a = z[key]
+            out.setdefault(m, {})[part] = a.astype(np.float32) if a.dtype == np.float16 else a
+    return out

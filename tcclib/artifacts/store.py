@@ -1,0 +1,438 @@
+"""Saving and gathering results on disk, atomically (a crash never leaves half a file).
+
+Layout of one parameter set ``<root>/<set>/``::
+
+    <dataset>/01_data_prep.ipynb ...      rendered per-dataset notebooks
+    <dataset>/results.csv history.csv pseudo.csv corr_range.csv [embeddings.npz]
+    <dataset>/importance.npz keys.json   importance matrices; content keys (tcclib.artifacts.keys)
+    <dataset>/_DONE.json | _FAILED.json   written last by the sweep
+    results/  figures/  index.md          written by the aggregate notebooks and the sweep
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from tcclib.artifacts import keys as content_keys
+from tcclib.artifacts.importances import CacheWarning
+from tcclib.method.config import AUTO, FIDELITY_SWITCHES, XGB_MAX_BIN, Config
+from tcclib.util import paths
+from tcclib.util.files import atomic_write
+from tcclib.util.kernel import interpreter
+
+RUN_FILES = ("results", "history", "pseudo", "corr_range")
+SWEEP_ENV = "TCC_SWEEP"
+"""Set by the sweep for its kernels: it writes each dataset's ``_DONE.json`` itself, after all of
+the dataset's notebooks; outside a sweep :func:`save_run` writes it."""
+
+
+def write_csv(df: pd.DataFrame, path) -> Path:
+    return atomic_write(path, lambda t: df.to_csv(t, index=False, float_format="%.6g"))
+
+
+def write_json(obj, path) -> Path:
+    return atomic_write(path, lambda t: Path(t).write_text(json.dumps(obj, indent=2, default=str) + "\n"))
+
+
+def write_text(text: str, path) -> Path:
+    return atomic_write(path, lambda t: Path(t).write_text(text))
+
+
+def _update_keys(out: Path, **parts) -> None:
+    """Merge ``parts`` (members / baselines / importance dicts, embeddings key) into keys.json."""
+    f = out / content_keys.KEYS_FILE
+    keys = content_keys.RunKeys.from_json(json.loads(f.read_text())) if f.exists() else content_keys.RunKeys()
+    for name, value in parts.items():
+        if isinstance(value, dict):
+            getattr(keys, name).update(value)
+        else:
+            setattr(keys, name, value)
+    write_json(keys.to_json(), f)
+
+
+def save_importances(out_dir, importances: dict, ranges: dict, keys: dict) -> None:
+    """Store importance matrices ``{seed: W}`` (merged with the stored ones whose key is unchanged),
+    the correlation ranges ``{seed: range}`` and their keys ``{"<seed>": key}`` in ``out_dir``."""
+    out = Path(out_dir)
+    stored = content_keys.load(out)
+    arrays = {}
+    if importances and stored is not None and (out / content_keys.IMPORTANCE_FILE).exists():
+        with np.load(out / content_keys.IMPORTANCE_FILE) as z:
+            for name in z.files:
+                seed = name.removeprefix("seed_")
+                if stored.keys.importance.get(seed) == keys.get(seed) and int(seed) not in importances:
+                    arrays[name] = z[name]
+    arrays.update({f"seed_{int(s)}": np.asarray(W, dtype=np.float32) for s, W in importances.items()})
+    if arrays:
+        arrays = dict(
+            sorted(arrays.items(), key=lambda kv: list(keys).index(kv[0][5:]) if kv[0][5:] in keys else len(keys))
+        )
+        atomic_write(out / content_keys.IMPORTANCE_FILE, lambda t: np.savez_compressed(open(t, "wb"), **arrays))
+    if ranges:
+        write_csv(pd.DataFrame(sorted(ranges.items()), columns=["seed", "corr_range"]), out / "corr_range.csv")
+    _update_keys(out, importance=keys)
+
+
+def save_run(run, out_dir) -> Path:
+    """Write a dataset's results, histories, correlation ranges, importances (and embeddings) to
+    ``out_dir``, with ``keys.json`` (:mod:`tcclib.artifacts.keys`) so that a later run reuses them.
+
+    A run that trained nothing (everything reused) leaves the training provenance as it was:
+    ``timings.json`` and ``embeddings.npz`` are not rewritten."""
+    out = Path(out_dir)
+    write_csv(run.results, out / "results.csv")
+    write_csv(run.history, out / "history.csv")
+    write_csv(run.pseudo, out / "pseudo.csv")
+    if run.keys is not None:
+        new_w = {s: W for s, W in run.importances.items()}
+        save_importances(
+            out, new_w, run.corr_range, {k: v for k, v in run.keys.importance.items() if int(k) in run.corr_range}
+        )
+        _update_keys(out, members=run.keys.members, baselines=run.keys.baselines, embeddings=run.keys.embeddings)
+    else:
+        write_csv(pd.DataFrame(sorted(run.corr_range.items()), columns=["seed", "corr_range"]), out / "corr_range.csv")
+    if run.embeddings and (run.new_embeddings or not (out / "embeddings.npz").exists()):
+        # float16 halves the file; plenty for PCA plots
+        arrays = {
+            f"{m}__{k}": (v.astype(np.float16) if v.dtype.kind == "f" else v)
+            for m, d in run.embeddings.items()
+            for k, v in d.items()
+        }
+        atomic_write(out / "embeddings.npz", lambda t: np.savez_compressed(open(t, "wb"), **arrays))
+    if run.trained or not (out / "timings.json").exists():
+        write_json({k: round(v, 3) for k, v in run.timings.items()}, out / "timings.json")
+    if run.classes:
+        write_json(list(run.classes), out / "classes.json")
+    if run.config is not None:
+        write_json(run.config.to_dict(), out / "config.json")  # provenance: every setting used
+    if not os.environ.get(SWEEP_ENV) and not (out / "_DONE.json").exists():
+        # run outside a sweep (JupyterLab, papermill, Python): mark the dataset finished so that
+        # the aggregate notebooks and gather() take it; a sweep writes its own marker, last
+        write_json(
+            {
+                "dataset": run.results["dataset"].iloc[0] if len(run.results) else out.name,
+                "finished": __import__("datetime").datetime.now().isoformat(timespec="seconds"),
+                "by": "store.save_run outside a sweep",
+                **interpreter(),
+            },
+            out / "_DONE.json",
+        )
+    return out
+
+
+def gather(set_dir, what: str = "results") -> pd.DataFrame:
+    """Concatenate ``<set_dir>/*/<what>.csv`` of every finished dataset (with a ``dataset`` column)."""
+    frames = []
+    for d in sorted(Path(set_dir).iterdir()):
+        f = d / f"{what}.csv"
+        if d.is_dir() and (d / "_DONE.json").exists() and f.exists():
+            df = pd.read_csv(f)
+            if "dataset" not in df.columns:
+                df.insert(0, "dataset", d.name)
+            frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def status(set_dir, expected=None) -> pd.DataFrame:
+    """One row per dataset: done / failed (with the error) / incomplete (started, no marker) /
+    pending (in ``expected`` but never started)."""
+    rows = []
+    root = Path(set_dir)
+    if expected is None and (root / "datasets.json").exists():  # written by the sweep
+        expected = json.loads((root / "datasets.json").read_text())
+    folders = (
+        sorted(
+            p
+            for p in root.iterdir()
+            if p.is_dir() and p.name not in ("results", "figures") and not p.name.startswith(".")
+        )
+        if root.exists()
+        else []
+    )
+    for name in expected or []:
+        if not (root / name).is_dir():
+            rows.append((name, "pending", ""))
+    for d in folders:
+        if (d / "_DONE.json").exists():
+            rows.append((d.name, "done", ""))
+        elif (d / "_FAILED.json").exists():
+            rows.append((d.name, "failed", json.loads((d / "_FAILED.json").read_text()).get("error", "")))
+        else:
+            rows.append((d.name, "incomplete", ""))
+    return pd.DataFrame(rows, columns=["dataset", "status", "error"]).sort_values("dataset", ignore_index=True)
+
+
+# A re-executed notebook (nbval in ``make test``, or a user re-running it) compares its fresh
+# results with the ones it saved before.  Same machine: identical.  Another CPU (AVX2 vs AVX-512
+# kernels, another BLAS path) rounds floats differently, training drifts a little, and the means
+# move by a few thousandths (0.003 seen between an AMD AVX2 and an Intel AVX-512 machine on the
+# demo, 8 seeds x 100 epochs), so the check allows REPRO_TOL.
+REPRO_TOL = 0.02
+REPRO_METRICS = ("accuracy", "auroc")
+
+
+def load_results(out_dir) -> pd.DataFrame | None:
+    """``<out_dir>/results.csv`` as saved by :func:`save_run`, or None when there is none."""
+    f = Path(out_dir) / "results.csv"
+    return pd.read_csv(f) if f.exists() else None
+
+
+def compare_means(
+    stored: pd.DataFrame, results: pd.DataFrame, tol: float = REPRO_TOL, metrics=REPRO_METRICS
+) -> pd.DataFrame:
+    """Mean over seeds of every method and metric, stored vs. new.
+
+    Columns ``method, metric, stored, new, diff, within`` (``|diff| <= tol``) and ``same_seeds``
+    (the method ran the same seeds on both sides).  A method on one side only has NaN on the other;
+    it, and a method whose seeds differ (its means are not comparable), is not ``within``."""
+    metrics = list(metrics)
+    seeds_a = stored.groupby("method")["seed"].apply(frozenset)
+    seeds_b = results.groupby("method")["seed"].apply(frozenset)
+    a = stored.groupby("method", sort=False)[metrics].mean()
+    b = results.groupby("method", sort=False)[metrics].mean()
+    rows = []
+    for m in dict.fromkeys([*b.index, *a.index]):
+        for k in metrics:
+            s = float(a[k].get(m, np.nan))
+            n = float(b[k].get(m, np.nan))
+            d = n - s
+            same = seeds_a.get(m) == seeds_b.get(m)
+            rows.append(
+                dict(method=m, metric=k, stored=s, new=n, diff=d, same_seeds=same, within=bool(same and abs(d) <= tol))
+            )  # NaN compares False
+    return pd.DataFrame(rows, columns=["method", "metric", "stored", "new", "diff", "same_seeds", "within"])
+
+
+def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
+    """One line naming the method means that moved more than ``tol`` ('none' when nothing did,
+    or when there was nothing stored to compare with).  Meant for a checked notebook cell: its text
+    is the same on every machine unless results really changed."""
+    head = f"means (accuracy, AUROC) that moved more than {tol} from the stored results:"
+    bad = cmp[~cmp.within] if cmp is not None else []
+    if not len(bad):
+        return f"{head} none"
+    parts = [
+        f"{r.method} {r.metric} {r.stored:.3f} -> {r.new:.3f}"
+        if r.same_seeds
+        else f"{r.method} (not run on the same seeds both times)"
+        for r in bad.itertuples()
+    ]
+    return f"{head} " + "; ".join(dict.fromkeys(parts))  # one entry per method without a match
+
+
+_NOT_COMPARED = ("progress", "keep_embeddings")
+
+
+def same_settings(config_json, cfg) -> tuple[bool, str]:
+    """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
+    embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
+
+    A file written before a setting existed lacks it: it ran with that setting's default (the
+    fidelity settings: ``fidelity: ours``, every switch ``auto``; ``xgb_max_bin``: XGBoost's 256),
+    and is read so."""
+    f = Path(config_json)
+    if not f.exists():
+        return False, f"no {f.name} beside the reference"
+    ref = {
+        "fidelity": "ours",
+        **{n: AUTO for n in FIDELITY_SWITCHES},
+        "xgb_max_bin": XGB_MAX_BIN,
+        **json.loads(f.read_text()),
+    }
+    mine = cfg.to_dict()
+    diff = [
+        _difference(k, mine.get(k), ref.get(k))
+        for k in sorted(set(ref) | set(mine))
+        if k not in _NOT_COMPARED and ref.get(k) != mine.get(k)
+    ]
+    return not diff, "; ".join(diff)
+
+
+def _difference(name: str, mine, stored) -> str:
+    """``epochs 5 vs 100``; two lists that differ by members only: ``methods +oracle -class``."""
+    if (
+        isinstance(mine, (list, tuple))
+        and isinstance(stored, (list, tuple))
+        and len(set(map(str, mine))) == len(mine)
+        and len(set(map(str, stored))) == len(stored)
+    ):
+        added = [v for v in mine if v not in stored]
+        gone = [v for v in stored if v not in mine]
+        if added or gone:
+            return " ".join([name, *(f"+{v}" for v in added), *(f"-{v}" for v in gone)])
+    return f"{name} {mine!r} vs {stored!r}"
+
+
+def results_to_compare(out_dir, set_name: str, dataset: str, cfg):
+    """What a fresh run of ``dataset`` is checked against: ``(results, where)``.
+
+    The results stored in ``out_dir`` by an earlier run (a re-execution), else the committed
+    reference ``outputs/<set_name>/<dataset>`` when its settings are ``cfg``'s; ``(None, reason)``
+    when there is neither."""
+
+    stored = load_results(out_dir)
+    if stored is not None:
+        return stored, "the results stored here before"
+    ref = paths.reference_root() / str(set_name) / str(dataset)
+    if ref.resolve() == Path(out_dir).resolve() or not (ref / "results.csv").exists():
+        return None, "no stored results and no committed reference"
+    same, why = same_settings(ref / "config.json", cfg)
+    if not same:
+        return None, f"the committed reference {paths.relative_to_root(ref)} has other settings ({why})"
+    return pd.read_csv(ref / "results.csv"), f"the committed reference {paths.relative_to_root(ref)}"
+
+
+def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
+    """One console line comparing a finished run with the committed reference run of the same
+    dataset: agree (largest change of a mean), differ (which means), or not comparable (settings
+    differ).  None when there is no reference, or the run *is* the reference."""
+    run_dir, ref_dir = Path(run_dir), Path(ref_dir)
+    if run_dir.resolve() == ref_dir.resolve() or not (ref_dir / "results.csv").exists():
+        return None
+    if not (run_dir / "results.csv").exists() or not (run_dir / "config.json").exists():
+        return None
+    cfg = Config.from_dict(json.loads((run_dir / "config.json").read_text()))
+    ref_name = paths.relative_to_root(ref_dir)
+    same, why = same_settings(ref_dir / "config.json", cfg)
+    if not same:
+        return f"not compared with the committed reference {ref_name}: other settings ({why})"
+    cmp = compare_means(pd.read_csv(ref_dir / "results.csv"), pd.read_csv(run_dir / "results.csv"), tol)
+    worst = float(cmp["diff"].abs().max()) if len(cmp) else 0.0
+    if bool(cmp.within.all()):
+        return (
+            f"AGREES with the committed reference {ref_name}: every method's mean accuracy and "
+            f"AUROC within {tol} (largest change {worst:.4f})"
+        )
+    return f"DIFFERS from the committed reference {ref_name}: " + drift_line(cmp, tol).split(": ", 1)[1]
+
+
+# --------------------------------------------------------------------------- pretraining checkpoints
+# :func:`tcclib.running.train.run_prepared` checkpoints pretraining every few epochs: the state of
+# :class:`tcclib.method.training.Pretraining` plus a key naming the run and the sha256 of the contents.
+
+# settings that do not change what a run computes (left out of the checkpoint key)
+_NOT_IN_KEY = ("progress", "keep_embeddings", "baselines", "extra")
+
+
+def checkpoint_key(prep, cfg, importance: np.ndarray | None) -> str:
+    """A digest of everything pretraining depends on: data, splits, settings, importances."""
+    h = hashlib.sha256()
+    settings = {k: v for k, v in cfg.to_dict().items() if k not in _NOT_IN_KEY}
+    h.update(json.dumps([prep.name, settings], sort_keys=True, default=str).encode())
+    for sp in prep.splits:
+        for a in (sp.raw_train, sp.y_train, sp.labeled, sp.active, sp.is_cat, sp.n_levels, sp.raw_test, sp.y_test):
+            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
+    if importance is not None:
+        h.update(np.ascontiguousarray(importance, dtype=np.float64).tobytes())
+    return h.hexdigest()[:16]
+
+
+def checkpoint_path(checkpoint_dir, name: str, key: str) -> Path:
+    """Where :func:`run_prepared` keeps the pretraining checkpoint of run ``key`` of ``name``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name))
+    return Path(checkpoint_dir) / f"{safe}-{key}.pt"
+
+
+def state_digest(obj, h=None) -> str:
+    """sha256 of a checkpoint's contents: every tensor's dtype, shape and bytes, every other
+    value's ``repr``, dictionaries in key order (the ``"sha256"`` entry itself left out)."""
+    top = h is None
+    h = hashlib.sha256() if top else h
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    elif isinstance(obj, dict):
+        h.update(b"{")
+        for k in sorted(obj, key=repr):
+            if not (top and k == "sha256"):
+                h.update(repr(k).encode() + b":")
+                state_digest(obj[k], h)
+        h.update(b"}")
+    elif isinstance(obj, (list, tuple)):
+        h.update(b"[")
+        for v in obj:
+            state_digest(v, h)
+        h.update(b"]")
+    else:
+        h.update(repr(obj).encode() + b";")
+    return h.hexdigest() if top else ""
+
+
+def save_checkpoint(path: Path, state: dict) -> None:
+    """Write the pretraining state with the sha256 of its contents, atomically."""
+    state = {**state, "sha256": state_digest(state)}
+    atomic_write(path, lambda tmp: torch.save(state, tmp))  # a crash while saving keeps the last one
+
+
+def checkpoint_problem(state, key: str, expect: dict | None) -> str | None:
+    """What is wrong with a loaded checkpoint for run ``key`` (None: nothing).
+
+    ``expect`` (:meth:`tcclib.method.training.Pretraining.expect`): the shapes of the parameters,
+    the generators' state sizes, the pseudo-label shape, the number of epochs and of members, and
+    the number of classes."""
+    if not isinstance(state, dict):
+        return f"not a checkpoint (a {type(state).__name__})"
+    if state.get("key") != key:
+        return f"made for another run (key {state.get('key')!r}, expected {key!r})"
+    if "sha256" in state and state["sha256"] != state_digest(state):
+        return "its contents changed since it was written (sha256 mismatch)"
+    if expect is None:
+        return None
+    try:
+        shapes = [tuple(p.shape) for p in state["params"]]
+        if shapes != expect["params"]:
+            return f"parameter shapes {shapes} do not match this run's {expect['params']}"
+        opt = state["opt"]
+        if len(opt["param_groups"]) != 1 or len(opt["param_groups"][0]["params"]) != len(shapes):
+            return "its optimiser state does not match this run's parameters"
+        for i, st in opt["state"].items():
+            for name in ("exp_avg", "exp_avg_sq"):
+                if tuple(st[name].shape) != expect["params"][i]:
+                    return f"optimiser state {name} of parameter {i} has shape {tuple(st[name].shape)}"
+        gens = [int(g.numel()) for g in state["gens"]]
+        if gens != expect["gens"]:
+            return f"{len(gens)} generator states, expected {len(expect['gens'])} of their size"
+        lab = state["labels"]
+        if tuple(lab.shape) != expect["labels"] or lab.dtype != torch.int64:
+            return f"pseudo-labels of shape {tuple(lab.shape)} ({lab.dtype}), expected {expect['labels']} int64"
+        if lab.numel() and (int(lab.min()) < 0 or int(lab.max()) >= expect["classes"]):
+            return f"pseudo-labels outside 0..{expect['classes'] - 1}"
+        epoch = state["epoch"]
+        if not isinstance(epoch, int) or not 1 <= epoch < expect["epochs"]:
+            return f"epoch {epoch!r} outside 1..{expect['epochs'] - 1}"
+        if len(state["history"]) != epoch * expect["members"]:
+            return f"{len(state['history'])} loss history rows, expected {epoch * expect['members']}"
+        if not isinstance(state["pseudo"], list) or not isinstance(state["seconds"], (int, float)):
+            return "its pseudo-label history or timing is malformed"
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RuntimeError) as e:
+        return f"malformed ({type(e).__name__}: {e})"
+    return None
+
+
+def load_checkpoint(path: Path | None, key: str, expect: dict | None = None) -> dict | None:
+    """The checkpoint at ``path`` when it belongs to run ``key`` and is intact, else None.
+
+    An unreadable file, one whose key, checksum or shapes (``expect``) do not match, is
+    reported (a :class:`tcclib.artifacts.importances.CacheWarning` naming the file and the problem) and
+    pretraining starts over; it is overwritten by the next checkpoint."""
+    if path is None or not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # a damaged file: start over rather than fail
+        problem = f"unreadable ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+    else:
+        problem = checkpoint_problem(state, key, expect)
+    if problem is None:
+        return state
+    warnings.warn(f"checkpoint {path}: {problem}; discarded, starting pretraining over", CacheWarning, stacklevel=2)
+    return None

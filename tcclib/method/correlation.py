@@ -1,0 +1,180 @@
+"""Feature correlations from XGBoost importances (the paper's "where to corrupt" signal).
+
+For every active feature i, an XGBoost model (classifier for a categorical feature, regressor
+for a numeric one; 100 trees, depth 10, eta 0.1, subsample 0.7, colsample 0.8 as published)
+predicts it from the other features of the training split.  Its normalised gain importances form
+row i of the importance matrix ``W`` (``W[i, j]``: how much feature j helps predict feature i;
+zero diagonal, inactive features zero).  The paper's "feature correlation value range" is the
+mean over features of ``max_j W[i, j] - min_j W[i, j]`` (j over the other active features).
+
+:func:`importance_matrices` caches each seed's matrix in ``cache_dir`` as an ``.npz`` holding the
+matrix, what it was made for and the sha256 of its bytes, written atomically and checked on every
+load: a damaged, edited or foreign file is reported, discarded and computed again.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from tcclib.data.preprocess import SeedSplit
+from tcclib.method.config import Config
+from tcclib.util import threads
+
+IMPORTANCE_SWITCHES = ("xgb_categorical", "xgb_seed", "zero_importance")
+"""The fidelity switches (:data:`tcclib.method.config.FIDELITY_SWITCHES`) an importance matrix depends on."""
+
+
+def _xgb_params(cfg: Config, seed: int, n_threads: int | None = None, device: str | None = None) -> dict:
+    """The published XGBoost settings (``max_bin``: XGBoost's default unless ``xgb_max_bin`` opts
+    into fewer bins), with the fidelity switches in force; ``n_threads`` (default:
+    this job's share of the cores, :func:`tcclib.util.threads.n_jobs`) and ``device`` only say where
+    they run.  On the CPU the ``hist`` models, and so the importances, are the same bits whatever
+    the thread count (``tests/test_speed.py`` checks it)."""
+    params = dict(
+        n_estimators=cfg.xgb_trees,
+        max_depth=cfg.xgb_depth,
+        learning_rate=cfg.xgb_eta,
+        subsample=cfg.xgb_subsample,
+        colsample_bytree=cfg.xgb_colsample,
+        importance_type="gain",
+        random_state=seed,
+        n_jobs=n_threads or threads.n_jobs(),
+        tree_method="hist",
+        max_bin=cfg.xgb_max_bin,
+        verbosity=0,
+    )
+    if cfg.effective("xgb_seed") == "xgboost_default":
+        params.pop("random_state")  # the authors pass none: XGBoost's own seed (0) for every model
+    if cfg.effective("xgb_categorical") == "native":
+        params["enable_categorical"] = True
+    if device is not None and device != "cpu":
+        params["device"] = device
+    return params
+
+
+def xgb_device(cfg: Config) -> str:
+    """Where the importance models run: ``"cuda"`` (XGBoost's GPU ``hist``) when the run is on a
+    GPU, else ``"cpu"``.  GPU trees round differently, so their importances are close to, not the
+    same bits as, the CPU's."""
+    return "cuda" if str(cfg.device).startswith("cuda") else "cpu"
+
+
+def default_jobs() -> int:
+    """Concurrent importance fits by default: one per thread of this job's share of the cores
+    (:func:`tcclib.util.threads.n_jobs`), each fit single-threaded."""
+    return max(1, threads.n_jobs())
+
+
+def _features(X: np.ndarray, cols: np.ndarray, split: SeedSplit, native: bool):
+    """The predictors of one importance model: the columns ``cols`` of ``X`` as a float32 matrix
+    (categorical features as their integer codes), or with ``native`` a DataFrame whose
+    categorical features are pandas categoricals over their training levels (codes 0..L-1), for
+    XGBoost's ``enable_categorical`` splits as in the authors' code."""
+    if not native or not split.is_cat[cols].any():
+        return X[:, cols]
+    import pandas as pd  # deferred: pandas loads only when this runs
+
+    data = {}
+    for j in cols:
+        if split.is_cat[j]:
+            data[f"f{j}"] = pd.Categorical.from_codes(
+                X[:, j].round().astype(np.int64), categories=list(range(int(split.n_levels[j])))
+            )
+        else:
+            data[f"f{j}"] = X[:, j]
+    return pd.DataFrame(data)
+
+
+def _fit_one(
+    X: np.ndarray, i: int, others: np.ndarray, split: SeedSplit, params: dict, native: bool, keep_zero: bool
+) -> np.ndarray:
+    """Row ``i`` of the importance matrix: gain importances of ``others`` predicting feature ``i``
+    (a model with no gain: a uniform row, or zeros with ``keep_zero``)."""
+    from xgboost import XGBClassifier, XGBRegressor  # deferred: XGBoost loads only when a model is fitted
+
+    target = X[:, i]
+    features = _features(X, others, split, native)
+    if split.is_cat[i]:
+        model = XGBClassifier(**params)
+        model.fit(features, target.round().astype(np.int64))
+    else:
+        model = XGBRegressor(**params)
+        model.fit(features, target)
+    imp = np.nan_to_num(np.asarray(model.feature_importances_, dtype=np.float64))
+    total = imp.sum()
+    if total > 0:
+        return imp / total
+    return np.zeros(others.size) if keep_zero else np.full(others.size, 1.0 / others.size)
+
+
+def importance_matrix(
+    split: SeedSplit,
+    cfg: Config | None = None,
+    progress=None,
+    n_jobs: int | None = None,
+    device: str | None = None,
+    only=None,
+) -> np.ndarray:
+    """The ``[M, M]`` importance matrix of one seed's training split (rows sum to 1).
+
+    The fidelity switches in force (:data:`IMPORTANCE_SWITCHES`) choose how: categorical
+    predictors as codes or ``native`` categoricals; each model seeded with the split's seed or
+    XGBoost's default; a model with no gain (all importances 0) as a ``uniform`` row 1/(M-1) or,
+    with ``zero_importance: keep`` (the authors), an all-zero row (then not summing to 1).
+
+    n_jobs: how many of the M independent XGBoost fits run at once, each on
+    ``max(1, threads // n_jobs)`` threads of this job's share (default :func:`default_jobs`: one
+    single-threaded fit per thread; ``n_jobs=1``: one fit at a time on all of them, the old way).
+    The fits release the GIL, so they run in threads (no fork: XGBoost's and torch's OpenMP
+    runtimes hang in forked children).  Same matrix, bit for bit, whatever ``n_jobs``: a fit's
+    trees do not depend on its thread count and each row is one fit's.  device: ``"cpu"`` or
+    ``"cuda"`` (default :func:`xgb_device` of ``cfg``).  only: fit just the models of these
+    active features, each still on all the other active features (the benchmark times a sample
+    of them); their rows are as in the whole matrix, the other rows stay zero."""
+    cfg = cfg or Config()
+    X = split.raw_train.astype(np.float32)
+    M = X.shape[1]
+    act = np.flatnonzero(split.active)
+    W = np.zeros((M, M), dtype=np.float64)
+    native = cfg.effective("xgb_categorical") == "native"
+    keep_zero = cfg.effective("zero_importance") == "keep"
+    todo = [(int(i), act[act != i]) for i in act if act.size > 1]
+    if only is not None:
+        keep = {int(i) for i in only}
+        todo = [t for t in todo if t[0] in keep]
+    device = device or xgb_device(cfg)
+    jobs = 1 if device != "cpu" else max(1, min(n_jobs or default_jobs(), len(todo) or 1))
+    params = _xgb_params(cfg, split.seed, max(1, threads.n_jobs() // jobs), device)
+
+    def one(item):
+        i, others = item
+        return _fit_one(X, i, others, split, params, native, keep_zero)
+
+    if jobs == 1:
+        rows = map(one, todo)
+    else:
+        ex = ThreadPoolExecutor(jobs, thread_name_prefix="tcc-xgb")
+        rows = ex.map(one, todo)
+    try:
+        for (i, others), row in zip(todo, rows):
+            W[i, others] = row
+            if progress is not None:
+                progress.update(1)
+    finally:
+        if jobs > 1:
+            ex.shutdown(wait=True, cancel_futures=True)
+    return W
+
+
+def correlation_range(W: np.ndarray, active: np.ndarray | None = None) -> float:
+    """Mean over features of the range of the importances predicting it (the paper's table)."""
+    M = W.shape[0]
+    act = np.flatnonzero(np.ones(M, bool) if active is None else active)
+    ranges = []
+    for i in act:
+        others = act[act != i]
+        if others.size:
+            ranges.append(W[i, others].max() - W[i, others].min())
+    return float(np.mean(ranges)) if ranges else 0.0

@@ -1,0 +1,491 @@
+"""The one registry of methods and baselines: each is declared once, here.
+
+A **method** is a pretraining recipe, a :class:`MethodSpec` (*how* the corrupting values are
+drawn, *where*: which features are corrupted); a **baseline** is a scikit-learn-style classifier
+trained on the same labeled rows and test split (:mod:`tcclib.method.baselines`).  Each entry carries
+what every consumer needs:
+
+* ``label``: the name in figure legends and panel titles (:mod:`tcclib.paper.plots`);
+* ``group``: ``"how"`` (how to corrupt: the paper's Tables 2-3), ``"where"`` (where to
+  corrupt: Tables 4-5), ``"published"`` (the authors' flipped run) or ``"baseline"``;
+* ``tables``: the set tables it appears in (``"how"``, ``"where"``; :func:`table_methods`);
+  by default the how-table for ``how`` and ``baseline`` entries, the where-table otherwise
+  (``class``, the where-table's uniform-choice column, is in both);
+* ``order``: its place in figures and tables; ``color``: its colour in figures;
+* for a baseline, ``factory(seed, cfg)`` returning an unfitted classifier, ``semi_supervised``
+  (fit on every training row, unlabeled ones marked -1) and ``settings`` (the
+  :class:`~tcclib.method.config.Config` fields the factory reads: part of the stored-result key).
+
+``config.METHODS``, ``config.PAPER_METHODS``, ``config.BASELINES``, ``plots.METHOD_ORDER`` and
+``plots.LABELS`` are views of this registry, kept for older callers.  Adding a recombination of
+existing choices or a new classifier is one call::
+
+    from tcclib.method.registry import register_method, register_baseline
+    register_method("column_least", how="column", where="least", label="random + least-correlated")
+    register_baseline("forest", lambda seed, cfg: RandomForestClassifier(random_state=seed))
+
+A genuinely new corruption rule needs code first: the sampler in :mod:`tcclib.method.rules` and
+its ``how``/``where`` case in :mod:`tcclib.running.train`; then add its name to :data:`HOWS` or
+:data:`WHERES` and register methods that use it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tcclib.util import threads
+
+HOWS = ("none", "column", "pseudo", "oracle")
+"""How values are drawn: no pretraining, the whole column (SCARF), the anchor's pseudo-class
+(refreshed during pretraining), the anchor's true class."""
+WHERES = ("uniform", "most", "least")
+"""Which features are corrupted: uniformly, or by correlation (Algorithm 4)."""
+RULES = ("direct", "authors")
+"""The correlation sampler's rules (``Config.corr_rule``; a method may fix its own)."""
+GROUPS = ("how", "where", "published", "baseline")
+TABLE_KINDS = ("how", "where")
+
+# matplotlib's tab10, in the order the figures have always used
+_TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+# tab20's lighter shades: colours for entries registered later
+_MORE = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+
+
+_SETTING_NAMES: set[str] = set()
+"""The :class:`~tcclib.method.config.Config` field names, told by that module when it is
+imported (this module is imported first, so it cannot ask), to check a baseline's settings."""
+
+
+def know_settings(names) -> None:
+    """Record the setting names a baseline may read (called by :mod:`tcclib.method.config`)."""
+    _SETTING_NAMES.update(names)
+
+
+class RegistryError(ValueError):
+    """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """How and where one method corrupts.
+
+    how: "none" (no pretraining), "column" (SCARF: whole column), "pseudo" (the anchor's
+    pseudo-class, refreshed during pretraining), "oracle" (the anchor's true class).
+    where: "uniform", "most" or "least" (correlation-based, Algorithm 4).
+    flipped: the authors' published behaviour for "most": their code flipped the shared
+    importance matrix in place, so the run labelled "most correlated" sampled by the
+    least-correlated ranking.  ``flipped=True`` reproduces that.
+    rule: the correlation sampler's rule for this method whatever ``Config.corr_rule`` says
+    (``"direct"``: ours, ``"authors"``: their rank reversal for "least",
+    :func:`tcclib.method.rules.sampler_inputs`); None (the default): ``Config.corr_rule``'s.
+    """
+
+    how: str
+    where: str = "uniform"
+    flipped: bool = False
+    rule: str | None = None
+
+    def effective_rule(self, cfg) -> str:
+        """The sampler rule this method's members use under ``cfg``."""
+        return self.rule or cfg.effective("corr_rule")
+
+    @property
+    def pretrain(self) -> bool:
+        return self.how != "none"
+
+    @property
+    def uses_labels(self) -> bool:
+        return self.how in ("pseudo", "oracle")
+
+    @property
+    def ranking(self) -> str:
+        """The ranking the sampler really uses ("most"/"least"/"uniform")."""
+        if self.flipped and self.where == "most":
+            return "least"
+        return self.where
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered method (``spec`` set) or baseline (``factory`` set)."""
+
+    name: str
+    label: str
+    group: str
+    order: float
+    color: str
+    tables: tuple[str, ...] = ()
+    spec: MethodSpec | None = None
+    paper: bool = False  # one of the paper's six methods (the default ``Config.methods``)
+    factory: Callable[[int, Any], Any] | None = field(default=None, compare=False)
+    semi_supervised: bool = False
+    settings: tuple[str, ...] = ()
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.factory is not None
+
+
+_ENTRIES: dict[str, Entry] = {}
+
+
+def _check_name(name, replace: bool) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise RegistryError(f"register: name must be a simple identifier (letters, digits, _), got {name!r}")
+    if name in _ENTRIES and not replace:
+        raise RegistryError(
+            f"register: {name!r} is already registered ({_ENTRIES[name].group}); "
+            f"choose another name, or pass replace=True to redefine it"
+        )
+
+
+def _placed(name, group, order, color, tables, default_tables) -> dict:
+    if group not in GROUPS:
+        raise RegistryError(f"register {name!r}: group must be one of {', '.join(GROUPS)}, got {group!r}")
+    tables = tuple(default_tables if tables is None else tables)
+    bad = [t for t in tables if t not in TABLE_KINDS]
+    if bad:
+        raise RegistryError(f"register {name!r}: tables must be among {', '.join(TABLE_KINDS)}, got {bad[0]!r}")
+    if order is None:
+        old = _ENTRIES.get(name)
+        order = old.order if old else max((e.order for e in _ENTRIES.values()), default=0) + 1
+    if color is None:
+        old = _ENTRIES.get(name)
+        used = {e.color for e in _ENTRIES.values()}
+        color = old.color if old else next((c for c in _TAB10 + _MORE if c not in used), "gray")
+    return dict(group=group, order=float(order), color=color, tables=tables)
+
+
+def register_method(
+    name: str,
+    how: str,
+    where: str = "uniform",
+    *,
+    flipped: bool = False,
+    rule: str | None = None,
+    label: str | None = None,
+    group: str | None = None,
+    order: float | None = None,
+    color: str | None = None,
+    tables=None,
+    paper: bool = False,
+    replace: bool = False,
+) -> Entry:
+    """Declare a pretraining method: a combination of ``how`` (:data:`HOWS`) and ``where``
+    (:data:`WHERES`).  It is then valid in ``Config.methods``, trained by
+    :func:`tcclib.running.train.run_dataset`, and shown in the figures, the set tables (``group``
+    "how" -> the how-table, else the where-table; or ``tables=``) and the report.
+
+    ``flipped`` and ``rule`` are :class:`MethodSpec`'s (``rule``: a correlation method's own
+    sampler rule, whatever ``Config.corr_rule`` says).
+    Defaults: ``label`` the name, ``group`` "how" for ``where="uniform"`` else "where",
+    ``order`` after every entry so far, ``color`` the first unused one."""
+    _check_name(name, replace)
+    if how not in HOWS:
+        raise RegistryError(
+            f"register_method {name!r}: how must be one of {', '.join(HOWS)}, got {how!r} "
+            f"(a new rule goes in tcclib/method/rules.py and train.py's how dispatch first)"
+        )
+    if where not in WHERES:
+        raise RegistryError(
+            f"register_method {name!r}: where must be one of {', '.join(WHERES)}, got "
+            f"{where!r} (a new rule goes in tcclib/method/rules.py and train.py's where "
+            f"dispatch first)"
+        )
+    if how == "none" and where != "uniform":
+        raise RegistryError(
+            f"register_method {name!r}: how='none' corrupts nothing, so where must be 'uniform', got {where!r}"
+        )
+    if rule is not None and (rule not in RULES or where == "uniform"):
+        raise RegistryError(
+            f"register_method {name!r}: rule must be None or one of {', '.join(RULES)} and "
+            f"goes with a correlation method (where 'most' or 'least'), got rule {rule!r} "
+            f"with where {where!r}"
+        )
+    group = group or ("how" if where == "uniform" else "where")
+    e = Entry(
+        name=name,
+        label=label or name,
+        spec=MethodSpec(how, where, bool(flipped), rule),
+        paper=paper,
+        **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)),
+    )
+    _ENTRIES[name] = e
+    return e
+
+
+def register_baseline(
+    name: str,
+    factory: Callable[[int, Any], Any],
+    *,
+    semi_supervised: bool = False,
+    settings=(),
+    label: str | None = None,
+    order: float | None = None,
+    color: str | None = None,
+    tables=None,
+    replace: bool = False,
+) -> Entry:
+    """Declare a baseline: ``factory(seed, cfg)`` returns an unfitted classifier with ``fit``,
+    ``predict_proba`` and ``classes_`` (scikit-learn's interface).  It is fitted on the labeled
+    rows (renumbered 0..c-1), or, with ``semi_supervised``, on every training row with the
+    unlabeled ones marked -1.  ``settings``: the :class:`~tcclib.method.config.Config` fields the
+    factory reads (a change to them retrains it).  It is then valid in ``Config.baselines``."""
+    _check_name(name, replace)
+    return _add_baseline(name, factory, semi_supervised, settings, label, order, color, tables, check=True)
+
+
+def _add_baseline(name, factory, semi_supervised, settings, label, order, color, tables, check) -> Entry:
+    if not callable(factory):
+        raise RegistryError(
+            f"register_baseline {name!r}: factory must be a callable (seed, cfg) -> "
+            f"classifier, got {type(factory).__name__}"
+        )
+    if isinstance(settings, str):
+        raise RegistryError(
+            f"register_baseline {name!r}: settings must be a list of Config fields, e.g. settings=[{settings!r}]"
+        )
+    bad = []
+    if check and _SETTING_NAMES:  # the built-ins are registered before Config exists
+        bad = [s for s in settings if s not in _SETTING_NAMES]
+    if bad:
+        raise RegistryError(f"register_baseline {name!r}: settings {bad} are not Config fields")
+    e = Entry(
+        name=name,
+        label=label or name,
+        factory=factory,
+        semi_supervised=bool(semi_supervised),
+        settings=tuple(settings),
+        **_placed(name, "baseline", order, color, tables, ("how",)),
+    )
+    _ENTRIES[name] = e
+    return e
+
+
+def unregister(name: str) -> None:
+    """Remove an entry (for tests and notebooks that registered a trial method)."""
+    if name not in _ENTRIES:
+        raise RegistryError(f"unregister: {name!r} is not registered; registered: {', '.join(_ENTRIES)}")
+    del _ENTRIES[name]
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def entries(group: str | None = None) -> list[Entry]:
+    """All entries (or one group's) in their order."""
+    return sorted((e for e in _ENTRIES.values() if group is None or e.group == group), key=lambda e: e.order)
+
+
+def get(name: str) -> Entry:
+    if name not in _ENTRIES:
+        close = difflib.get_close_matches(str(name), list(_ENTRIES), n=2)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise RegistryError(f"unknown method or baseline {name!r}{hint}; registered: {', '.join(order())}")
+    return _ENTRIES[name]
+
+
+def method_names() -> list[str]:
+    """The pretraining methods (not baselines), in order."""
+    return [e.name for e in entries() if not e.is_baseline]
+
+
+def baseline_names() -> list[str]:
+    return [e.name for e in entries("baseline")]
+
+
+def paper_methods() -> tuple[str, ...]:
+    """The paper's six methods (``Config``'s default ``methods``)."""
+    return tuple(e.name for e in entries() if e.paper)
+
+
+def order() -> list[str]:
+    """Every method and baseline, in the figures' and tables' order."""
+    return [e.name for e in entries()]
+
+
+def sort(names) -> list[str]:
+    """``names`` in registry order; unregistered names after them, as given."""
+    names = list(dict.fromkeys(names))
+    pos = {n: i for i, n in enumerate(order())}
+    return sorted((n for n in names if n in pos), key=pos.get) + [n for n in names if n not in pos]
+
+
+def label(name: str) -> str:
+    e = _ENTRIES.get(name)
+    return e.label if e else str(name)
+
+
+def labels() -> dict[str, str]:
+    return {e.name: e.label for e in entries()}
+
+
+def colors() -> dict[str, str]:
+    return {e.name: e.color for e in entries()}
+
+
+def table_methods(kind: str, present=None) -> list[str]:
+    """The methods and baselines of a set table (``"how"`` or ``"where"``), in order; only
+    those in ``present`` when given."""
+    if kind not in TABLE_KINDS:
+        raise RegistryError(f"table kind must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
+    out = [e.name for e in entries() if kind in e.tables]
+    return out if present is None else [m for m in out if m in set(present)]
+
+
+def with_group(*groups: str, present=None) -> list[str]:
+    """Names of the given groups, in order; only those in ``present`` when given."""
+    out = [e.name for e in entries() if e.group in groups]
+    return out if present is None else [m for m in out if m in set(present)]
+
+
+# --------------------------------------------------------------------------- live views
+
+
+class _MethodsView(Mapping):
+    """``config.METHODS``: name -> :class:`MethodSpec` of every registered method, live."""
+
+    def __getitem__(self, name):
+        e = _ENTRIES.get(name)
+        if e is None or e.is_baseline:
+            raise KeyError(name)
+        return e.spec
+
+    def __iter__(self):
+        return iter(method_names())
+
+    def __len__(self):
+        return len(method_names())
+
+    def __repr__(self):
+        return f"METHODS({dict(self)!r})"
+
+
+class _NamesView(Sequence):
+    """A live tuple-like list of registry names (``config.BASELINES``, ``plots.METHOD_ORDER``)."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __getitem__(self, i):
+        return self._fn()[i]
+
+    def __len__(self):
+        return len(self._fn())
+
+    def __contains__(self, x):
+        return x in self._fn()
+
+    def __iter__(self):
+        return iter(self._fn())
+
+    def __eq__(self, other):
+        return list(self) == list(other) if isinstance(other, (list, tuple, Sequence)) else NotImplemented
+
+    def __repr__(self):
+        return repr(tuple(self._fn()))
+
+
+class _LabelsView(Mapping):
+    """``plots.LABELS``: name -> label of the methods (baselines are shown by name), live."""
+
+    def __getitem__(self, name):
+        e = _ENTRIES.get(name)
+        if e is None:
+            raise KeyError(name)
+        return e.label
+
+    def __iter__(self):
+        return iter(order())
+
+    def __len__(self):
+        return len(_ENTRIES)
+
+
+METHODS = _MethodsView()
+BASELINES = _NamesView(baseline_names)
+ORDER = _NamesView(order)
+LABELS = _LabelsView()
+
+
+# --------------------------------------------------------------------------- the built-in entries
+
+
+def _xgboost(seed, cfg):
+    from xgboost import XGBClassifier  # deferred: XGBoost loads only when a model is fitted
+
+    return XGBClassifier(
+        n_estimators=cfg.xgb_trees,
+        max_depth=cfg.xgb_depth,
+        learning_rate=cfg.xgb_eta,
+        subsample=cfg.xgb_subsample,
+        colsample_bytree=cfg.xgb_colsample,
+        random_state=seed,
+        n_jobs=threads.n_jobs(),
+        tree_method="hist",
+        verbosity=0,
+    )
+
+
+def _logreg(seed, cfg):
+    from sklearn.linear_model import LogisticRegression  # deferred: scikit-learn loads only when this runs
+
+    return LogisticRegression(max_iter=2000)
+
+
+def _self_training(seed, cfg):
+    from sklearn.linear_model import LogisticRegression  # deferred: scikit-learn loads only when this runs
+    from sklearn.semi_supervised import SelfTrainingClassifier  # deferred: scikit-learn loads only when this runs
+
+    return SelfTrainingClassifier(LogisticRegression(max_iter=2000), threshold=0.9)
+
+
+def _builtins() -> None:
+    m = register_method
+    m("no_pretrain", "none", label="no pretraining", order=1, color=_TAB10[0], paper=True)
+    m("random", "column", label="random (SCARF)", order=2, color=_TAB10[1], paper=True)
+    m(
+        "class",
+        "pseudo",
+        label="class-conditioned (pseudo)",
+        order=3,
+        color=_TAB10[2],
+        paper=True,
+        tables=("how", "where"),
+    )
+    m("oracle", "oracle", label="oracle (true labels)", order=4, color=_TAB10[3], paper=True)
+    m("class_least", "pseudo", "least", label="class + least-correlated", order=5, color=_TAB10[4], paper=True)
+    m("class_most", "pseudo", "most", label="class + most-correlated", order=6, color=_TAB10[5], paper=True)
+    m(
+        "class_most_published",
+        "pseudo",
+        "most",
+        flipped=True,
+        label="class + 'most' (authors' flip)",
+        group="published",
+        order=7,
+        color=_TAB10[6],
+    )
+    # the authors' published "most correlated" run exactly: their flip and their sampling rule,
+    # whatever corr_rule says (class_most_published follows corr_rule)
+    m(
+        "class_most_published_exact",
+        "pseudo",
+        "most",
+        flipped=True,
+        rule="authors",
+        label="class + 'most' (authors' flip and rule)",
+        group="published",
+        order=7.5,
+        color=_MORE[6],
+    )
+    settings = ("xgb_trees", "xgb_depth", "xgb_eta", "xgb_subsample", "xgb_colsample")
+    _add_baseline("xgboost", _xgboost, False, settings, None, 8, _TAB10[7], None, check=False)
+    _add_baseline("logreg", _logreg, False, (), None, 9, _TAB10[8], None, check=False)
+    _add_baseline("self_training", _self_training, True, (), None, 10, _TAB10[9], None, check=False)
+
+
+_builtins()

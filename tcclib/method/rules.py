@@ -1,0 +1,257 @@
+"""Vectorised corruption: *where* (which features) and *how* (which replacement values).
+
+All functions work on a stack of K ensemble members at once, each row of each member
+independently, with no Python loop over rows or features.  Random numbers come in as tensors
+(drawn by the caller from each member's own generator) so that a member's views do not depend
+on which other members share the ensemble.
+
+*Where*
+  - :func:`uniform_mask`: exactly ``k`` of the row's active features, uniformly.
+  - :func:`correlation_mask`: Algorithm 4 of the paper.  The first feature is uniform; each next
+    one is drawn among the features not yet chosen with probabilities
+    ``softmax(sign * s / T)``, where ``s_j = min_{i chosen} W[i, j]`` is the candidate's smallest
+    importance for predicting a chosen feature, normalised over the candidates (by their sum by
+    default, or min-max: the paper does not say which), ``T`` the
+    temperature 0.25 and ``sign`` +1 for "most" and -1 for "least" correlated.  The draws are
+    sequential by definition (``k`` steps, each vectorised over all rows and members).
+  - :func:`sampler_inputs`: the matrices and signs the sampler uses for each member, by one of two
+    rules (``Config.corr_rule``): ``direct`` (ours, Algorithm 4 as written: "least" samples by
+    ``softmax(-s/T)`` on the importances) or ``authors`` (their corruption_mask_generators.py:
+    "least" first rank-reverses every importance row, :func:`authors_least_matrix`, then samples
+    by ``softmax(+s/T)`` like "most").  The flipped ``class_most_published`` ranks as "least"
+    (``MethodSpec.ranking``): under ``authors`` that is exactly their least rule, which their
+    in-place flip made the published "most correlated" run use.
+
+*How*
+  - :func:`draw_donors`: for each (row, feature) a donor row whose value replaces the anchor's.
+    Donors come from the rows sharing the anchor's label; with every label 0 that is the whole
+    column (conventional SCARF corruption), with pseudo- or true labels it is class-conditioned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Choose exactly ``k[m]`` active features per row, uniformly.
+
+    scores: ``[K, N, M]`` uniform(0, 1) draws; active: ``[K, M]`` bool; k: ``[K]`` int.
+    Returns a bool mask ``[K, N, M]``.
+    """
+    s = scores.masked_fill(~active.unsqueeze(1), 2.0)  # inactive features rank last
+    rank = s.argsort(dim=-1).argsort(dim=-1)
+    return rank < k.view(-1, 1, 1)
+
+
+def gumbel(u: torch.Tensor) -> torch.Tensor:
+    """Gumbel(0, 1) noise from uniform draws."""
+    eps = torch.finfo(u.dtype).tiny
+    return -torch.log(-torch.log(u.clamp(eps, 1.0 - 1e-7)))
+
+
+def correlation_mask(
+    importance: torch.Tensor,
+    active: torch.Tensor,
+    k: torch.Tensor,
+    sign: torch.Tensor,
+    uniforms,
+    temperature: float = 0.25,
+    normalization: str = "sum",
+) -> torch.Tensor:
+    """Correlation-based feature choice (Algorithm 4), ``k[m]`` features per row.
+
+    importance: ``[K, M, M]``, ``importance[m, i, j]`` = importance of feature j in the model
+    predicting feature i (rows normalised, zero diagonal).  sign: ``[K]`` float, +1 "most"
+    correlated, -1 "least".  uniforms: a callable ``t -> [K, N, M]`` uniform draws for step t
+    (or a tensor ``[T, K, N, M]``).  normalization: how the candidates' min-importances are
+    "normalised" before the softmax: "sum" (divided by their sum, the default: close to uniform
+    unless the importances are concentrated; on balance-scale it reproduces the paper's numbers)
+    or "minmax" (to [0, 1]: a sharp preference even when the importances are nearly flat; on
+    balance-scale about 7 points below the paper).  Returns a bool mask ``[K, N, M]``.
+    """
+    _check_normalization(normalization)
+    K, M, _ = importance.shape
+    draw = uniforms if callable(uniforms) else (lambda t: uniforms[t])
+    act = active.unsqueeze(1)  # [K, 1, M]
+    g0 = gumbel(draw(0)).masked_fill(~act, float("-inf"))
+    pick = g0.argmax(-1)  # [K, N]
+    N = pick.shape[1]
+    chosen = torch.zeros(K, N, M, dtype=torch.bool, device=importance.device)
+    chosen.scatter_(-1, pick.unsqueeze(-1), True)
+    minimp = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))  # W[first, :]
+    sgn = sign.view(K, 1, 1)
+    for t in range(1, int(k.max())):
+        cand = act & ~chosen
+        logits = _candidate_logits(minimp, cand, sgn, temperature, normalization)
+        pick = (logits + gumbel(draw(t))).argmax(-1)
+        take = (t < k).view(K, 1, 1)
+        new = torch.zeros_like(chosen).scatter_(-1, pick.unsqueeze(-1), True) & take
+        chosen |= new
+        row = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))
+        minimp = torch.where(take, torch.minimum(minimp, row), minimp)
+    return chosen
+
+
+def _check_normalization(normalization: str) -> None:
+    if normalization not in ("minmax", "sum"):
+        raise ValueError(f"normalization must be 'minmax' or 'sum', got {normalization!r}")
+
+
+def _candidate_logits(
+    minimp: torch.Tensor, cand: torch.Tensor, sgn: torch.Tensor, temperature: float, normalization: str
+) -> torch.Tensor:
+    """The sampler's logits ``sign * s / T`` of one step (``-inf`` off the candidates), from the
+    candidates' min-importances ``minimp`` (``[..., M]``), normalised by their sum or min-max.
+    With every candidate's min-importance 0 (sum 0) all logits are equal: a uniform pick."""
+    if normalization == "minmax":
+        lo = minimp.masked_fill(~cand, float("inf")).amin(-1, keepdim=True)
+        hi = minimp.masked_fill(~cand, float("-inf")).amax(-1, keepdim=True)
+        s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
+    else:
+        s = minimp / (minimp * cand).sum(-1, keepdim=True).clamp_min(1e-12)
+    return (sgn * s / temperature).masked_fill(~cand, float("-inf"))
+
+
+def next_pick_probabilities(
+    importance: torch.Tensor,
+    chosen,
+    active: torch.Tensor,
+    sign: float,
+    temperature: float = 0.25,
+    normalization: str = "sum",
+) -> torch.Tensor:
+    """The probabilities ``[M]`` with which :func:`correlation_mask` picks the next feature of a
+    row whose features ``chosen`` (a non-empty list of indices) are already picked: one member's
+    matrix ``importance`` ``[M, M]`` (as :func:`sampler_inputs` gives it), its ``active`` ``[M]``
+    bool and ``sign``.  The same logits as the sampler's Gumbel-max draw; for tests and figures."""
+    _check_normalization(normalization)
+    chosen = list(chosen)
+    if not chosen:
+        raise ValueError("chosen: the first feature is uniform; give at least one chosen feature")
+    W = torch.as_tensor(importance, dtype=torch.float32)
+    act = torch.as_tensor(active, dtype=torch.bool)
+    cand = act.clone()
+    cand[chosen] = False
+    minimp = W[chosen].amin(0)
+    logits = _candidate_logits(minimp, cand, torch.tensor(float(sign)), temperature, normalization)
+    return torch.softmax(logits, -1)
+
+
+CORR_RULES = ("direct", "authors")
+
+
+def authors_least_matrix(importance, active=None) -> np.ndarray:
+    """The authors' "least correlated" matrix (``CorrelationMaskGenerator.initialize_feature_importances``
+    with ``high_correlation=False``): in every row the importances of the other features get
+    reversed ranks, ``np.sort(row)[::-1][np.argsort(np.argsort(row))]`` (the largest value moves to
+    where the smallest was, and so on; ties broken as NumPy's default argsort breaks them), the
+    diagonal stays 0.  Their table holds only the kept columns, so the reversal runs over the
+    ``active`` features only (inactive rows and columns, 0 in our matrices, are left as
+    they are).  float32, as their XGBoost importances; a new array (their in-place flip is
+    :class:`~tcclib.method.config.MethodSpec`'s ``flipped``)."""
+    W = np.array(importance, dtype=np.float32, copy=True)
+    M = W.shape[0]
+    idx = np.flatnonzero(np.ones(M, bool) if active is None else np.asarray(active, dtype=bool))
+    sub = W[np.ix_(idx, idx)]
+    for i in range(len(idx)):
+        row = np.delete(sub[i], i)
+        row = np.sort(row)[::-1][np.argsort(np.argsort(row))]
+        sub[i] = np.insert(row, i, 0)
+    W[np.ix_(idx, idx)] = sub
+    return W
+
+
+def sampler_inputs(importance, seed_index, active, rankings, rule: str = "direct", device=None):
+    """``(W [Kc, M, M] float32, sign [Kc])`` for :func:`correlation_mask`, one per correlation member.
+
+    importance: ``[S, M, M]`` per-seed matrices (numpy); seed_index: ``[Kc]`` each member's seed
+    position; active: ``[Kc, M]`` each member's active features; rankings: each member's
+    ``MethodSpec.ranking`` ("most" or "least"); rule: ``Config.effective("corr_rule")``, or one
+    rule per member (``MethodSpec.effective_rule``: a method may fix its own).
+
+    ``direct`` (ours): the importances as they are, sign +1 for "most", -1 for "least".
+    ``authors``: "most" the importances, "least" :func:`authors_least_matrix`, both with sign +1
+    (their generators differ only in that reversal).
+    """
+    rules = [rule] * len(rankings) if isinstance(rule, str) else list(rule)
+    if len(rules) != len(rankings):
+        raise ValueError(f"rule: one per member ({len(rankings)}), got {len(rules)}")
+    bad = [r for r in rules if r not in CORR_RULES]
+    if bad:
+        raise ValueError(f"corr_rule must be 'direct' or 'authors', got {bad[0]!r}")
+    bad = [r for r in rankings if r not in ("most", "least")]
+    if bad:
+        raise ValueError(f"rankings: 'most' or 'least', got {bad[0]!r}")
+    if len(set(rules)) > 1:  # members with different rules: each as its own rule says
+        parts = [
+            sampler_inputs(importance, seed_index[j : j + 1], active[j : j + 1], [rankings[j]], rules[j], device)
+            for j in range(len(rankings))
+        ]
+        return torch.cat([w for w, _ in parts]), torch.cat([s for _, s in parts])
+    rule = rules[0] if rules else "direct"
+    if rule == "direct":
+        W = torch.as_tensor(importance, dtype=torch.float32, device=device)[seed_index]
+        sign = torch.tensor([1.0 if r == "most" else -1.0 for r in rankings], device=device)
+        return W, sign
+    imp = np.asarray(importance.cpu() if isinstance(importance, torch.Tensor) else importance)
+    si = torch.as_tensor(seed_index).cpu().tolist()
+    act = torch.as_tensor(active).cpu().numpy().astype(bool)
+    mats = [
+        authors_least_matrix(imp[s], a) if r == "least" else imp[s].astype(np.float32)
+        for s, a, r in zip(si, act, rankings)
+    ]
+    W = torch.as_tensor(np.stack(mats), dtype=torch.float32, device=device)
+    return W, torch.ones(len(rankings), device=device)
+
+
+def class_index(labels: torch.Tensor, n_classes: int):
+    """Group rows by label: (order [K, N], start [K, C], count [K, C])."""
+    order = labels.argsort(dim=-1, stable=True)
+    count = torch.zeros(labels.shape[0], n_classes, dtype=torch.int64, device=labels.device)
+    count.scatter_add_(1, labels, torch.ones_like(labels))
+    start = count.cumsum(1) - count
+    return order, start, count
+
+
+def draw_donors(labels: torch.Tensor, n_classes: int, u: torch.Tensor) -> torch.Tensor:
+    """Donor row per (anchor, feature), drawn uniformly among rows with the anchor's label.
+
+    labels: ``[K, N]`` int (all zeros = whole column); u: ``[K, N, M]`` uniform(0, 1).
+    Returns int64 ``[K, N, M]`` row indices.
+    """
+    order, start, count = class_index(labels, n_classes)
+    st = start.gather(1, labels).unsqueeze(-1)
+    ct = count.gather(1, labels).unsqueeze(-1)
+    pos = st + (u * ct).long().clamp_max(ct - 1)
+    K, N, M = u.shape
+    return order.gather(1, pos.reshape(K, N * M)).reshape(K, N, M)
+
+
+def corrupt(raw: torch.Tensor, mask: torch.Tensor, donors: torch.Tensor) -> torch.Tensor:
+    """The view: anchor values where ``mask`` is False, the donor row's value where True."""
+    donor_vals = raw.gather(1, donors)  # out[m, i, j] = raw[m, donors[m, i, j], j]
+    return torch.where(mask, donor_vals, raw)
+
+
+def example_masks(importance, active, n_features: int, cfg, n_rows: int = 20, seed: int = 0) -> dict:
+    """Corruption masks ``{panel title: [n_rows, M] bool}`` drawn for ``n_rows`` rows by the
+    library's own samplers with the run's settings (corruption rate, sampler temperature,
+    ``corr_normalization`` and the ``corr_rule`` in force): uniform, most and least correlated
+    (``02_correlation``'s figure)."""
+    M = len(active)
+    k = torch.tensor([cfg.corrupted_count(n_features)])
+    act = torch.as_tensor(np.asarray(active)).unsqueeze(0)
+    g = torch.Generator().manual_seed(seed)
+
+    def draw(t):
+        return torch.rand(1, n_rows, M, generator=g)
+
+    panels = {"random (uniform)": uniform_mask(draw(0), act, k)[0]}
+    for title, ranking in (("most correlated", "most"), ("least correlated", "least")):
+        W, sign = sampler_inputs(
+            np.asarray(importance)[None], torch.tensor([0]), act, [ranking], cfg.effective("corr_rule")
+        )
+        panels[title] = correlation_mask(W, act, k, sign, draw, cfg.corr_temperature, cfg.corr_normalization)[0]
+    return panels

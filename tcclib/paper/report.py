@@ -1,0 +1,1113 @@
+"""The reproduction report: our results next to the paper's, claim by claim.
+
+:func:`build_report` turns a set's gathered results into one markdown document (the report
+notebook shows the same pieces and writes this document to ``outputs/<set>/report.md``).
+Only datasets that finished are compared; the ones that did not are listed with the reason.
+
+Sections: the answer in plain words (:func:`plain_summary`); the paper's claims with win shares
+and a verdict resting on a test over datasets (:func:`claims`, :data:`VERDICT_RULE`); per-cell
+tests against the published tables over distinct cells (:mod:`tcclib.paper.stats`); the agreement per
+table; ranks over datasets (Friedman, Nemenyi, critical-difference diagrams written by
+:func:`write_rank_figures`); the Wilcoxon test of class vs random; the win matrix; correlation
+value ranges; every deviation from the paper and the authors' code (:func:`deviations`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tcclib.artifacts import store
+from tcclib.artifacts.keys import load, run_keys, tag
+from tcclib.data.sources import Dataset, load_dataset
+from tcclib.method import registry
+from tcclib.method.config import FIDELITY_SWITCHES, Config
+from tcclib.method.inputs import prepare_config
+from tcclib.paper import stats, tables
+from tcclib.paper.plots import savefig
+from tcclib.running.train import run_dataset
+
+CLAIMS = [
+    ("class", "random", "class-conditioned corruption beats conventional (random) corruption"),
+    ("random", "no_pretrain", "contrastive pretraining (random) beats no pretraining"),
+    ("class", "no_pretrain", "class-conditioned pretraining beats no pretraining"),
+    ("oracle", "class", "true-label conditioning (oracle) beats pseudo-labels"),
+    ("oracle", "random", "true-label conditioning (oracle) beats random"),
+]
+# Where to corrupt (Tables 4-5): the published tables show almost no significant difference
+# between choosing the corrupted features by correlation and choosing them uniformly, so the
+# statement checked is "row is no better than column". (row, column, statement, paper's column)
+WHERE_CLAIMS = [
+    ("class_least", "class", "choosing the least-correlated features is no better than uniform choice", "class_least"),
+    ("class_most", "class", "choosing the most-correlated features is no better than uniform choice", "class_most"),
+    (
+        "class_most_published",
+        "class",
+        "the authors' published 'most correlated' selection is no better than uniform choice",
+        "class_most",
+    ),
+]
+BASELINES = registry.BASELINES  # every registered baseline (a live view of tcclib.method.registry)
+N_PAPER_DATASETS = 30  # the paper's benchmark: 30 OpenML-CC18 datasets
+
+
+def _cell(frac, wins, decided, i, j) -> str:
+    d = int(decided.loc[i, j])
+    return f"{frac.loc[i, j]:.1%} ({int(wins.loc[i, j])}/{d})" if d else "– (0/0)"
+
+
+def _paper_cell(mat, i, j) -> str:
+    frac = mat[0]
+    return _cell(*mat, i, j) if i in frac.index and j in frac.columns else "n/a"
+
+
+def _p(p) -> str:
+    """A p-value as text: '0.254', '0.0107', '< 0.001', '–' for none."""
+    if p is None or not np.isfinite(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else (f"{p:.3f}" if p >= 0.01 else f"{p:.4f}")
+
+
+def _peq(p) -> str:
+    """'p = 0.254', 'p < 0.001', 'no p' for none: for sentences."""
+    t = _p(p)
+    return "no p" if t == "–" else ("p " + t if t.startswith("<") else "p = " + t)
+
+
+def _sign_p(mat, i, j, alternative="greater") -> float:
+    frac, wins, decided = mat
+    if i not in frac.index or j not in frac.columns:
+        return np.nan
+    return stats.sign_test(int(wins.loc[i, j]), int(decided.loc[i, j]), alternative)
+
+
+def _wilcoxon_p(wide: pd.DataFrame, i: str, j: str) -> float:
+    if wide is None or i not in wide.columns or j not in wide.columns:
+        return np.nan
+    w = wide[[i, j]].dropna()
+    return stats.wilcoxon(w[i], w[j], "greater")["p"]
+
+
+#: the verdict rule, as the report states it
+VERDICT_RULE = (
+    "Verdicts rest on a test over datasets, not on a win share: a **one-sided sign test** "
+    "(binomial, p = P(at least the observed wins | a fair coin)) on the datasets where Welch's "
+    'test finds a significant difference either way, at alpha = 0.05. A "row beats column" claim '
+    "is *supported* when the row's wins are significant (p < 0.05), *contradicted* when the "
+    "column's wins are, and *not shown* otherwise (a share above one half that a coin could give "
+    'is not enough). A "row is no better than column" claim (where to corrupt) is *refuted* when '
+    "the row's wins are significant, *supported* when the column's are, and *not refuted* otherwise. "
+    "The Wilcoxon signed-rank p (one-sided, row above column, on the per-dataset means of all "
+    "datasets) is shown beside it as a second test; the win shares are kept for comparison with "
+    "the paper's Figure 3."
+)
+
+
+def _how_verdict(p_for: float, p_against: float, decided: int, alpha: float) -> str:
+    if decided == 0:
+        return "not shown (no significant dataset)"
+    if p_for < alpha:
+        return "supported"
+    if p_against < alpha:
+        return "contradicted"
+    return "not shown"
+
+
+def _where_verdict(p_for: float, p_against: float, decided: int, alpha: float) -> str:
+    # p_for: the row beats the column (refutes "no better"); p_against: the column beats the row
+    if decided == 0:
+        return "not refuted (no significant dataset)"
+    if p_for < alpha:
+        return "refuted"
+    if p_against < alpha:
+        return "supported"
+    return "not refuted"
+
+
+def _share_verdict(kind: str, f: float, d: int) -> str:
+    """The rule used before the tests: a win share above one half."""
+    if kind == "how":
+        return (
+            "undecided (no significant dataset)"
+            if d == 0
+            else "supported"
+            if f > 0.5
+            else "split"
+            if f == 0.5
+            else "not supported"
+        )
+    return "supported (no significant dataset)" if d == 0 else ("not supported" if f > 0.5 else "supported")
+
+
+def claims(
+    results: pd.DataFrame, metric: str = "accuracy", alpha: float = stats.ALPHA, raw: bool = False
+) -> pd.DataFrame:
+    """For each claim of the paper: its figure (recomputed from its tables, as in Figure 3), on
+    all 30 datasets and on the datasets our results cover, ours, the tests over datasets, and
+    whether ours supports it.
+
+    Share cells are "share (wins / datasets with a significant difference either way)", rows beat
+    columns. ``paper: sign p`` / ``ours: sign p``: one-sided sign test of those wins
+    (:func:`tcclib.paper.stats.sign_test`); ``paper: Wilcoxon p`` / ``ours: Wilcoxon p``: one-sided
+    Wilcoxon signed-rank test (row above column) on the per-dataset means. The verdict follows
+    :data:`VERDICT_RULE` (the sign test on our results at ``alpha``); ``share rule`` is the verdict
+    of the former rule (a win share above one half), kept to show where the two differ.
+    ``raw``: also the unformatted sign-test p-values, ``_p_ours`` and ``_p_paper``.
+    """
+    have = set(results.method)
+    datasets = list(dict.fromkeys(results.dataset))
+    rows = []
+    for kind, specs in (("how", [(i, j, t, i) for i, j, t in CLAIMS]), ("where", WHERE_CLAIMS)):
+        specs = [c for c in specs if {c[0], c[1]} <= have]
+        if not specs:
+            continue
+        methods = list(dict.fromkeys(m for c in specs for m in c[:2]))
+        ours = tables.win_matrix(results, metric, methods, alpha)
+        paper_all = tables.paper_win_matrix(metric, kind, alpha)
+        paper_ours = tables.paper_win_matrix(metric, kind, alpha, datasets=datasets)
+        wide = stats.dataset_means(results, metric, methods, complete=False)
+        pw = tables.paper_long(metric, kind).pivot(index="did", columns="method", values="mean")
+        for i, j, text, pi in specs:
+            f, d = ours[0].loc[i, j], int(ours[2].loc[i, j])
+            p_for, p_against = _sign_p(ours, i, j), _sign_p(ours, j, i)
+            verdict = (_how_verdict if kind == "how" else _where_verdict)(p_for, p_against, d, alpha)
+            rows.append(
+                {
+                    "claim": text,
+                    "paper": _paper_cell(paper_all, pi, j),
+                    "paper: sign p": _p(_sign_p(paper_all, pi, j)),
+                    "paper: Wilcoxon p": _p(_wilcoxon_p(pw, pi, j)),
+                    "paper, same datasets": _paper_cell(paper_ours, pi, j),
+                    "ours": _cell(*ours, i, j),
+                    "ours: sign p": _p(p_for),
+                    "ours: Wilcoxon p": _p(_wilcoxon_p(wide, i, j)),
+                    "verdict": verdict,
+                    "share rule": _share_verdict(kind, f, d),
+                    "_p_ours": p_for,
+                    "_p_paper": _sign_p(paper_all, pi, j),
+                }
+            )
+    out = pd.DataFrame(rows)
+    return out if raw else out.drop(columns=["_p_ours", "_p_paper"], errors="ignore")
+
+
+VERDICT_ORDER = (
+    "supported",
+    "not shown",
+    "not shown (no significant dataset)",
+    "contradicted",
+    "not refuted",
+    "not refuted (no significant dataset)",
+    "refuted",
+)
+_VERDICT_GLOSS = {
+    "supported": "one-sided sign test p < 0.05 over the decided datasets",
+    "not shown": "p ≥ 0.05: the wins cannot be told from a coin",
+    "not shown (no significant dataset)": "",
+    "contradicted": "the column's wins are significant",
+    "not refuted": "the row's wins are not significant",
+    "not refuted (no significant dataset)": "",
+    "refuted": "the row's wins are significant",
+}
+
+
+def _holds(verdict: str) -> bool:
+    """Whether a verdict (either rule) lets the claim stand: "supported", or "not refuted"."""
+    return verdict.startswith("supported") or verdict.startswith("not refuted")
+
+
+def _pairs_text(pairs) -> str:
+    """[(a, b, d), (a, c, d)] -> 'a > b, c' grouped by the better method."""
+    by = {}
+    for a, b, _ in pairs:
+        by.setdefault(a, []).append(b)
+    return "; ".join(f"{a} > {', '.join(bs)}" for a, bs in by.items())
+
+
+def _metric_label(metric: str) -> str:
+    return "AUROC" if metric == "auroc" else metric.capitalize()
+
+
+def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
+    """The report's answer in sentences (markdown bullets): which claims our run supports (by a
+    test over datasets), how close our tables are to the published ones (over distinct cells),
+    how the methods rank, what the baselines do, how many datasets it rests on."""
+    if results.empty:
+        return ["- No finished dataset yet: nothing to say."]
+    n = results.dataset.nunique()
+    out = [
+        f"- Our run covers **{n} of {N_PAPER_DATASETS}** datasets"
+        + (" (all of them)." if n >= N_PAPER_DATASETS else f": every statement below rests on these {n} alone.")
+    ]
+    changed = []
+    for metric in ("accuracy", "auroc"):
+        c = claims(results, metric, raw=True)
+        if c.empty:
+            continue
+        groups = {}
+        for r in c.to_dict("records"):
+            groups.setdefault(r["verdict"], []).append(
+                f"{r['claim']} (ours {r['ours']}, sign {_peq(r['_p_ours'])}; paper {r['paper']}, "
+                f"sign {_peq(r['_p_paper'])})"
+            )
+            if _holds(r["verdict"]) != _holds(r["share rule"]):
+                changed.append(f"{metric}: {r['claim']} ({r['share rule']} → {r['verdict']})")
+        for key in VERDICT_ORDER:
+            if key in groups:
+                gloss = _VERDICT_GLOSS.get(key)
+                out.append(
+                    f"- {_metric_label(metric)}, **{key}**{f' ({gloss})' if gloss else ''}: "
+                    + "; ".join(groups[key])
+                    + "."
+                )
+    if changed:
+        out.append(
+            "- Verdicts that changed when the rule moved from a win share above one half to the "
+            "sign test: " + "; ".join(changed) + "."
+        )
+    cells = stats.cell_tests(results)
+    summ = stats.cell_summary(cells)
+    for r in summ[summ["scope"] == "distinct"].to_dict("records"):
+        metric = r["metric"]
+        margin = f"±{r['margin']:g} point" if metric == "accuracy" else f"±{r['margin']:g}"
+        per_table = []
+        for kind in ("how", "where"):
+            t = cells[(cells.metric == metric) & (cells.kind == kind) & ~cells.separate]
+            if len(t):
+                per_table.append(f"{stats.TABLE_NAMES[metric, kind]} {int(t.inside.sum())} of {len(t)}")
+        out.append(
+            f"- {_metric_label(metric)}, each dataset × paper column counted once ({r['cells']} distinct cells "
+            f"of {r['tables']}; the where-table's uniform-choice column is the how-table's `class` column and "
+            f"counts once): the paper's mean lies inside our 95 % interval in **{r['inside']} of "
+            f"{r['cells']}** ({r['inside'] / r['cells']:.0%}; per table: {', '.join(per_table)}). Welch's "
+            f"test against the paper's mean and se finds a difference (p < 0.05) in **{r['differ']}** "
+            f"({r['differ (Holm)']} after Holm's correction; about {0.05 * r['cells']:.0f} would by chance "
+            f"if all agreed); a TOST shows equivalence within {margin} for **{r['equivalent']}**; "
+            f"{r['inconclusive']} are inconclusive (the median standard error of the difference is "
+            f"{r['median se of diff']:.{2 if metric == 'accuracy' else 3}f})."
+        )
+    sep = summ[summ["scope"] != "distinct"]
+    for scope, rows in sep.groupby("scope", sort=False):
+        parts = []
+        for r in rows.itertuples():
+            own = cells[(cells.metric == r.metric) & (cells.method == scope)]
+            others = [m for m in ("class_most", "class_most_published") if m != scope]
+            # the others on the same cells (a run under way covers fewer datasets than they do)
+            same = cells[(cells.metric == r.metric) & cells.did.isin(set(own.did))]
+            dec, unit = (2, " points") if r.metric == "accuracy" else (3, "")
+            ref = "; ".join(
+                f"`{m}`: inside {int(c.inside.sum())}, differ {int(c.differ.sum())}, mean |gap| "
+                f"{c['diff'].abs().mean():.{dec}f}"
+                for m in others
+                for c in [same[same.method == m]]
+                if len(c)
+            )
+            parts.append(
+                f"{r.metric} inside {r.inside} of {r.cells}, differ {r.differ}, equivalent "
+                f"{r.equivalent}, mean |gap| {own['diff'].abs().mean():.{dec}f}{unit} (on the same "
+                f"{r.cells} dataset{'s' if r.cells != 1 else ''}: {ref})"
+            )
+        what = (
+            "the authors' flipped run"
+            if scope == "class_most_published"
+            else "the authors' flipped run with their sampling rule exactly"
+        )
+        out.append(
+            f"- `{scope}` ({what}) is scored separately against "
+            "the paper's `most_correlated` column: " + "; ".join(parts) + "."
+        )
+    for metric in ("accuracy", "auroc"):
+        rt = stats.rank_test(results, metric)
+        if rt["k"] >= 3 and rt["n"] >= 2:
+            best = ", ".join(f"{m} {v:.2f}" for m, v in rt["ranks"].items())
+            out.append(
+                f"- {_metric_label(metric)}, average ranks over {rt['n']} datasets (Friedman {_peq(rt['p'])}; "
+                f"Nemenyi CD = {rt['cd']:.2f} at alpha 0.05): {best}. "
+                + (
+                    "Pairs further apart than the CD: " + _pairs_text(rt["pairs"]) + "."
+                    if rt["pairs"]
+                    else "No pair is further apart than the CD."
+                )
+            )
+    cvr = stats.class_vs_random(results)
+    if len(cvr):
+        parts = []
+        for row in cvr.to_dict("records"):
+            if row["datasets"] < 2:
+                continue
+            stated = row["paper states"]
+            same = (
+                f", on the {row['shared datasets']} datasets we share with it {_p(row['paper, same datasets'])}"
+                if 0 < row["shared datasets"] < N_PAPER_DATASETS
+                else ""
+            )
+            parts.append(
+                f"{row['metric']} {_peq(row['p (two-sided)'])} over {row['datasets']} datasets "
+                f"(one-sided {_p(row['p (class better, one-sided)'])}; the paper's table gives "
+                f"{_p(row['paper, recomputed from its table'])}{same}"
+                + (f", its text states {stated:g}" if np.isfinite(stated) else "")
+                + ")"
+            )
+        if parts:
+            out.append(
+                "- Class vs random over datasets, Wilcoxon signed-rank on the per-dataset means "
+                "(two-sided, as the paper's test): " + "; ".join(parts) + "."
+            )
+    base = [b for b in BASELINES if b in set(results.method)]
+    ref = [m for m in ("class", "random", "no_pretrain") if m in set(results.method)]
+    if base and ref:
+        frac, wins, decided = tables.win_matrix(results, "accuracy", ref[:1] + base)
+        m = ref[0]
+        vs = ", ".join(f"{b} {_cell(frac, wins, decided, m, b)}" for b in base)
+        means = results.groupby("method").accuracy.mean() * 100
+        shown = [x for x in ref + base if x in means.index]
+        out.append(
+            f"- Against the baselines on the same labeled rows and test split, `{m}` wins "
+            f"(share of datasets with a significant accuracy difference): {vs}. Mean accuracy "
+            f"over the datasets: " + ", ".join(f"{x} {means[x]:.1f} %" for x in shown) + "."
+        )
+    if set_dir is not None:
+        cr = corr_range_table(set_dir)
+        if len(cr) and cr.paper.notna().any():
+            out.append(
+                f"- Feature correlation value ranges: mean absolute difference to the paper "
+                f"{np.nanmean(np.abs(cr['diff'])):.3f} over {int(cr.paper.notna().sum())} datasets."
+            )
+    return out
+
+
+def corr_range_table(set_dir) -> pd.DataFrame:
+    """Our feature correlation value range (mean over seeds) next to the paper's."""
+    ours = store.gather(set_dir, "corr_range")
+    if ours.empty:
+        return ours
+    ours = ours.groupby("dataset", as_index=False).corr_range.mean().rename(columns={"corr_range": "ours"})
+    paper = tables.paper_corr_range().rename(columns={"corr_range": "paper"})
+    m = ours.merge(paper[["dataset", "paper"]], on="dataset", how="left")
+    m["diff"] = m.ours - m.paper
+    return m
+
+
+AUTHORS_CODE = (
+    "github.com/layer6ai-labs/Tabular-Class-Conditioned-SSL at commit d8e7baa, the released "
+    "version of github.com/willtop/Tabular-Class-Conditioned-SSL, which the paper names"
+)
+
+#: (topic, paper's text, authors' code, here, why, switch)
+_DEVIATIONS = [
+    (
+        "labeled subset",
+        "a labeled subset of the training rows (30 % in the published settings); how it is drawn: not described",
+        "`np.random.permutation(n)[:int(0.3 n)]` after seeding (main.py): not stratified",
+        "stratified: `train_test_split(train_size=0.3, stratify=y_train, random_state=seed)`; unstratified "
+        "with a warning only when a class is too small (preprocess._split)",
+        "every class keeps labeled rows in every seed, which the pseudo-label head and the class-conditioned "
+        "sampler need; same count of labeled rows (floor of 30 %)",
+        "`labeled_split: random` (their draw: `np.random.RandomState(seed).permutation(n)[:int(0.3 n)]`; "
+        "preprocess.authors_labeled_rows), or `fidelity: authors`",
+    ),
+    (
+        "row order before the split",
+        "not described",
+        "the table is shuffled with an unseeded `np.random.shuffle` before the seeded split "
+        "(utils.load_openml_list runs before fix_seed)",
+        "the seeded stratified 80/20 split of the table in its stored order",
+        "their splits cannot be reproduced by anyone; ours can, so per-seed numbers can only agree in "
+        "distribution, never seed by seed",
+        "none (not reproducible)",
+    ),
+    (
+        "'least correlated' sampling",
+        "Algorithm 4: prefer features weakly related to those already chosen",
+        "reverses the importance ranks within each row (`np.sort(row)[::-1][argsort(argsort(row))]`), then "
+        "takes the minimum of these reversed values over the chosen features, divides by their sum and "
+        "samples by softmax(+p/0.25) (corruption_mask_generators.py)",
+        "minimum of the original importances over the chosen features, normalised, sampled by "
+        "softmax(-s/0.25) (rules.correlation_mask)",
+        "a direct reading of Algorithm 4; the two rules give different probabilities, so by default "
+        "`class_least` and `class_most_published` (which ran their least rule) only approximate the authors' runs; "
+        "`class_most_published_exact` always samples by their rule",
+        "`corr_rule: authors` (their rank reversal and softmax(+p/0.25); rules.sampler_inputs), or "
+        "`fidelity: authors`; 'most' is the same under both rules",
+    ),
+    (
+        "'most correlated' run (flip)",
+        "most-correlated features (Tables 4-5, `most_correlated`)",
+        "the least generator rank-reverses the shared importance matrix in place, and the most generator "
+        "holds the same array: the published 'most correlated' run sampled by the least-correlated ranking",
+        "`class_most` uses the unreversed ranking (the paper's intent); `class_most_published` keeps the "
+        "flip (MethodSpec flipped=True) with the rule `corr_rule` says (ours by default); "
+        "`class_most_published_exact` keeps the flip with their rule whatever `corr_rule` says "
+        "(MethodSpec rule='authors')",
+        "documented bug fix; the flipped run is kept to compare with the published column, scored "
+        "separately from the distinct cells",
+        "methods: `class_most` / `class_most_published` / `class_most_published_exact`; with `corr_rule: "
+        "authors` (or `fidelity: authors`) `class_most_published` samples as `class_most_published_exact` "
+        "does: exactly as their published 'most correlated' run",
+    ),
+    (
+        "XGBoost importances, categorical features",
+        "not described",
+        "pandas categorical columns with `enable_categorical=True` (native categorical splits); a "
+        "categorical target label-encoded for a classifier (utils.compute_feature_mutual_influences)",
+        "categorical features passed as integer codes (ordinal splits); a categorical target fits a "
+        "classifier on its codes (correlation.importance_matrix)",
+        "one numeric matrix per seed for every model; importances of datasets with many categorical "
+        "features can differ from theirs",
+        "`xgb_categorical: native` (pandas categoricals over the training levels, `enable_categorical=True`), "
+        "or `fidelity: authors`",
+    ),
+    (
+        "XGBoost importances, random seed",
+        "not described",
+        "no `random_state` passed (utils.XGB_FEATURECORR_CONFIG): XGBoost's default seed 0 for every model "
+        "of every split; the rows and columns subsampled (0.7, 0.8) are drawn the same way for every seed",
+        "`random_state` = the split's seed (correlation._xgb_params)",
+        "each seed's importances are one more independent draw, as its split and initialisation are",
+        "`xgb_seed: xgboost_default`, or `fidelity: authors`",
+    ),
+    (
+        "all-zero importance row",
+        "not described",
+        "a model with no gain keeps an all-zero row; once such a feature is chosen every candidate's "
+        "minimum is 0 and the sampler falls back to a uniform pick",
+        "a row whose importances sum to 0 becomes uniform, 1/(M-1) (correlation.importance_matrix); the "
+        "sampler then still ranks candidates by the other chosen features",
+        "keeps every row normalised; matters only for near-constant features",
+        "`zero_importance: keep`, or `fidelity: authors`",
+    ),
+    (
+        "pseudo-label refresh schedule",
+        "pseudo-labels refreshed during pretraining (every 10 epochs in the published settings); when the "
+        "first ones are made: not described",
+        "first labels before pretraining, from the `no_pretrain` model (its own random encoder and "
+        "head); then refreshed at the start of epochs 10, 20, ..., 500 (1-based), i.e. after 9, 19, ..., "
+        "499 finished epochs (training.train_contrastive_loss): 51 label sets, the first used for 9 epochs, the "
+        "last for one",
+        "refreshed before epochs 0, 10, ..., 490 (0-based), the first from the member's own random "
+        "encoder, which is the seed's `no_pretrain` encoder (training.Pretraining): 50 label sets, each used for 10 "
+        "epochs",
+        "a plain period of 10 from the start",
+        "`pseudo_every` (the period); `pseudo_schedule: authors` (their offsets: Config.refresh_epochs), or "
+        "`fidelity: authors`; the first labels then come from the member's own random encoder, not "
+        "`no_pretrain`'s (an equally random one)",
+    ),
+    (
+        "labeled rows at a refresh",
+        "semi-supervised: the labeled rows' classes are known, pseudo-labels are for the other rows",
+        "the sampler permutes its rows every epoch, but the refresh applies the original-order labeled mask "
+        "to the permuted rows (`np.where(mask_train_labeled, targets, preds)`): from the first refresh on a "
+        "random 30 % of the rows keep their previous label and most labeled rows get predictions instead of "
+        "their labels",
+        "labeled rows keep their true labels at every refresh "
+        "(fixed row order; training.Pretraining.refresh_pseudo_labels)",
+        "bug fix: the known labels are the point of the semi-supervised setting",
+        "none (the bug is not reproduced)",
+    ),
+    (
+        "initial encoder weights",
+        "not described",
+        "one network per method, initialised one after the other from the seeded global generator: every "
+        "method starts from different weights",
+        "all methods of a seed, `no_pretrain` included, start from the same encoder (a generator seeded by "
+        "the seed; tcclib.method.training.member_seed)",
+        "paired comparisons: a difference between methods is not a difference of initial weights",
+        "`encoder_init: per_method` (a generator per seed and method: Config.encoder_init_tag), or `fidelity: authors`",
+    ),
+    (
+        "feature correlation value range",
+        "one 'feature correlation value range' per dataset (Table 4); over which seeds: not described",
+        "written once per dataset after the seed loop: the last seed's (328984) value (main.py)",
+        "mean over the 8 seeds (report.corr_range_table; per-seed values in corr_range.csv)",
+        "one seed is one draw of the split; the mean is steadier",
+        "none yet (the per-seed values are stored)",
+    ),
+    (
+        "normalising the min-importances",
+        "'normalised', without saying how",
+        "divided by their sum, then softmax at temperature 0.25",
+        "`sum` by default (as the authors); `minmax` rescales to [0, 1] (much sharper)",
+        "on balance-scale `sum` reproduces the paper's pattern, `minmax` falls about 7 points below",
+        "`corr_normalization: sum | minmax`",
+    ),
+    (
+        "multi-class AUROC",
+        "AUROC; the average over classes: not described",
+        "`roc_auc_score(multi_class='ovr')`: macro average of one-vs-rest AUROCs",
+        "macro one-vs-rest as well; a class absent from a test split is left out of the average, where "
+        "scikit-learn would stop (metrics.auroc)",
+        "the same number wherever both are defined",
+        "none needed",
+    ),
+    (
+        "baselines",
+        "none",
+        "none",
+        "XGBoost and logistic regression on the labeled rows, self-training with the unlabeled rows, on the "
+        "same split (baselines.py)",
+        "a reference a skeptic asks for; not part of the paper's tables",
+        "`baselines: [xgboost, logreg, self_training]`",
+    ),
+    (
+        "faster approximations (opt-in, off by default)",
+        "not described (float32 training; XGBoost's histogram bins not stated)",
+        "float32 (PyTorch's default); XGBoost's default 256 histogram bins",
+        "the same by default; opt-in: the networks' products in bfloat16, and importance models on fewer "
+        "histogram bins (correlation.importance_matrix)",
+        "speed (issue 20): bf16 pretrains 1.3-1.7x faster, within one standard error of float32 on the demo; "
+        "64 bins fit wide tables' importance models about 3x faster, their rows moving less than between two "
+        "seeds' splits (bench/xgb_bins.py); both keep their own keys",
+        "`matmul_precision: bf16`, `xgb_max_bin: 64` (or any value >= 2)",
+    ),
+]
+
+
+def deviations() -> pd.DataFrame:
+    """Every known difference between this code, the paper's text and the authors' code.
+
+    Columns: ``topic``, ``paper's text`` ("not described": the text gives no such detail),
+    ``authors' code`` (see :data:`AUTHORS_CODE`; file names are theirs), ``here`` (module names
+    are ours), ``why``, ``switch`` (the setting that changes it, or "none yet").
+    """
+    return pd.DataFrame(_DEVIATIONS, columns=["topic", "paper's text", "authors' code", "here", "why", "switch"])
+
+
+def fidelity_comparison(ours: pd.DataFrame, authors: pd.DataFrame, metrics=("accuracy", "auroc")) -> pd.DataFrame:
+    """Does the authors' mode close the gaps to the paper?  Per dataset x method x metric (the
+    datasets and methods both result tables and the paper's Tables 2-5 have): the paper's mean,
+    ours (default settings) and the authors' mode's, each one's distance to the paper, whether the
+    paper's mean lies in each one's 95 % interval, and ``closer`` (the authors' mode is nearer).
+
+    ``ours`` / ``authors``: results tables (:func:`tcclib.artifacts.store.gather`) of the same datasets.
+    Accuracy in %, as in the paper."""
+    parts = []
+    for metric in metrics:
+        for kind in ("how", "where"):
+            a = tables.compare_with_paper(ours, metric, kind)
+            b = tables.compare_with_paper(authors, metric, kind)
+            if a.empty or b.empty:
+                continue
+            m = a[["dataset", "method", "paper_mean", "mean", "inside"]].merge(
+                b[["dataset", "method", "mean", "inside"]], on=["dataset", "method"], suffixes=("_ours", "_authors")
+            )
+            parts.append(m.assign(metric=metric))
+    cols = [
+        "dataset",
+        "method",
+        "metric",
+        "paper_mean",
+        "mean_ours",
+        "mean_authors",
+        "gap_ours",
+        "gap_authors",
+        "inside_ours",
+        "inside_authors",
+        "closer",
+    ]
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    df = pd.concat(parts, ignore_index=True).drop_duplicates(["dataset", "method", "metric"])
+    df["gap_ours"] = (df["mean_ours"] - df["paper_mean"]).abs()
+    df["gap_authors"] = (df["mean_authors"] - df["paper_mean"]).abs()
+    df["closer"] = df["gap_authors"] < df["gap_ours"]
+    return df[cols].reset_index(drop=True)
+
+
+def fidelity_summary(cmp: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fidelity_comparison` per dataset and metric: mean distance to the paper for ours and
+    the authors' mode, cells with the paper's mean inside each one's interval, cells closer."""
+    g = cmp.groupby(["dataset", "metric"], sort=False)
+    return pd.DataFrame(
+        {
+            "cells": g.size(),
+            "gap_ours": g.gap_ours.mean(),
+            "gap_authors": g.gap_authors.mean(),
+            "inside_ours": g.inside_ours.sum(),
+            "inside_authors": g.inside_authors.sum(),
+            "closer": g.closer.sum(),
+        }
+    ).reset_index()
+
+
+def switch_effects(
+    dataset, methods, cfg=None, data_dir=None, metrics=("accuracy", "auroc"), stores=(), say=None
+) -> pd.DataFrame:
+    """Which fidelity switch moves ``methods`` on ``dataset`` towards the paper: one run per switch
+    set alone to the authors' value, besides ours (``switch`` "none") and all of them ("all":
+    ``fidelity: authors``), each compared with the paper (:func:`tcclib.paper.tables.compare_with_paper`).
+
+    Only switches that change some member's content key (:mod:`tcclib.artifacts.keys`: what the member
+    depends on) are run; the others cannot change these methods' results (e.g. ``no_pretrain``
+    depends on the labeled subset and the initial encoder only).  ``cfg``: the other settings
+    (default: the published ones).  ``stores``: set folders (e.g. ``outputs/paper``,
+    ``outputs/authors``) whose stored runs of the dataset are reused where a member's key matches,
+    so that ours and the authors' mode need not train again; ``say``: a function told, per run,
+    how many members it reused.  Columns: switch, method, metric, paper_mean, mean, gap (|ours -
+    paper|), inside (the paper's mean in our 95 % interval).  Accuracy in %, as in the paper."""
+    cfg = (cfg or Config()).replace(methods=list(methods), baselines=[], fidelity="ours")
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
+    base = run_keys(prepare_config(ds, cfg), cfg).members
+    runs = {"none": cfg}
+    for name, values in FIDELITY_SWITCHES.items():
+        c = cfg.replace(**{name: values["authors"]})
+        if run_keys(prepare_config(ds, c), c).members != base:
+            runs[name] = c
+    runs["all"] = cfg.replace(fidelity="authors")
+    stored = [st for f in stores if (st := load(Path(f) / ds.name)) is not None]
+
+    def best_store(c):  # the stored run with the most members of ``c`` (None: train them all)
+        prep = prepare_config(ds, c)
+        keys = run_keys(prep, c).members
+        hits = [
+            sum(st.has_member(sp.seed, m, keys[tag(sp.seed, m)]) for sp in prep.splits for m in c.methods)
+            for st in stored
+        ]
+        return (stored[hits.index(max(hits))].folder, max(hits)) if hits and max(hits) else (None, 0)
+
+    parts = []
+    for switch, c in runs.items():
+        folder, n = best_store(c)
+        if say is not None:
+            say(
+                f"{switch}: {n} of {len(c.seeds) * len(c.methods)} members reused"
+                + (f" from {folder}" if folder is not None else "")
+            )
+        res = run_dataset(ds, c, store_dir=folder).results
+        for metric in metrics:
+            for kind in ("how", "where"):
+                cmp = tables.compare_with_paper(res, metric, kind)
+                cmp = cmp[cmp["method"].isin(methods)]
+                parts.append(
+                    cmp.assign(switch=switch, metric=metric)[
+                        ["switch", "method", "metric", "paper_mean", "mean", "diff", "inside"]
+                    ]
+                )
+    out = pd.concat(parts, ignore_index=True).drop_duplicates(["switch", "method", "metric"])
+    out["gap"] = out.pop("diff").abs()
+    return out[["switch", "method", "metric", "paper_mean", "mean", "gap", "inside"]].reset_index(drop=True)
+
+
+RANK_FIGURES = {"accuracy": "cd_accuracy", "auroc": "cd_auroc"}
+
+
+def write_rank_figures(set_dir, results: pd.DataFrame | None = None, fig_dir=None) -> list[Path]:
+    """Critical-difference diagrams (Friedman + Nemenyi, all methods and baselines) for accuracy
+    and AUROC, as PNG and PDF in ``<set_dir>/figures/`` (or ``fig_dir``): ``cd_accuracy`` and
+    ``cd_auroc``. Returns the paths written (none for a metric with fewer than 3 methods or 2
+    datasets)."""
+    import matplotlib.pyplot as plt  # deferred: matplotlib loads only when a figure is drawn
+
+    set_dir = Path(set_dir)
+    results = store.gather(set_dir, "results") if results is None else results
+    fig_dir = set_dir / "figures" if fig_dir is None else Path(fig_dir)
+    paths = []
+    if results.empty:
+        return paths
+    for metric, stem in RANK_FIGURES.items():
+        rt = stats.rank_test(results, metric)
+        if rt["k"] < 3 or rt["n"] < 2:
+            continue
+        ax = stats.plot_cd(rt)
+        paths += savefig(ax.figure, fig_dir / stem)
+        plt.close(ax.figure)
+    return paths
+
+
+def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[str]:
+    out = [
+        "## Ranks over datasets (Friedman, Nemenyi)",
+        "",
+        "Every method and baseline ranked on each dataset by its mean over seeds (1 = best, ties "
+        "averaged), over the datasets where all have a result. Friedman's test asks whether the "
+        "average ranks differ more than chance allows (the Iman-Davenport F is its less conservative "
+        "form); Nemenyi's post-hoc test calls two methods different when their average ranks differ "
+        "by more than the critical difference CD = q_0.05 · sqrt(k(k+1)/(6N)), with q from the "
+        "studentized range distribution (Demšar 2006). Nemenyi compares all pairs at once and is "
+        "conservative: a pair inside the CD is not shown to differ, which is not the same as equal.",
+        "",
+    ]
+    rows, have = [], False
+    for metric in ("accuracy", "auroc"):
+        rt = stats.rank_test(results, metric)
+        if rt["k"] < 3 or rt["n"] < 2:
+            continue
+        have = True
+        rk = rt["ranks"]
+        table = pd.DataFrame({"method": rk.index, "average rank": rk.map(lambda v: f"{v:.2f}").to_numpy()})
+        fig = f"figures/{RANK_FIGURES[metric]}"
+        exists = figures or (set_dir / f"{fig}.png").exists()
+        pairs = "; ".join(f"{a} > {b} ({d:.2f})" for a, b, d in rt["pairs"]) or "none"
+        groups = "; ".join("{" + ", ".join(g) + "}" for g in rt["groups"]) or "none"
+        later = "; ".join(f"`{m}` ({n} of {of})" for m, (n, of) in rt["left_out"].items())
+        again = []
+        for m, of in rt["repeats"].items():
+            if not (res := stats.rank_test(results, metric, [*rk.index, m]))["n"]:
+                continue
+            again.append(
+                f"`{m}` (a fidelity re-run of `{of}`, not a method of its own: ranked with the "
+                f"others it would stand at {res['ranks'][m]:.2f} of {res['k']}, with CD "
+                f"{res['cd']:.2f} for all pairs)"
+            )
+        out += [
+            f"### {metric}",
+            "",
+            *([f"Left out, with results on fewer datasets than the others so far: {later}.", ""] if later else []),
+            *([f"Left out: {'; '.join(again)}.", ""] if again else []),
+            f"{rt['k']} methods over {rt['n']} datasets: Friedman chi² = {rt['chi2']:.2f}, "
+            f"{_peq(rt['p'])}; Iman-Davenport F = {rt['F']:.2f}, {_peq(rt['p_F'])}. "
+            f"Nemenyi q_0.05 = {rt['q']:.3f}, CD = {rt['cd']:.2f}.",
+            "",
+            tables.to_markdown(table, index=False),
+            "",
+            f"Pairs further apart than the CD (rank difference): {pairs}.",
+            "",
+            f"Groups not shown to differ (the bars of the diagram): {groups}.",
+            "",
+        ]
+        if exists:
+            out += [f"![critical-difference diagram, {metric}]({fig}.png) ([PDF]({fig}.pdf))", ""]
+        else:
+            out += [
+                f"(The diagram is not written yet: `tcclib.paper.report.write_rank_figures(set_dir)` "
+                f"writes `{fig}.png` and `.pdf`.)",
+                "",
+            ]
+        ours4 = stats.rank_test(results, metric, ["no_pretrain", "random", "class", "oracle"])
+        if ours4["k"] == 4:
+            four = stats.dataset_means(results, metric, ["no_pretrain", "random", "class", "oracle"])
+            dids = stats._dids(results, four.index)
+            pp = stats.paper_rank_test(metric, "how", datasets=dids)
+            for m in ["no_pretrain", "random", "class", "oracle"]:
+                rows.append(
+                    {
+                        "metric": metric,
+                        "method": m,
+                        "ours": f"{ours4['ranks'][m]:.2f}",
+                        "paper": f"{pp['ranks'][m]:.2f}" if m in pp["ranks"] else "",
+                    }
+                )
+            rows.append(
+                {
+                    "metric": metric,
+                    "method": "Friedman p (CD)",
+                    "ours": f"{_p(ours4['p'])} ({ours4['cd']:.2f})",
+                    "paper": f"{_p(pp['p'])} ({pp['cd']:.2f})" if pp["n"] else "",
+                }
+            )
+    if not have:
+        return []
+    if rows:
+        out += [
+            "### The paper's four methods alone",
+            "",
+            "Average ranks of the four how-to-corrupt methods only, ours and the paper's (from its "
+            "Tables 2-3, on the same datasets), so the two are comparable. The paper's AUROC is "
+            "printed to two decimals, so its ranks have many ties.",
+            "",
+            tables.to_markdown(pd.DataFrame(rows), index=False),
+            "",
+        ]
+    return out
+
+
+def _wilcoxon_section(results: pd.DataFrame) -> list[str]:
+    cvr = stats.class_vs_random(results)
+    if cvr.empty or cvr["datasets"].max() < 2:
+        return []
+    show = cvr.copy()
+    for c in show.columns:
+        if c.startswith("p ") or c.startswith("paper"):
+            show[c] = show[c].map(_p)
+    show["median diff"] = [
+        f"{v:+.3f}" if m == "auroc" else f"{v:+.2f}" for m, v in zip(cvr["metric"], cvr["median diff"])
+    ]
+    full = stats.paper_wilcoxon("accuracy", "how", "class", "random")["p"]
+    return [
+        "## Class vs random over datasets (Wilcoxon)",
+        "",
+        "Wilcoxon signed-rank test of `class` against `random` on the per-dataset means (paired "
+        "by dataset; zero differences dropped). The paper states p = 0.038 for accuracy: that is the "
+        f"two-sided test on its Table 2 means (recomputed here: p = {full:.4f}). The *paper* columns "
+        "are two-sided, on all 30 of its datasets and on the ones we share with it. *median diff* "
+        "is class - random (accuracy in points).",
+        "",
+        tables.to_markdown(show, index=False),
+        "",
+    ]
+
+
+def _cells_section(results: pd.DataFrame) -> list[str]:
+    cells = stats.cell_tests(results)
+    if cells.empty:
+        return []
+    summ = stats.cell_summary(cells)
+    show = summ.assign(
+        **{
+            "median se of diff": summ["median se of diff"].map(lambda v: f"{v:.3g}"),
+            "margin": summ["margin"].map(lambda v: f"±{v:g}"),
+        }
+    )
+    out = [
+        "## Per-cell tests against the paper (distinct cells)",
+        "",
+        "Each cell is one dataset × one column of the paper's tables × one metric. Three checks: "
+        "*inside*: the paper's mean lies in our 95 % t-interval (our seeds only); *differ*: a "
+        "two-sided Welch t-test of our 8 seeds against the paper's mean and standard error (its se is "
+        "std(ddof=0)/sqrt(8), so its sample std is se·sqrt(8)·sqrt(8/7), n = 8), p < 0.05; "
+        f"*equivalent*: two one-sided Welch tests (TOST) show |ours - paper| < the margin "
+        f"(±{stats.ACCURACY_MARGIN:g} point of accuracy, ±{stats.AUROC_MARGIN:g} AUROC), p < 0.05. "
+        "A cell can differ and still be equivalent (a small but real difference), or be neither "
+        "(inconclusive: the standard error of the difference is too large for the margin).",
+        "",
+        "**What is counted.** Each (metric, dataset, paper column) once: Tables 2 and 4 share the "
+        "`class` column (Table 4's uniform-choice column is Table 2's class column), so accuracy has "
+        "4 × 30 + 2 × 30 = 180 distinct cells, and so has AUROC (Tables 3 and 5). The per-table counts "
+        "further down count Table 4's class cells again. `class_most_published`, the authors' flipped "
+        "run, is scored against the same `most_correlated` column as `class_most`, so it is reported on "
+        "its own row and in no distinct count. *differ (Holm)*: Welch p-values corrected for the "
+        "number of cells in the row (family-wise 5 %); with 180 tests about 9 uncorrected "
+        "differences arise by chance alone.",
+        "",
+        tables.to_markdown(show, index=False),
+        "",
+    ]
+    if "auroc" in set(cells.metric):
+        rounded = stats.cell_summary(stats.cell_tests(results, paper_rounding={"auroc": 0.01}))
+        r = rounded[(rounded.metric == "auroc") & (rounded.scope == "distinct")]
+        if len(r):
+            r = r.iloc[0]
+            out += [
+                f"The paper prints AUROC to two decimals (many se read 0.00). Allowing for that "
+                f"rounding (a uniform error of ±0.005 added to the paper's side), {int(r['differ'])} of "
+                f"{int(r['cells'])} distinct AUROC cells differ ({int(r['differ (Holm)'])} after Holm) "
+                f"and {int(r['equivalent'])} are equivalent; the table above takes the printed numbers "
+                f"as exact.",
+                "",
+            ]
+    d = cells[(cells["distinct"] | cells["separate"]) & cells["differ"]]
+    if len(d):
+        digits = {"accuracy": 2, "auroc": 3}
+        show = pd.DataFrame(
+            {
+                "metric": d["metric"],
+                "table": d["table"],
+                "dataset": d["dataset"],
+                "method": d["method"],
+                "ours": [f"{m:.{digits[k]}f} ± {s:.{digits[k]}f}" for k, m, s in zip(d["metric"], d["mean"], d["se"])],
+                "paper": [
+                    f"{m:.{digits[k]}f} ± {s:.{digits[k]}f}"
+                    for k, m, s in zip(d["metric"], d["paper_mean"], d["paper_se"])
+                ],
+                "diff": [f"{v:+.{digits[k]}f}" for k, v in zip(d["metric"], d["diff"])],
+                "Welch p": d["welch_p"].map(_p),
+                "equivalent": d["equivalent"].map({True: "yes", False: "no"}),
+            }
+        )
+        out += [
+            "<details><summary>the cells that differ (Welch p < 0.05)</summary>",
+            "",
+            tables.to_markdown(show, index=False),
+            "",
+            "</details>",
+            "",
+        ]
+    return out
+
+
+FIDELITY_SETS = {"paper": "authors"}
+"""The report of a set (key) shows the authors'-mode results of the set beside it (value) that
+runs some of its datasets with ``fidelity: authors`` (``outputs/paper`` -> ``outputs/authors``)."""
+
+
+def _fidelity_section(set_dir: Path, results: pd.DataFrame) -> list[str]:
+    """The authors' mode against our defaults, on the datasets both ran (:func:`fidelity_comparison`)."""
+    other = set_dir.parent / FIDELITY_SETS.get(set_dir.resolve().name, "")
+    if other.resolve() == set_dir.resolve() or not other.is_dir():
+        return []
+    theirs = store.gather(other, "results")
+    if theirs.empty:
+        return []
+    both = sorted(set(theirs.dataset) & set(results.dataset))
+    cmp = fidelity_comparison(results[results.dataset.isin(both)], theirs[theirs.dataset.isin(both)])
+    if cmp.empty:
+        return []
+    summ = fidelity_summary(cmp)
+    out = [
+        f"## The authors' mode (`{other.name}`)",
+        "",
+        f"The same datasets, seeds and settings with `fidelity: authors` (every switch of the "
+        f"deviations table below at the authors' code) against this run, both next to the paper: "
+        f"{len(both)} dataset(s) ran in both ({', '.join(both)}). *gap*: mean distance of the "
+        f"means to the paper's (accuracy in points, AUROC); *inside*: cells with the paper's mean in "
+        f"the run's 95 % interval; *closer*: cells where the authors' mode is nearer the paper. "
+        f"Which switch moves what: `{other.name}/NOTE.md`.",
+        "",
+    ]
+    for metric in ("accuracy", "auroc"):
+        c, dig = cmp[cmp.metric == metric], 2 if metric == "accuracy" else 3
+        if len(c):
+            out.append(
+                f"- {metric}: gap {c.gap_ours.mean():.{dig}f} (ours) vs {c.gap_authors.mean():.{dig}f} (authors' "
+                f"mode); inside {int(c.inside_ours.sum())} vs {int(c.inside_authors.sum())} of "
+                f"{len(c)} cells; the authors' mode nearer in {int(c.closer.sum())}."
+            )
+    out += ["", tables.to_markdown(summ.round({"gap_ours": 3, "gap_authors": 3}), index=False), ""]
+    return out
+
+
+def build_report(set_dir, title: str | None = None, figures: bool = True) -> str:
+    """The whole report as markdown.
+
+    ``figures``: also write the critical-difference diagrams into ``<set_dir>/figures/``
+    (:func:`write_rank_figures`); with False the report links them only where they exist.
+    """
+    set_dir = Path(set_dir)
+    results = store.gather(set_dir, "results")
+    st = store.status(set_dir)
+    name = set_dir.resolve().name
+    out = [
+        f"# Reproduction report: `{name}`",
+        "",
+        title
+        or "Our run of Cui et al. (arXiv:2404.17489) next to the paper's published numbers "
+        "(Tables 2-5, Figure 3). Mean ± standard error over seeds (std ddof=0 / sqrt(n), the "
+        "paper's definition); *inside* = the paper's mean lies in our 95 % t-interval; *differ* = "
+        "Welch's test against the paper's mean and se, p < 0.05; *equivalent* = within "
+        f"±{stats.ACCURACY_MARGIN:g} point of accuracy or ±{stats.AUROC_MARGIN:g} AUROC by a TOST.",
+        "",
+    ]
+    done = st[st.status == "done"]
+    out += [f"Datasets finished: **{len(done)}**; not finished: {len(st) - len(done)}.", ""]
+    if len(st) - len(done):
+        out += ["| dataset | status | why |", "| --- | --- | --- |"]
+        why = {
+            "pending": "not started yet: the run stopped before it; the sweep resumes it",
+            "incomplete": "started but not finished (interrupted, or running now); the sweep re-runs it",
+        }
+        out += [
+            f"| {r.dataset} | {r.status} | {r.error or why.get(r.status, '')} |"
+            for r in st[st.status != "done"].itertuples()
+        ]
+        out.append("")
+    if results.empty:
+        out.append("No finished dataset yet: nothing to compare.")
+        return "\n".join(out) + "\n"
+    if figures:
+        write_rank_figures(set_dir, results)
+    out += ["## In plain words", ""] + plain_summary(results, set_dir) + [""]
+    n_done = results.dataset.nunique()
+    coverage = (
+        f"Ours rest on all {n_done} datasets, as the paper's do."
+        if n_done >= N_PAPER_DATASETS
+        else f"Ours rest on the {n_done} finished dataset(s) only, the paper's on "
+        f"{N_PAPER_DATASETS}: with few "
+        f"datasets a verdict is provisional."
+    )
+    out += [
+        "## The paper's claims",
+        "",
+        f"Win shares over datasets with a significant difference (Welch, p < 0.05), as in the "
+        f"paper's Figure 3. {coverage} *paper, same datasets*: the paper's figure recomputed on "
+        f"the datasets we finished. Where-to-corrupt rows check what Tables 4-5 show: "
+        f"correlation-based feature choice is no better than uniform choice.",
+        "",
+        VERDICT_RULE + " *share rule*: the verdict the former rule (a win share above one half) gave, for comparison.",
+        "",
+    ]
+    for metric in ("accuracy", "auroc"):
+        c = claims(results, metric)
+        if len(c):
+            out += [f"### {metric}", "", tables.to_markdown(c, index=False), ""]
+    out += _cells_section(results)
+    out += [
+        "## Agreement with the published tables",
+        "",
+        "Per table of the paper, each method once against its column; *all* counts the table's own "
+        "cells once (it leaves out `class_most_published`, whose row scores it against the "
+        "`most_correlated` column). Tables 4-5 repeat Tables 2-3's class column, so the where-to-"
+        "corrupt *all* rows overlap the how-to-corrupt ones; the distinct counts are above.",
+        "",
+    ]
+    for metric in ("accuracy", "auroc"):
+        for kind in ("how", "where"):
+            cmp = tables.compare_with_paper(results, metric, kind)
+            if cmp.empty:
+                continue
+            out += [
+                f"### {metric}, {kind} to corrupt ({stats.TABLE_NAMES[metric, kind]})",
+                "",
+                tables.to_markdown(tables.agreement_summary(cmp), index=False),
+                "",
+            ]
+            digits = 2 if metric == "accuracy" else 3
+            show = cmp.assign(
+                ours=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp["mean"], cmp.se)],
+                paper=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp.paper_mean, cmp.paper_se)],
+                diff=cmp["diff"].map(lambda v, digits=digits: f"{v:+.{digits}f}"),
+                inside=cmp.inside.map({True: "yes", False: "no"}),
+                **{
+                    "Welch p": cmp["welch_p"].map(_p),
+                    "TOST p": cmp["tost_p"].map(_p),
+                    "equivalent": cmp["equivalent"].map({True: "yes", False: "no"}),
+                },
+            )
+            out += [
+                "<details><summary>per dataset</summary>",
+                "",
+                tables.to_markdown(
+                    show[["dataset", "method", "ours", "paper", "diff", "inside", "Welch p", "TOST p", "equivalent"]],
+                    index=False,
+                ),
+                "",
+                "</details>",
+                "",
+            ]
+    out += _rank_section(results, set_dir, figures)
+    out += _wilcoxon_section(results)
+    how = registry.table_methods("how", set(results.method))
+    if len(how) >= 2:
+        frac, wins, decided = tables.win_matrix(results, "accuracy", how)
+        cell = frac.copy().astype(object)
+        for i in frac.index:
+            for j in frac.columns:
+                cell.loc[i, j] = (
+                    ""
+                    if i == j
+                    else (
+                        f"{frac.loc[i, j]:.1%} ({wins.loc[i, j]}/{decided.loc[i, j]})"
+                        if decided.loc[i, j]
+                        else "– (0/0)"
+                    )
+                )
+        cell.index.name = "row beats column"
+        out += ["## Win matrix (accuracy, Welch p < 0.05), ours incl. baselines", "", tables.to_markdown(cell), ""]
+    out += _fidelity_section(set_dir, results)
+    cr = corr_range_table(set_dir)
+    if len(cr):
+        lead = (
+            f"Mean absolute difference to the paper: {np.nanmean(np.abs(cr['diff'])):.3f} over "
+            f"{int(cr.paper.notna().sum())} datasets."
+            if cr.paper.notna().any()
+            else "The paper reports none of these datasets."
+        )
+        out += [
+            "## Feature correlation value range",
+            "",
+            f"{lead} Ours is the mean over seeds, the paper's the last seed's value (see the deviations below).",
+            "",
+            tables.to_markdown(cr.round(3), index=False),
+            "",
+        ]
+    out += [
+        "## Deviations from the paper and the authors' code",
+        "",
+        f"Every known difference between this code, the paper's text and the authors' code "
+        f"({AUTHORS_CODE}), with the reason and the setting that switches it. *not described*: "
+        f"the paper's text gives no such detail.",
+        "",
+        tables.to_markdown(deviations(), index=False),
+        "",
+    ]
+    return "\n".join(out) + "\n"

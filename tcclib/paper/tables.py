@@ -1,0 +1,822 @@
+"""The paper's tables and win matrices, for our results and for the published numbers.
+
+Our results are a tidy frame with one row per (dataset, seed, method) and the columns
+``dataset`` (str), ``did`` (OpenML id, int or NA), ``seed``, ``method``, ``accuracy`` (a
+fraction) and ``auroc``.
+
+* **Tables 2-5** (:func:`summarize`, :func:`paper_style_table`): mean ± standard error per
+  dataset and method. The standard error is the paper's: ``np.std(values, ddof=0) / sqrt(n)``
+  (population std). Accuracy is shown in percent, AUROC as is, as in the paper.
+* **Win matrices** (Figure 3; :func:`win_matrix`, :func:`paper_win_matrix`): for each dataset
+  and each ordered pair of methods (i, j), a one-sided Welch t-test of ``mean_i > mean_j``;
+  p < alpha is a significant win of i over j. Entry (i, j) is
+  ``wins(i over j) / (wins(i over j) + wins(j over i))`` over the datasets where either direction
+  is significant, NaN where none is.
+* **Comparison with the paper** (:func:`compare_with_paper`, :func:`agreement_summary`): our
+  mean and se next to the published ones, whether the published mean lies inside our 95 %
+  t-interval, and per cell a Welch t-test against the paper's mean and se and an equivalence
+  test (TOST) within a stated margin (:mod:`tcclib.paper.stats`).
+* **LaTeX** (:func:`latex_table`): Tables 2-5 with ours next to the paper's, booktabs, best per
+  row in bold; :func:`write_set_tables` writes them beside the markdown.
+* The published Tables 2-5 ship with the package (``tcclib/paper/published/``, see its README), so
+  nothing here reads files outside the project.
+
+Method names: the paper's "how to corrupt" columns use our names (``no_pretrain``, ``random``,
+``class``, ``oracle``); its "where to corrupt" columns map ``random_features`` -> ``class``,
+``least_correlated`` -> ``class_least`` and ``most_correlated`` -> ``class_most``. The published
+``most_correlated`` run is also the reference for our ``class_most_published`` (the authors'
+flipped selection) and ``class_most_published_exact`` (the same with their sampling rule) in
+:func:`compare_with_paper`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from tcclib.artifacts import store
+from tcclib.data.sources import list_datasets
+from tcclib.method import registry
+from tcclib.paper import cell_tests
+
+__all__ = [
+    "HOW_METHODS",
+    "WHERE_METHODS",
+    "PAPER_NAMES",
+    "PAPER_SEEDS",
+    "load_paper_table",
+    "paper_long",
+    "paper_corr_range",
+    "summarize",
+    "paper_style_table",
+    "win_matrix",
+    "paper_win_matrix",
+    "compare_with_paper",
+    "agreement_summary",
+    "plot_win_matrix",
+    "to_markdown",
+    "latex_table",
+    "method_groups",
+    "write_set_tables",
+    "write_paper_comparisons",
+]
+
+HOW_METHODS = ("no_pretrain", "random", "class", "oracle")
+WHERE_METHODS = ("class", "class_least", "class_most")
+#: paper column prefix -> our method name
+PAPER_NAMES = {
+    "no_pretrain": "no_pretrain",
+    "random": "random",
+    "class": "class",
+    "oracle": "oracle",
+    "random_features": "class",
+    "least_correlated": "class_least",
+    "most_correlated": "class_most",
+}
+#: number of seeds behind every published mean / se
+PAPER_SEEDS = 8
+_METRICS = ("accuracy", "auroc")
+_KINDS = ("how", "where")
+_DIGITS = {"accuracy": 2, "auroc": 3}
+_PAPER_DIGITS = {"accuracy": 2, "auroc": 2}  # as the paper printed them
+
+
+def _check(metric: str, kind: str | None = None) -> None:
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    if kind is not None and kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+
+
+def _norm(name) -> str:
+    """Spelling-insensitive dataset key: 'analcatdata_authorship' == 'Analcatdata-Authorship'."""
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def _registry_names() -> dict:
+    """OpenML id -> tcclib's registry spelling of the dataset name (empty if unavailable)."""
+    try:
+        reg = list_datasets().dropna(subset=["did"])
+        return {int(d): str(n) for d, n in zip(reg["did"], reg["name"])}
+    except Exception:  # the tables must work without the dataset registry
+        return {}
+
+
+# --------------------------------------------------------------------------- published tables
+
+
+def load_paper_table(metric: str, kind: str) -> pd.DataFrame:
+    """The published table, wide, exactly as shipped in ``tcclib/paper/published/``.
+
+    Parameters
+    ----------
+    metric : "accuracy" (Tables 2 and 4, percent) or "auroc" (Tables 3 and 5).
+    kind : "how" (how to corrupt: Tables 2, 3) or "where" (where to corrupt: Tables 4, 5).
+
+    Returns columns ``dataset`` (the paper's spelling), ``did``, then ``<method>_mean`` and
+    ``<method>_se`` per paper method (and ``corr_range`` for the "where" tables), one row per
+    dataset in the paper's order. Raises ValueError for any other metric or kind.
+    """
+    _check(metric, kind)
+    path = resources.files("tcclib.paper").joinpath("published", f"{metric}-results-{kind}.csv")
+    with path.open("r", encoding="utf-8") as f:
+        return pd.read_csv(f)
+
+
+def paper_long(metric: str, kind: str) -> pd.DataFrame:
+    """The published table in long format: ``dataset, did, method, mean, se``.
+
+    ``method`` uses our names (see :data:`PAPER_NAMES`); ``dataset`` uses tcclib's registry
+    spelling (e.g. ``analcatdata_authorship``) so it matches the names in our results. Rows keep
+    the paper's dataset order, methods in the paper's column order.
+    """
+    wide = load_paper_table(metric, kind)
+    names = _registry_names()
+    prefixes = [c[: -len("_mean")] for c in wide.columns if c.endswith("_mean")]
+    parts = []
+    for p in prefixes:
+        parts.append(
+            pd.DataFrame(
+                {
+                    "dataset": [names.get(int(d), n) for d, n in zip(wide["did"], wide["dataset"])],
+                    "did": wide["did"].astype(int),
+                    "method": PAPER_NAMES[p],
+                    "mean": wide[f"{p}_mean"].astype(float),
+                    "se": wide[f"{p}_se"].astype(float),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def paper_corr_range() -> pd.DataFrame:
+    """The paper's "feature correlation value range" per dataset (Table 4).
+
+    Columns ``dataset`` (registry spelling), ``did``, ``corr_range``.
+    """
+    t = load_paper_table("accuracy", "where")[["dataset", "did", "corr_range"]].copy()
+    names = _registry_names()
+    t["dataset"] = [names.get(int(d), n) for d, n in zip(t["did"], t["dataset"])]
+    return t
+
+
+# --------------------------------------------------------------------------- our tables
+
+
+def _values(results: pd.DataFrame, metric: str) -> pd.Series:
+    _check(metric)
+    v = pd.to_numeric(results[metric], errors="coerce").astype(float)
+    return v * 100 if metric == "accuracy" else v
+
+
+def _paper_se(v) -> float:
+    v = np.asarray(v, dtype=float)
+    return float(np.std(v, ddof=0) / np.sqrt(len(v))) if len(v) else np.nan
+
+
+def _sample_sd(v) -> float:
+    v = np.asarray(v, dtype=float)
+    return float(np.std(v, ddof=1)) if len(v) > 1 else np.nan
+
+
+def summarize(results: pd.DataFrame, metric: str, methods=None) -> pd.DataFrame:
+    """Per dataset x method: ``mean``, ``se``, ``sd`` and ``n`` of ``metric`` over seeds.
+
+    * ``se`` is the paper's standard error, ``np.std(values, ddof=0) / sqrt(n)``;
+    * ``sd`` is the sample standard deviation (ddof=1; NaN for a single value), the one the
+      t-tests and confidence intervals use;
+    * accuracy is reported in percent (x100), AUROC as is; missing values are dropped.
+
+    ``methods`` (optional) keeps only those methods. Columns: dataset, did (if ``results`` has
+    it), method, mean, n, se, sd; rows in order of first appearance.
+    """
+    df = results.assign(value=_values(results, metric)).dropna(subset=["value"])
+    if methods is not None:
+        df = df[df["method"].isin(list(methods))]
+    g = df.groupby(["dataset", "method"], sort=False)["value"]
+    out = g.agg(mean="mean", n="count", se=_paper_se, sd=_sample_sd).reset_index()
+    if "did" in results.columns:
+        dids = results.drop_duplicates("dataset").set_index("dataset")["did"]
+        out.insert(1, "did", out["dataset"].map(dids))
+    return out
+
+
+def _dataset_order(names, dids: dict) -> list:
+    """The paper's dataset order (by OpenML id, else name), then any others alphabetically."""
+    paper = load_paper_table("accuracy", "how")
+    by_did = {int(d): i for i, d in enumerate(paper["did"])}
+    by_name = {_norm(n): i for i, n in enumerate(paper["dataset"])}
+
+    def key(n):
+        d = dids.get(n)
+        pos = by_did.get(int(d)) if d is not None and not pd.isna(d) else None
+        if pos is None:
+            pos = by_name.get(_norm(n))
+        return (0, pos, "") if pos is not None else (1, 0, str(n))
+
+    return sorted(names, key=key)
+
+
+def paper_style_table(results: pd.DataFrame, metric: str, methods) -> pd.DataFrame:
+    """Our results laid out like the paper's Tables 2-5: strings ``"mean ± se"``.
+
+    Rows are datasets in the paper's order (others after it, alphabetically), columns the given
+    ``methods`` that occur in ``results``. Accuracy (percent) has 2 decimals, AUROC 3. The best
+    mean of each row (ties at the shown precision included) is bold (``**...**``). Two summary
+    rows follow, computed over the datasets where every shown method has a result:
+    ``mean`` (mean over datasets) and, last, ``average rank`` (rank 1 = best, ties averaged).
+    """
+    s = summarize(results, metric, methods)
+    present = set(s["method"])
+    methods = [m for m in methods if m in present]
+    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
+    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
+    order = _dataset_order(list(mean.index), dids)
+    mean, se = mean.loc[order], se.loc[order]
+    digits = _DIGITS[metric]
+    cells = pd.DataFrame("", index=mean.index, columns=methods, dtype=object)
+    for d in mean.index:
+        best = mean.loc[d].max()
+        for m in methods:
+            mu, e = mean.loc[d, m], se.loc[d, m]
+            if pd.isna(mu):
+                continue
+            txt = f"{mu:.{digits}f} ± {e:.{digits}f}"
+            cells.loc[d, m] = f"**{txt}**" if round(mu, digits) == round(best, digits) else txt
+    full = mean.dropna()
+    avg = full.mean() if len(full) else pd.Series(np.nan, index=methods)
+    ranks = full.rank(axis=1, ascending=False, method="average").mean() if len(full) else avg
+    cells.loc["mean"] = ["" if pd.isna(avg[m]) else f"{avg[m]:.{digits}f}" for m in methods]
+    cells.loc["average rank"] = ["" if pd.isna(ranks[m]) else f"{ranks[m]:.2f}" for m in methods]
+    cells.index.name = "dataset"
+    cells.columns.name = None
+    return cells
+
+
+# --------------------------------------------------------------------------- win matrices
+
+
+def _p_greater(m_a, v_a, n_a, m_b, v_b, n_b, test) -> float:
+    """One-sided p-value of mean_a > mean_b, NaN where no decision can be made.
+
+    ``v_*`` are sample variances (ddof=1). Fewer than two values on a side: NaN. Both variances
+    zero: 0 if mean_a > mean_b (a certain win), 1 if smaller, NaN if equal (a tie). Otherwise
+    ``test()`` (a scipy Welch t-test) gives the p-value; a NaN from it is no decision.
+    """
+    if n_a < 2 or n_b < 2:
+        return np.nan
+    if v_a == 0 and v_b == 0:
+        return np.nan if m_a == m_b else (0.0 if m_a > m_b else 1.0)
+    with warnings.catch_warnings():  # near-identical samples: scipy warns, p is NaN or large
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(test().pvalue)
+
+
+def _zeros(methods) -> pd.DataFrame:
+    return pd.DataFrame(0, index=list(methods), columns=list(methods), dtype=int)
+
+
+def _var(a: np.ndarray) -> float:
+    """Sample variance (ddof=1), exactly 0 for a constant sample, NaN for fewer than 2 values."""
+    if len(a) < 2:
+        return np.nan
+    return 0.0 if np.ptp(a) == 0 else float(np.var(a, ddof=1))
+
+
+def _finish(wins: pd.DataFrame):
+    wins = wins.astype(int)
+    decided = (wins + wins.T).astype(int)
+    frac = (wins.astype(float) / decided.where(decided > 0)).mask(np.eye(len(wins), dtype=bool))
+    for m in (frac, wins, decided):
+        m.index.name, m.columns.name = "row beats column", None
+    return frac, wins, decided
+
+
+def win_matrix(results: pd.DataFrame, metric: str, methods, alpha: float = 0.05):
+    """Figure 3's win matrix from our per-seed results.
+
+    For every dataset and ordered pair (i, j) of ``methods`` with results on it, a one-sided
+    Welch t-test ``scipy.stats.ttest_ind(a_i, a_j, equal_var=False, alternative="greater")`` on
+    the per-seed values; p < ``alpha`` is a significant win of i over j. Degenerate cases:
+    identical constant samples (both variances zero, equal means) are no decision; both
+    variances zero with different means are a significant win for the larger; fewer than two
+    seeds on either side is no decision.
+
+    Returns ``(frac, wins, decided)``, square frames indexed by ``methods`` (rows beat columns):
+    ``wins[i, j]`` = datasets where i significantly beats j, ``decided[i, j]`` =
+    ``wins[i, j] + wins[j, i]``, ``frac[i, j]`` = ``wins / decided`` (NaN where nothing is
+    decided and on the diagonal).
+    """
+    methods = list(methods)
+    df = results.assign(value=_values(results, metric)).dropna(subset=["value"])
+    df = df[df["method"].isin(methods)]
+    wins = _zeros(methods)
+    for _, g in df.groupby("dataset", sort=False):
+        vals = {m: v.to_numpy(dtype=float) for m, v in g.groupby("method", sort=False)["value"]}
+        for i in methods:
+            for j in methods:
+                if i == j or i not in vals or j not in vals:
+                    continue
+                a, b = vals[i], vals[j]
+                p = _p_greater(
+                    a.mean(),
+                    _var(a),
+                    len(a),
+                    b.mean(),
+                    _var(b),
+                    len(b),
+                    lambda a=a, b=b: stats.ttest_ind(a, b, equal_var=False, alternative="greater"),
+                )
+                if p < alpha:
+                    wins.loc[i, j] += 1
+    return _finish(wins)
+
+
+def paper_win_matrix(
+    metric: str = "accuracy", kind: str = "how", alpha: float = 0.05, n: int = PAPER_SEEDS, datasets=None
+):
+    """The win matrix recomputed from the published means and standard errors.
+
+    The paper's se is ``std(ddof=0) / sqrt(n)``, so the sample std is
+    ``se * sqrt(n) * sqrt(n / (n - 1))``; each pair is tested with
+    ``scipy.stats.ttest_ind_from_stats(..., nobs=n, equal_var=False, alternative="greater")``
+    (n = 8 seeds). Same degenerate-case rules and return value as :func:`win_matrix`; methods
+    are the table's, in our names. With the defaults this reproduces Figure 3 of the paper.
+
+    ``datasets``: restrict to these datasets (names, matched ignoring case, ``-`` and ``_``, or
+    OpenML ids), e.g. the ones a partial run of ours finished, for a like-for-like comparison.
+    """
+    p = paper_long(metric, kind)
+    if datasets is not None:
+        wide = load_paper_table(metric, kind)
+        by_name = {_norm(a): int(d) for a, d in zip(p["dataset"], p["did"])}
+        by_name.update({_norm(a): int(d) for a, d in zip(wide["dataset"], wide["did"])})
+        keep = {int(d) if isinstance(d, (int, np.integer)) else by_name.get(_norm(d)) for d in datasets}
+        p = p[p["did"].isin(keep)]
+    methods = list(dict.fromkeys(p["method"]))
+    p = p.assign(sd=p["se"] * np.sqrt(n) * np.sqrt(n / (n - 1)))
+    wins = _zeros(methods)
+    for _, g in p.groupby("did", sort=False):
+        st = g.set_index("method")
+        for i in methods:
+            for j in methods:
+                if i == j:
+                    continue
+                a, b = st.loc[i], st.loc[j]
+                pv = _p_greater(
+                    a["mean"],
+                    a["sd"] ** 2,
+                    n,
+                    b["mean"],
+                    b["sd"] ** 2,
+                    n,
+                    lambda a=a, b=b: stats.ttest_ind_from_stats(
+                        a["mean"], a["sd"], n, b["mean"], b["sd"], n, equal_var=False, alternative="greater"
+                    ),
+                )
+                if pv < alpha:
+                    wins.loc[i, j] += 1
+    return _finish(wins)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.DataFrame:
+    """Our numbers next to the published ones, per dataset x method.
+
+    Datasets are matched on the OpenML id (``did``) where our results have one, else on the
+    name (ignoring case, ``-`` and ``_``); methods on our names, with the separately scored
+    ``class_most_published`` and ``class_most_published_exact`` (:data:`tcclib.paper.cell_tests.SEPARATE`)
+    compared to the paper's ``most_correlated`` as well (where-tables). Only cells present on
+    both sides are returned.
+
+    Columns: dataset, did, method, ``mean`` and ``se`` (ours, paper definition; accuracy in %),
+    ``paper_mean``, ``paper_se``, ``diff`` = ours - paper, ``ci_low``/``ci_high`` = our 95 %
+    t-interval ``mean ± t(0.975, n-1) * sd / sqrt(n)`` with the sample std ``sd`` (ddof=1), and
+    ``inside`` (the paper's mean lies in that interval; False when n < 2, where the interval is
+    undefined), ``n``, ``sd``; then the tests of :func:`tcclib.paper.stats.add_cell_tests`: ``diff_se``
+    (standard error of the difference),
+    ``welch_p`` / ``differ`` (two-sided Welch test against the paper's mean and reconstructed
+    sample std, n = 8, p < 0.05) and ``tost_p`` / ``equivalent`` (equivalence within ``margin``:
+    1 point of accuracy, 0.01 AUROC).
+    """
+    _check(metric, kind)
+    cols = [
+        "dataset",
+        "did",
+        "method",
+        "mean",
+        "se",
+        "paper_mean",
+        "paper_se",
+        "diff",
+        "ci_low",
+        "ci_high",
+        "inside",
+        "n",
+        "sd",
+        "diff_se",
+        "welch_p",
+        "differ",
+        "tost_p",
+        "equivalent",
+        "margin",
+    ]
+    paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
+    extra = [paper[paper["method"] == "class_most"].assign(method=m) for m in cell_tests.SEPARATE]
+    paper = pd.concat([paper, *extra], ignore_index=True)
+    ours = summarize(results, metric)
+    if ours.empty:
+        return pd.DataFrame(columns=cols)
+    wide = load_paper_table(metric, kind)  # both spellings: registry and paper
+    by_name = {_norm(n): int(d) for n, d in zip(paper["dataset"], paper["did"])}
+    by_name.update({_norm(n): int(d) for n, d in zip(wide["dataset"], wide["did"])})
+    if "did" in ours.columns:
+        ours_did = [int(d) if not pd.isna(d) else by_name.get(_norm(n)) for n, d in zip(ours["dataset"], ours["did"])]
+        ours = ours.drop(columns="did")
+    else:
+        ours_did = [by_name.get(_norm(n)) for n in ours["dataset"]]
+    ours.insert(1, "did", pd.array(ours_did, dtype="Int64"))
+    ours = ours.dropna(subset=["did"]).astype({"did": int})
+    m = ours.merge(paper.drop(columns="dataset"), on=["did", "method"], how="inner")
+    if m.empty:
+        return pd.DataFrame(columns=cols)
+    n = m["n"].astype(float)
+    tq = pd.Series(np.where(n > 1, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan), index=m.index)
+    half = tq * m["sd"] / np.sqrt(n)
+    m["diff"] = m["mean"] - m["paper_mean"]
+    m["ci_low"], m["ci_high"] = m["mean"] - half, m["mean"] + half
+    m["inside"] = ((m["paper_mean"] >= m["ci_low"]) & (m["paper_mean"] <= m["ci_high"])).astype(bool)
+    m = cell_tests.add_cell_tests(m, metric)
+    return m[cols].reset_index(drop=True)
+
+
+def agreement_summary(comparison: pd.DataFrame, separate=None) -> pd.DataFrame:
+    """How often the paper's mean lies inside our 95 % interval, per method and overall.
+
+    Columns: method (last row ``all``), datasets (cells compared), inside, outside,
+    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text), and, where the
+    comparison has the per-cell tests, ``differ`` (Welch p < 0.05) and ``equivalent`` (TOST
+    within the margin). The ``all`` row counts each cell of the paper's table once: it leaves
+    out the ``separate`` methods (``class_most_published``, scored against the paper's
+    ``most_correlated`` column that ``class_most`` is scored against too), whose own rows stay.
+    """
+    cols = ["method", "datasets", "inside", "outside", "share inside", "mean diff"]
+    if comparison is None or len(comparison) == 0:
+        return pd.DataFrame(columns=cols)
+    c = comparison.assign(inside=comparison["inside"].astype(bool))
+    tests = [t for t in ("differ", "equivalent") if t in c.columns]
+    c = c.assign(**{t: c[t].astype(bool) for t in tests})
+    g = c.groupby("method", sort=False)
+    out = pd.DataFrame(
+        {
+            "datasets": g.size(),
+            "inside": g["inside"].sum().astype(int),
+            "mean diff": g["diff"].mean(),
+            **{t: g[t].sum().astype(int) for t in tests},
+        }
+    ).reset_index()
+    if separate is None:
+        separate = cell_tests.SEPARATE
+    base = c[~c["method"].isin(list(separate))]
+    total = pd.DataFrame(
+        [
+            {
+                "method": "all",
+                "datasets": len(base),
+                "inside": int(base["inside"].sum()),
+                "mean diff": base["diff"].mean(),
+                **{t: int(base[t].sum()) for t in tests},
+            }
+        ]
+    )
+    out = pd.concat([out, total], ignore_index=True)
+    out["outside"] = out["datasets"] - out["inside"]
+    out["share inside"] = (out["inside"] / out["datasets"]).map(lambda v: f"{v:.0%}" if v == v else "")
+    out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.3f}" if v == v else "")
+    return out[cols + tests]
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _pct(f: float) -> str:
+    """83.33 % -> '83.3%', 1.0 -> '100%', 0 -> '0%'."""
+    return f"{100 * f:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def plot_win_matrix(
+    frac: pd.DataFrame,
+    wins: pd.DataFrame,
+    decided: pd.DataFrame,
+    ax=None,
+    title: str = "win matrix (Welch t-test, p < 0.05)",
+):
+    """Heatmap of a win matrix (as returned by :func:`win_matrix` / :func:`paper_win_matrix`).
+
+    Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets);
+    undecided pairs read "–\n(0/0)" in the neutral colour, the diagonal is blank. Rows beat columns. Draws on ``ax``
+    (a new figure if None) and returns the Axes.
+    """
+    import matplotlib.pyplot as plt  # deferred: matplotlib loads only when a figure is drawn
+    import seaborn as sns  # deferred: seaborn loads only when a figure is drawn
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.3 * len(frac.columns) + 2.5, 1.1 * len(frac.index) + 1.5))
+    shown = frac.astype(float)
+    annot = np.full(shown.shape, "", dtype=object)
+    undecided = np.zeros(shown.shape, dtype=bool)
+    for r, i in enumerate(frac.index):
+        for c, j in enumerate(frac.columns):
+            f = shown.iloc[r, c]
+            if not pd.isna(f):
+                annot[r, c] = f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})"
+            elif i != j:  # no significant difference either way: say so, in the neutral colour
+                annot[r, c] = "–\n(0/0)"
+                undecided[r, c] = True
+    shown = shown.mask(undecided, 0.5)
+    sns.heatmap(
+        shown,
+        mask=shown.isna().to_numpy(),
+        annot=annot,
+        fmt="",
+        cmap="RdYlGn",
+        vmin=0,
+        vmax=1,
+        ax=ax,
+        linewidths=0.5,
+        linecolor="white",
+        square=True,
+        cbar_kws={"label": "share of significant wins"},
+        xticklabels=[str(c) for c in frac.columns],
+        yticklabels=[str(i) for i in frac.index],
+    )
+    ax.set_title(title)
+    ax.set_xlabel("column method (beaten)")
+    ax.set_ylabel("row method (row beats column)")
+    ax.tick_params(axis="x", rotation=30)
+    ax.tick_params(axis="y", rotation=0)
+    return ax
+
+
+def _md_cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (float, np.floating)):
+        return "" if math.isnan(v) else f"{v:.4g}"
+    try:
+        if pd.isna(v):
+            return ""
+    except (TypeError, ValueError):  # lists and other non-scalars
+        pass
+    return str(v).replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+
+
+def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
+    """Render a DataFrame as a GitHub-markdown table (no need for the ``tabulate`` package).
+
+    With ``index=True`` the index becomes the first column (headed by its name, or empty) unless
+    it is a plain unnamed RangeIndex. Floats are shown with 4 significant digits, NaN/NA as an
+    empty cell; ``|`` is escaped and newlines become ``<br>``.
+    """
+    d = df
+    if index and (df.index.name is not None or not isinstance(df.index, pd.RangeIndex)):
+        d = df.reset_index()
+        if df.index.name is None and d.columns[0] == "index":
+            d = d.rename(columns={"index": ""})
+    header = [_md_cell(c) for c in d.columns]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    for row in d.itertuples(index=False, name=None):
+        lines.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+#: the methods and baselines each kind of set table shows, in order: live views of the registry
+#: (:func:`tcclib.method.registry.table_methods`; the paper's methods are HOW_METHODS / WHERE_METHODS
+#: above, these must not shadow them)
+SET_HOW_METHODS = registry._NamesView(lambda: registry.table_methods("how"))
+SET_WHERE_METHODS = registry._NamesView(lambda: registry.table_methods("where"))
+
+
+# --------------------------------------------------------------------------- LaTeX
+
+
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _tex(text) -> str:
+    """Escape LaTeX's special characters in plain text."""
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _paper_dids(names, dids: dict) -> dict:
+    """Our dataset name -> OpenML id the paper's tables know (by id, else by name), where known."""
+    paper = paper_long("accuracy", "how")
+    wide = load_paper_table("accuracy", "how")
+    by_name = {_norm(n): int(d) for n, d in zip(paper["dataset"], paper["did"])}
+    by_name.update({_norm(n): int(d) for n, d in zip(wide["dataset"], wide["did"])})
+    out = {}
+    for n in names:
+        d = dids.get(n)
+        d = int(d) if d is not None and not pd.isna(d) else by_name.get(_norm(n))
+        if d is not None and d in set(wide["did"]):
+            out[n] = d
+    return out
+
+
+def _best_mask(mean: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """True where a row's mean equals its best at the shown precision (ties all True)."""
+    r = mean.round(digits)
+    return r.eq(r.max(axis=1), axis=0) & r.notna()
+
+
+def latex_table(
+    results: pd.DataFrame, metric: str, kind: str, methods=None, caption: str | None = None, label: str | None = None
+) -> str:
+    r"""One of Tables 2-5 as LaTeX (booktabs): ours next to the paper's, per dataset.
+
+    Rows: datasets in the paper's order (others after), then ``mean`` and ``average rank`` (each
+    side over the datasets where all its columns have a value). Columns: for each of ``methods``
+    (default: those of ``kind`` in ``results``) our "mean ± se" and, where the paper has that
+    column, the paper's next to it (``class_most_published`` and the baselines have ours only:
+    the paper's ``most_correlated`` column sits under ``class_most``). Accuracy in percent with 2
+    decimals; AUROC with 3 for ours and 2 for the paper's, as it printed them (its mean row gets
+    one more). The best mean of each row is bold, ours among
+    ours and the paper's among the paper's, ties at the shown precision included. Needs
+    ``\usepackage{booktabs}``. Returns the text of a ``table`` environment.
+    """
+    _check(metric, kind)
+    if methods is None:
+        methods = method_groups(results)[kind]
+    s = summarize(results, metric, methods)
+    present = set(s["method"])
+    methods = [m for m in methods if m in present]
+    if not methods:
+        raise ValueError(f"no result for any of the methods {methods!r}")
+    digits = _DIGITS[metric]
+    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
+    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
+    order = _dataset_order(list(mean.index), dids)
+    mean, se = mean.loc[order], se.loc[order]
+    to_did = _paper_dids(order, dids)
+    pl = paper_long(metric, kind)
+    paper_methods = [m for m in methods if m in set(pl["method"])]
+    pmean = pl.pivot(index="did", columns="method", values="mean")
+    pse = pl.pivot(index="did", columns="method", values="se")
+    paper_mean = pd.DataFrame(
+        {m: [pmean.loc[to_did[d], m] if d in to_did else np.nan for d in order] for m in paper_methods}, index=order
+    )
+    paper_se = pd.DataFrame(
+        {m: [pse.loc[to_did[d], m] if d in to_did else np.nan for d in order] for m in paper_methods}, index=order
+    )
+    has_paper = bool(paper_methods) and paper_mean.notna().any().any()
+    if not has_paper:
+        paper_methods = []
+    best = _best_mask(mean, digits)
+    pdigits = _PAPER_DIGITS[metric]
+    pbest = _best_mask(paper_mean, pdigits) if paper_methods else None
+
+    def cell(mu, e, bold, digits=digits):
+        if pd.isna(mu):
+            return "--"
+        body = f"{mu:.{digits}f} \\pm {e:.{digits}f}"
+        return f"$\\mathbf{{{body}}}$" if bold else f"${body}$"
+
+    cols = []  # (method, side)
+    for m in methods:
+        cols.append((m, "ours"))
+        if m in paper_methods:
+            cols.append((m, "paper"))
+    lines = []
+    name = {
+        ("accuracy", "how"): "Table 2",
+        ("auroc", "how"): "Table 3",
+        ("accuracy", "where"): "Table 4",
+        ("auroc", "where"): "Table 5",
+    }[metric, kind]
+    unit = "accuracy (\\%)" if metric == "accuracy" else "AUROC"
+    n_seeds = int(s["n"].max()) if len(s) else 0
+    caption = caption or (
+        f"{name} ({'how' if kind == 'how' else 'where'} to corrupt), test {unit}: ours ({n_seeds} seeds) "
+        f"next to the paper's, mean $\\pm$ standard error (std with ddof=0 over $\\sqrt{{n}}$). Bold: the "
+        f"best of each row, ours and the paper's separately."
+    )
+    label = label or f"tab:{metric}-{kind}"
+    lines += [
+        f"% {name}, {metric}, {kind} to corrupt: generated by tcclib.paper.tables.latex_table; needs "
+        f"\\usepackage{{booktabs}}",
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\caption{{{caption}}}",
+        f"\\label{{{label}}}",
+        "\\begin{tabular}{l" + "r" * len(cols) + "}",
+        "\\toprule",
+    ]
+    head, rules, sub, c = ["Dataset"], [], [""], 2
+    for m in methods:
+        w = 2 if m in paper_methods else 1
+        head.append(f"\\multicolumn{{{w}}}{{c}}{{{_tex(m)}}}" if w == 2 else _tex(m))
+        rules.append(f"\\cmidrule(lr){{{c}-{c + w - 1}}}")
+        sub += ["ours", "paper"] if w == 2 else ["ours"]
+        c += w
+    if paper_methods:
+        head[0] = ""
+        lines += [" & ".join(head) + " \\\\", " ".join(rules), "Dataset & " + " & ".join(sub[1:]) + " \\\\"]
+    else:
+        lines += [" & ".join(head) + " \\\\"]
+    lines.append("\\midrule")
+    for d in order:
+        row = [_tex(d)]
+        for m, side in cols:
+            if side == "ours":
+                row.append(cell(mean.loc[d, m], se.loc[d, m], bool(best.loc[d, m])))
+            else:
+                row.append(cell(paper_mean.loc[d, m], paper_se.loc[d, m], bool(pbest.loc[d, m]), pdigits))
+        lines.append(" & ".join(row) + " \\\\")
+    lines.append("\\midrule")
+
+    def summary(frame, digits):
+        full = frame.dropna()
+        if not len(full):
+            return {m: "--" for m in frame.columns}, {m: "--" for m in frame.columns}
+        avg = full.mean()
+        rk = full.rank(axis=1, ascending=False, method="average").mean()
+        return ({m: f"{avg[m]:.{digits}f}" for m in frame.columns}, {m: f"{rk[m]:.2f}" for m in frame.columns})
+
+    o_avg, o_rank = summary(mean, digits)
+    p_avg, p_rank = summary(paper_mean, pdigits + 1) if paper_methods else ({}, {})
+    for title, o, p in (("mean", o_avg, p_avg), ("average rank", o_rank, p_rank)):
+        row = [title] + [o[m] if side == "ours" else p[m] for m, side in cols]
+        lines.append(" & ".join(row) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
+def method_groups(results: pd.DataFrame) -> dict:
+    """``{"how": [...], "where": [...]}``: the methods (and baselines) of each kind present in
+    ``results``, in the tables' order."""
+    present = set(results.method) if len(results) else set()
+    return {kind: registry.table_methods(kind, present) for kind in _KINDS}
+
+
+def write_set_tables(set_dir, results: pd.DataFrame) -> str:
+    """``04_evaluation``'s tables: gather every finished dataset's files of ``set_dir`` into
+    ``results/`` (results, history, pseudo, corr_range), write Tables 2-5 (markdown) and their
+    summaries (CSV) per metric and kind, and the same tables as LaTeX next to the paper's
+    (``table_<metric>_<kind>.tex``, :func:`latex_table`); returns the tables as printed markdown."""
+    set_dir = Path(set_dir)
+    res_dir = set_dir / "results"
+    store.write_csv(results, res_dir / "results.csv")
+    for what in ("history", "pseudo", "corr_range"):
+        df = store.gather(set_dir, what)
+        if len(df):
+            store.write_csv(df, res_dir / f"{what}.csv")
+    text = []
+    groups = method_groups(results)
+    for metric in ("accuracy", "auroc"):
+        for kind, methods in groups.items():
+            if len(methods) < 2:
+                continue
+            t = paper_style_table(results, metric, methods)
+            store.write_text(to_markdown(t), res_dir / f"table_{metric}_{kind}.md")
+            store.write_text(latex_table(results, metric, kind, methods), res_dir / f"table_{metric}_{kind}.tex")
+            store.write_csv(summarize(results, metric, methods), res_dir / f"summary_{metric}_{kind}.csv")
+            text += [f"\n### {metric}, {kind} to corrupt\n", to_markdown(t)]
+    return "\n".join(text)
+
+
+def write_paper_comparisons(results: pd.DataFrame, res_dir) -> str:
+    """Our means next to the paper's for every dataset it reports, per metric and kind
+    (``paper_comparison_*.csv``); returns the agreement summaries as printed markdown."""
+    text = []
+    for metric in ("accuracy", "auroc"):
+        for kind in ("how", "where"):
+            cmp = compare_with_paper(results, metric, kind)
+            if len(cmp):
+                store.write_csv(cmp, Path(res_dir) / f"paper_comparison_{metric}_{kind}.csv")
+                text += [f"\n### {metric}, {kind}: agreement with the paper\n", to_markdown(agreement_summary(cmp))]
+    return "\n".join(text)

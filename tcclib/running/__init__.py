@@ -1,0 +1,7 @@
+"""Layer 4, running: training and storing one dataset (:func:`tcclib.running.train.run_dataset`),
+parameter files, notebook parameters, the sweep over a parameter set, Dask scale-out, the
+ablation grid and notebook 08's comparison on your own table.
+
+Layering rule: modules here import only the layers below (:mod:`tcclib.util`,
+:mod:`tcclib.data`, :mod:`tcclib.method`, :mod:`tcclib.artifacts`) and each other.
+"""

@@ -1,0 +1,178 @@
+"""The notebooks' parameters: flat, papermill-native, checked in the notebook's first cell.
+
+Every per-dataset notebook has a ``parameters`` cell with one line per setting, e.g.
+``epochs: int = 100  # contrastive epochs (paper: 500)``, so ``papermill --help-notebook``
+lists them and ``papermill ... -p epochs 5`` works.  papermill only *warns* about a name the
+notebook does not have; :func:`per_dataset` and :func:`aggregate` (called in the cell right
+after the parameters) read what papermill injected and stop with an error naming the closest
+valid parameter.  Relative paths resolve against the project root (:mod:`tcclib.util.paths`).
+
+The defaults are the published settings except ``epochs`` (100 instead of 500, see
+:data:`NOTEBOOK_DEFAULTS`): a notebook opened in JupyterLab and run as it is takes minutes.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tcclib.artifacts import store
+from tcclib.data.sources import _FILE_RE, load_dataset
+from tcclib.method.config import Config, ConfigError
+from tcclib.util import paths
+
+REUSE_ENV = "TCC_REUSE"
+PER_DATASET_PATHS = ("dataset", "set_name", "output_dir", "data_dir", "cache_dir", "reuse")
+AGGREGATE_PARAMS = ("set_name", "set_dir", "figure_dataset")
+ABLATION_PARAMS = ("labeled_fractions", "corruption_rates", "ablation_methods")
+NOTEBOOK_DEFAULTS = {"epochs": 100}
+"""Where a notebook's default differs from :class:`Config`'s published one (interactive runs)."""
+
+
+class ParameterError(ConfigError):
+    """A notebook parameter is unknown or has a wrong value."""
+
+
+def config_names() -> list[str]:
+    return [f.name for f in dataclasses.fields(Config) if f.name != "extra"]
+
+
+def per_dataset_names(ablation: bool = False) -> list[str]:
+    return [*PER_DATASET_PATHS, *config_names(), *(ABLATION_PARAMS if ablation else ())]
+
+
+def injected_names(namespace: dict) -> list[str]:
+    """Names papermill assigned in its injected ``# Parameters`` cell (the latest one), from the
+    kernel's input history; empty when the notebook was not run by papermill."""
+    for src in reversed(list(namespace.get("In", []) or [])):
+        if src.startswith("# Parameters\n") or src == "# Parameters":
+            try:
+                tree = ast.parse(src)
+            except SyntaxError:
+                return []
+            return [
+                t.id
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            ]
+    return []
+
+
+def check_injected(namespace: dict, allowed) -> None:
+    """Raise :class:`ParameterError` for an injected name that is not a parameter."""
+    allowed = list(allowed)
+    bad = [n for n in injected_names(namespace) if n not in allowed]
+    if bad:
+        msgs = []
+        for n in bad:
+            close = difflib.get_close_matches(n, allowed, n=1, cutoff=0.6)
+            msgs.append(f"{n!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ParameterError(
+            f"unknown notebook parameter(s): {', '.join(msgs)}. Valid parameters: "
+            f"{', '.join(allowed)} (`papermill --help-notebook NOTEBOOK` lists them)"
+        )
+
+
+def _coerce(name: str, value):
+    """papermill's ``-p`` passes a list as its text: read it as YAML."""
+    if name in ("seeds", "methods", "baselines", *ABLATION_PARAMS) and isinstance(value, str):
+        import yaml  # deferred: PyYAML loads only when a YAML text is read
+
+        v = yaml.safe_load(value)
+        return v if isinstance(v, list) else [v]
+    return value
+
+
+def as_list(value) -> list:
+    """A list parameter as papermill's ``-p NAME VALUE`` may pass it: text read as YAML
+    (``-p methods "[random, class]"``, or one name)."""
+    if isinstance(value, str):
+        import yaml  # deferred: PyYAML loads only when a YAML text is read
+
+        v = yaml.safe_load(value)
+        return v if isinstance(v, list) else [v]
+    return list(value)
+
+
+def config_from(namespace: dict) -> Config:
+    d = {n: _coerce(n, namespace[n]) for n in config_names() if n in namespace}
+    try:
+        return Config.from_dict(d)
+    except (ConfigError, TypeError) as e:
+        raise ParameterError(f"notebook parameters: {e}") from None
+
+
+def reuse_enabled(value: bool) -> bool:
+    """The ``reuse`` parameter, unless ``$TCC_REUSE=0`` turns reuse off (the tests' drift check)."""
+    env = os.environ.get(REUSE_ENV)
+    if env is not None and env.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    return bool(value)
+
+
+@dataclass
+class DatasetRun:
+    """What a per-dataset notebook works with, resolved from its parameters."""
+
+    cfg: Config
+    ds: Any  # tcclib.data.sources.Dataset
+    out: Path
+    cache_dir: Path
+    data_dir: str | None
+    reuse: bool
+    grid: dict | None = None  # 07_ablation's grid parameters
+
+
+def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> DatasetRun:
+    """Check the parameters of a per-dataset notebook, resolve its paths, load the dataset."""
+    check_injected(namespace, per_dataset_names(ablation))
+    cfg = config_from(namespace)
+    dataset, set_name = namespace.get("dataset", "breast_cancer"), namespace.get("set_name", "lab")
+    folder = Path(m["path"]).stem if (m := _FILE_RE.match(str(dataset).strip())) else str(dataset)  # PATH:TARGET
+    out = (
+        paths.resolve(namespace["output_dir"])
+        if namespace.get("output_dir")
+        else paths.runs_root() / str(set_name) / folder
+    )
+    cache = paths.resolve(namespace["cache_dir"]) if namespace.get("cache_dir") else out.parent.parent / ".cache"
+    data_dir = str(paths.resolve(namespace["data_dir"])) if namespace.get("data_dir") else None
+    out.mkdir(parents=True, exist_ok=True)
+    grid = None
+    if ablation:
+        grid = {n: _coerce(n, namespace[n]) for n in ABLATION_PARAMS if n in namespace}
+    ds = None
+    if load:
+        ds = load_dataset(dataset, data_dir=data_dir)
+    return DatasetRun(cfg, ds, out, cache, data_dir, reuse_enabled(namespace.get("reuse", True)), grid)
+
+
+def aggregate(namespace: dict, need_results: bool = True):
+    """Check an aggregate notebook's parameters; ``(set_dir, results)``.
+
+    ``set_dir`` "" means ``runs/<set_name>``.  With no finished dataset there, a clear error says
+    what to run first (rather than an empty table failing later)."""
+    check_injected(namespace, AGGREGATE_PARAMS)
+    set_name = str(namespace.get("set_name", "demo"))
+    set_dir = paths.resolve(namespace["set_dir"]) if namespace.get("set_dir") else paths.runs_root() / set_name
+    results = store.gather(set_dir, "results")
+    if need_results and not len(results):
+        ref = paths.reference_root() / set_name
+        hint = (
+            f' The committed reference results are in {ref}: set set_dir = "outputs/{set_name}" '
+            "to look at them (this notebook then rewrites its tables and figures there)."
+            if (ref / "index.md").exists()
+            else ""
+        )
+        raise ParameterError(
+            f"no finished dataset in {set_dir}: run the per-dataset notebooks first "
+            f"(`python -m tcclib params/{set_name}.yaml`, or notebooks 01-03 with "
+            f'set_name = "{set_name}").{hint}'
+        )
+    return set_dir, results

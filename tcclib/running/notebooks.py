@@ -1,0 +1,151 @@
+"""The notebooks as the sweep runs them: their jupytext sources, parameters and execution.
+
+:func:`execute` runs one notebook with papermill in this very interpreter
+(:mod:`tcclib.util.kernel`), streaming the kernel's output to the console.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import platform
+import shutil
+import sys
+from pathlib import Path
+
+import jupytext  # noqa: F401  (reads the notebooks' .py sources)
+import papermill as pm
+
+from tcclib.artifacts import store
+from tcclib.method.config import Config
+from tcclib.running import params as param_files
+from tcclib.util import paths
+from tcclib.util.kernel import KERNEL_NAME, kernel_manager
+from tcclib.util.progress import PROGRESS_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def share_tcclib_with_kernels() -> None:
+    """Let the kernels papermill starts import this very tcclib, even from a source checkout that
+    is not installed (or whose editable install points at another copy): the checkout's root
+    goes first on ``PYTHONPATH``, which the kernels inherit. An installed package is left alone."""
+    if not (ROOT / "pyproject.toml").exists():
+        return
+    rest = [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x and x != str(ROOT)]
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *rest])
+
+
+def machine() -> str:
+    """The CPU and torch build a dataset ran on (floats round differently between CPUs, so a
+    result's provenance names them), e.g. ``AMD EPYC, 2 cores, torch 2.13.0+cpu (AVX2)``."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    import torch  # deferred: torch takes seconds to import, and --check never needs it
+
+    dev = f", {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""
+    return f"{cpu}, {os.cpu_count()} cores{dev}, torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()})"
+
+
+def notebook_dir() -> Path:
+    return Path(os.environ.get("TCC_NOTEBOOKS", ROOT / "notebooks"))
+
+
+def source_path(name: str) -> Path:
+    """The source of notebook ``name``: ``notebooks/<name>*.py`` (jupytext percent format)."""
+    hits = sorted(notebook_dir().glob(f"{name}*.py"))
+    if not hits:
+        raise FileNotFoundError(f"notebook source {name}*.py not found in {notebook_dir()}")
+    return hits[0]
+
+
+def source_hash(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_source(name: str):
+    """The notebook ``name`` read from its jupytext source, with ``metadata.tcc`` naming the
+    source and its sha256 (every rendered notebook records which source rendered it)."""
+    src = source_path(name)
+    nb = jupytext.read(src)
+    nb.metadata["tcc"] = {"source": f"notebooks/{src.name}", "source_sha256": source_hash(src)}
+    nb.metadata.pop("jupytext", None)
+    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    for i, cell in enumerate(nb.cells):  # stable ids: re-renders differ only where outputs do
+        cell["id"] = f"{src.stem[:2]}-{i:02d}"
+    return nb
+
+
+def declared_parameters(nb) -> set[str]:
+    """The names a notebook's ``parameters`` cell assigns (``epochs: int = 100`` and the like)."""
+    names = set()
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    names.add(node.target.id)
+                elif isinstance(node, ast.Assign):
+                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def needed_parameters(nb, parameters: dict) -> dict:
+    """``parameters`` less the settings the notebook does not declare that are at their default
+    anyway (a setting newer than the notebook's parameter cell: nothing to tell it, and papermill
+    would warn of an unknown name).  A setting off its default is always passed: the notebook's
+    check (:func:`tcclib.running.nbparams.per_dataset`) takes it."""
+    declared, default = declared_parameters(nb), Config().to_dict()
+    return {k: v for k, v in parameters.items() if k in declared or k not in default or v != default[k]}
+
+
+def execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
+    """Execute notebook ``nb`` with ``parameters`` into ``out``, in this very interpreter
+    (:mod:`tcclib.util.kernel`), streaming the kernel's output (progress bars) to the console."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.running.ipynb")
+    share_tcclib_with_kernels()  # every path that runs a notebook (--aggregates too) needs it
+    km = kernel_manager()
+    os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
+    os.environ[store.SWEEP_ENV] = "1"  # the sweep writes the markers itself (store.save_run)
+    try:
+        source = load_source(nb)
+        pm.execute_notebook(
+            source,
+            str(tmp),
+            parameters=needed_parameters(source, parameters),
+            cwd=str(cwd),
+            progress_bar=False,
+            kernel_name=KERNEL_NAME,
+            km=km,
+            stderr_file=sys.stderr,
+            start_timeout=120,
+        )
+    finally:
+        if km.has_kernel:  # papermill leaves a kernel it was handed running
+            km.shutdown_kernel(now=True)
+        shutil.rmtree(Path(km.ip).parent, ignore_errors=True)
+        if tmp.exists():
+            os.replace(tmp, out)  # keep the rendered notebook, failed or not
+
+
+def notebook_parameters(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> dict:
+    """The papermill parameters of a dataset's notebooks: flat, one per setting.
+
+    Paths are relative to the project root where they lie under it, so that a rendered notebook
+    re-executes in another checkout (or a copy with ``$TCC_ROOT``); the data folder comes from the
+    environment (``$TCC_DATA_DIR``), never from a path baked into the notebook."""
+    cfg = ps.config_for(dataset).to_dict()
+    return dict(
+        dataset=ps.spec(dataset),
+        set_name=ps.name,
+        output_dir=paths.relative_to_root(out_root / ps.name / dataset),
+        data_dir="",
+        cache_dir=paths.relative_to_root(out_root / ".cache"),
+        reuse=bool(reuse),
+        **cfg,
+    )

@@ -1,0 +1,360 @@
+"""Parameter sets (``params/*.yaml``): loaded and fully validated before anything runs.
+
+A set names the datasets to run, the settings (:class:`tcclib.method.config.Config` fields, checked
+for name, type and range) and the notebooks.  Example::
+
+    name: smoke
+    description: three small datasets, few epochs
+    datasets: [breast_cancer, 11, diabetes]     # names or OpenML ids, or "all" (the paper's 30)
+    config: {seeds: [614579, 336466], epochs: 5}
+    keep_embeddings: [breast_cancer]
+    scheduler: local:2        # optional: run on a Dask cluster (tcclib.running.scale); local, local:N, tcp://host:port
+    seeds_per_unit: 1         # optional, with a scheduler: one unit of work per group of this many seeds
+
+A ``datasets`` entry is any of (:func:`tcclib.data.sources.source`, :func:`~tcclib.data.sources.expand`):
+a name or id of the paper's 30 or ``breast_cancer``; any other OpenML id (``3``) or name
+(``openml:kr-vs-kp``); an OpenML suite or study, which expands to its datasets (``suite:99``,
+``suite:OpenML-CC18``, ``{suite: 99}``); a local table with its target column
+(``data/my.csv:label`` or ``{path: data/my.csv, target: label}``; CSV, TSV, Parquet, ARFF; a
+relative path lies under the project root), named by its file name without the extension.
+Offline, OpenML metadata comes from the data folder (``data_dir``, or ``$TCC_DATA_DIR``): its
+``MANIFEST.tsv`` rows and ``suites/<id or alias>.json`` listings.
+
+Everything a run will use is checked here, up front, so that a file that passes
+``python -m tcclib FILE --check`` fails later for no settings reason: unknown or duplicated
+keys (YAML's own rule, the last value wins, would hide the first), each value's type (a list
+where a list belongs, text where text belongs), the settings (:class:`tcclib.method.config.Config`,
+including that a ``cuda`` device is visible here, unless the set runs on a remote Dask
+scheduler), that ``keep_embeddings`` and an explicit
+``figure_dataset`` are datasets of the set, and that each notebook list names notebooks of its
+kind.  Every mistake is a :class:`ParamsError` naming the file, the key and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tcclib.data import sources as data_sources
+from tcclib.data.sources import list_datasets, resolve
+from tcclib.method.config import Config, ConfigError
+from tcclib.util import paths
+
+PER_DATASET_NOTEBOOKS = ("01_data_prep", "02_correlation", "03_pretraining")
+AGGREGATE_NOTEBOOKS = ("04_evaluation", "05_figures")
+REPORT_NOTEBOOKS = ("06_report",)
+ABLATION_NOTEBOOKS = ("07_ablation",)
+ALL_NOTEBOOKS = PER_DATASET_NOTEBOOKS + AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS + ABLATION_NOTEBOOKS
+KEYS = (
+    "name",
+    "description",
+    "datasets",
+    "config",
+    "data_dir",
+    "keep_embeddings",
+    "per_dataset_notebooks",
+    "aggregate_notebooks",
+    "workers",
+    "figure_dataset",
+    "scheduler",
+    "seeds_per_unit",
+)
+
+
+class ParamsError(ConfigError):
+    """A parameter file is malformed."""
+
+
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A YAML mapping names the same key twice (YAML itself would keep the last value silently)."""
+
+    def __init__(self, key, line: int, first_line: int):
+        self.key, self.line, self.first_line = key, line, first_line
+        super().__init__(
+            problem=f"line {line}: key {key!r} is given twice (first on line {first_line}); keep one of them"
+        )
+
+    def __str__(self) -> str:
+        return self.problem
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a duplicated mapping key, with its line numbers."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *anchor" may repeat keys
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in seen:
+                        raise DuplicateKeyError(key, line, seen[key])
+                    seen[key] = line
+                except TypeError:  # an unhashable key: SafeLoader's own error says so
+                    continue
+        return super().construct_mapping(node, deep)
+
+
+@dataclass
+class ParamSet:
+    name: str
+    datasets: list[str]
+    config: Config
+    description: str = ""
+    data_dir: str | None = None
+    keep_embeddings: list[str] = field(default_factory=list)
+    per_dataset_notebooks: tuple[str, ...] = PER_DATASET_NOTEBOOKS
+    aggregate_notebooks: tuple[str, ...] = AGGREGATE_NOTEBOOKS
+    workers: int = 1
+    figure_dataset: str = "breast_cancer"
+    scheduler: str | None = None  # a Dask cluster to run on (tcclib.running.scale): local, local:N, tcp://host:port
+    seeds_per_unit: int | None = None  # on a cluster: split each dataset into groups of this many seeds
+    path: Path | None = None
+    sources: dict = field(default_factory=dict)  # dataset name -> the text load_dataset reads it from
+
+    def spec(self, dataset: str) -> str:
+        """What ``load_dataset`` (and a notebook's ``dataset`` parameter) reads ``dataset`` from."""
+        return self.sources.get(dataset, dataset)
+
+    def config_for(self, dataset: str) -> Config:
+        """The settings of one dataset (embeddings kept only where asked)."""
+        return self.config.replace(keep_embeddings=dataset in self.keep_embeddings)
+
+
+def dataset_names(items, where: str, known=None) -> list[str]:
+    """Names of ``items`` (names or OpenML ids; ``known``: the set's own names, matched first,
+    case-insensitively); a :class:`ParamsError` for an unknown one, a value that is not a name
+    or id, or a dataset listed twice."""
+    by_lower = {str(n).lower(): n for n in (known or [])}
+    out = []
+    for it in items:
+        if isinstance(it, bool) or not isinstance(it, (str, int)):
+            raise ParamsError(f"{where}: {it!r} is not a dataset name or OpenML id")
+        if str(it).strip().lower() in by_lower:
+            out.append(by_lower[str(it).strip().lower()])
+            continue
+        try:
+            out.append(resolve(it)[0])
+        except (ValueError, data_sources.DataUnavailableError) as e:
+            raise ParamsError(f"{where}: {e}") from None
+    if len(set(out)) != len(out):
+        raise ParamsError(f"{where}: a dataset is listed twice")
+    return out
+
+
+def dataset_sources(items, where: str, data_dir=None) -> dict[str, data_sources.Source]:
+    """``{name: Source}`` of a ``datasets`` list, suites expanded (see the module docstring); a
+    :class:`ParamsError` naming every entry that does not resolve, and any dataset listed twice."""
+    out, problems = {}, []
+    for it in items:
+        if isinstance(it, bool) or not isinstance(it, (str, int, dict)):
+            problems.append(
+                f"{it!r} is not a dataset name, OpenML id, suite, file PATH:TARGET or {{path: ..., target: ...}}"
+            )
+            continue
+        try:
+            srcs = data_sources.expand(it, data_dir)
+        except (ValueError, data_sources.DataUnavailableError) as e:
+            problems.append(str(e))
+            continue
+        for s in srcs:
+            if s.name in out:
+                if out[s.name] != s:
+                    problems.append(
+                        f"two datasets are named {s.name!r} ({out[s.name].spec} and {s.spec}); rename one file"
+                    )
+                else:
+                    problems.append(f"{s.name} is listed twice" + (f" (also in {it})" if len(srcs) > 1 else ""))
+                continue
+            out[s.name] = s
+    if problems:
+        raise ParamsError(f"{where}: " + "; ".join(problems))
+    return out
+
+
+def _name_list(d: dict, key: str, where: str, example: str, default=None) -> list:
+    """``d[key]`` as a list: absent gives ``default``; a single value or ``key:`` with nothing
+    after it is an error naming the list form (never a string read letter by letter)."""
+    if key not in d:
+        return list(default or [])
+    v = d[key]
+    if not isinstance(v, list):
+        fix = f"[{v}]" if isinstance(v, (str, int)) and not isinstance(v, bool) else example
+        got = "nothing" if v is None else f"{type(v).__name__} {v!r}"
+        raise ParamsError(
+            f"{where}: '{key}' must be a list, got {got}; write e.g. {key}: {fix}"
+            + (" ([] for none)" if v is None else "")
+        )
+    return v
+
+
+def _notebooks(d: dict, key: str, where: str, default: tuple, allowed: tuple, kind: str) -> tuple:
+    nbs = _name_list(d, key, where, f"[{', '.join(default) or allowed[0]}]", default)
+    for nb in nbs:
+        if not isinstance(nb, str) or nb not in allowed:
+            others = [n for n in ALL_NOTEBOOKS if n not in allowed]
+            other = "aggregate_notebooks" if key == "per_dataset_notebooks" else "per_dataset_notebooks"
+            hint = (
+                f" ({nb} belongs in {other})"
+                if nb in others
+                else "".join(f" (did you mean {c!r}?)" for c in difflib.get_close_matches(str(nb), allowed, n=1))
+            )
+            raise ParamsError(
+                f"{where}: {key}: unknown notebook {nb!r}{hint}; the {kind} notebooks are {', '.join(allowed)}"
+            )
+    if len(set(nbs)) != len(nbs):
+        raise ParamsError(f"{where}: {key}: a notebook is listed twice")
+    return tuple(nbs)
+
+
+def check_scheduler(value, where: str) -> str:
+    """A Dask scheduler address: ``local``, ``local:N`` (a LocalCluster of N worker processes) or
+    ``<protocol>://host:port`` (a running scheduler); a :class:`ParamsError` otherwise."""
+    ok = isinstance(value, str) and (
+        value == "local"
+        or "://" in value.strip("/:")
+        or (value.startswith("local:") and value[6:].isdigit() and int(value[6:]) >= 1)
+    )
+    if not ok:
+        raise ParamsError(
+            f"{where}: scheduler must be local, local:N (N worker processes, N >= 1) or the "
+            f"address of a running Dask scheduler such as tcp://host:8786, got {value!r}"
+        )
+    return value
+
+
+def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSet:
+    """Validate a parameter set read from YAML (see the module docstring for what is checked).
+
+    ``data_dir`` (else ``$TCC_DATA_DIR``, else the file's ``data_dir``): where OpenML datasets
+    and suites outside the paper's 30 are looked up offline."""
+    explicit_data_dir = data_dir
+    where = str(path) if path else "params"
+    if not isinstance(d, dict):
+        raise ParamsError(f"{where}: expected a mapping at the top level")
+    for k in d:
+        if k not in KEYS:
+            close = difflib.get_close_matches(str(k), KEYS, n=1)
+            raise ParamsError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    if not isinstance(d.get("name"), str) or not d["name"].isidentifier():
+        raise ParamsError(f"{where}: 'name' must be a simple identifier (letters, digits, _)")
+    ds = d.get("datasets")
+    if ds == "all":
+        ds = [n for n in list_datasets().name if n != "breast_cancer"]
+    if not isinstance(ds, list) or not ds:
+        fix = f"; write it as a list, e.g. datasets: [{ds}]" if isinstance(ds, (str, int)) and ds != "" else ""
+        raise ParamsError(f"{where}: 'datasets' must be a non-empty list or 'all'{fix}")
+    data_dir = d.get("data_dir")
+    if data_dir is not None and (not isinstance(data_dir, str) or not data_dir.strip()):
+        raise ParamsError(
+            f"{where}: 'data_dir' must be a folder path (relative to the repository root), "
+            f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none"
+        )
+    folder = data_sources.data_dir(explicit_data_dir) or (paths.resolve(data_dir) if data_dir else None)
+    sources = dataset_sources(ds, f"{where}: datasets", folder)
+    datasets = list(sources)
+    if d.get("config") is not None and not isinstance(d["config"], dict):
+        raise ParamsError(
+            f"{where}: 'config' must be a mapping of settings, e.g. "
+            f"config: {{epochs: 5, seeds: [1, 2]}}, got {type(d['config']).__name__} {d['config']!r}"
+        )
+    remote = isinstance(d.get("scheduler"), str) and "://" in d["scheduler"]
+    try:
+        cfg = Config.from_dict(d.get("config") or {})
+        if not remote:  # on a running cluster's workers the device is theirs, not this machine's
+            cfg.check_device()
+    except (ConfigError, TypeError) as e:
+        raise ParamsError(f"{where}: config: {e}") from None
+    if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default
+        d = {**d, "keep_embeddings": []}
+    keep = dataset_names(
+        _name_list(d, "keep_embeddings", where, "[breast_cancer]"), f"{where}: keep_embeddings", datasets
+    )
+    stray = [n for n in keep if n not in datasets]
+    if stray:
+        raise ParamsError(
+            f"{where}: keep_embeddings: {', '.join(stray)} not in 'datasets' (no embeddings "
+            f"would be kept for it); add it to 'datasets' or remove it here"
+        )
+    description = d.get("description", "")
+    if not isinstance(description, str):
+        got = "nothing" if description is None else f"{type(description).__name__} {description!r}"
+        raise ParamsError(
+            f"{where}: 'description' must be text, got {got}; write a sentence (quote it if "
+            f"it looks like a number) or leave the key out"
+        )
+    workers = d.get("workers", 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParamsError(
+            f"{where}: 'workers' must be a positive integer (datasets run at once), "
+            f"got {type(workers).__name__} {workers!r}"
+        )
+    scheduler = d.get("scheduler")
+    if scheduler is not None:
+        check_scheduler(scheduler, where)
+    spu = d.get("seeds_per_unit")
+    if spu is not None and (isinstance(spu, bool) or not isinstance(spu, int) or spu < 1):
+        raise ParamsError(
+            f"{where}: 'seeds_per_unit' must be a positive integer (seeds per unit of work on "
+            f"a cluster), got {type(spu).__name__} {spu!r}; leave it out to run each dataset whole"
+        )
+    per = _notebooks(
+        d,
+        "per_dataset_notebooks",
+        where,
+        PER_DATASET_NOTEBOOKS,
+        PER_DATASET_NOTEBOOKS + ABLATION_NOTEBOOKS,
+        "per-dataset",
+    )
+    agg = _notebooks(
+        d, "aggregate_notebooks", where, AGGREGATE_NOTEBOOKS, AGGREGATE_NOTEBOOKS + REPORT_NOTEBOOKS, "aggregate"
+    )
+    fig = dataset_names([d.get("figure_dataset", "breast_cancer")], f"{where}: figure_dataset", datasets)[0]
+    if "figure_dataset" in d and fig not in datasets:
+        raise ParamsError(
+            f"{where}: figure_dataset: {fig} is not in 'datasets' (its figures would be "
+            f"missing); choose one of {', '.join(datasets)}"
+        )
+    return ParamSet(
+        name=d["name"],
+        datasets=datasets,
+        config=cfg,
+        description=description,
+        data_dir=data_dir,
+        keep_embeddings=keep,
+        per_dataset_notebooks=per,
+        aggregate_notebooks=agg,
+        workers=workers,
+        figure_dataset=fig,
+        scheduler=scheduler,
+        seeds_per_unit=spu,
+        path=path,
+        sources={n: s.spec for n, s in sources.items()},
+    )
+
+
+def load(path: str | Path, data_dir=None) -> ParamSet:
+    """Read and validate a parameter file; a clear :class:`ParamsError` on any mistake.
+
+    The YAML is read with a loader that refuses a key given twice in one mapping."""
+    path = Path(path)
+    if not path.exists():
+        raise ParamsError(f"no parameter file {path}")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ParamsError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
+    try:
+        d = yaml.load(text, Loader=_StrictLoader)
+    except DuplicateKeyError as e:
+        raise ParamsError(f"{path}: {e}") from None
+    except yaml.YAMLError as e:
+        raise ParamsError(f"{path}: not valid YAML: {e}") from None
+    return parse(d, path, data_dir)

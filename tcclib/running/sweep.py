@@ -1,0 +1,560 @@
+"""Run a parameter set: the per-dataset notebooks for every dataset, then the aggregate ones.
+
+    python -m tcclib params/demo.yaml                      # -> runs/demo/
+    python -m tcclib params/paper.yaml --outputs outputs   # the committed reference renders
+    python -m tcclib params/smoke.yaml --force all         # re-render, reusing stored results
+    python -m tcclib params/smoke.yaml --force credit-g --retrain   # redo one dataset
+
+Each dataset's notebooks (``notebooks/*.py``, jupytext sources) are executed with papermill, in
+this interpreter (no kernelspec is consulted), into ``<outputs>/<set>/<dataset>/``; the default
+output root is ``runs/`` (not tracked by git), so a run never skips or overwrites the committed
+reference renders in ``outputs/``; a finished run is compared with the reference of the same set
+and dataset when there is one.  A ``_DONE.json`` marker, written last and atomically, marks a
+finished dataset, which a later run skips (unless ``--force``; a forced re-run that trains keeps
+the earlier runs' records under ``earlier``); it records the wall time, the
+machine, the interpreter, and the pretraining time over all stretches (``pretrain_s``;
+``resumed_at_epoch`` when pretraining resumed from the checkpoint an interrupted run left under
+``<outputs>/.cache/checkpoints``).  Stored results whose data and settings match are reused
+(:mod:`tcclib.artifacts.keys`): ``--force`` re-renders without training; ``--retrain`` trains anew.  A
+dataset that fails gets a ``_FAILED.json`` with its error and traceback, the others go on, and the
+failures are listed at the end, one line each (exit status 1).  Interrupting the sweep loses
+nothing already finished.
+
+Datasets that run at once share the cores: each gets ``cores // jobs`` threads for torch and
+XGBoost (:mod:`tcclib.util.threads`; ``--threads N`` or an explicit ``OMP_NUM_THREADS`` instead), and
+the sweep prints its choice.  ``--scheduler local[:N]`` or ``--scheduler tcp://host:port`` runs
+the datasets (or groups of their seeds, ``--seeds-per-unit K``) on a Dask cluster
+(:mod:`tcclib.running.scale`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.util
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from tcclib.artifacts import store
+from tcclib.data.sources import DATA_DIR_ENV
+from tcclib.running import notebooks
+from tcclib.running import params as param_files
+from tcclib.running import scale as dask_scale
+from tcclib.running.folders import (
+    PREVIOUS,
+    SweepError,
+    check_writable,
+    error_line,
+    recover,
+    run_dataset_notebooks,
+    set_lock,
+)
+from tcclib.util import paths
+from tcclib.util import threads as thread_budget
+
+
+def run_aggregate(ps: param_files.ParamSet, out_root: Path) -> None:
+    set_dir = out_root / ps.name
+    for nb in ps.aggregate_notebooks:
+        notebooks.execute(
+            nb,
+            set_dir / f"{nb}.ipynb",
+            dict(set_name=ps.name, set_dir=paths.relative_to_root(set_dir), figure_dataset=ps.figure_dataset),
+            set_dir,
+        )
+
+
+def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
+    """``outputs/<set>/index.md``: links to every rendered notebook, result and figure."""
+    set_dir = out_root / ps.name
+    st = store.status(set_dir)
+    lines = [
+        f"# Outputs of the `{ps.name}` parameter set",
+        "",
+        ps.description.strip(),
+        "",
+        f"Settings: `{ps.path}`" if ps.path else "",
+        "",
+        "## Aggregate",
+        "",
+    ]
+    for nb in ps.aggregate_notebooks:
+        if (set_dir / f"{nb}.ipynb").exists():
+            lines.append(f"- [{nb}]({nb}.ipynb)")
+    for sub in ("results", "figures"):
+        files = sorted((set_dir / sub).glob("*")) if (set_dir / sub).exists() else []
+        if files:
+            lines += ["", f"## {sub.capitalize()}", ""]
+            lines += [f"- [{f.name}]({sub}/{f.name})" for f in files if f.suffix in (".csv", ".md", ".png", ".pdf")]
+    lines += ["", "## Datasets", "", "| dataset | status | notebooks |", "| --- | --- | --- |"]
+    for _, r in st.iterrows():
+        # an incomplete dataset's notebooks are partial renders, rewritten when it resumes: no links
+        nbs = " ".join(
+            f"[{nb[:2]}]({r.dataset}/{nb}.ipynb)"
+            for nb in ps.per_dataset_notebooks
+            if r.status != "incomplete" and (set_dir / r.dataset / f"{nb}.ipynb").exists()
+        )
+        one = " ".join(str(r.error).split()).replace("|", "\\|")
+        err = f" ({one[:160]})" if r.error else ""
+        lines.append(f"| {r.dataset} | {r.status}{err} | {nbs} |")
+    return store.write_text("\n".join(lines) + "\n", set_dir / "index.md")
+
+
+def resolve_data_dir(ps: param_files.ParamSet, explicit: str | None = None) -> str | None:
+    """The data folder a run uses: ``explicit`` (--data-dir), else ``$TCC_DATA_DIR``, else the
+    parameter file's ``data_dir`` (relative to the project root).  A :class:`SweepError` when the
+    option or the variable names no folder; a parameter file's folder that this machine lacks is
+    a note (OpenML's download is used instead)."""
+    where = (
+        "--data-dir" if explicit else f"${DATA_DIR_ENV}" if os.environ.get(DATA_DIR_ENV) else f"data_dir in {ps.path}"
+    )
+    d = explicit or os.environ.get(DATA_DIR_ENV) or ps.data_dir
+    if not d:
+        return None
+    folder = paths.resolve(d)
+    if not folder.is_dir() and d == ps.data_dir and not explicit and not os.environ.get(DATA_DIR_ENV):
+        # a parameter file's default folder (e.g. ../shared beside this checkout) that this
+        # machine does not have: OpenML's download is the way, as for any user online
+        print(f"note: {where}: {folder} does not exist here; datasets are downloaded from OpenML", file=sys.stderr)
+        return None
+    if not folder.is_dir():
+        raise SweepError(
+            f"{where}: the data folder {folder} does not exist (or is not a folder); point "
+            f"it at the folder holding the <did>.arff copies, or unset it to download from OpenML"
+        )
+    return str(folder)
+
+
+STALE = "stale"  # --force stale: the finished datasets whose stored settings are not the file's
+
+
+def settings_changed(ps: param_files.ParamSet, set_dir: Path, dataset: str) -> str | None:
+    """How the settings a finished ``dataset`` ran with (its ``config.json``) differ from what the
+    parameter file asks now, e.g. ``methods +class_most_published_exact``; None when they are the
+    same (or nothing was stored)."""
+    f = set_dir / dataset / "config.json"
+    if not f.exists():
+        return None
+    same, why = store.same_settings(f, ps.config_for(dataset))
+    return None if same else why
+
+
+def skipped_line(set_dir: Path, dataset: str, changed: str | None) -> str:
+    """What the sweep says of a finished dataset it does not run now."""
+    if changed:
+        return (
+            f"{dataset}: done in {set_dir / dataset}, but with other settings than the parameter file "
+            f"({changed}): --force {STALE} (or --force {dataset}) brings it up to date, reusing its "
+            f"stored results"
+        )
+    return f"{dataset}: already done in {set_dir / dataset} (--force {dataset} re-renders it)"
+
+
+def _names_in_set(names, ps: param_files.ParamSet, where: str) -> list[str]:
+    """Dataset names for --force/--only, matched as dataset names are everywhere (case-insensitive,
+    OpenML ids); one that is not in the set is an error with the set's closest names."""
+    out = param_files.dataset_names(names, where, ps.datasets)
+    missing = [n for n in out if n not in ps.datasets]
+    if missing:
+        close = {n: difflib.get_close_matches(n, ps.datasets, n=2, cutoff=0.5) for n in missing}
+        hint = "; ".join(f"{n}" + (f" (did you mean {', '.join(c)}?)" if c else "") for n, c in close.items())
+        raise param_files.ParamsError(
+            f"{where}: not a dataset of the set {ps.name!r}: {hint}. The set has: {', '.join(ps.datasets)}"
+        )
+    return out
+
+
+def sweep(
+    ps: param_files.ParamSet,
+    out_root: Path | None = None,
+    data_dir: str | None = None,
+    workers: int | None = None,
+    force: list[str] | None = None,
+    progress: bool = True,
+    aggregate: bool = True,
+    only: list[str] | None = None,
+    reuse: bool = True,
+    reference_root: Path | None = None,
+    scheduler: str | None = None,
+    seeds_per_unit: int | None = None,
+    threads: int | None = None,
+    shared_fs: bool | None = None,
+) -> dict:
+    """Run the set; returns ``{"done": [...], "skipped": [...], "failed": {dataset: error},
+    "reference": {dataset: line}}``.
+
+    out_root: where the set's folder goes (default ``runs/``; the committed references are
+    ``outputs/``).  only: run just these datasets of the set now (the others stay pending).
+    force: re-execute these ('all': every one; 'stale': the finished ones whose stored settings
+    are not the parameter file's, e.g. after a method was added) even when finished; with
+    ``reuse`` (the default) their stored results are reused where data and settings match, so
+    that re-renders train nothing and an added method trains only its members; ``reuse=False``
+    retrains.  A finished dataset with other settings than the file's is not re-run unless
+    forced: ``stale`` names it with the difference.  Every finished dataset is compared with the
+    committed reference run (``reference_root``, default ``outputs/``) of the same set when there
+    is one: ``reference`` holds the line printed for it.
+
+    scheduler: run on a Dask cluster (``local``, ``local:N``, ``tcp://host:port``; default: the
+    parameter file's ``scheduler``, else threads here), in units of a dataset or of
+    ``seeds_per_unit`` seeds (:mod:`tcclib.running.scale`; ``shared_fs=False`` acts as if no worker
+    shared this filesystem).  threads: torch/XGBoost threads per job (default: the cores shared
+    among the jobs, :func:`tcclib.util.threads.budget`)."""
+    scale = _scale_settings(ps, scheduler, seeds_per_unit, threads)
+    out_root = Path(out_root) if out_root is not None else paths.runs_root()
+    out_root = paths.resolve(out_root)
+    data_dir = resolve_data_dir(ps, data_dir)
+    if data_dir:
+        os.environ[DATA_DIR_ENV] = data_dir
+    workers = workers or ps.workers
+    force_all = force == ["all"]
+    force_stale = bool(force) and STALE in force
+    forced = [] if (force is None or force_all) else _names_in_set([f for f in force if f != STALE], ps, "--force")
+    chosen = _names_in_set(only, ps, "--only") if only else None
+    set_dir = out_root / ps.name
+    stale = {}
+
+    def classify():
+        todo, skipped = [], []
+        stale.clear()
+        for d in ps.datasets:
+            if chosen is not None and d not in chosen:
+                continue
+            done = (set_dir / d / "_DONE.json").exists()
+            why = settings_changed(ps, set_dir, d) if done else None
+            if why:
+                stale[d] = why
+            (skipped if done and not (force_all or d in forced or (force_stale and why)) else todo).append(d)
+        return todo, skipped
+
+    todo, skipped = classify()
+    ref_root = Path(reference_root) if reference_root is not None else paths.reference_root()
+    interrupted = any((set_dir / PREVIOUS / d).exists() for d in ps.datasets)
+    if (
+        not todo
+        and not interrupted
+        and (set_dir / "index.md").exists()
+        and not (aggregate and aggregates_stale(ps, set_dir))
+    ):
+        # nothing to run: only reads (a read-only or locked folder is no obstacle)
+        for d in skipped:
+            print(skipped_line(set_dir, d, stale.get(d)))
+        reference = {
+            d: line for d in skipped if (line := store.reference_line(set_dir / d, ref_root / ps.name / d)) is not None
+        }
+        return {
+            "done": [],
+            "skipped": skipped,
+            "failed": {},
+            "reference": reference,
+            "stale": {d: w for d, w in stale.items() if d in skipped},
+        }
+    check_writable(set_dir)
+    with set_lock(set_dir):
+        for d in ps.datasets:
+            note = recover(set_dir, d)
+            if note:
+                print(f"{d}: {note}")
+        todo, skipped = classify()
+        rep = _sweep_locked(
+            ps,
+            out_root,
+            workers,
+            todo,
+            skipped,
+            progress,
+            aggregate,
+            reuse,
+            ref_root,
+            {**scale, "shared_fs": shared_fs},
+            stale,
+        )
+        rep["stale"] = {d: w for d, w in stale.items() if d in skipped}
+        return rep
+
+
+def _scale_settings(ps: param_files.ParamSet, scheduler, seeds_per_unit, threads) -> dict:
+    """The cluster and thread options, checked before any work (a :class:`SweepError` naming the
+    bad value and the fix)."""
+    scheduler = scheduler or ps.scheduler
+    try:
+        if scheduler is not None:
+            param_files.check_scheduler(scheduler, "--scheduler")
+        thread_budget.budget(1, threads)
+    except (param_files.ParamsError, thread_budget.ThreadsError) as e:
+        raise SweepError(str(e)) from None
+    if seeds_per_unit is not None and (
+        isinstance(seeds_per_unit, bool) or not isinstance(seeds_per_unit, int) or seeds_per_unit < 1
+    ):
+        raise SweepError(f"--seeds-per-unit must be a positive integer, got {seeds_per_unit!r}")
+    if seeds_per_unit is not None and scheduler is None:
+        raise SweepError(
+            "--seeds-per-unit splits datasets into units for a cluster: add --scheduler local "
+            "(or an address), or leave it out"
+        )
+    if scheduler is not None:
+        if importlib.util.find_spec("distributed") is None:
+            raise SweepError(
+                "--scheduler needs dask: pip install 'dask[distributed]' (the 'scale' extra), "
+                "or run without --scheduler"
+            )
+    return {"scheduler": scheduler, "seeds_per_unit": seeds_per_unit or ps.seeds_per_unit, "threads": threads}
+
+
+class _environ:
+    """Set environment variables for a block (the kernels started in it inherit them), then put
+    the previous values back."""
+
+    def __init__(self, values: dict):
+        self.values, self.saved = values, {}
+
+    def __enter__(self):
+        self.saved = {k: os.environ.get(k) for k in self.values}
+        os.environ.update(self.values)
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        return False
+
+
+def aggregates_stale(ps: param_files.ParamSet, set_dir: Path) -> bool:
+    """Whether an aggregate notebook is missing or older than a finished dataset's marker."""
+    renders = [set_dir / f"{nb}.ipynb" for nb in ps.aggregate_notebooks]
+    if not renders:
+        return False
+    if not all(r.exists() for r in renders):
+        return True
+    marks = [m.stat().st_mtime for d in ps.datasets if (m := set_dir / d / "_DONE.json").exists()]
+    return bool(marks) and max(marks) > min(r.stat().st_mtime for r in renders)
+
+
+def _sweep_locked(
+    ps,
+    out_root,
+    workers,
+    todo,
+    skipped,
+    progress,
+    aggregate,
+    reuse,
+    ref_root,
+    scale: dict | None = None,
+    stale: dict | None = None,
+) -> dict:
+    set_dir = out_root / ps.name
+    store.write_json(ps.datasets, set_dir / "datasets.json")
+    scale = scale or {}
+    failed, done = {}, []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm  # deferred: chosen at call time (widgets in Jupyter, text elsewhere)
+
+        bar = tqdm(total=len(todo) + len(skipped), initial=len(skipped), desc=f"sweep {ps.name}", unit="dataset")
+    say = bar.write if bar is not None else print
+    for d in skipped:
+        say(skipped_line(set_dir, d, (stale or {}).get(d)))
+    if scale.get("scheduler") and todo:
+        try:
+            done, failed = dask_scale.run_units(
+                ps,
+                out_root,
+                todo,
+                reuse,
+                scale["scheduler"],
+                scale.get("seeds_per_unit"),
+                scale.get("threads"),
+                scale.get("shared_fs"),
+                say=say,
+                on_dataset=(lambda d: bar.update(1)) if bar is not None else None,
+            )
+        except dask_scale.ScaleError as e:
+            raise SweepError(str(e)) from None
+    else:
+        budget = thread_budget.budget(min(workers, max(1, len(todo))), scale.get("threads"))
+        if todo:
+            say(f"threads: {budget.line('worker')}")
+        with (
+            _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),
+            ThreadPoolExecutor(max_workers=workers) as pool,
+        ):
+            futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, reuse): d for d in todo}
+            for f in as_completed(futs):
+                d = futs[f]
+                try:
+                    secs = f.result()
+                    done.append(d)
+                    msg = f"{d}: done in {secs:.0f} s"
+                except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
+                    failed[d] = error_line(e)[:300]
+                    msg = f"{d}: FAILED: {failed[d]}"
+                if bar is not None:
+                    bar.update(1)
+                say(msg)
+    if bar is not None:
+        bar.close()
+    if aggregate and (done or skipped):
+        run_aggregate(ps, out_root)
+    write_index(ps, out_root)
+    reference = {}
+    for d in done + skipped:
+        line = store.reference_line(out_root / ps.name / d, ref_root / ps.name / d)
+        if line is not None:
+            reference[d] = line
+    return {"done": done, "skipped": skipped, "failed": failed, "reference": reference}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m tcclib", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("params", help="parameter file, e.g. params/demo.yaml")
+    ap.add_argument(
+        "--outputs",
+        default=None,
+        help="output root; a relative path lies under the repository root (default: runs/; "
+        "the committed reference renders are outputs/)",
+    )
+    ap.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"folder of <did>.arff files (default: ${DATA_DIR_ENV}, else the file's data_dir)",
+    )
+    ap.add_argument("--workers", type=int, default=None, help="datasets run in parallel")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch/XGBoost threads per dataset job (default: the cores shared among the jobs, "
+        "or $OMP_NUM_THREADS when set)",
+    )
+    ap.add_argument(
+        "--scheduler",
+        default=None,
+        help="run on a Dask cluster: local (one worker process per core), local:N, or the "
+        "address of a running scheduler, e.g. tcp://host:8786 (default: the file's scheduler)",
+    )
+    ap.add_argument(
+        "--seeds-per-unit",
+        type=int,
+        default=None,
+        help="with --scheduler: split each dataset into units of this many seeds "
+        "(default: the file's seeds_per_unit; results are those of the dataset run whole)",
+    )
+    ap.add_argument(
+        "--force",
+        nargs="*",
+        default=None,
+        help="re-execute these finished datasets ('all' for every one; 'stale' for those "
+        "whose stored settings are not the file's), reusing stored results",
+    )
+    ap.add_argument(
+        "--retrain", action="store_true", help="train everything again instead of reusing stored results that match"
+    )
+    ap.add_argument("--only", nargs="*", default=None, help="run only these datasets of the set now")
+    ap.add_argument("--no-aggregate", action="store_true", help="skip the aggregate notebooks")
+    ap.add_argument(
+        "--aggregates",
+        action="store_true",
+        help="only re-render the aggregate notebooks (tables, figures, report) of the "
+        "finished datasets, e.g. after a change to the report code",
+    )
+    ap.add_argument("--check", action="store_true", help="only validate the parameter file")
+    a = ap.parse_args(argv)
+    try:
+        ps = param_files.load(a.params, a.data_dir)
+        if a.force and a.force != ["all"]:
+            _names_in_set([f for f in a.force if f != STALE], ps, "--force")
+        if a.only:
+            _names_in_set(a.only, ps, "--only")
+    except param_files.ParamsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if a.check:
+        # beyond the file itself (param_files.load checked every value in it): the command line, the data
+        # folder and the notebook sources the run will execute
+        problems = []
+        if a.workers is not None and a.workers < 1:
+            problems.append(f"--workers must be a positive integer, got {a.workers}")
+        try:
+            _scale_settings(ps, a.scheduler, a.seeds_per_unit, a.threads)
+        except SweepError as e:
+            problems.append(str(e))
+        for nb in (*ps.per_dataset_notebooks, *ps.aggregate_notebooks):
+            try:
+                notebooks.source_path(nb)
+            except FileNotFoundError as e:
+                problems.append(str(e))
+        try:
+            resolve_data_dir(ps, a.data_dir)
+        except SweepError as e:
+            problems.append(str(e))
+        if problems:
+            for line in problems:
+                print(f"error: {a.params}: {line}", file=sys.stderr)
+            return 2
+        print(
+            f"{a.params}: OK ({len(ps.datasets)} datasets, {len(ps.config.seeds)} seeds, "
+            f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs, device {ps.config.device})"
+        )
+        return 0
+    try:
+        return _run_command(a, ps)
+    except SweepError as e:  # locked, not writable, no data folder: before any work
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run_command(a, ps: param_files.ParamSet) -> int:
+    """The command line's run (after the parameter file passed its checks)."""
+    t = time.perf_counter()
+    out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()
+    if a.aggregates:
+        check_writable(out_root / ps.name)
+        with set_lock(out_root / ps.name):
+            run_aggregate(ps, out_root)
+            write_index(ps, out_root)
+        print(
+            f"{ps.name}: aggregate notebooks re-rendered in {time.perf_counter() - t:.0f} s; outputs in "
+            f"{out_root / ps.name}"
+        )
+        return 0
+    rep = sweep(
+        ps,
+        out_root,
+        a.data_dir,
+        a.workers,
+        a.force,
+        aggregate=not a.no_aggregate,
+        only=a.only,
+        reuse=not a.retrain,
+        scheduler=a.scheduler,
+        seeds_per_unit=a.seeds_per_unit,
+        threads=a.threads,
+    )
+    print(
+        f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
+        f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
+        f"{out_root / ps.name} (index.md lists them)"
+    )
+    if rep.get("stale"):
+        print(
+            f"  {len(rep['stale'])} of those done ran with other settings than {a.params} "
+            f"({'; '.join(sorted(set(rep['stale'].values())))}): --force {STALE} brings them up to date, "
+            f"reusing their stored results"
+        )
+    for d, line in rep["reference"].items():
+        print(f"  {d}: {line}")
+    for d, err in rep["failed"].items():
+        print(f"  FAILED {d}: {err}  (traceback in {out_root / ps.name / d / '_FAILED.json'})")
+    return 1 if rep["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,435 @@
+"""Train every seed x method of one dataset as one batched ensemble, and evaluate it.
+
+The steps themselves (member layout, pseudo-label refresh, view drawing, one contrastive epoch,
+heads) live in :mod:`tcclib.method.training`, which :class:`tcclib.method.estimator.TCCClassifier` runs too; this
+module strings them together for a benchmark run, with checkpoints (:mod:`tcclib.artifacts.store`).
+
+:func:`run_dataset` is the one call: load, preprocess per seed, (XGBoost importances if a
+correlation method is asked for), contrastive pretraining of all members together, then a frozen
+encoder + fresh classification head per member, trained on the labeled rows and scored on the
+test split.  It returns a :class:`RunResult` with a tidy results table, the contrastive-loss
+histories, the pseudo-label accuracy at each refresh and (optionally) embeddings for plots.
+
+Pretraining can be checkpointed (``checkpoint_dir``): every ``checkpoint_every`` epochs the
+whole training state (weights, Adam moments, every member's generator, pseudo-labels, histories)
+is written atomically, and a later call with the same dataset, settings and importances resumes
+from it, giving bit-for-bit the results of an uninterrupted run.  The checkpoint is removed once
+the run finishes.  :func:`run_dataset` checkpoints under ``<cache_dir>/checkpoints``.  A
+checkpoint carries the sha256 of its contents; one that is unreadable, changed, made for another
+run or shaped for another run is reported (a warning naming the file and the problem) and
+pretraining starts over, never resuming from it and never failing on it.
+
+Training watches itself: a non-finite contrastive loss (checked on each epoch's loss vector), a
+non-finite pseudo-label prediction, encoder weight (once, after pretraining) or test probability
+stops the run with :class:`TrainingDiverged`, naming the dataset, seed, method and epoch, instead
+of a late scikit-learn "Input contains NaN".  The checks only read values the loop computes
+anyway, so healthy runs are bit-for-bit what they were.
+
+Members are independent: each has its own generator (data order, corruption draws, head
+initialisation), labels and Adam state, so a member trains exactly as it would alone.  The
+encoder's initial weights depend on the seed only, so all methods of a seed (``no_pretrain``
+included) start from the same encoder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from tcclib.artifacts import keys as content_keys
+from tcclib.artifacts import store
+from tcclib.artifacts.importances import importance_matrices
+from tcclib.data.encoding import TensorTable
+from tcclib.data.preprocess import Prepared
+from tcclib.data.sources import Dataset, load_dataset
+from tcclib.method.baselines import run_baselines
+from tcclib.method.config import METHODS, Config
+from tcclib.method.correlation import correlation_range
+from tcclib.method.inputs import check_training_inputs, prepare_config
+from tcclib.method.metrics import accuracy, auroc
+from tcclib.method.training import (  # noqa: F401
+    Pretraining,
+    TrainingDiverged,
+    autocast,
+    embed,
+    first_bad,
+    fit_heads,
+    init_encoders,
+    labeled_rows,
+    matmul_precision,
+    member_layout,
+    member_seed,
+    take,
+    training_generators,
+)
+from tcclib.util.progress import bar
+
+
+@dataclass
+class RunResult:
+    """Everything one dataset run produces."""
+
+    results: pd.DataFrame  # dataset, did, seed, method, accuracy, auroc, ...
+    history: pd.DataFrame  # seed, method, epoch, loss (contrastive, per epoch)
+    pseudo: pd.DataFrame  # seed, method, epoch, pseudo_accuracy (unlabeled rows; NaN if none: labeled_fraction=1)
+    corr_range: dict = field(default_factory=dict)  # seed -> feature correlation value range
+    importance: np.ndarray | None = None  # [S, M, M]
+    embeddings: dict = field(default_factory=dict)  # method -> {train, test, y_train, y_test}
+    timings: dict = field(default_factory=dict)
+    config: Config | None = None
+    classes: list = field(default_factory=list)  # class names, in label order
+    keys: object = None  # tcclib.artifacts.keys.RunKeys of every artefact (run_dataset)
+    importances: dict = field(default_factory=dict)  # seed -> [M, M] importance matrix, where known
+    trained: bool = True  # False when run_dataset reused every member from stored results
+    new_embeddings: bool = True  # False when every embedding came from stored results
+
+
+def _bar(total: int, desc: str, enabled: bool):
+    return bar(total, desc, enabled, leave=True)
+
+
+def run_prepared(
+    prep: Prepared,
+    cfg: Config | None = None,
+    importance: np.ndarray | None = None,
+    did: int | None = None,
+    checkpoint_dir=None,
+    checkpoint_every: int = 10,
+    on_epoch: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run all seeds x methods of a preprocessed dataset (see module docstring).
+
+    checkpoint_dir: folder for the pretraining checkpoint (None: no checkpoint); a matching one
+    found there is resumed.  checkpoint_every: epochs between checkpoints.  on_epoch: called with
+    the number of finished pretraining epochs after each one (and after its checkpoint).
+    """
+    cfg = cfg or Config()
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    ckpt = None
+    if checkpoint_dir is not None:
+        key = store.checkpoint_key(prep, cfg, importance)
+        ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
+    with matmul_precision(cfg):
+        return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch)
+
+
+def _pretrain(
+    pt: Pretraining,
+    cfg: Config,
+    name: str,
+    ckpt: tuple[Path, str] | None,
+    checkpoint_every: int,
+    on_epoch: Callable[[int], None] | None,
+    timings: dict,
+) -> None:
+    """Pretraining epochs of ``pt`` with a progress bar, resuming from and writing checkpoints."""
+    ckpt_file, key = ckpt if ckpt is not None else (None, "")
+    state = store.load_checkpoint(ckpt_file, key, pt.expect())
+    spent = 0.0
+    if state is not None:
+        pt.load_state_dict(state)
+        spent = state["seconds"]
+        print(f"{name}: resuming pretraining at epoch {pt.epoch} of {cfg.epochs} from {ckpt_file}")
+    start = pt.epoch
+    bar = _bar(cfg.epochs, f"{name}: pretraining {pt.Kp} members", cfg.progress)
+    if bar is not None and start:
+        bar.update(start)
+    t1 = time.perf_counter()
+    while pt.epoch < cfg.epochs:
+        ep_loss = pt.run_epoch()
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{np.mean(ep_loss):.4f}", refresh=False)
+        if ckpt_file is not None and pt.epoch % checkpoint_every == 0 and pt.epoch < cfg.epochs:
+            store.save_checkpoint(ckpt_file, dict(key=key, seconds=spent + time.perf_counter() - t1, **pt.state_dict()))
+        if on_epoch is not None:
+            on_epoch(pt.epoch)
+    if bar is not None:
+        bar.close()
+    timings["pretrain_s"] = spent + time.perf_counter() - t1
+    if start:
+        timings["resumed_at_epoch"] = start
+    timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / cfg.epochs
+    pt.check_weights()
+
+
+def _run(
+    prep: Prepared,
+    cfg: Config,
+    importance: np.ndarray | None,
+    did: int | None,
+    ckpt: tuple[Path, str] | None = None,
+    checkpoint_every: int = 10,
+    on_epoch: Callable[[int], None] | None = None,
+) -> RunResult:
+    dev = torch.device(cfg.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' but torch sees no CUDA device; use device='cpu'")
+    t0 = time.perf_counter()
+    tab = TensorTable.from_prepared(prep, dev)
+    N = tab.raw_train.shape[1]
+    layout = member_layout(
+        tab,
+        [sp.seed for sp in prep.splits],
+        [sp.n_features for sp in prep.splits],
+        cfg.methods,
+        pretraining=cfg.epochs > 0,
+    )
+    if any(METHODS[m].where != "uniform" for m in cfg.methods) and importance is None:
+        raise ValueError("correlation methods need the importance matrices (see run_dataset)")
+    timings: dict = {}
+    enc_all = init_encoders(layout, tab, cfg, dev)
+    train_gens = training_generators(layout, dev)
+    seed_all = layout.seed_index(dev)
+    anchors_all = tab.encode(tab.raw_train[seed_all], seed_all)
+    history, pseudo_rows = [], []
+    if layout.pre:
+        pt = Pretraining(tab, layout, cfg, importance, train_gens, anchors_all, prep.name)
+        _pretrain(pt, cfg, prep.name, ckpt, checkpoint_every, on_epoch, timings)
+        pt.copy_into(enc_all)
+        history, pseudo_rows = pt.history, pt.pseudo
+
+    # ---------------------------------------------------------------- evaluation
+    t2 = time.perf_counter()
+    with torch.no_grad(), autocast(cfg, dev):
+        emb_tr = enc_all(anchors_all).float()
+        emb_te = embed(enc_all, tab, tab.raw_test[seed_all], seed_all).float()
+    lab = tab.labeled[seed_all]
+    lab_rows = labeled_rows(lab)
+    y_tr = tab.y_train[seed_all]
+    head = fit_heads(take(emb_tr, lab_rows), y_tr.gather(1, lab_rows), train_gens, cfg, tab.n_classes)
+    with torch.no_grad(), autocast(cfg, dev):
+        prob = torch.softmax(head(emb_te).float(), -1).cpu().numpy()
+    bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())
+    if bad is not None:
+        raise TrainingDiverged(
+            prep.name,
+            bad[0],
+            bad[1],
+            None,
+            f"the classification head's test probabilities are not finite after {cfg.head_epochs} head epochs",
+            bad[2],
+            cfg.lr,
+        )
+    y_te = tab.y_test[seed_all].cpu().numpy()
+    timings["evaluate_s"] = time.perf_counter() - t2
+    rows = []
+    for j, (s, m) in enumerate(layout.named()):
+        rows.append(
+            dict(
+                dataset=prep.name,
+                did=did,
+                seed=s,
+                method=m,
+                accuracy=accuracy(y_te[j], prob[j]),
+                auroc=auroc(y_te[j], prob[j]),
+                n_train=N,
+                n_labeled=int(lab[j].sum()),
+                n_test=int(y_te.shape[1]),
+                n_features=layout.n_features[j],
+            )
+        )
+    embeddings = {}
+    if cfg.keep_embeddings:
+        for j, (si, m) in enumerate(layout.members):
+            if si == 0:
+                embeddings[m] = dict(
+                    train=emb_tr[j].cpu().numpy(),
+                    test=emb_te[j].cpu().numpy(),
+                    y_train=y_tr[j].cpu().numpy(),
+                    y_test=y_te[j],
+                )
+    timings["total_s"] = time.perf_counter() - t0
+    if ckpt is not None:
+        ckpt[0].unlink(missing_ok=True)  # finished: nothing left to resume
+    res = pd.DataFrame(rows)
+    res["did"] = res["did"].astype("Int64")
+    return RunResult(
+        results=res,
+        history=pd.DataFrame(history, columns=["seed", "method", "epoch", "loss"]).astype(
+            {"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"}
+        ),
+        pseudo=pd.DataFrame(pseudo_rows, columns=["seed", "method", "epoch", "pseudo_accuracy"]).astype(
+            {"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"}
+        ),
+        importance=importance,
+        embeddings=embeddings,
+        timings=timings,
+        config=cfg,
+        classes=list(prep.classes),
+    )
+
+
+def _stored_importances(prep: Prepared, cfg: Config, seeds, stored, cache_dir, progress: bool) -> dict:
+    """Importance matrices ``{seed: W}`` of ``seeds``: stored ones whose key matches, the rest
+    from the importance cache or computed."""
+    out, todo = {}, []
+    for sp in prep.splits:
+        if sp.seed not in seeds:
+            continue
+        W = stored.importance_of(sp.seed, content_keys.importance_key(sp, cfg, prep.classes)) if stored else None
+        if W is not None:
+            out[sp.seed] = W
+        else:
+            todo.append(sp)
+    if todo:
+        W = importance_matrices(prep.name, todo, cfg, cache_dir=cache_dir, progress=progress)
+        out.update({sp.seed: W[i] for i, sp in enumerate(todo)})
+    return out
+
+
+def _subset(prep: Prepared, seeds) -> Prepared:
+    return Prepared(
+        prep.name, prep.feature_names, prep.is_cat, prep.classes, [sp for sp in prep.splits if sp.seed in set(seeds)]
+    )
+
+
+def run_dataset(
+    dataset: str | int | Dataset,
+    cfg: Config | None = None,
+    data_dir=None,
+    cache_dir=None,
+    store_dir=None,
+    reuse: bool = True,
+) -> RunResult:
+    """Load ``dataset`` (name, OpenML id or a :class:`Dataset`), run every seed x method, evaluate.
+
+    ``data_dir``: folder of ``<did>.arff`` files (default: ``$TCC_DATA_DIR``); ``cache_dir``:
+    where XGBoost importance matrices are cached and pretraining is checkpointed (in
+    ``checkpoints/``), so that an interrupted run resumes where it stopped.
+
+    ``store_dir``: a folder where :func:`tcclib.artifacts.store.save_run` saved an earlier run.  With
+    ``reuse`` (the default) every member (seed x method), baseline, importance matrix and
+    embedding stored there whose content key matches (:mod:`tcclib.artifacts.keys`: same data, same
+    settings that determine it) is taken as it is, and only the rest trains: re-rendering a
+    finished dataset trains nothing, adding a method trains that method only.
+    ``run.timings["trained_members"]`` / ``["reused_members"]`` say what happened.
+    """
+    cfg = cfg or Config()
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
+    prep = prepare_config(ds, cfg)  # (the labeled subset as labeled_split says)
+    check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
+    keys = content_keys.run_keys(prep, cfg)
+    stored = content_keys.load(store_dir) if (store_dir is not None and reuse) else None
+    hit = {
+        (sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[content_keys.tag(sp.seed, m)]))
+        for sp in prep.splits
+        for m in cfg.methods
+    }
+    emb = stored.embeddings(keys.embeddings) if (stored is not None and cfg.keep_embeddings) else {}
+    if cfg.keep_embeddings:  # an embedding not stored needs its first-seed encoder trained
+        hit.update({(prep.splits[0].seed, m): False for m in cfg.methods if m not in emb})
+    need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
+    need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
+
+    # importances: for the correlation members that train, and for correlation ranges not stored
+    timings: dict = {}
+    ranges: dict = {}
+    imp: dict = {}
+    t = time.perf_counter()
+    if any(METHODS[m].where != "uniform" for m in cfg.methods):
+        for sp in prep.splits:
+            r = stored.corr_range_of(sp.seed, keys.importance[str(sp.seed)]) if stored else None
+            if r is not None:
+                ranges[sp.seed] = r
+        want = {sp.seed for sp in prep.splits if sp.seed not in ranges}
+        if any(METHODS[m].where != "uniform" for m in need_methods):
+            want |= set(need_seeds)
+        imp = _stored_importances(prep, cfg, want, stored, cache_dir, cfg.progress)
+        for sp in prep.splits:
+            if sp.seed not in ranges:
+                ranges[sp.seed] = correlation_range(imp[sp.seed], sp.active)
+    timings["importance_s"] = time.perf_counter() - t
+
+    new = None
+    if need_seeds:
+        sub_cfg = cfg.replace(
+            seeds=need_seeds,
+            methods=need_methods,
+            baselines=[],
+            keep_embeddings=cfg.keep_embeddings
+            and need_seeds[0] == prep.splits[0].seed
+            and any(m not in emb for m in need_methods),
+        )
+        sub_imp = (
+            np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].where != "uniform" for m in need_methods) else None
+        )
+        ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
+        new = run_prepared(_subset(prep, need_seeds), sub_cfg, sub_imp, did=ds.did, checkpoint_dir=ckpt_dir)
+        timings.update(new.timings)
+
+    # assemble every member in the ensemble's order: stored where it matched, else new
+    order = {(sp.seed, m): i for i, (sp, m) in enumerate((sp, m) for sp in prep.splits for m in cfg.methods)}
+
+    def pick(frame_new, frame_stored, by_epoch: bool):
+        parts = []
+        for (s, m), i in order.items():
+            src = frame_stored if hit[s, m] else frame_new
+            if src is None or not len(src):
+                continue
+            part = src[(src.seed == s) & (src.method == m)]
+            parts.append(part.assign(_order=i))
+        if not parts:
+            return None
+        df = pd.concat(parts, ignore_index=True)
+        df = df.sort_values(["epoch", "_order"] if by_epoch else ["_order"], kind="stable")
+        return df.drop(columns="_order").reset_index(drop=True)
+
+    res = pick(new.results if new else None, stored.results if stored else None, False)
+    hist = pick(new.history if new else None, stored.history if stored else None, True)
+    pse = pick(new.pseudo if new else None, stored.pseudo if stored else None, True)
+    if cfg.baselines:
+        t = time.perf_counter()
+        rows = []
+        for b in cfg.baselines:
+            miss = [
+                sp.seed
+                for sp in prep.splits
+                if not (stored and stored.has_baseline(sp.seed, b, keys.baselines[content_keys.tag(sp.seed, b)]))
+            ]
+            if miss:
+                rows.append(run_baselines(_subset(prep, miss), cfg, [b], ds.did))
+            if stored is not None and len(miss) < len(prep.splits):
+                st = stored.results
+                rows.append(st[(st.method == b) & ~st.seed.isin(miss)])
+        base = pd.concat(rows, ignore_index=True)
+        seed_pos = {sp.seed: i for i, sp in enumerate(prep.splits)}
+        base = base.assign(_s=base.seed.map(seed_pos), _b=base.method.map(list(cfg.baselines).index))
+        base = base.sort_values(["_s", "_b"], kind="stable").drop(columns=["_s", "_b"])
+        res = pd.concat([res, base], ignore_index=True)
+        timings["baselines_s"] = time.perf_counter() - t
+    res["did"] = res["did"].astype("Int64")
+    cols = ["seed", "method", "epoch"]
+    hist = hist if hist is not None else pd.DataFrame(columns=[*cols, "loss"])
+    pse = pse if pse is not None else pd.DataFrame(columns=[*cols, "pseudo_accuracy"])
+    hist = hist.astype({"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"})
+    pse = pse.astype({"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"})
+    n_trained = sum(not h for h in hit.values())
+    timings.update(trained_members=n_trained, reused_members=len(hit) - n_trained)
+    embeddings = {}
+    if cfg.keep_embeddings:
+        fresh = new.embeddings if new is not None else {}
+        embeddings = {m: emb[m] if m in emb else fresh[m] for m in cfg.methods if m in emb or m in fresh}
+    stacked = np.stack([imp[sp.seed] for sp in prep.splits]) if len(imp) == len(prep.splits) else None
+    return RunResult(
+        results=res,
+        history=hist,
+        pseudo=pse,
+        corr_range=ranges,
+        importance=stacked,
+        embeddings=embeddings,
+        timings=timings,
+        config=cfg,
+        classes=list(prep.classes),
+        keys=keys,
+        importances=imp,
+        trained=n_trained > 0,
+        new_embeddings=bool(embeddings) and any(m not in emb for m in embeddings),
+    )

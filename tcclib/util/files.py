@@ -1,0 +1,26 @@
+"""Crash-safe writes: a file is replaced whole or not at all, never left half written."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write(path, write) -> Path:
+    """Call ``write(temporary path)`` beside ``path``, then move the result onto ``path``.
+
+    A crash (or an error raised by ``write``) keeps the previous file, or none, and removes the
+    temporary one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path

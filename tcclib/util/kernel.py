@@ -1,0 +1,60 @@
+"""Run notebooks in the interpreter of the running command, whatever kernelspecs exist.
+
+papermill (and Jupyter in general) starts the kernel a notebook names, looked up among the
+kernelspecs installed for the user or the system: a ``python3`` spec written by another
+checkout or virtualenv would run our notebooks with another environment's packages.  The sweep
+and the tests instead start ``sys.executable -m ipykernel_launcher`` directly, through a
+:class:`KernelManager` whose spec manager answers for :data:`KERNEL_NAME` itself, and over IPC
+(Unix sockets, readable by this user only), which also spares the console ipykernel's warning
+about unencrypted TCP for every notebook.  No kernelspec is written anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import tempfile
+
+KERNEL_NAME = "tcc-current-env"
+
+
+def _spec_manager_class():
+    from jupyter_client.kernelspec import KernelSpecManager  # deferred: loads only when a kernel starts
+
+    class CurrentEnvSpecs(KernelSpecManager):
+        """Kernelspecs as usual, plus :data:`KERNEL_NAME`: this very interpreter."""
+
+        def get_kernel_spec(self, kernel_name):
+            if kernel_name == KERNEL_NAME:
+                return self.kernel_spec_class(
+                    argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    display_name=f"Python {platform.python_version()} ({sys.executable})",
+                    language="python",
+                    resource_dir="",
+                    metadata={"debugger": False},
+                )
+            return super().get_kernel_spec(kernel_name)
+
+    return CurrentEnvSpecs
+
+
+def kernel_manager():
+    """A fresh, unstarted KernelManager for this interpreter (IPC transport)."""
+    from jupyter_client.manager import KernelManager  # deferred: loads only when a kernel starts
+
+    folder = tempfile.mkdtemp(prefix="tcc-kernel-")
+    os.chmod(folder, 0o700)
+    return KernelManager(
+        kernel_name=KERNEL_NAME,
+        kernel_spec_manager=_spec_manager_class()(),
+        transport="ipc",
+        ip=os.path.join(folder, "k"),
+    )
+
+
+def interpreter() -> dict:
+    """The interpreter the notebooks ran in, for ``_DONE.json``."""
+    import torch  # deferred: torch takes seconds to import
+
+    return {"python": sys.executable, "python_version": platform.python_version(), "torch": torch.__version__}
