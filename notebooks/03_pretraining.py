@@ -54,6 +54,7 @@ output_dir: str = ""  # results folder; a relative path lies under the repositor
 data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
 cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cache beside the set)
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
+write_marker: bool = True  # mark the dataset finished (_DONE.json) for notebook 04; the sweep passes False and marks it last
 # Settings of tcclib.method.config.Config: the published values, except 100 contrastive epochs
 seeds: list = [614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984]  # the paper's 8 seeds: one split, labeled subset and initialisation each
 methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.method.registry.method_names()
@@ -104,7 +105,7 @@ from tcclib.running.train import run_dataset
 
 stored, stored_from = store.results_to_compare(out, set_name, ds.name, cfg)  # None on a first run
 run = run_dataset(ds, cfg, cache_dir=run_.cache_dir, store_dir=out, reuse=run_.reuse)
-store.save_run(run, out)
+store.save_run(run, out, write_marker=run_.write_marker)
 print(f"members trained now: {run.timings['trained_members']}, reused from stored results: {run.timings['reused_members']}")
 print("timings (s):", {k: round(v, 1) for k, v in run.timings.items() if k.endswith("_s")})
 

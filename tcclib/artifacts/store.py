@@ -11,9 +11,9 @@ Layout of one parameter set ``<root>/<set>/``::
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
-import os
 import warnings
 from pathlib import Path
 
@@ -29,9 +29,6 @@ from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
 
 RUN_FILES = ("results", "history", "pseudo", "corr_range")
-SWEEP_ENV = "TCC_SWEEP"
-"""Set by the sweep for its kernels: it writes each dataset's ``_DONE.json`` itself, after all of
-the dataset's notebooks; outside a sweep :func:`save_run` writes it."""
 
 
 def write_csv(df: pd.DataFrame, path) -> Path:
@@ -81,9 +78,14 @@ def save_importances(out_dir, importances: dict, ranges: dict, keys: dict) -> No
     _update_keys(out, importance=keys)
 
 
-def save_run(run, out_dir) -> Path:
+def save_run(run, out_dir, write_marker: bool = True) -> Path:
     """Write a dataset's results, histories, correlation ranges, importances (and embeddings) to
     ``out_dir``, with ``keys.json`` (:mod:`tcclib.artifacts.keys`) so that a later run reuses them.
+
+    ``write_marker``: also mark the dataset finished (``_DONE.json``, when there is none), so that
+    the aggregate notebooks and :func:`gather` take it: a run in JupyterLab, papermill or Python.
+    The sweep passes False (notebook 03's ``write_marker`` parameter): it writes the marker
+    itself, after all of the dataset's notebooks; a Dask unit that trains a group of seeds too.
 
     A run that trained nothing (everything reused) leaves the training provenance as it was:
     ``timings.json`` and ``embeddings.npz`` are not rewritten."""
@@ -113,13 +115,11 @@ def save_run(run, out_dir) -> Path:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
         write_json(run.config.to_dict(), out / "config.json")  # provenance: every setting used
-    if not os.environ.get(SWEEP_ENV) and not (out / "_DONE.json").exists():
-        # run outside a sweep (JupyterLab, papermill, Python): mark the dataset finished so that
-        # the aggregate notebooks and gather() take it; a sweep writes its own marker, last
+    if write_marker and not (out / "_DONE.json").exists():
         write_json(
             {
                 "dataset": run.results["dataset"].iloc[0] if len(run.results) else out.name,
-                "finished": __import__("datetime").datetime.now().isoformat(timespec="seconds"),
+                "finished": datetime.datetime.now().isoformat(timespec="seconds"),
                 "by": "store.save_run outside a sweep",
                 **interpreter(),
             },

@@ -9,6 +9,7 @@ an output folder that cannot be written before any work starts.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
@@ -37,6 +38,16 @@ def error_line(e: BaseException) -> str:
     return f"{name}: {msg}" if msg else name
 
 
+def short_line(e: BaseException, limit: int = 300) -> str:
+    """:func:`error_line` cut to about ``limit`` characters; a failed re-run's note (the previous
+    results are kept, where the failed render is) is never cut, only the error before it."""
+    if isinstance(e, RerunFailed):
+        error = e.error if len(e.error) <= limit else e.error[: limit - 3] + "..."
+        return f"{error} {e.note}"
+    line = error_line(e)
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def _files_digest(ddir: Path) -> dict:
     return {
         f: hashlib.sha256((ddir / f).read_bytes()).hexdigest()
@@ -48,14 +59,31 @@ def _files_digest(ddir: Path) -> dict:
 PREVIOUS = ".previous"
 FAILED_DIR = ".failed"
 LOCK = ".lock"
+DONE, FAILED = "_DONE.json", "_FAILED.json"
+MARKERS = (DONE, FAILED)
 
 
 class SweepError(RuntimeError):
-    """The sweep cannot start: the set is locked by another sweep, or its folder is not writable."""
+    """The sweep cannot start or go on: the set is locked by another sweep, a folder is not
+    writable or full, the cluster cannot be used."""
 
 
 class RerunFailed(RuntimeError):
-    """A re-run of a finished dataset failed; its previous results were put back."""
+    """A re-run of a finished dataset failed; its previous results were put back.
+
+    ``error``: the failure as one line; ``note``: what was kept and where the failed render is."""
+
+    def __init__(self, error: str, note: str):
+        super().__init__(f"{error} {note}")
+        self.error, self.note = error, note
+
+
+def failed_record(set_dir: Path, dataset: str) -> Path:
+    """Where the ``_FAILED.json`` of ``dataset`` is: ``<set>/.failed/<dataset>/`` after a failed
+    re-run (the finished results stayed in ``<set>/<dataset>``), else in the dataset's folder."""
+    here = Path(set_dir) / dataset / FAILED
+    moved = Path(set_dir) / FAILED_DIR / dataset / FAILED
+    return moved if moved.exists() and not here.exists() else here
 
 
 def recover(set_dir: Path, dataset: str) -> str | None:
@@ -68,7 +96,7 @@ def recover(set_dir: Path, dataset: str) -> str | None:
     prev, cur = set_dir / PREVIOUS / dataset, set_dir / dataset
     if not prev.exists():
         return None
-    if (cur / "_DONE.json").exists():
+    if (cur / DONE).exists():
         shutil.rmtree(prev)
         return "a finished re-run's clean-up was cut short: completed"
     if cur.exists():
@@ -81,83 +109,135 @@ def recover(set_dir: Path, dataset: str) -> str | None:
 
 
 def keep_previous(set_dir: Path, dataset: str) -> Path:
-    """Copy the finished results of ``dataset`` to ``.previous/`` (complete, or not at all)."""
+    """Copy the finished results of ``dataset`` to ``.previous/`` (complete, or not at all: a copy
+    cut short, e.g. by a full disk, is removed)."""
     prev = set_dir / PREVIOUS / dataset
     tmp = set_dir / PREVIOUS / f".{dataset}.copying"
     shutil.rmtree(tmp, ignore_errors=True)
     prev.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(set_dir / dataset, tmp, symlinks=True)
+    try:
+        shutil.copytree(set_dir / dataset, tmp, symlinks=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     os.replace(tmp, prev)
     return prev
 
 
-def run_dataset_notebooks(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> float:
-    """Execute the per-dataset notebooks of ``dataset``; ``_DONE.json`` last.
+class DatasetFolder:
+    """``<set>/<dataset>`` as a transaction: :meth:`begin` keeps a finished dataset's results
+    in ``<set>/.previous/<dataset>``; :meth:`finish` writes the new ``_DONE.json`` (last) and
+    drops that copy; :meth:`fail` writes ``_FAILED.json`` and, for a re-run, moves the failed
+    render to ``<set>/.failed/<dataset>`` and puts the previous results back exactly as they
+    were.  A process killed anywhere in between is finished or undone by :func:`recover` on the
+    next :meth:`begin`.  The sweep (:func:`run_dataset_notebooks`) and the Dask client
+    (:func:`tcclib.running.scale.install`) both write a dataset's folder through it."""
 
-    Re-running a finished dataset never loses it: its results are first copied to
-    ``<set>/.previous/<dataset>`` and the notebooks run in the dataset's folder (where the stored
-    results are reused where they match); only when they all succeed is the copy dropped.  When
-    they fail, the failed render moves to ``<set>/.failed/<dataset>`` (with ``_FAILED.json``) and
-    the previous results, marker and notebooks come back exactly as they were
-    (:class:`RerunFailed`).  A run killed at any point is finished or undone by :func:`recover`
-    on the next sweep."""
-    set_dir = out_root / ps.name
-    ddir = set_dir / dataset
+    def __init__(self, set_dir: Path, dataset: str):
+        self.set_dir, self.dataset = Path(set_dir), dataset
+        self.path = self.set_dir / dataset
+        self.previous: dict | None = None  # the finished run's _DONE.json, when there was one
+        self.kept: Path | None = None
+
+    def begin(self) -> DatasetFolder:
+        """Recover an interrupted re-run, keep the finished results, clear the markers."""
+        recover(self.set_dir, self.dataset)
+        marker = self.path / DONE
+        self.previous = json.loads(marker.read_text()) if marker.exists() else None
+        self.kept = keep_previous(self.set_dir, self.dataset) if self.previous is not None else None
+        for name in MARKERS:
+            (self.path / name).unlink(missing_ok=True)
+        self.path.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def finish(self, done: dict) -> None:
+        """The new results count from here on: ``_DONE.json``, then the clean-up."""
+        store.write_json(done, self.path / DONE)
+        if self.kept is not None:
+            shutil.rmtree(self.kept, ignore_errors=True)
+        shutil.rmtree(self.set_dir / FAILED_DIR / self.dataset, ignore_errors=True)
+
+    def fail(self, record: dict) -> str | None:
+        """Record the failure; a failed re-run gets its previous results back.  Returns the note
+        for a re-run (None for a first run).  A record that cannot be written (a full disk) does
+        not stop the previous results from coming back."""
+        try:
+            store.write_json(record, self.path / FAILED)
+        except OSError:
+            if self.kept is None:
+                raise
+        if self.kept is None:
+            return None
+        recover(self.set_dir, self.dataset)
+        return (
+            f"[re-run failed; the previous results are kept, the failed render and its traceback are in "
+            f"{self.set_dir / FAILED_DIR / self.dataset}/]"
+        )
+
+
+def failure(dataset: str, error: str, trace: str = "") -> dict:
+    """The contents of a ``_FAILED.json``."""
+    return {
+        "dataset": dataset,
+        "error": error[:2000],
+        "traceback": trace[-8000:],
+        "at": _dt.datetime.now().isoformat(timespec="seconds"),
+    }
+
+
+def run_dataset_notebooks(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> float:
+    """Execute the per-dataset notebooks of ``dataset`` in a :class:`DatasetFolder` transaction;
+    ``_DONE.json`` last.
+
+    Re-running a finished dataset never loses it: the notebooks run in the dataset's folder
+    (where the stored results are reused where they match) while the finished results wait in
+    ``.previous/``; when they fail, :class:`RerunFailed` says that the previous results are back
+    and where the failed render is."""
+    folder = DatasetFolder(out_root / ps.name, dataset)
     t = time.perf_counter()
-    recover(set_dir, dataset)
-    previous = json.loads((ddir / "_DONE.json").read_text()) if (ddir / "_DONE.json").exists() else None
-    before = _files_digest(ddir) if ddir.exists() else {}
-    prev_dir = keep_previous(set_dir, dataset) if previous is not None else None
-    for marker in ("_DONE.json", "_FAILED.json"):
-        (ddir / marker).unlink(missing_ok=True)
-    ddir.mkdir(parents=True, exist_ok=True)
+    folder.begin()
+    before = _files_digest(folder.path) if folder.previous is not None else {}
     params = notebooks.notebook_parameters(ps, dataset, out_root, reuse)
     try:
         for nb in ps.per_dataset_notebooks:
-            notebooks.execute(nb, ddir / f"{nb}.ipynb", params, ddir)
+            notebooks.execute(nb, folder.path / f"{nb}.ipynb", params, folder.path)
     except BaseException as e:
-        store.write_json(
-            {
-                "dataset": dataset,
-                "error": error_line(e)[:2000],
-                "traceback": traceback.format_exc()[-8000:],
-                "at": _dt.datetime.now().isoformat(timespec="seconds"),
-            },
-            ddir / "_FAILED.json",
-        )
-        if prev_dir is None or not isinstance(e, Exception):
-            raise  # a first run (nothing to restore), or an interrupt (recover() undoes it next time)
-        recover(set_dir, dataset)
-        raise RerunFailed(
-            f"{error_line(e)} [re-run failed; the previous results are kept, the failed "
-            f"render is in {FAILED_DIR}/{dataset}/]"
-        ) from e
+        if not isinstance(e, Exception):  # an interrupt: recover() finishes or undoes it next time
+            store.write_json(failure(dataset, error_line(e), traceback.format_exc()), folder.path / FAILED)
+            raise
+        note = folder.fail(failure(dataset, error_line(e), traceback.format_exc()))
+        if note is None:
+            raise  # a first run: nothing to restore
+        raise RerunFailed(error_line(e), note) from e
     secs = time.perf_counter() - t
-    now = _dt.datetime.now().isoformat(timespec="seconds")
-    if previous is not None and before and _files_digest(ddir) == before:
-        # re-rendered from the stored results: the training provenance stays as it was
-        done = {**previous, "rendered": {"at": now, "seconds": round(secs, 1), **interpreter()}}
-    else:
-        done = {
-            "dataset": dataset,
-            "seconds": round(secs, 1),
-            "finished": now,
-            "machine": notebooks.machine(),
-            **interpreter(),
-        }
-        tfile = ddir / "timings.json"
-        if tfile.exists():  # pretraining time over all stretches, when resumed from a checkpoint
-            tim = json.loads(tfile.read_text())
-            done.update(
-                {k: tim[k] for k in ("pretrain_s", "resumed_at_epoch", "trained_members", "reused_members") if k in tim}
-            )
-        if previous:  # a re-run that trained (e.g. a method added): the earlier runs' records stay
-            done["earlier"] = [{k: v for k, v in previous.items() if k != "earlier"}, *previous.get("earlier", [])]
-    store.write_json(done, ddir / "_DONE.json")  # the new results count from here on
-    if prev_dir is not None:
-        shutil.rmtree(prev_dir, ignore_errors=True)
-    shutil.rmtree(set_dir / FAILED_DIR / dataset, ignore_errors=True)
+    folder.finish(_done_record(folder, dataset, secs, before))
     return secs
+
+
+def _done_record(folder: DatasetFolder, dataset: str, secs: float, before: dict) -> dict:
+    """The ``_DONE.json`` of a finished run: its provenance, or a re-render's note beside the
+    training provenance that stays as it was."""
+    now = _dt.datetime.now().isoformat(timespec="seconds")
+    previous = folder.previous
+    if previous is not None and before and _files_digest(folder.path) == before:
+        # re-rendered from the stored results: the training provenance stays as it was
+        return {**previous, "rendered": {"at": now, "seconds": round(secs, 1), **interpreter()}}
+    done = {
+        "dataset": dataset,
+        "seconds": round(secs, 1),
+        "finished": now,
+        "machine": notebooks.machine(),
+        **interpreter(),
+    }
+    tfile = folder.path / "timings.json"
+    if tfile.exists():  # pretraining time over all stretches, when resumed from a checkpoint
+        tim = json.loads(tfile.read_text())
+        done.update(
+            {k: tim[k] for k in ("pretrain_s", "resumed_at_epoch", "trained_members", "reused_members") if k in tim}
+        )
+    if previous:  # a re-run that trained (e.g. a method added): the earlier runs' records stay
+        done["earlier"] = [{k: v for k, v in previous.items() if k != "earlier"}, *previous.get("earlier", [])]
+    return done
 
 
 def _pid_alive(pid: int) -> bool:
@@ -215,20 +295,92 @@ class set_lock:
         return False
 
 
-def check_writable(folder: Path) -> None:
-    """A clear :class:`SweepError` when ``folder`` (or, if it does not exist yet, the nearest
-    existing folder above it) cannot be written, before any work starts."""
+DISK_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT)
+"""The errors of a folder that cannot take what the run writes (full, read-only, forbidden)."""
+
+OUTPUT_BYTES = 20 * 2**20
+"""A dataset's folder: rendered notebooks, results, importance matrices, embeddings (the largest
+committed one, with the paper's settings, holds 5 MB)."""
+AGGREGATE_BYTES = 50 * 2**20
+"""The set's tables, figures and aggregate notebooks (the paper's 30 datasets: about 45 MB)."""
+CACHE_BYTES = 5 * 2**20
+"""A dataset's importance cache (one matrix of features x features per seed)."""
+
+
+def _probe_folder(folder: Path) -> Path:
     probe = Path(folder)
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
+    return probe
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:,.0f} MiB" if n < 10 * 2**30 else f"{n / 2**30:,.1f} GiB"
+
+
+def check_writable(folder: Path, need: int = 0, what: str = "the output folder") -> None:
+    """A clear :class:`SweepError` when ``folder`` (or, if it does not exist yet, the nearest
+    existing folder above it) cannot be written, or has less than ``need`` bytes free, before any
+    work starts.  The probe writes real bytes and syncs them (an empty file is created even on a
+    full disk), then removes its file."""
+    probe = _probe_folder(folder)
     try:
         if not probe.is_dir():
-            raise NotADirectoryError(f"{probe} is not a folder")
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(probe))
         fd, name = tempfile.mkstemp(dir=probe, prefix=".tcc-write-test-")
-        os.close(fd)
-        os.unlink(name)
+        try:
+            os.write(fd, b"\0" * 65536)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(name)
     except OSError as e:
+        reason = os.strerror(e.errno) if e.errno else str(e)
         raise SweepError(
-            f"cannot write the output folder {folder} ({type(e).__name__}: {e}); choose "
-            f"another with --outputs, or make it writable"
+            f"cannot write {what} {folder} ({type(e).__name__}: {reason}, at {probe}); choose "
+            f"another with --outputs, or make it writable (and give it room)"
         ) from None
+    free = shutil.disk_usage(probe).free
+    if free < need:
+        raise SweepError(
+            f"not enough room for {what} {folder}: {_mib(free)} free, the run writes up to about "
+            f"{_mib(need)}; free some space, or choose another folder with --outputs"
+        )
+
+
+def room_needed(ps: param_files.ParamSet, datasets: int, at_once: int) -> tuple[int, int]:
+    """A conservative estimate of the bytes a run of ``datasets`` datasets (``at_once`` of them at
+    a time) writes: ``(outputs, cache)``.  The cache holds the importance matrices and, while a
+    dataset pretrains, its checkpoint (every member's parameters and Adam's two moments, as float32;
+    twice, while a new one replaces the old)."""
+    cfg = ps.config
+    members = len(cfg.seeds) * len(cfg.methods)
+    # the encoder's and the projection head's layers, each taken as hidden x hidden (+ bias)
+    weights = (cfg.encoder_depth + cfg.head_depth) * cfg.hidden_dim * (cfg.hidden_dim + 1)
+    checkpoint = 2 * members * 3 * 4 * weights
+    outputs = datasets * OUTPUT_BYTES + (AGGREGATE_BYTES if ps.aggregate_notebooks else 0)
+    return outputs, datasets * CACHE_BYTES + max(1, min(at_once, datasets)) * checkpoint
+
+
+def check_room(ps: param_files.ParamSet, out_root: Path, datasets: int, at_once: int) -> None:
+    """Every folder a run of ``datasets`` datasets writes, the set's folder and ``<outputs>/.cache``
+    (importance cache, ``checkpoints/``), writable and with room for :func:`room_needed`; two of
+    them on one filesystem need the sum.  A :class:`SweepError` naming the folder otherwise."""
+    outputs, cache = room_needed(ps, datasets, at_once)
+    set_dir, cache_dir = Path(out_root) / ps.name, Path(out_root) / ".cache"
+    same = _probe_folder(set_dir).stat().st_dev == _probe_folder(cache_dir).stat().st_dev
+    check_writable(set_dir, outputs + cache if same else outputs)
+    check_writable(cache_dir, outputs + cache if same else cache, "the cache folder")
+    if (cache_dir / "checkpoints").exists():
+        check_writable(cache_dir / "checkpoints", 0, "the checkpoint folder")
+
+
+def disk_error_line(e: OSError) -> str:
+    """A full disk or a read-only folder met during a run, as the sweep's one line."""
+    where = f" {e.filename}" if e.filename else ""
+    name = errno.errorcode.get(e.errno, "")
+    return (
+        f"cannot write{where}: {os.strerror(e.errno)} ({name}); every dataset finished before this is "
+        f"intact; free some space or make the folder writable and run again (finished datasets are "
+        f"skipped), or choose another --outputs"
+    )

@@ -28,6 +28,10 @@ from tcclib.util import paths
 
 REUSE_ENV = "TCC_REUSE"
 PER_DATASET_PATHS = ("dataset", "set_name", "output_dir", "data_dir", "cache_dir", "reuse")
+SWEEP_PARAMS = ("write_marker",)
+"""Parameters the sweep passes to a notebook that declares them: ``write_marker`` False, for the
+sweep writes ``_DONE.json`` itself, after all of a dataset's notebooks (notebook 03 hands it to
+:func:`tcclib.artifacts.store.save_run`)."""
 AGGREGATE_PARAMS = ("set_name", "set_dir", "figure_dataset")
 ABLATION_PARAMS = ("labeled_fractions", "corruption_rates", "ablation_methods")
 NOTEBOOK_DEFAULTS = {"epochs": 100}
@@ -43,7 +47,7 @@ def config_names() -> list[str]:
 
 
 def per_dataset_names(ablation: bool = False) -> list[str]:
-    return [*PER_DATASET_PATHS, *config_names(), *(ABLATION_PARAMS if ablation else ())]
+    return [*PER_DATASET_PATHS, *SWEEP_PARAMS, *config_names(), *(ABLATION_PARAMS if ablation else ())]
 
 
 def injected_names(namespace: dict) -> list[str]:
@@ -128,6 +132,7 @@ class DatasetRun:
     data_dir: str | None
     reuse: bool
     grid: dict | None = None  # 07_ablation's grid parameters
+    write_marker: bool = True  # save_run marks the dataset finished (the sweep passes False)
 
 
 def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> DatasetRun:
@@ -150,7 +155,8 @@ def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> D
     ds = None
     if load:
         ds = load_dataset(dataset, data_dir=data_dir)
-    return DatasetRun(cfg, ds, out, cache, data_dir, reuse_enabled(namespace.get("reuse", True)), grid)
+    reuse = reuse_enabled(namespace.get("reuse", True))
+    return DatasetRun(cfg, ds, out, cache, data_dir, reuse, grid, bool(namespace.get("write_marker", True)))
 
 
 def aggregate(namespace: dict, need_results: bool = True):

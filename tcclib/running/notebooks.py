@@ -17,9 +17,9 @@ from pathlib import Path
 import jupytext  # noqa: F401  (reads the notebooks' .py sources)
 import papermill as pm
 
-from tcclib.artifacts import store
 from tcclib.method.config import Config
 from tcclib.running import params as param_files
+from tcclib.running.nbparams import SWEEP_PARAMS
 from tcclib.util import paths
 from tcclib.util.kernel import KERNEL_NAME, kernel_manager
 from tcclib.util.progress import PROGRESS_ENV
@@ -98,9 +98,14 @@ def needed_parameters(nb, parameters: dict) -> dict:
     """``parameters`` less the settings the notebook does not declare that are at their default
     anyway (a setting newer than the notebook's parameter cell: nothing to tell it, and papermill
     would warn of an unknown name).  A setting off its default is always passed: the notebook's
-    check (:func:`tcclib.running.nbparams.per_dataset`) takes it."""
+    check (:func:`tcclib.running.nbparams.per_dataset`) takes it.  The sweep's own parameters
+    (:data:`tcclib.running.nbparams.SWEEP_PARAMS`) go only to a notebook that declares them."""
     declared, default = declared_parameters(nb), Config().to_dict()
-    return {k: v for k, v in parameters.items() if k in declared or k not in default or v != default[k]}
+    return {
+        k: v
+        for k, v in parameters.items()
+        if k in declared or (k not in default and k not in SWEEP_PARAMS) or v != default.get(k, v)
+    }
 
 
 def execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
@@ -111,7 +116,6 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
     share_tcclib_with_kernels()  # every path that runs a notebook (--aggregates too) needs it
     km = kernel_manager()
     os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
-    os.environ[store.SWEEP_ENV] = "1"  # the sweep writes the markers itself (store.save_run)
     try:
         source = load_source(nb)
         pm.execute_notebook(
@@ -147,5 +151,6 @@ def notebook_parameters(ps: param_files.ParamSet, dataset: str, out_root: Path, 
         data_dir="",
         cache_dir=paths.relative_to_root(out_root / ".cache"),
         reuse=bool(reuse),
+        write_marker=False,  # the sweep writes _DONE.json itself, after all of the dataset's notebooks
         **cfg,
     )

@@ -214,19 +214,41 @@ def _notebooks(d: dict, key: str, where: str, default: tuple, allowed: tuple, ki
     return tuple(nbs)
 
 
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+"""The address schemes of Dask's communication layers (``distributed.comm.registry``)."""
+
+
 def check_scheduler(value, where: str) -> str:
     """A Dask scheduler address: ``local``, ``local:N`` (a LocalCluster of N worker processes) or
-    ``<protocol>://host:port`` (a running scheduler); a :class:`ParamsError` otherwise."""
-    ok = isinstance(value, str) and (
-        value == "local"
-        or "://" in value.strip("/:")
-        or (value.startswith("local:") and value[6:].isdigit() and int(value[6:]) >= 1)
+    ``<scheme>://host:port`` (a running scheduler; the scheme one of :data:`SCHEMES`); a
+    :class:`ParamsError` naming the mistake otherwise (an empty text, e.g. an unset shell
+    variable, is one: it never means "run here")."""
+    usage = (
+        "scheduler must be local, local:N (N worker processes, N >= 1) or the address of a "
+        "running Dask scheduler such as tcp://host:8786"
     )
-    if not ok:
+    if not isinstance(value, str) or not value.strip():
+        got = "an empty text (an unset shell variable?)" if isinstance(value, str) else repr(value)
+        raise ParamsError(f"{where}: {usage}, got {got}; leave the option out to run here")
+    if value == "local" or value.startswith("local:"):
+        if value == "local" or (value[6:].isdigit() and int(value[6:]) >= 1):
+            return value
+        raise ParamsError(f"{where}: {usage}, got {value!r}")
+    scheme, sep, rest = value.partition("://")
+    if not sep:
+        raise ParamsError(f"{where}: {usage}, got {value!r} (no scheme: tcp://{value}?)")
+    if scheme not in SCHEMES:
         raise ParamsError(
-            f"{where}: scheduler must be local, local:N (N worker processes, N >= 1) or the "
-            f"address of a running Dask scheduler such as tcp://host:8786, got {value!r}"
+            f"{where}: unknown address scheme {scheme!r} in {value!r}; Dask's are {', '.join(SCHEMES)} "
+            f"(tcp://host:8786 for a scheduler started with `dask scheduler`)"
         )
+    if scheme != "inproc":
+        host, colon, port = rest.rstrip("/").rpartition(":")
+        if not colon or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ParamsError(
+                f"{where}: {value!r} needs a host and a port number (1-65535), e.g. {scheme}://host:8786 "
+                f"(8786 is the scheduler's default port; 8787 is its dashboard, not the scheduler)"
+            )
     return value
 
 
@@ -258,6 +280,12 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
             f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none"
         )
     folder = data_sources.data_dir(explicit_data_dir) or (paths.resolve(data_dir) if data_dir else None)
+    if data_dir and data_sources.data_dir(explicit_data_dir) is None and not folder.is_dir():
+        raise ParamsError(
+            f"{where}: data_dir: the folder {folder} does not exist (or is not a folder); point data_dir "
+            f"(or --data-dir, or ${data_sources.DATA_DIR_ENV}) at the folder holding the <did>.arff copies, "
+            f"or leave the key out to download from OpenML"
+        )
     sources = dataset_sources(ds, f"{where}: datasets", folder)
     datasets = list(sources)
     if d.get("config") is not None and not isinstance(d["config"], dict):

@@ -39,11 +39,12 @@ import json
 import logging
 import os
 import secrets
-import shutil
 import socket
-import socket as _s
+import struct
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tcclib.artifacts import store
@@ -55,7 +56,6 @@ from tcclib.util import paths, threads
 from tcclib.util.files import atomic_write
 
 TOKEN = ".scale-token"
-MARKERS = ("_DONE.json", "_FAILED.json")
 STORE_FILES = (
     "results.csv",
     "history.csv",
@@ -70,17 +70,47 @@ _TEXT = (".ipynb", ".json", ".md", ".csv", ".txt", ".html", ".tsv")
 
 
 class ScaleError(RuntimeError):
-    """The cluster cannot be used: dask missing, scheduler unreachable, no workers."""
+    """The cluster cannot be used: dask missing, scheduler unreachable or not a scheduler, no workers."""
+
+
+CONNECT_TIMEOUT = 30.0
+"""Seconds to reach a running scheduler: connection, Dask's handshake and its first answer."""
+WORKER_WAIT = 120.0
+"""Seconds to wait for a running scheduler's first worker."""
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where and how the units run: ``address`` (``local``, ``local:N``, ``tcp://host:port``),
+    ``seeds_per_unit`` (None: whole datasets), ``threads`` per unit (None: each host's cores
+    shared), ``shared_fs`` (False: act as if no worker shared this filesystem), ``retries`` of a
+    unit that raises, ``connect_timeout`` and ``worker_wait`` in seconds."""
+
+    address: str
+    seeds_per_unit: int | None = None
+    threads: int | None = None
+    shared_fs: bool | None = None
+    retries: int = 1
+    connect_timeout: float = CONNECT_TIMEOUT
+    worker_wait: float = WORKER_WAIT
+
+    @property
+    def remote(self) -> bool:
+        return not (self.address == "local" or self.address.startswith("local:"))
+
+    @property
+    def jobs(self) -> int:
+        """Units that run at once on this machine (a running scheduler's: one, as far as this
+        machine's disk goes)."""
+        if not self.remote:
+            return int(self.address[6:]) if self.address != "local" else threads.cores()
+        return 1
 
 
 # ---------------------------------------------------------------- the cluster
 
 
-def connect(address: str, threads_opt: int | None = None, say=print):
-    """``(client, cluster, budget)``: a dask ``Client`` for ``address``; the LocalCluster it
-    started and the thread budget of its workers (both None for a running scheduler).  A
-    :class:`ScaleError` when dask is missing or the scheduler cannot be reached."""
-    param_files.check_scheduler(address, "--scheduler")
+def _dask():
     try:
         import dask  # deferred: optional (the scale extra)
         from distributed import Client, LocalCluster  # deferred: optional (the scale extra)
@@ -89,9 +119,23 @@ def connect(address: str, threads_opt: int | None = None, say=print):
             "--scheduler needs dask: pip install 'dask[distributed]' (or the package's "
             "'scale' extra), or run without --scheduler"
         ) from None
-    if address == "local" or address.startswith("local:"):
-        n = int(address[6:]) if address != "local" else threads.cores()
-        b = threads.budget(n, threads_opt)
+    return dask, Client, LocalCluster
+
+
+def connect(options: ClusterOptions, say=print):
+    """``(client, cluster, budget)``: a dask ``Client`` for ``options.address``; the LocalCluster
+    it started and the thread budget of its workers (both None for a running scheduler).  A
+    :class:`ScaleError` in one line when dask is missing, the address is malformed, the scheduler
+    cannot be reached or does not answer as one within ``connect_timeout`` seconds, or has no
+    worker after ``worker_wait`` seconds."""
+    try:
+        param_files.check_scheduler(options.address, "--scheduler")
+    except param_files.ParamsError as e:
+        raise ScaleError(str(e)) from None
+    dask, Client, LocalCluster = _dask()
+    if not options.remote:
+        n = options.jobs
+        b = threads.budget(n, options.threads)
         with dask.config.set({"distributed.scheduler.allowed-failures": 3}):
             cluster = LocalCluster(
                 n_workers=n,
@@ -102,22 +146,170 @@ def connect(address: str, threads_opt: int | None = None, say=print):
                 silence_logs=logging.ERROR,
             )
         return Client(cluster), cluster, b
+    client = remote_client(options.address, options.connect_timeout)
     try:
-        client = Client(address, timeout="20s")
-    except (OSError, TimeoutError) as e:
-        raise ScaleError(
-            f"--scheduler {address}: cannot reach a Dask scheduler there ({type(e).__name__}: "
-            f"{' '.join(str(e).split())[:200]}); start one (dask scheduler; dask worker "
-            f"{address}) or use --scheduler local"
-        ) from None
-    if not client.scheduler_info().get("workers"):
-        client.wait_for_workers(1, timeout=120)
+        wait_for_workers(client, options.address, options.worker_wait, say)
+    except BaseException:
+        client.close()
+        raise
     return client, None, None
+
+
+_MISTAKES = (
+    "the scheduler's own port (8786 by default, `dask scheduler` prints it), not its dashboard's (8787); "
+    "the right host; a firewall that lets the port through"
+)
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.partition("://")[2].rstrip("/").rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _receive(sock: socket.socket, n: int, deadline: float) -> bytes:
+    """Up to ``n`` bytes before ``deadline`` (fewer: the peer closed, or time ran out)."""
+    data = b""
+    while len(data) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(n - len(data))
+        except OSError:  # a timeout, or the peer reset the connection
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def probe(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Check within ``timeout`` seconds that a Dask scheduler answers at ``address`` (a
+    ``tcp://`` one; other schemes are left to dask): it greets a new connection at once with the
+    length of its handshake.  A :class:`ScaleError` naming what answered instead: nothing (a
+    host that accepts and never replies), HTTP (the dashboard's port, a web service), other bytes,
+    a refused connection, a name that does not resolve."""
+    if not address.startswith("tcp://"):
+        return
+    host, port = _host_port(address)
+    where = f"--scheduler {address}"
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except socket.gaierror as e:
+        raise ScaleError(
+            f"{where}: the host name {host!r} does not resolve ({e.strerror}): a typo in the host?"
+        ) from None
+    except ConnectionRefusedError:
+        raise ScaleError(
+            f"{where}: nothing listens on port {port} of {host} (connection refused): start the scheduler "
+            f"(dask scheduler --port {port}), or check {_MISTAKES}"
+        ) from None
+    except TimeoutError:
+        raise ScaleError(
+            f"{where}: no answer to the connection within {timeout:g} s: check the host, and {_MISTAKES}"
+        ) from None
+    except OSError as e:
+        raise ScaleError(
+            f"{where}: cannot connect ({type(e).__name__}: {e.strerror or e}); check {_MISTAKES}"
+        ) from None
+    with sock:
+        greeting = _receive(sock, 8, deadline - min(2.0, timeout / 4))
+        if len(greeting) == 8 and 0 < struct.unpack("<Q", greeting)[0] < 2**24:
+            return  # the length of a Dask handshake
+        _not_dask(sock, where, greeting, timeout, deadline)
+
+
+def _not_dask(sock: socket.socket, where: str, greeting: bytes, timeout: float, deadline: float):
+    """Name what answered at a scheduler's address instead of Dask (raises :class:`ScaleError`)."""
+    if not greeting:  # HTTP servers wait for a request: ask one
+        try:
+            sock.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
+        except OSError:
+            pass
+        greeting = _receive(sock, 64, deadline)
+        if not greeting:
+            raise ScaleError(
+                f"{where}: the port accepts connections but nothing answered within {timeout:g} s "
+                f"(a Dask scheduler greets at once): not a Dask scheduler, or a proxy or firewall in "
+                f"between; check {_MISTAKES}"
+            )
+    else:  # a banner of its own: a little more of it, to name it
+        greeting += _receive(sock, 24, min(deadline, time.monotonic() + 0.5))
+    if greeting.startswith(b"HTTP/"):
+        raise ScaleError(
+            f"{where}: this port answers HTTP, not Dask's protocol: a web server, such as the scheduler's "
+            f"dashboard (8787); give the scheduler's own address, tcp://host:8786 by default"
+        )
+    raise ScaleError(
+        f"{where}: this port answers something other than Dask's protocol ({greeting[:24]!r}); check {_MISTAKES}"
+    )
+
+
+def _within(seconds: float, make, what: str):
+    """``make()`` run in a daemon thread, given at most ``seconds``; a :class:`ScaleError` when it
+    takes longer (the thread is left to end on its own) or raises."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = make()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    worker = threading.Thread(target=run, daemon=True, name="tcc-connect")
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise ScaleError(f"{what}: no answer within {seconds:g} s; check {_MISTAKES}")
+    if "error" in box:
+        e = box["error"]
+        raise ScaleError(f"{what}: cannot use it ({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
+    return box["value"]
+
+
+def remote_client(address: str, timeout: float = CONNECT_TIMEOUT):
+    """A dask ``Client`` of the running scheduler at ``address``, within ``timeout`` seconds in
+    all (:func:`probe` first, then dask's own connection and handshake)."""
+    _, Client, _ = _dask()
+    deadline = time.monotonic() + timeout
+    probe(address, timeout)
+    left = max(1.0, deadline - time.monotonic())
+    return _within(left, lambda: Client(address, timeout=left), f"--scheduler {address}")
+
+
+def wait_for_workers(client, address: str, seconds: float = WORKER_WAIT, say=print, every: float | None = None) -> int:
+    """Wait up to ``seconds`` for the scheduler's first worker, saying so every ``every`` seconds
+    (default: a quarter of the wait, at most 10 s); the number of workers, or a :class:`ScaleError`
+    naming the fix."""
+    every = every if every is not None else min(10.0, max(0.5, seconds / 4))
+    t0 = time.monotonic()
+    while True:
+        left = seconds - (time.monotonic() - t0)
+        try:
+            client.wait_for_workers(1, timeout=max(0.1, min(every, left)))
+            return len(client.scheduler_info().get("workers", {}))
+        except TimeoutError:
+            pass
+        except Exception as e:  # noqa: BLE001 - the scheduler went away while we waited
+            raise ScaleError(
+                f"--scheduler {address}: lost the scheduler while waiting for a worker "
+                f"({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+            ) from None
+        waited = time.monotonic() - t0
+        if waited >= seconds:
+            raise ScaleError(
+                f"--scheduler {address}: the scheduler has no worker after {seconds:g} s: start one "
+                f"(dask worker {address}) on each machine that should run units, or wait longer "
+                f"(--worker-wait SECONDS)"
+            )
+        say(f"cluster {address}: waiting for a worker ({waited:.0f} of {seconds:g} s)")
 
 
 def _worker_facts() -> dict:
     return {
-        "host": _s.gethostname(),
+        "host": socket.gethostname(),
         "cores": threads.cores(),
         "omp": os.environ.get("OMP_NUM_THREADS", ""),
         "pid": os.getpid(),
@@ -213,7 +405,6 @@ def run_unit(u: dict) -> dict:
             src = failed if not res["ok"] and failed.is_dir() else ddir
             res["files"] = _collect(src, W, u["client_root"])
         else:
-            os.environ[store.SWEEP_ENV] = "1"  # no _DONE.json: the dataset is not finished by a group
             cfg = ps.config_for(dataset)
             seeds = list(u["seeds"])
             gcfg = cfg.replace(
@@ -223,7 +414,7 @@ def run_unit(u: dict) -> dict:
                 run = run_dataset(
                     dataset, gcfg, data_dir=data_dir, cache_dir=W / ".cache", store_dir=ddir, reuse=u["reuse"]
                 )
-                store.save_run(run, ddir)
+                store.save_run(run, ddir, write_marker=False)  # a group of seeds does not finish the dataset
                 res["timings"] = dict(run.timings)
                 res["files"] = _collect(ddir, W, u["client_root"], only=STORE_FILES)
             except Exception as e:  # noqa: BLE001 - reported as the dataset's failure
@@ -313,48 +504,27 @@ def merge_groups(
     return out, trained
 
 
-def install(set_dir: Path, dataset: str, res: dict) -> None:
-    """Write a dataset unit's files into ``<set>/<dataset>`` as the sweep does: a finished dataset
-    is kept in ``.previous/`` until the new ``_DONE.json`` (written last) is in; a failed re-run
-    leaves the finished results as they were and puts its render in ``.failed/<dataset>``."""
-
+def install(set_dir: Path, dataset: str, res: dict) -> str | None:
+    """Write a dataset unit's files into ``<set>/<dataset>`` through the sweep's transaction
+    (:class:`tcclib.running.folders.DatasetFolder`): a finished dataset is kept in ``.previous/``
+    until the new ``_DONE.json`` (written last) is in; a failed re-run leaves the finished results
+    as they were and puts its render in ``.failed/<dataset>``.  Returns that re-run's note (None
+    otherwise)."""
     files = dict(res.get("files") or {})
-    ddir = set_dir / dataset
-    folders.recover(set_dir, dataset)
-    finished = (ddir / "_DONE.json").exists()
-    body = {k: v for k, v in files.items() if k not in MARKERS}
+    folder = folders.DatasetFolder(set_dir, dataset).begin()
+    _write_files(folder.path, {k: v for k, v in files.items() if k not in folders.MARKERS})
     if res["ok"]:
-        done = json.loads(files["_DONE.json"])
+        done = json.loads(files[folders.DONE])
         done["worker"] = {"host": res["host"], "shared_fs": res["shared_fs"], "threads": res["threads"]}
         if res.get("seed_units"):  # where and how long each group of seeds trained
             done["seed_units"] = res["seed_units"]
-        prev = folders.keep_previous(set_dir, dataset) if finished else None
-        for m in MARKERS:
-            (ddir / m).unlink(missing_ok=True)
-        _write_files(ddir, body)
-        store.write_json(done, ddir / "_DONE.json")  # the new results count from here on
-        if prev is not None:
-            shutil.rmtree(prev, ignore_errors=True)
-        shutil.rmtree(set_dir / folders.FAILED_DIR / dataset, ignore_errors=True)
-        return
-    fail = (
-        json.loads(files["_FAILED.json"])
-        if "_FAILED.json" in files
-        else {
-            "dataset": dataset,
-            "error": res["error"],
-            "traceback": res.get("traceback", ""),
-            "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        }
-    )
-    if finished:  # a failed re-run: the finished results stay as they are
-        target = set_dir / folders.FAILED_DIR / dataset
-        shutil.rmtree(target, ignore_errors=True)
+        folder.finish(done)
+        return None
+    if folders.FAILED in files:
+        record = json.loads(files[folders.FAILED])
     else:
-        target = ddir
-        (ddir / "_DONE.json").unlink(missing_ok=True)
-    _write_files(target, body)
-    store.write_json(fail, target / "_FAILED.json")
+        record = folders.failure(dataset, res["error"], res.get("traceback", ""))
+    return folder.fail(record)
 
 
 def _dataset_files(ddir: Path) -> dict:
@@ -383,119 +553,165 @@ def run_units(
     out_root: Path,
     todo: list[str],
     reuse: bool,
-    scheduler: str,
-    seeds_per_unit: int | None = None,
-    threads_opt: int | None = None,
-    shared_fs: bool | None = None,
-    retries: int = 1,
+    options: ClusterOptions,
     say=print,
     on_dataset=None,
+    connection=None,
 ) -> tuple[list, dict]:
-    """Run the datasets ``todo`` of ``ps`` as units on the cluster at ``scheduler``; returns
+    """Run the datasets ``todo`` of ``ps`` as units on the cluster of ``options``; returns
     ``(done, failed)`` as the sweep reports them.  ``on_dataset(dataset)`` is called as each
-    dataset finishes or fails (a progress bar).  ``shared_fs=False`` treats every worker as if it had no shared
-    filesystem."""
+    dataset finishes or fails (a progress bar).  ``connection``: what :func:`connect` returned,
+    when the caller connected (and closes) it; else this connects and closes."""
     from distributed import as_completed  # deferred: optional (the scale extra)
 
+    own = connection is None
+    client, cluster, local = connect(options, say) if own else connection
     set_dir = out_root / ps.name
-    client, cluster, local = connect(scheduler, threads_opt, say)
     tok = set_dir / TOKEN
     try:
         warm_data(todo, say)
-        budgets = host_budgets(client, threads_opt)
-        if local is not None:  # this machine's workers: the budget they were started with
-            budgets = {h: local for h in budgets}
-        for host, b in budgets.items():
-            say(f"cluster {scheduler}: {host}: {b.line('worker')}")
+        budgets = _budgets(client, options, local, say)
         store.write_text(secrets.token_hex(16), tok)
-        base = dict(
-            ps=ps,
-            reuse=reuse,
-            token=(str(tok), tok.read_text()),
-            shared=shared_fs,
-            client_out=str(out_root),
-            client_root=paths.relative_to_root(out_root),
-            cache_key=hashlib.sha256(f"{socket.gethostname()}:{out_root}".encode()).hexdigest()[:16],
-            data_dir=os.environ.get(DATA_DIR_ENV),
-            threads={h: b.threads for h, b in budgets.items()},
-            threads_opt=threads_opt,
-        )
-        futs, groups, failed, done = {}, {}, {}, []
-        ac = as_completed()
-        run_id = secrets.token_hex(4)
-
-        def submit(dataset, seeds, files, reuse_=reuse, tag="notebooks"):
-            u = dict(base, dataset=dataset, seeds=seeds, files=files, reuse=reuse_)
-            f = client.submit(run_unit, u, key=f"tcc-{ps.name}-{dataset}-{tag}-{run_id}", retries=retries, pure=False)
-            futs[f] = (dataset, seeds)
-            ac.add(f)
-
+        base = _unit_base(ps, out_root, tok, budgets, options)
+        units = _Units(client, as_completed(), ps, set_dir, base, options.retries)
         for d in todo:
-            files = _dataset_files(set_dir / d) if reuse else {}
-            gs = seed_groups(ps, d, seeds_per_unit)
-            if gs is None:
-                submit(d, None, files)
-            else:
-                groups[d] = {"n": len(gs), "back": [], "units": [], "files": files}
-                store_in = {k: v for k, v in files.items() if k in STORE_FILES}
-                for i, g in enumerate(gs):
-                    submit(d, g, store_in, tag=f"seeds{i}")
-        total = len(futs)
-        n_done = 0
-        for f in ac:
-            dataset, seeds = futs[f]
-            try:
-                res = f.result()
-            except Exception as e:  # noqa: BLE001 - a worker lost too often, or the unit raised every try
-                res = {
-                    "ok": False,
-                    "error": folders.error_line(e)[:300],
-                    "files": {},
-                    "host": "?",
-                    "shared_fs": None,
-                    "threads": None,
-                    "seconds": 0,
-                }
-            n_done += 1
-            if dataset in failed:
-                continue
-            what = dataset if seeds is None else f"{dataset} seeds {seeds}"
-            if seeds is not None and res["ok"]:
-                g = groups[dataset]
-                g["back"].append((seeds, res["files"], res["timings"]))
-                g["units"].append({"seeds": seeds, "host": res["host"], "seconds": res["seconds"]})
-                line = f"{what}: trained in {res['seconds']:.0f} s on {res['host']}"
-                if len(g["back"]) == g["n"]:
-                    merged, trained = merge_groups(ps, dataset, g["back"])
-                    files = {k: v for k, v in g["files"].items() if not (trained and k in MARKERS)}
-                    files.update(merged)
-                    submit(dataset, None, files, reuse_=True)  # renders from the merged store, trains nothing
-                    total += 1
-            elif not res["ok"]:
-                err = res["error"] if seeds is None else f"seeds {seeds}: {res['error']}"
-                failed[dataset] = err
-                install(set_dir, dataset, {**res, "error": err})
-                for other, (d2, _) in futs.items():
-                    if d2 == dataset and not other.done():
-                        other.cancel()
-                line = f"{dataset}: FAILED: {err}"
-                if on_dataset is not None:
-                    on_dataset(dataset)
-            else:
-                if dataset in groups:
-                    res["seed_units"] = sorted(groups[dataset]["units"], key=lambda x: x["seeds"])
-                install(set_dir, dataset, res)
-                done.append(dataset)
-                line = f"{dataset}: done in {res['seconds']:.0f} s on {res['host']}" + (
-                    "" if res["shared_fs"] else " (files sent back: no shared filesystem)"
-                )
-                if on_dataset is not None:
-                    on_dataset(dataset)
-            running = sum(1 for ks in client.processing().values() for k in ks if str(k).endswith(run_id))
-            say(f"{line}  [units: {n_done}/{total} done, {running} running, {len(failed)} failed]")
-        return done, failed
+            units.start(d, reuse, options.seeds_per_unit)
+        for f in units.queue:
+            line = units.collect(f, on_dataset)
+            if line is not None:
+                say(f"{line}  [{units.progress()}]")
+        return units.done, units.failed
     finally:
         tok.unlink(missing_ok=True)
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        if own:
+            disconnect((client, cluster, local))
+
+
+def disconnect(connection) -> None:
+    """Close what :func:`connect` opened."""
+    client, cluster, _ = connection
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _budgets(client, options: ClusterOptions, local, say) -> dict:
+    """The thread budget of each worker host, printed; a LocalCluster's workers have the one they
+    were started with."""
+    budgets = host_budgets(client, options.threads)
+    if local is not None:
+        budgets = {h: local for h in budgets}
+    for host, b in budgets.items():
+        say(f"cluster {options.address}: {host}: {b.line('worker')}")
+    return budgets
+
+
+def _unit_base(ps, out_root: Path, tok: Path, budgets: dict, options: ClusterOptions) -> dict:
+    """What every unit of the sweep is told (:func:`run_unit`), besides its dataset and seeds."""
+    return dict(
+        ps=ps,
+        token=(str(tok), tok.read_text()),
+        shared=options.shared_fs,
+        client_out=str(out_root),
+        client_root=paths.relative_to_root(out_root),
+        cache_key=hashlib.sha256(f"{socket.gethostname()}:{out_root}".encode()).hexdigest()[:16],
+        data_dir=os.environ.get(DATA_DIR_ENV),
+        threads={h: b.threads for h, b in budgets.items()},
+        threads_opt=options.threads,
+    )
+
+
+def _lost(e: Exception) -> dict:
+    """The result of a unit that never came back: a worker lost too often, or it raised every try."""
+    return {
+        "ok": False,
+        "error": folders.short_line(e),
+        "files": {},
+        "host": "?",
+        "shared_fs": None,
+        "threads": None,
+        "seconds": 0,
+    }
+
+
+class _Units:
+    """The units of one sweep on the cluster: submitted, collected as they come back, each
+    dataset's seed groups merged into one last unit that renders its notebooks."""
+
+    def __init__(self, client, queue, ps, set_dir: Path, base: dict, retries: int):
+        self.client, self.queue, self.ps, self.set_dir = client, queue, ps, set_dir
+        self.base, self.retries = base, retries
+        self.run_id = secrets.token_hex(4)
+        self.futures: dict = {}  # future -> (dataset, seeds)
+        self.groups: dict = {}  # dataset -> its seed groups: how many, those back, where they ran
+        self.done: list[str] = []
+        self.failed: dict[str, str] = {}
+        self.back = 0
+
+    def submit(self, dataset: str, seeds, files: dict, reuse: bool, tag: str = "notebooks") -> None:
+        u = dict(self.base, dataset=dataset, seeds=seeds, files=files, reuse=reuse)
+        key = f"tcc-{self.ps.name}-{dataset}-{tag}-{self.run_id}"
+        f = self.client.submit(run_unit, u, key=key, retries=self.retries, pure=False)
+        self.futures[f] = (dataset, seeds)
+        self.queue.add(f)
+
+    def start(self, dataset: str, reuse: bool, per_unit: int | None) -> None:
+        """Submit ``dataset`` whole, or one unit per group of its seeds."""
+        files = _dataset_files(self.set_dir / dataset) if reuse else {}
+        groups = seed_groups(self.ps, dataset, per_unit)
+        if groups is None:
+            self.submit(dataset, None, files, reuse)
+            return
+        self.groups[dataset] = {"n": len(groups), "back": [], "units": [], "files": files}
+        store_in = {k: v for k, v in files.items() if k in STORE_FILES}
+        for i, g in enumerate(groups):
+            self.submit(dataset, g, store_in, reuse, tag=f"seeds{i}")
+
+    def collect(self, f, on_dataset=None) -> str | None:
+        """Take a unit that came back; the line to print (None: its dataset failed already)."""
+        dataset, seeds = self.futures[f]
+        try:
+            res = f.result()
+        except Exception as e:  # noqa: BLE001 - reported as the dataset's failure
+            res = _lost(e)
+        self.back += 1
+        if dataset in self.failed:
+            return None
+        if seeds is not None and res["ok"]:
+            return self._group_back(dataset, seeds, res)
+        line = self._fail(dataset, seeds, res) if not res["ok"] else self._finish(dataset, res)
+        if on_dataset is not None:
+            on_dataset(dataset)
+        return line
+
+    def _group_back(self, dataset: str, seeds, res: dict) -> str:
+        g = self.groups[dataset]
+        g["back"].append((seeds, res["files"], res["timings"]))
+        g["units"].append({"seeds": seeds, "host": res["host"], "seconds": res["seconds"]})
+        if len(g["back"]) == g["n"]:
+            merged, trained = merge_groups(self.ps, dataset, g["back"])
+            files = {k: v for k, v in g["files"].items() if not (trained and k in folders.MARKERS)}
+            files.update(merged)
+            self.submit(dataset, None, files, True)  # renders from the merged store, trains nothing
+        return f"{dataset} seeds {seeds}: trained in {res['seconds']:.0f} s on {res['host']}"
+
+    def _fail(self, dataset: str, seeds, res: dict) -> str:
+        err = res["error"] if seeds is None else f"seeds {seeds}: {res['error']}"
+        note = install(self.set_dir, dataset, {**res, "error": err})
+        self.failed[dataset] = f"{err} {note}" if note else err
+        for other, (d2, _) in self.futures.items():
+            if d2 == dataset and not other.done():
+                other.cancel()
+        return f"{dataset}: FAILED: {self.failed[dataset]}"
+
+    def _finish(self, dataset: str, res: dict) -> str:
+        if dataset in self.groups:
+            res["seed_units"] = sorted(self.groups[dataset]["units"], key=lambda x: x["seeds"])
+        install(self.set_dir, dataset, res)
+        self.done.append(dataset)
+        shared = "" if res["shared_fs"] else " (files sent back: no shared filesystem)"
+        return f"{dataset}: done in {res['seconds']:.0f} s on {res['host']}{shared}"
+
+    def progress(self) -> str:
+        running = sum(1 for ks in self.client.processing().values() for k in ks if str(k).endswith(self.run_id))
+        return f"units: {self.back}/{len(self.futures)} done, {running} running, {len(self.failed)} failed"

@@ -36,6 +36,7 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 from tcclib.artifacts import store
@@ -44,13 +45,17 @@ from tcclib.running import notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
 from tcclib.running.folders import (
+    DISK_ERRNOS,
     PREVIOUS,
     SweepError,
+    check_room,
     check_writable,
-    error_line,
+    disk_error_line,
+    failed_record,
     recover,
     run_dataset_notebooks,
     set_lock,
+    short_line,
 )
 from tcclib.util import paths
 from tcclib.util import threads as thread_budget
@@ -105,9 +110,8 @@ def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
 
 def resolve_data_dir(ps: param_files.ParamSet, explicit: str | None = None) -> str | None:
     """The data folder a run uses: ``explicit`` (--data-dir), else ``$TCC_DATA_DIR``, else the
-    parameter file's ``data_dir`` (relative to the project root).  A :class:`SweepError` when the
-    option or the variable names no folder; a parameter file's folder that this machine lacks is
-    a note (OpenML's download is used instead)."""
+    parameter file's ``data_dir`` (relative to the project root).  A :class:`SweepError` naming
+    where the folder came from when it does not exist (no folder named: OpenML's download)."""
     where = (
         "--data-dir" if explicit else f"${DATA_DIR_ENV}" if os.environ.get(DATA_DIR_ENV) else f"data_dir in {ps.path}"
     )
@@ -115,15 +119,10 @@ def resolve_data_dir(ps: param_files.ParamSet, explicit: str | None = None) -> s
     if not d:
         return None
     folder = paths.resolve(d)
-    if not folder.is_dir() and d == ps.data_dir and not explicit and not os.environ.get(DATA_DIR_ENV):
-        # a parameter file's default folder (e.g. ../shared beside this checkout) that this
-        # machine does not have: OpenML's download is the way, as for any user online
-        print(f"note: {where}: {folder} does not exist here; datasets are downloaded from OpenML", file=sys.stderr)
-        return None
     if not folder.is_dir():
         raise SweepError(
             f"{where}: the data folder {folder} does not exist (or is not a folder); point "
-            f"it at the folder holding the <did>.arff copies, or unset it to download from OpenML"
+            f"it at the folder holding the <did>.arff copies, or leave it out to download from OpenML"
         )
     return str(folder)
 
@@ -167,122 +166,150 @@ def _names_in_set(names, ps: param_files.ParamSet, where: str) -> list[str]:
     return out
 
 
-def sweep(
-    ps: param_files.ParamSet,
-    out_root: Path | None = None,
-    data_dir: str | None = None,
-    workers: int | None = None,
-    force: list[str] | None = None,
-    progress: bool = True,
-    aggregate: bool = True,
-    only: list[str] | None = None,
-    reuse: bool = True,
-    reference_root: Path | None = None,
-    scheduler: str | None = None,
-    seeds_per_unit: int | None = None,
-    threads: int | None = None,
-    shared_fs: bool | None = None,
-) -> dict:
-    """Run the set; returns ``{"done": [...], "skipped": [...], "failed": {dataset: error},
-    "reference": {dataset: line}}``.
+@dataclass(frozen=True)
+class SweepOptions:
+    """How :func:`sweep` runs a set (the command line's options).
 
-    out_root: where the set's folder goes (default ``runs/``; the committed references are
-    ``outputs/``).  only: run just these datasets of the set now (the others stay pending).
-    force: re-execute these ('all': every one; 'stale': the finished ones whose stored settings
-    are not the parameter file's, e.g. after a method was added) even when finished; with
-    ``reuse`` (the default) their stored results are reused where data and settings match, so
-    that re-renders train nothing and an added method trains only its members; ``reuse=False``
-    retrains.  A finished dataset with other settings than the file's is not re-run unless
-    forced: ``stale`` names it with the difference.  Every finished dataset is compared with the
-    committed reference run (``reference_root``, default ``outputs/``) of the same set when there
-    is one: ``reference`` holds the line printed for it.
+    out_root aside (an argument of :func:`sweep`): ``only`` runs just these datasets of the set
+    now (the others stay pending).  ``force`` re-executes these ('all': every one; 'stale': the
+    finished ones whose stored settings are not the parameter file's, e.g. after a method was
+    added) even when finished; with ``reuse`` (the default) their stored results are reused where
+    data and settings match, so that re-renders train nothing and an added method trains only its
+    members; ``reuse=False`` retrains.  A finished dataset with other settings than the file's is
+    not re-run unless forced: ``stale`` names it with the difference.  Every finished dataset is
+    compared with the committed reference run (``reference_root``, default ``outputs/``) of the
+    same set when there is one.
 
-    scheduler: run on a Dask cluster (``local``, ``local:N``, ``tcp://host:port``; default: the
-    parameter file's ``scheduler``, else threads here), in units of a dataset or of
-    ``seeds_per_unit`` seeds (:mod:`tcclib.running.scale`; ``shared_fs=False`` acts as if no worker
-    shared this filesystem).  threads: torch/XGBoost threads per job (default: the cores shared
-    among the jobs, :func:`tcclib.util.threads.budget`)."""
-    scale = _scale_settings(ps, scheduler, seeds_per_unit, threads)
-    out_root = Path(out_root) if out_root is not None else paths.runs_root()
-    out_root = paths.resolve(out_root)
-    data_dir = resolve_data_dir(ps, data_dir)
-    if data_dir:
-        os.environ[DATA_DIR_ENV] = data_dir
-    workers = workers or ps.workers
+    ``scheduler``: run on a Dask cluster (``local``, ``local:N``, ``tcp://host:port``; default:
+    the parameter file's ``scheduler``, else threads here), in units of a dataset or of
+    ``seeds_per_unit`` seeds (:mod:`tcclib.running.scale`; ``shared_fs=False`` acts as if no
+    worker shared this filesystem); ``connect_timeout``: seconds for reaching a running scheduler
+    (connection, handshake, first answer); ``worker_wait``: seconds to wait for its first worker.
+    ``threads``: torch/XGBoost threads per job (default: the cores shared among the jobs,
+    :func:`tcclib.util.threads.budget`)."""
+
+    data_dir: str | None = None
+    workers: int | None = None
+    force: list[str] | None = None
+    progress: bool = True
+    aggregate: bool = True
+    only: list[str] | None = None
+    reuse: bool = True
+    reference_root: Path | None = None
+    scheduler: str | None = None
+    seeds_per_unit: int | None = None
+    threads: int | None = None
+    shared_fs: bool | None = None
+    connect_timeout: float = dask_scale.CONNECT_TIMEOUT
+    worker_wait: float = dask_scale.WORKER_WAIT
+
+
+@dataclass
+class _Plan:
+    """The datasets a sweep runs now (``todo``), those finished it leaves (``skipped``), and the
+    finished ones whose stored settings differ from the file's (``stale``: how)."""
+
+    todo: list[str]
+    skipped: list[str]
+    stale: dict[str, str]
+
+
+def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Plan:
+    force = options.force
     force_all = force == ["all"]
     force_stale = bool(force) and STALE in force
     forced = [] if (force is None or force_all) else _names_in_set([f for f in force if f != STALE], ps, "--force")
-    chosen = _names_in_set(only, ps, "--only") if only else None
+    chosen = _names_in_set(options.only, ps, "--only") if options.only else None
+    plan = _Plan([], [], {})
+    for d in ps.datasets:
+        if chosen is not None and d not in chosen:
+            continue
+        done = (set_dir / d / "_DONE.json").exists()
+        why = settings_changed(ps, set_dir, d) if done else None
+        if why:
+            plan.stale[d] = why
+        rerun = force_all or d in forced or (force_stale and why)
+        (plan.skipped if done and not rerun else plan.todo).append(d)
+    return plan
+
+
+def sweep(ps: param_files.ParamSet, out_root: Path | None = None, options: SweepOptions | None = None, **settings):
+    """Run the set into ``<out_root>/<set>`` (default ``runs/``; the committed references are
+    ``outputs/``) with ``options`` (a :class:`SweepOptions`, or its fields as keywords); returns
+    ``{"done": [...], "skipped": [...], "failed": {dataset: error}, "reference": {dataset: line},
+    "stale": {dataset: how}}``.
+
+    Before any work: the options, the cluster address, the data folder, and that every folder the
+    run writes can be written and has room (:func:`tcclib.running.folders.check_room`); a
+    :class:`SweepError` otherwise.  A full disk or a read-only folder met during the run is a
+    :class:`SweepError` too (one line; every dataset finished before it is intact)."""
+    options = options if options is not None else SweepOptions(**settings)
+    cluster = _cluster(ps, options)
+    out_root = paths.resolve(Path(out_root) if out_root is not None else paths.runs_root())
+    data_dir = resolve_data_dir(ps, options.data_dir)
+    if data_dir:
+        os.environ[DATA_DIR_ENV] = data_dir
     set_dir = out_root / ps.name
-    stale = {}
+    plan = _plan(ps, set_dir, options)
+    ref_root = Path(options.reference_root) if options.reference_root is not None else paths.reference_root()
+    if _nothing_to_run(ps, set_dir, plan, options):
+        # only reads (a read-only or locked folder is no obstacle)
+        for d in plan.skipped:
+            print(skipped_line(set_dir, d, plan.stale.get(d)))
+        reference = {
+            d: line
+            for d in plan.skipped
+            if (line := store.reference_line(set_dir / d, ref_root / ps.name / d)) is not None
+        }
+        return {"done": [], "skipped": plan.skipped, "failed": {}, "reference": reference, "stale": plan.stale}
+    check_room(ps, out_root, len(plan.todo), cluster.jobs if cluster is not None else (options.workers or ps.workers))
+    connection = _connect(cluster) if cluster is not None and plan.todo else None
+    try:
+        with set_lock(set_dir):
+            for d in ps.datasets:
+                note = recover(set_dir, d)
+                if note:
+                    print(f"{d}: {note}")
+            plan = _plan(ps, set_dir, options)
+            rep = _sweep_locked(ps, out_root, plan, options, (cluster, connection), ref_root)
+    except OSError as e:
+        if e.errno not in DISK_ERRNOS:
+            raise
+        raise SweepError(disk_error_line(e)) from None
+    finally:
+        if connection is not None:
+            dask_scale.disconnect(connection)
+    rep["stale"] = {d: w for d, w in plan.stale.items() if d in plan.skipped}
+    return rep
 
-    def classify():
-        todo, skipped = [], []
-        stale.clear()
-        for d in ps.datasets:
-            if chosen is not None and d not in chosen:
-                continue
-            done = (set_dir / d / "_DONE.json").exists()
-            why = settings_changed(ps, set_dir, d) if done else None
-            if why:
-                stale[d] = why
-            (skipped if done and not (force_all or d in forced or (force_stale and why)) else todo).append(d)
-        return todo, skipped
 
-    todo, skipped = classify()
-    ref_root = Path(reference_root) if reference_root is not None else paths.reference_root()
+def _connect(cluster: dask_scale.ClusterOptions):
+    """The cluster's connection, before any work (a :class:`SweepError` in one line)."""
+    try:
+        return dask_scale.connect(cluster)
+    except dask_scale.ScaleError as e:
+        raise SweepError(str(e)) from None
+
+
+def _nothing_to_run(ps: param_files.ParamSet, set_dir: Path, plan: _Plan, options: SweepOptions) -> bool:
     interrupted = any((set_dir / PREVIOUS / d).exists() for d in ps.datasets)
-    if (
-        not todo
+    return (
+        not plan.todo
         and not interrupted
         and (set_dir / "index.md").exists()
-        and not (aggregate and aggregates_stale(ps, set_dir))
-    ):
-        # nothing to run: only reads (a read-only or locked folder is no obstacle)
-        for d in skipped:
-            print(skipped_line(set_dir, d, stale.get(d)))
-        reference = {
-            d: line for d in skipped if (line := store.reference_line(set_dir / d, ref_root / ps.name / d)) is not None
-        }
-        return {
-            "done": [],
-            "skipped": skipped,
-            "failed": {},
-            "reference": reference,
-            "stale": {d: w for d, w in stale.items() if d in skipped},
-        }
-    check_writable(set_dir)
-    with set_lock(set_dir):
-        for d in ps.datasets:
-            note = recover(set_dir, d)
-            if note:
-                print(f"{d}: {note}")
-        todo, skipped = classify()
-        rep = _sweep_locked(
-            ps,
-            out_root,
-            workers,
-            todo,
-            skipped,
-            progress,
-            aggregate,
-            reuse,
-            ref_root,
-            {**scale, "shared_fs": shared_fs},
-            stale,
-        )
-        rep["stale"] = {d: w for d, w in stale.items() if d in skipped}
-        return rep
+        and not (options.aggregate and aggregates_stale(ps, set_dir))
+    )
 
 
-def _scale_settings(ps: param_files.ParamSet, scheduler, seeds_per_unit, threads) -> dict:
+def _cluster(ps: param_files.ParamSet, options: SweepOptions) -> dask_scale.ClusterOptions | None:
     """The cluster and thread options, checked before any work (a :class:`SweepError` naming the
-    bad value and the fix)."""
-    scheduler = scheduler or ps.scheduler
+    bad value and the fix); None when the set runs on threads here."""
+    scheduler = options.scheduler if options.scheduler is not None else ps.scheduler
+    seeds_per_unit = options.seeds_per_unit
     try:
         if scheduler is not None:
             param_files.check_scheduler(scheduler, "--scheduler")
-        thread_budget.budget(1, threads)
+        thread_budget.budget(1, options.threads)
     except (param_files.ParamsError, thread_budget.ThreadsError) as e:
         raise SweepError(str(e)) from None
     if seeds_per_unit is not None and (
@@ -294,13 +321,24 @@ def _scale_settings(ps: param_files.ParamSet, scheduler, seeds_per_unit, threads
             "--seeds-per-unit splits datasets into units for a cluster: add --scheduler local "
             "(or an address), or leave it out"
         )
-    if scheduler is not None:
-        if importlib.util.find_spec("distributed") is None:
-            raise SweepError(
-                "--scheduler needs dask: pip install 'dask[distributed]' (the 'scale' extra), "
-                "or run without --scheduler"
-            )
-    return {"scheduler": scheduler, "seeds_per_unit": seeds_per_unit or ps.seeds_per_unit, "threads": threads}
+    for name in ("connect_timeout", "worker_wait"):
+        value = getattr(options, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise SweepError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {value!r}")
+    if scheduler is None:
+        return None
+    if importlib.util.find_spec("distributed") is None:
+        raise SweepError(
+            "--scheduler needs dask: pip install 'dask[distributed]' (the 'scale' extra), or run without --scheduler"
+        )
+    return dask_scale.ClusterOptions(
+        address=scheduler,
+        seeds_per_unit=seeds_per_unit or ps.seeds_per_unit,
+        threads=options.threads,
+        shared_fs=options.shared_fs,
+        connect_timeout=float(options.connect_timeout),
+        worker_wait=float(options.worker_wait),
+    )
 
 
 class _environ:
@@ -335,82 +373,83 @@ def aggregates_stale(ps: param_files.ParamSet, set_dir: Path) -> bool:
     return bool(marks) and max(marks) > min(r.stat().st_mtime for r in renders)
 
 
-def _sweep_locked(
-    ps,
-    out_root,
-    workers,
-    todo,
-    skipped,
-    progress,
-    aggregate,
-    reuse,
-    ref_root,
-    scale: dict | None = None,
-    stale: dict | None = None,
-) -> dict:
+def _sweep_locked(ps, out_root: Path, plan: _Plan, options: SweepOptions, cluster: tuple, ref_root: Path) -> dict:
+    """The sweep under the set's lock; ``cluster``: ``(ClusterOptions, connection)``, both None on
+    threads here."""
     set_dir = out_root / ps.name
     store.write_json(ps.datasets, set_dir / "datasets.json")
-    scale = scale or {}
-    failed, done = {}, []
     bar = None
-    if progress:
+    if options.progress:
         from tqdm.auto import tqdm  # deferred: chosen at call time (widgets in Jupyter, text elsewhere)
 
-        bar = tqdm(total=len(todo) + len(skipped), initial=len(skipped), desc=f"sweep {ps.name}", unit="dataset")
+        bar = tqdm(
+            total=len(plan.todo) + len(plan.skipped), initial=len(plan.skipped), desc=f"sweep {ps.name}", unit="dataset"
+        )
     say = bar.write if bar is not None else print
-    for d in skipped:
-        say(skipped_line(set_dir, d, (stale or {}).get(d)))
-    if scale.get("scheduler") and todo:
-        try:
-            done, failed = dask_scale.run_units(
-                ps,
-                out_root,
-                todo,
-                reuse,
-                scale["scheduler"],
-                scale.get("seeds_per_unit"),
-                scale.get("threads"),
-                scale.get("shared_fs"),
-                say=say,
-                on_dataset=(lambda d: bar.update(1)) if bar is not None else None,
-            )
-        except dask_scale.ScaleError as e:
-            raise SweepError(str(e)) from None
-    else:
-        budget = thread_budget.budget(min(workers, max(1, len(todo))), scale.get("threads"))
-        if todo:
-            say(f"threads: {budget.line('worker')}")
-        with (
-            _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),
-            ThreadPoolExecutor(max_workers=workers) as pool,
-        ):
-            futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, reuse): d for d in todo}
-            for f in as_completed(futs):
-                d = futs[f]
-                try:
-                    secs = f.result()
-                    done.append(d)
-                    msg = f"{d}: done in {secs:.0f} s"
-                except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
-                    failed[d] = error_line(e)[:300]
-                    msg = f"{d}: FAILED: {failed[d]}"
-                if bar is not None:
-                    bar.update(1)
-                say(msg)
-    if bar is not None:
-        bar.close()
-    if aggregate and (done or skipped):
+    for d in plan.skipped:
+        say(skipped_line(set_dir, d, plan.stale.get(d)))
+    try:
+        if cluster[1] is not None and plan.todo:
+            done, failed = _run_on_cluster(ps, out_root, plan.todo, options, cluster, say, bar)
+        else:
+            done, failed = _run_on_threads(ps, out_root, plan.todo, options, say, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if options.aggregate and (done or plan.skipped):
         run_aggregate(ps, out_root)
     write_index(ps, out_root)
     reference = {}
-    for d in done + skipped:
+    for d in done + plan.skipped:
         line = store.reference_line(out_root / ps.name / d, ref_root / ps.name / d)
         if line is not None:
             reference[d] = line
-    return {"done": done, "skipped": skipped, "failed": failed, "reference": reference}
+    return {"done": done, "skipped": plan.skipped, "failed": failed, "reference": reference}
 
 
-def main(argv=None) -> int:
+def _run_on_cluster(ps, out_root: Path, todo: list[str], options: SweepOptions, cluster: tuple, say, bar):
+    try:
+        return dask_scale.run_units(
+            ps,
+            out_root,
+            todo,
+            options.reuse,
+            cluster[0],
+            say=say,
+            on_dataset=(lambda d: bar.update(1)) if bar is not None else None,
+            connection=cluster[1],
+        )
+    except dask_scale.ScaleError as e:
+        raise SweepError(str(e)) from None
+
+
+def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, say, bar):
+    workers = options.workers or ps.workers
+    budget = thread_budget.budget(min(workers, max(1, len(todo))), options.threads)
+    if todo:
+        say(f"threads: {budget.line('worker')}")
+    failed, done = {}, []
+    with (
+        _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),
+        ThreadPoolExecutor(max_workers=workers) as pool,
+    ):
+        futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, options.reuse): d for d in todo}
+        for f in as_completed(futs):
+            d = futs[f]
+            try:
+                secs = f.result()
+                done.append(d)
+                msg = f"{d}: done in {secs:.0f} s"
+            except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
+                failed[d] = short_line(e)
+                msg = f"{d}: FAILED: {failed[d]}"
+            if bar is not None:
+                bar.update(1)
+            say(msg)
+    return done, failed
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m tcclib", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -434,19 +473,7 @@ def main(argv=None) -> int:
         help="torch/XGBoost threads per dataset job (default: the cores shared among the jobs, "
         "or $OMP_NUM_THREADS when set)",
     )
-    ap.add_argument(
-        "--scheduler",
-        default=None,
-        help="run on a Dask cluster: local (one worker process per core), local:N, or the "
-        "address of a running scheduler, e.g. tcp://host:8786 (default: the file's scheduler)",
-    )
-    ap.add_argument(
-        "--seeds-per-unit",
-        type=int,
-        default=None,
-        help="with --scheduler: split each dataset into units of this many seeds "
-        "(default: the file's seeds_per_unit; results are those of the dataset run whole)",
-    )
+    _cluster_arguments(ap)
     ap.add_argument(
         "--force",
         nargs="*",
@@ -465,8 +492,62 @@ def main(argv=None) -> int:
         help="only re-render the aggregate notebooks (tables, figures, report) of the "
         "finished datasets, e.g. after a change to the report code",
     )
-    ap.add_argument("--check", action="store_true", help="only validate the parameter file")
-    a = ap.parse_args(argv)
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="only validate: the parameter file, the options, the data folder, the output folders "
+        "(writable, with room) and a running scheduler's address (it answers as Dask does)",
+    )
+    return ap
+
+
+def _cluster_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--scheduler",
+        default=None,
+        help="run on a Dask cluster: local (one worker process per core), local:N, or the "
+        "address of a running scheduler, e.g. tcp://host:8786 (default: the file's scheduler)",
+    )
+    ap.add_argument(
+        "--seeds-per-unit",
+        type=int,
+        default=None,
+        help="with --scheduler: split each dataset into units of this many seeds "
+        "(default: the file's seeds_per_unit; results are those of the dataset run whole)",
+    )
+    ap.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=dask_scale.CONNECT_TIMEOUT,
+        help="seconds to reach a running scheduler: connection, handshake and first answer "
+        f"(default {dask_scale.CONNECT_TIMEOUT:g})",
+    )
+    ap.add_argument(
+        "--worker-wait",
+        type=float,
+        default=dask_scale.WORKER_WAIT,
+        help=f"seconds to wait for a running scheduler's first worker (default {dask_scale.WORKER_WAIT:g})",
+    )
+
+
+def _options(a) -> SweepOptions:
+    return SweepOptions(
+        data_dir=a.data_dir,
+        workers=a.workers,
+        force=a.force,
+        aggregate=not a.no_aggregate,
+        only=a.only,
+        reuse=not a.retrain,
+        scheduler=a.scheduler,
+        seeds_per_unit=a.seeds_per_unit,
+        threads=a.threads,
+        connect_timeout=a.connect_timeout,
+        worker_wait=a.worker_wait,
+    )
+
+
+def main(argv=None) -> int:
+    a = _parser().parse_args(argv)
     try:
         ps = param_files.load(a.params, a.data_dir)
         if a.force and a.force != ["all"]:
@@ -477,38 +558,50 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if a.check:
-        # beyond the file itself (param_files.load checked every value in it): the command line, the data
-        # folder and the notebook sources the run will execute
-        problems = []
-        if a.workers is not None and a.workers < 1:
-            problems.append(f"--workers must be a positive integer, got {a.workers}")
-        try:
-            _scale_settings(ps, a.scheduler, a.seeds_per_unit, a.threads)
-        except SweepError as e:
-            problems.append(str(e))
-        for nb in (*ps.per_dataset_notebooks, *ps.aggregate_notebooks):
-            try:
-                notebooks.source_path(nb)
-            except FileNotFoundError as e:
-                problems.append(str(e))
-        try:
-            resolve_data_dir(ps, a.data_dir)
-        except SweepError as e:
-            problems.append(str(e))
-        if problems:
-            for line in problems:
-                print(f"error: {a.params}: {line}", file=sys.stderr)
-            return 2
-        print(
-            f"{a.params}: OK ({len(ps.datasets)} datasets, {len(ps.config.seeds)} seeds, "
-            f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs, device {ps.config.device})"
-        )
-        return 0
+        return _check_command(a, ps)
     try:
         return _run_command(a, ps)
-    except SweepError as e:  # locked, not writable, no data folder: before any work
+    except SweepError as e:  # locked, not writable or full, no data folder, no cluster
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def _check_command(a, ps: param_files.ParamSet) -> int:
+    """``--check``: beyond the file itself (param_files.load checked every value in it): the
+    command line, the cluster's address, the data folder, the notebook sources the run will
+    execute, and the output folders."""
+    problems = []
+    if a.workers is not None and a.workers < 1:
+        problems.append(f"--workers must be a positive integer, got {a.workers}")
+    try:
+        cluster = _cluster(ps, _options(a))
+        if cluster is not None and cluster.remote:
+            dask_scale.probe(cluster.address, cluster.connect_timeout)
+    except (SweepError, dask_scale.ScaleError) as e:
+        cluster = None
+        problems.append(str(e))
+    for nb in (*ps.per_dataset_notebooks, *ps.aggregate_notebooks):
+        try:
+            notebooks.source_path(nb)
+        except FileNotFoundError as e:
+            problems.append(str(e))
+    try:
+        resolve_data_dir(ps, a.data_dir)
+        out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()
+        todo = _plan(ps, out_root / ps.name, _options(a)).todo
+        if todo:
+            check_room(ps, out_root, len(todo), cluster.jobs if cluster is not None else (a.workers or ps.workers))
+    except SweepError as e:
+        problems.append(str(e))
+    if problems:
+        for line in problems:
+            print(f"error: {a.params}: {line}", file=sys.stderr)
+        return 2
+    print(
+        f"{a.params}: OK ({len(ps.datasets)} datasets, {len(ps.config.seeds)} seeds, "
+        f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs, device {ps.config.device})"
+    )
+    return 0
 
 
 def _run_command(a, ps: param_files.ParamSet) -> int:
@@ -525,19 +618,7 @@ def _run_command(a, ps: param_files.ParamSet) -> int:
             f"{out_root / ps.name}"
         )
         return 0
-    rep = sweep(
-        ps,
-        out_root,
-        a.data_dir,
-        a.workers,
-        a.force,
-        aggregate=not a.no_aggregate,
-        only=a.only,
-        reuse=not a.retrain,
-        scheduler=a.scheduler,
-        seeds_per_unit=a.seeds_per_unit,
-        threads=a.threads,
-    )
+    rep = sweep(ps, out_root, _options(a))
     print(
         f"\n{ps.name}: {len(rep['done'])} run, {len(rep['skipped'])} already done, "
         f"{len(rep['failed'])} failed in {time.perf_counter() - t:.0f} s; outputs in "
@@ -552,7 +633,7 @@ def _run_command(a, ps: param_files.ParamSet) -> int:
     for d, line in rep["reference"].items():
         print(f"  {d}: {line}")
     for d, err in rep["failed"].items():
-        print(f"  FAILED {d}: {err}  (traceback in {out_root / ps.name / d / '_FAILED.json'})")
+        print(f"  FAILED {d}: {err}  (traceback in {failed_record(out_root / ps.name, d)})")
     return 1 if rep["failed"] else 0
 
 
