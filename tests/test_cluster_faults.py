@@ -36,9 +36,7 @@ def _bounded():
 @pytest.fixture
 def params(tmp_path):
     p = tmp_path / "c.yaml"
-    p.write_text(
-        "name: c\ndatasets: [breast_cancer]\nper_dataset_notebooks: [01_data_prep]\naggregate_notebooks: []\n"
-    )
+    p.write_text("name: c\ndatasets: [breast_cancer]\nper_dataset_notebooks: [01_data_prep]\naggregate_notebooks: []\n")
     return p
 
 

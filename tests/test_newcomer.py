@@ -357,8 +357,9 @@ def test_a_missing_data_folder_is_a_check_error(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("TCC_DATA_DIR")
     assert sweep.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0
     p.write_text("name: d\ndatasets: [breast_cancer]\ndata_dir: nowhere/at/all\n")
-    assert sweep.main([str(p), "--check"]) == 0  # the file's default folder: OpenML instead, with a note
-    assert "downloaded from OpenML" in capsys.readouterr().err
+    assert sweep.main([str(p), "--check"]) == 2  # the file's folder is missing: an error at load, not mid-run
+    assert "data_dir: the folder" in capsys.readouterr().err
+    assert sweep.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0  # an explicit folder wins
 
 
 def test_a_run_outside_a_sweep_is_marked_finished_for_the_aggregate_notebooks(tmp_path, monkeypatch, bc_small):
@@ -367,12 +368,11 @@ def test_a_run_outside_a_sweep_is_marked_finished_for_the_aggregate_notebooks(tm
     from tcclib.running import train
 
     cfg = Config(seeds=(12,), methods=("random",), epochs=1, head_epochs=1, progress=False)
-    monkeypatch.delenv(store.SWEEP_ENV, raising=False)
     out = tmp_path / "lab" / "bc12"
     store.save_run(train.run_dataset(bc_small, cfg), out)
     assert json.loads((out / "_DONE.json").read_text())["by"] == "store.save_run outside a sweep"
     set_dir, results = nbparams.aggregate({"set_name": "lab", "set_dir": str(tmp_path / "lab")})
     assert list(results.dataset.unique()) == ["bc12"]
-    monkeypatch.setenv(store.SWEEP_ENV, "1")  # under a sweep, the sweep writes the marker, last
-    store.save_run(train.run_dataset(bc_small, cfg), tmp_path / "swept")
+    # under a sweep (notebook 03's write_marker parameter is False), the sweep writes the marker, last
+    store.save_run(train.run_dataset(bc_small, cfg), tmp_path / "swept", write_marker=False)
     assert not (tmp_path / "swept" / "_DONE.json").exists()
