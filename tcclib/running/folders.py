@@ -1,9 +1,10 @@
-"""A dataset's folder as a transaction: keep the previous results, finish, fail, recover.
+"""A dataset's folder as a transaction, the set's lock, and the checks of the folders a run writes.
 
-A run of a dataset writes into ``<set>/<dataset>``; a re-run first copies the finished results to
-``<set>/.previous/<dataset>``, and a failure puts them back (:func:`run_dataset_notebooks`,
-:func:`recover`).  :class:`set_lock` keeps two sweeps off one set; :func:`check_writable` refuses
-an output folder that cannot be written before any work starts.
+:class:`DatasetFolder` is the one transaction on ``<set>/<dataset>`` (keep the previous results,
+finish, fail, recover), used by the sweep (:func:`run_dataset_notebooks`) and by the Dask client
+(:func:`tcclib.running.scale.install`).  :class:`set_lock` keeps two sweeps off one set;
+:func:`check_room` refuses, before any work, a folder the run writes that cannot be written or
+has too little room; :func:`disk_error_line` is the one line of a disk that fills during a run.
 """
 
 from __future__ import annotations

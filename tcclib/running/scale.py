@@ -2,6 +2,9 @@
 
 ``local`` starts a LocalCluster with one worker process per core, ``local:N`` one with N; any
 other address (``tcp://host:8786``) is a running scheduler whose workers may be on other machines.
+Reaching it is bounded (:class:`ClusterOptions`: ``connect_timeout`` covers the connection, Dask's
+handshake and the first answer; :func:`probe` names what answered instead: HTTP, another
+protocol, nothing), and so is the wait for its first worker (``worker_wait``, with progress).
 
 **Units of work.**  A dataset is one unit: its per-dataset notebooks, as the sweep runs them
 without a cluster.  With ``seeds_per_unit: K`` (or ``--seeds-per-unit K``) a dataset with more
