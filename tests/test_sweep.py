@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tcclib.data.sources import DATA_DIR_ENV
-from tcclib.running import notebooks, sweep
+from tcclib.running import nbparams, notebooks, sweep
 from tcclib.running import params as param_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +230,18 @@ def test_settings_newer_than_a_notebook_are_passed_only_off_their_default():
     assert notebooks.needed_parameters(nb, params) == params  # declared, or not a setting at all: passed
     assert notebooks.needed_parameters(nb, {"lr": 0.001, "xgb_max_bin": 256}) == {}  # newer, at the default
     assert notebooks.needed_parameters(nb, {"lr": 0.01, "xgb_max_bin": 64}) == {"lr": 0.01, "xgb_max_bin": 64}
+
+
+def test_the_sweep_tells_notebook_03_by_a_parameter_not_to_write_the_marker(tmp_path):
+    """No environment variable: the sweep passes write_marker=False to the notebook that declares
+    it (03, which hands it to store.save_run); the others are not given an unknown parameter."""
+    ps = param_files.load(ROOT / "params" / "demo.yaml")
+    params = notebooks.notebook_parameters(ps, "breast_cancer", tmp_path)
+    assert params["write_marker"] is False
+    assert notebooks.needed_parameters(notebooks.load_source("03_pretraining"), params)["write_marker"] is False
+    for nb in ("01_data_prep", "02_correlation", "07_ablation"):
+        assert "write_marker" not in notebooks.needed_parameters(notebooks.load_source(nb), params)
+    run = nbparams.per_dataset({"output_dir": str(tmp_path / "o"), "write_marker": False}, load=False)
+    assert run.write_marker is False
+    assert nbparams.per_dataset({"output_dir": str(tmp_path / "o")}, load=False).write_marker is True
+    assert "write_marker=run_.write_marker" in notebooks.source_path("03_pretraining").read_text()

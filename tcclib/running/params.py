@@ -257,82 +257,13 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
 
     ``data_dir`` (else ``$TCC_DATA_DIR``, else the file's ``data_dir``): where OpenML datasets
     and suites outside the paper's 30 are looked up offline."""
-    explicit_data_dir = data_dir
     where = str(path) if path else "params"
-    if not isinstance(d, dict):
-        raise ParamsError(f"{where}: expected a mapping at the top level")
-    for k in d:
-        if k not in KEYS:
-            close = difflib.get_close_matches(str(k), KEYS, n=1)
-            raise ParamsError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    if not isinstance(d.get("name"), str) or not d["name"].isidentifier():
-        raise ParamsError(f"{where}: 'name' must be a simple identifier (letters, digits, _)")
-    ds = d.get("datasets")
-    if ds == "all":
-        ds = [n for n in list_datasets().name if n != "breast_cancer"]
-    if not isinstance(ds, list) or not ds:
-        fix = f"; write it as a list, e.g. datasets: [{ds}]" if isinstance(ds, (str, int)) and ds != "" else ""
-        raise ParamsError(f"{where}: 'datasets' must be a non-empty list or 'all'{fix}")
-    data_dir = d.get("data_dir")
-    if data_dir is not None and (not isinstance(data_dir, str) or not data_dir.strip()):
-        raise ParamsError(
-            f"{where}: 'data_dir' must be a folder path (relative to the repository root), "
-            f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none"
-        )
-    folder = data_sources.data_dir(explicit_data_dir) or (paths.resolve(data_dir) if data_dir else None)
-    if data_dir and data_sources.data_dir(explicit_data_dir) is None and not folder.is_dir():
-        raise ParamsError(
-            f"{where}: data_dir: the folder {folder} does not exist (or is not a folder); point data_dir "
-            f"(or --data-dir, or ${data_sources.DATA_DIR_ENV}) at the folder holding the <did>.arff copies, "
-            f"or leave the key out to download from OpenML"
-        )
-    sources = dataset_sources(ds, f"{where}: datasets", folder)
+    _check_top_level(d, where)
+    file_data_dir, sources = _datasets(d, where, data_dir)
     datasets = list(sources)
-    if d.get("config") is not None and not isinstance(d["config"], dict):
-        raise ParamsError(
-            f"{where}: 'config' must be a mapping of settings, e.g. "
-            f"config: {{epochs: 5, seeds: [1, 2]}}, got {type(d['config']).__name__} {d['config']!r}"
-        )
-    remote = isinstance(d.get("scheduler"), str) and "://" in d["scheduler"]
-    try:
-        cfg = Config.from_dict(d.get("config") or {})
-        if not remote:  # on a running cluster's workers the device is theirs, not this machine's
-            cfg.check_device()
-    except (ConfigError, TypeError) as e:
-        raise ParamsError(f"{where}: config: {e}") from None
-    if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default
-        d = {**d, "keep_embeddings": []}
-    keep = dataset_names(
-        _name_list(d, "keep_embeddings", where, "[breast_cancer]"), f"{where}: keep_embeddings", datasets
-    )
-    stray = [n for n in keep if n not in datasets]
-    if stray:
-        raise ParamsError(
-            f"{where}: keep_embeddings: {', '.join(stray)} not in 'datasets' (no embeddings "
-            f"would be kept for it); add it to 'datasets' or remove it here"
-        )
-    description = d.get("description", "")
-    if not isinstance(description, str):
-        got = "nothing" if description is None else f"{type(description).__name__} {description!r}"
-        raise ParamsError(
-            f"{where}: 'description' must be text, got {got}; write a sentence (quote it if "
-            f"it looks like a number) or leave the key out"
-        )
-    workers = d.get("workers", 1)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ParamsError(
-            f"{where}: 'workers' must be a positive integer (datasets run at once), "
-            f"got {type(workers).__name__} {workers!r}"
-        )
-    scheduler = d.get("scheduler")
-    if scheduler is not None:
-        check_scheduler(scheduler, where)
-    spu = d.get("seeds_per_unit")
-    if spu is not None and (isinstance(spu, bool) or not isinstance(spu, int) or spu < 1):
-        raise ParamsError(
-            f"{where}: 'seeds_per_unit' must be a positive integer (seeds per unit of work on "
-            f"a cluster), got {type(spu).__name__} {spu!r}; leave it out to run each dataset whole"
-        )
+    cfg = _config(d, where)
+    keep = _keep_embeddings(d, where, datasets)
+    description, workers, scheduler, spu = _run_settings(d, where)
     per = _notebooks(
         d,
         "per_dataset_notebooks",
@@ -355,7 +286,7 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
         datasets=datasets,
         config=cfg,
         description=description,
-        data_dir=data_dir,
+        data_dir=file_data_dir,
         keep_embeddings=keep,
         per_dataset_notebooks=per,
         aggregate_notebooks=agg,
@@ -366,6 +297,101 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
         path=path,
         sources={n: s.spec for n, s in sources.items()},
     )
+
+
+def _check_top_level(d, where: str) -> None:
+    if not isinstance(d, dict):
+        raise ParamsError(f"{where}: expected a mapping at the top level")
+    for k in d:
+        if k not in KEYS:
+            close = difflib.get_close_matches(str(k), KEYS, n=1)
+            raise ParamsError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    if not isinstance(d.get("name"), str) or not d["name"].isidentifier():
+        raise ParamsError(f"{where}: 'name' must be a simple identifier (letters, digits, _)")
+
+
+def _datasets(d: dict, where: str, explicit_data_dir) -> tuple[str | None, dict]:
+    """The file's ``data_dir`` and the set's ``{name: Source}``.  A ``data_dir`` of the file that
+    does not exist (when neither ``explicit_data_dir`` nor ``$TCC_DATA_DIR`` overrides it) is an
+    error here, not a note followed by a failure in the middle of the run."""
+    ds = d.get("datasets")
+    if ds == "all":
+        ds = [n for n in list_datasets().name if n != "breast_cancer"]
+    if not isinstance(ds, list) or not ds:
+        fix = f"; write it as a list, e.g. datasets: [{ds}]" if isinstance(ds, (str, int)) and ds != "" else ""
+        raise ParamsError(f"{where}: 'datasets' must be a non-empty list or 'all'{fix}")
+    data_dir = d.get("data_dir")
+    if data_dir is not None and (not isinstance(data_dir, str) or not data_dir.strip()):
+        raise ParamsError(
+            f"{where}: 'data_dir' must be a folder path (relative to the repository root), "
+            f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none"
+        )
+    folder = data_sources.data_dir(explicit_data_dir) or (paths.resolve(data_dir) if data_dir else None)
+    if data_dir and data_sources.data_dir(explicit_data_dir) is None and not folder.is_dir():
+        raise ParamsError(
+            f"{where}: data_dir: the folder {folder} does not exist (or is not a folder); point data_dir "
+            f"(or --data-dir, or ${data_sources.DATA_DIR_ENV}) at the folder holding the <did>.arff copies, "
+            f"or leave the key out to download from OpenML"
+        )
+    return data_dir, dataset_sources(ds, f"{where}: datasets", folder)
+
+
+def _config(d: dict, where: str) -> Config:
+    if d.get("config") is not None and not isinstance(d["config"], dict):
+        raise ParamsError(
+            f"{where}: 'config' must be a mapping of settings, e.g. "
+            f"config: {{epochs: 5, seeds: [1, 2]}}, got {type(d['config']).__name__} {d['config']!r}"
+        )
+    remote = isinstance(d.get("scheduler"), str) and "://" in d["scheduler"]
+    try:
+        cfg = Config.from_dict(d.get("config") or {})
+        if not remote:  # on a running cluster's workers the device is theirs, not this machine's
+            cfg.check_device()
+    except (ConfigError, TypeError) as e:
+        raise ParamsError(f"{where}: config: {e}") from None
+    return cfg
+
+
+def _keep_embeddings(d: dict, where: str, datasets: list[str]) -> list[str]:
+    if d.get("keep_embeddings", []) is None:  # "keep_embeddings:" with nothing: none, as the default
+        d = {**d, "keep_embeddings": []}
+    keep = dataset_names(
+        _name_list(d, "keep_embeddings", where, "[breast_cancer]"), f"{where}: keep_embeddings", datasets
+    )
+    stray = [n for n in keep if n not in datasets]
+    if stray:
+        raise ParamsError(
+            f"{where}: keep_embeddings: {', '.join(stray)} not in 'datasets' (no embeddings "
+            f"would be kept for it); add it to 'datasets' or remove it here"
+        )
+    return keep
+
+
+def _run_settings(d: dict, where: str) -> tuple:
+    """``(description, workers, scheduler, seeds_per_unit)``, each checked."""
+    description = d.get("description", "")
+    if not isinstance(description, str):
+        got = "nothing" if description is None else f"{type(description).__name__} {description!r}"
+        raise ParamsError(
+            f"{where}: 'description' must be text, got {got}; write a sentence (quote it if "
+            f"it looks like a number) or leave the key out"
+        )
+    workers = d.get("workers", 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParamsError(
+            f"{where}: 'workers' must be a positive integer (datasets run at once), "
+            f"got {type(workers).__name__} {workers!r}"
+        )
+    scheduler = d.get("scheduler")
+    if scheduler is not None:
+        check_scheduler(scheduler, where)
+    spu = d.get("seeds_per_unit")
+    if spu is not None and (isinstance(spu, bool) or not isinstance(spu, int) or spu < 1):
+        raise ParamsError(
+            f"{where}: 'seeds_per_unit' must be a positive integer (seeds per unit of work on "
+            f"a cluster), got {type(spu).__name__} {spu!r}; leave it out to run each dataset whole"
+        )
+    return description, workers, scheduler, spu
 
 
 def load(path: str | Path, data_dir=None) -> ParamSet:

@@ -480,15 +480,7 @@ def merge_groups(
         for n in ("classes.json",):
             if n in files:
                 out[n] = files[n]
-        if tim.get("trained_members"):
-            trained = True
-            for name, v in tim.items():
-                if name == "resumed_at_epoch":
-                    timings[name] = max(timings.get(name, 0), v)
-                elif isinstance(v, (int, float)):
-                    timings[name] = timings.get(name, 0) + v
-        else:
-            timings["reused_members"] = timings.get("reused_members", 0) + tim.get("reused_members", 0)
+        trained = _add_timings(timings, tim) or trained
     for name, parts in frames.items():
         if parts:
             df = pd.concat(parts, ignore_index=True)
@@ -505,6 +497,19 @@ def merge_groups(
             timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / cfg.epochs
         out["timings.json"] = (json.dumps({k: round(v, 3) for k, v in timings.items()}, indent=2) + "\n").encode()
     return out, trained
+
+
+def _add_timings(timings: dict, tim: dict) -> bool:
+    """Add a seed group's ``timings.json`` to the dataset's sums; whether the group trained."""
+    if not tim.get("trained_members"):
+        timings["reused_members"] = timings.get("reused_members", 0) + tim.get("reused_members", 0)
+        return False
+    for name, v in tim.items():
+        if name == "resumed_at_epoch":
+            timings[name] = max(timings.get(name, 0), v)
+        elif isinstance(v, (int, float)):
+            timings[name] = timings.get(name, 0) + v
+    return True
 
 
 def install(set_dir: Path, dataset: str, res: dict) -> str | None:
