@@ -287,3 +287,30 @@ def test_a_worker_killed_mid_unit_loses_nothing(tmp_path):
     for f in ("results.csv", "history.csv", "pseudo.csv"):
         assert (ddir / f).read_bytes() == (clean / "k" / "breast_cancer" / f).read_bytes(), f
     assert not list((out / ".cache" / "checkpoints").glob("*.pt"))
+
+
+def test_the_client_installs_units_through_the_sweeps_folder_transaction(tmp_path):
+    """scale.install uses folders.DatasetFolder: a failed re-run leaves the finished results byte for
+    byte and puts its render and record in .failed/; a finished one replaces them, marker last."""
+    from tcclib.running import folders, scale
+
+    set_dir = tmp_path / "s"
+    ddir = set_dir / "d"
+    ddir.mkdir(parents=True)
+    (ddir / "results.csv").write_text("seed,accuracy\n1,0.5\n")
+    (ddir / "_DONE.json").write_text('{"dataset": "d", "finished": "then"}\n')
+    before = {f.name: f.read_bytes() for f in ddir.iterdir()}
+    res = {"ok": False, "error": "RuntimeError: boom", "host": "h", "shared_fs": False, "threads": 1}
+    note = scale.install(set_dir, "d", {**res, "files": {"results.csv": b"seed,accuracy\n1,0.1\n"}})
+    assert "previous results are kept" in note and str(set_dir / ".failed" / "d") in note
+    assert {f.name: f.read_bytes() for f in ddir.iterdir()} == before
+    assert (set_dir / ".failed" / "d" / "results.csv").read_text().endswith("0.1\n")
+    assert json.loads((set_dir / ".failed" / "d" / "_FAILED.json").read_text())["error"] == "RuntimeError: boom"
+    assert folders.failed_record(set_dir, "d") == set_dir / ".failed" / "d" / "_FAILED.json"
+    assert not (set_dir / ".previous" / "d").exists()
+    done = {"results.csv": b"seed,accuracy\n1,0.9\n", "_DONE.json": b'{"dataset": "d", "finished": "now"}'}
+    assert scale.install(set_dir, "d", {**res, "ok": True, "error": None, "files": done}) is None
+    assert (ddir / "results.csv").read_text().endswith("0.9\n")
+    assert json.loads((ddir / "_DONE.json").read_text())["worker"] == {"host": "h", "shared_fs": False, "threads": 1}
+    assert not (set_dir / ".previous" / "d").exists() and not (set_dir / ".failed" / "d").exists()
+    assert folders.failed_record(set_dir, "d") == ddir / "_FAILED.json"
