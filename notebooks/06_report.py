@@ -33,6 +33,8 @@ import sys
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
+
 # %matplotlib inline
 
 # %% tags=["parameters"]

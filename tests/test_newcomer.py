@@ -399,3 +399,32 @@ def test_a_run_outside_a_sweep_is_marked_finished_for_the_aggregate_notebooks(tm
     monkeypatch.setenv(store.SWEEP_ENV, "1")  # under a sweep, the sweep writes the marker, last
     store.save_run(train.run_dataset(bc_small, cfg), tmp_path / "swept")
     assert not (tmp_path / "swept" / "_DONE.json").exists()
+
+
+def test_notebooks_read_the_shared_data_folder_beside_the_checkout(monkeypatch):
+    assert param_files.load(ROOT / "params" / "paper.yaml").data_dir == nbparams.SHARED_DATA_DIR
+    monkeypatch.delenv("TCC_DATA_DIR", raising=False)
+    beside = paths.resolve(nbparams.SHARED_DATA_DIR)
+    assert nbparams.notebook_data_dir("") == (str(beside) if beside.is_dir() else None)
+    assert nbparams.notebook_data_dir("/some/where") == "/some/where"
+    monkeypatch.setenv("TCC_DATA_DIR", "/else/where")
+    assert nbparams.notebook_data_dir("") is None  # the loader reads $TCC_DATA_DIR
+
+
+def test_matplotlib_writes_its_cache_under_the_checkout_not_home(tmp_path):
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
+    code = "import tcclib, matplotlib; print(matplotlib.get_cachedir())"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**env, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.strip()
+    assert Path(out) == ROOT / ".cache" / "matplotlib"
+    assert not list(tmp_path.iterdir()), "nothing written in the home folder"
