@@ -170,3 +170,19 @@ def test_opening_running_and_saving_notebooks_in_lab_leaves_git_status_clean(tmp
     assert (repo / "notebooks" / paired).exists()
     status = _git(repo, "status", "--porcelain", "--untracked-files=all")
     assert status == "", f"browsing in JupyterLab changed the checkout:\n{status}"
+
+
+def test_a_finished_progress_bar_leaves_its_last_state_as_text_not_a_widget(tmp_path, monkeypatch):
+    """A notebook saved after its bars finished holds no widget view (which a reopened notebook
+    would show as "Error displaying widget: model not found"), only each bar's last line."""
+    from nbclient import NotebookClient  # deferred: only these tests execute notebooks in-process
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.delenv("TCC_PROGRESS", raising=False)
+    code = "from tcclib.util.progress import bar\nb = bar(4, 'epochs')\nfor _ in range(4):\n    b.update(1)\nb.close()"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute(cwd=str(tmp_path))
+    outputs = nb.cells[0].outputs
+    assert outputs and not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    text = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in outputs)
+    assert "epochs: 100%" in text and "4/4" in text, outputs
