@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 01 · Data preparation
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F01_data_prep.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/01_data_prep.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F01_data_prep.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/01_data_prep.ipynb)
 #
 # The paper evaluates on 30 OpenML-CC18 classification datasets (plus scikit-learn's `breast_cancer`
 # for its Figures 1-2). Each seed gets its own **stratified 80/20 train/test split**; **30 % of the

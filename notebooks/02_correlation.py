@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 02 · Feature correlations: where to corrupt
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F02_correlation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/02_correlation.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F02_correlation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/02_correlation.ipynb)
 #
 # For every feature an XGBoost model (100 trees, depth 10, eta 0.1, subsample 0.7, colsample 0.8)
 # predicts it from the other features of the training split; its gain importances, divided by

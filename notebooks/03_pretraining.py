@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 03 · Contrastive pretraining and evaluation of every method
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F03_pretraining.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/03_pretraining.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F03_pretraining.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/03_pretraining.ipynb)
 #
 # All seeds × methods of the dataset train together as one batched ensemble (numerically the same
 # as training each alone). Methods:

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 04 · Evaluation: the paper's Tables 2-5 and win matrices
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F04_evaluation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/04_evaluation.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F04_evaluation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/04_evaluation.ipynb)
 #
 # Every finished dataset of the set is gathered into one tidy table. Tables 2-5 show mean ± standard
 # error over seeds (the paper's definition: `std(ddof=0) / sqrt(n)`), accuracy in percent. The win

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 05 · The paper's figures
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/05_figures.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/05_figures.ipynb)
 #
 # * **Figure 1**: contrastive learning curves on `figure_dataset` (training loss per epoch per method).
 # * **Figure 2**: 3-D PCA of the encoder's embeddings of the training and test rows, coloured by class.

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 06 · Reproduction report: our run next to the paper
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F06_report.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/06_report.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F06_report.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/paper/06_report.ipynb)
 #
 # Does the paper's claim hold? For every finished dataset of the set: our mean ± standard error
 # next to the published one (Tables 2-5, shipped with `tcclib`), the difference, and whether the

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 07 · Beyond the paper: labeled fraction and corruption rate
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F07_ablation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/07_ablation.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F07_ablation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/ablation/breast_cancer/07_ablation.ipynb)
 #
 # The paper fixes 30 % labeled rows and a corruption rate of 0.4. Here each is varied on its own
 # (the other at the published value) for `random`, `class` and `oracle`, with every seed, on the
