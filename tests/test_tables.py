@@ -395,3 +395,15 @@ def test_a_dataset_the_paper_does_not_report_is_named_not_counted(tmp_path):
     )
     both = pd.concat([res, _results({"diabetes": (37, {"random": [0.7] * 8})})])
     assert "**1 of 30** of the paper's datasets and 1 the paper does not report" in report.plain_summary(both)[0]
+
+
+def test_pseudo_label_plot_of_one_refresh_draws_markers_not_a_line():
+    from tcclib.paper import plots
+
+    one = pd.DataFrame(
+        {"seed": [1, 2, 1, 2], "method": ["class", "class", "class_most", "class_most"], "epoch": [0] * 4}
+    ).assign(pseudo_accuracy=[0.8, 0.82, 0.79, 0.81])
+    ax = plots.pseudo_accuracy(one, "bc: pseudo-labels")
+    assert "one refresh, at epoch 0" in ax.get_title()
+    assert not ax.lines and sum(len(c.get_offsets()) for c in ax.collections) == 4  # a marker per seed and method
+    plt.close(ax.figure)
