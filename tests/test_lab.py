@@ -157,6 +157,7 @@ def test_opening_running_and_saving_notebooks_in_lab_leaves_git_status_clean(tmp
             lab.save(name, _as_lab_after_connecting(lab.open_notebook(name)))
         first = "01_data_prep.py"  # one notebook run (seconds on breast_cancer) and saved with its outputs
         monkeypatch.setenv("PYTHONPATH", str(repo))  # the kernel imports the copy's tcclib
+        monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))  # its connection file
         ran = _run(_as_lab_after_connecting(lab.open_notebook(first)), repo / "notebooks")
         assert any(c.get("outputs") for c in ran["cells"])
         lab.save(first, ran)
@@ -178,6 +179,7 @@ def test_a_finished_progress_bar_leaves_its_last_state_as_text_not_a_widget(tmp_
     from nbclient import NotebookClient  # deferred: only these tests execute notebooks in-process
 
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))  # the kernel's connection file
     monkeypatch.delenv("TCC_PROGRESS", raising=False)
     code = "from tcclib.util.progress import bar\nb = bar(4, 'epochs')\nfor _ in range(4):\n    b.update(1)\nb.close()"
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
