@@ -119,8 +119,9 @@ run = run_dataset(ds, cfg, cache_dir=run_.cache_dir, store_dir=out, reuse=run_.r
 store.save_run(run, out)
 print(f"members trained now: {run.timings['trained_members']}, reused from stored results: {run.timings['reused_members']}")
 t = run.timings
-spent = {k: t.get(f"{key}_s", 0.0) for k, key in
-         (("XGBoost importances", "importance"), ("pretraining and evaluation", "total"), ("baselines", "baselines"))}
+spent = {k: t[f"{key}_s"] for k, key in  # what ran (a re-render that trains nothing has no pretraining time)
+         (("XGBoost importances", "importance"), ("pretraining and evaluation", "total"), ("baselines", "baselines"))
+         if f"{key}_s" in t}
 print("time (s):", ", ".join(f"{k} {v:.1f}" for k, v in spent.items()) + f"; in all {sum(spent.values()):.1f}")
 
 # %% [markdown]
