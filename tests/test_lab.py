@@ -148,6 +148,7 @@ def test_opening_running_and_saving_notebooks_in_lab_leaves_git_status_clean(tmp
     _copy_checkout(repo)
     sources = {p.name: p.read_bytes() for p in sorted((repo / "notebooks").glob("*.py"))}
     assert sources and not list((repo / "notebooks").glob("*.ipynb"))  # a fresh clone has the .py only
+    assert "JUPYTER_CONFIG_PATH=$(abspath jupyter-config)" in (repo / "Makefile").read_text()  # as make lab runs
     lab = Lab(repo, tmp_path)
     try:
         docmanager = lab.call("GET", "/lab/api/settings/@jupyterlab/docmanager-extension:plugin")["schema"]
