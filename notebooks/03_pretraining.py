@@ -143,7 +143,8 @@ print(summary.round(3).to_string())
 # %%
 cmp = store.compare_means(stored, run.results) if stored is not None else None
 if cmp is None:
-    print("nothing to compare with: a first run, and no committed reference with these settings")
+    print("nothing to compare with: a first run, and no committed reference with these settings; "
+          "the drift check below has nothing that could have moved, so it reads 'none'")
 else:
     print(f"compared with {stored_from}: identical {bool((cmp['diff'].abs() < 1e-5).all() and cmp.same_seeds.all())}; "
           f"largest change of a mean: {cmp['diff'].abs().max():.4f}")

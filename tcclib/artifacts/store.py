@@ -212,13 +212,11 @@ def compare_means(
 
 
 def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
-    """One line naming the method means that moved more than ``tol`` ('none' when nothing did;
-    a line saying so when there was nothing stored to compare with).  Meant for a checked notebook cell: its text
+    """One line naming the method means that moved more than ``tol`` ('none' when nothing did,
+    or when there was nothing stored to compare with).  Meant for a checked notebook cell: its text
     is the same on every machine unless results really changed."""
-    if cmp is None:
-        return "no stored results to compare with (a first run): no drift to check"
     head = f"means (accuracy, AUROC) that moved more than {tol} from the stored results:"
-    bad = cmp[~cmp.within]
+    bad = cmp[~cmp.within] if cmp is not None else []
     if not len(bad):
         return f"{head} none"
     parts = [
