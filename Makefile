@@ -28,9 +28,12 @@ smoke: install
 paper: install
 	$(PY) -m tcclib params/paper.yaml $(ARGS)
 
-# JupyterLab on the notebook collection (runs write to runs/, never to the committed outputs/)
+# JupyterLab on the notebook collection (runs write to runs/, never to the committed outputs/).
+# jupyter-config/ adds this repository's Lab defaults: a notebooks/*.py source opens as a notebook
+# (jupytext), and widget state is saved with a notebook; the paired .ipynb it writes is git-ignored
+LAB_ENV := JUPYTER_CONFIG_PATH=$(abspath jupyter-config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 lab: install
-	$(PY) -m jupyter lab notebooks $(ARGS)
+	$(LAB_ENV) $(PY) -m jupyter lab notebooks $(ARGS)
 
 # re-execute the committed renders of a set from the current notebook sources, reusing the stored
 # results (nothing retrains when data and settings are unchanged): make rerender SET=smoke
@@ -65,9 +68,10 @@ test: lint test-lib test-notebooks
 bench: install
 	$(PY) bench/bench_epoch.py $(ARGS)
 
-# after editing a notebook source (notebooks/*.py), refresh its paired .ipynb
+# the paired notebooks/*.ipynb (git-ignored) from their .py sources, keeping the outputs they hold;
+# JupyterLab writes them itself when it saves a notebook, papermill reads them
 notebooks:
-	$(PY) -m jupytext --to ipynb notebooks/*.py
+	$(PY) -m jupytext --to ipynb --update notebooks/*.py
 
 # the wheel the notebooks' Colab cell installs (attach it to the GitHub release of its version)
 wheel:

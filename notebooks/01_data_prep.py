@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -14,7 +15,7 @@
 # %% [markdown]
 # # 01 · Data preparation
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F01_data_prep.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/01_data_prep.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F01_data_prep.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/01_data_prep.ipynb)
 #
 # The paper evaluates on 30 OpenML-CC18 classification datasets (plus scikit-learn's `breast_cancer`
 # for its Figures 1-2). Each seed gets its own **stratified 80/20 train/test split**; **30 % of the
@@ -37,6 +38,8 @@ import sys
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
+
 # %matplotlib inline
 
 # %% tags=["parameters"]
@@ -44,7 +47,7 @@ if importlib.util.find_spec("tcclib") is None:
 dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
-data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
+data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else ../shared/datasets/openml-cc18 if there, else OpenML online)
 cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cache beside the set)
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
 # Settings of tcclib.method.config.Config: the published values, except 100 contrastive epochs

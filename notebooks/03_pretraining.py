@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -14,7 +15,7 @@
 # %% [markdown]
 # # 03 · Contrastive pretraining and evaluation of every method
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F03_pretraining.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/03_pretraining.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F03_pretraining.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/03_pretraining.ipynb)
 #
 # All seeds × methods of the dataset train together as one batched ensemble (numerically the same
 # as training each alone). Methods:
@@ -34,6 +35,15 @@
 # Results stored in the output folder by an earlier run are reused member by member where the data
 # and every setting that determines them match (`reuse`; see `tcclib.artifacts.keys`): a re-render trains
 # nothing, a changed setting trains only the members it changes.
+#
+# **What a first run computes, and how long it takes.** Before pretraining, the correlation-guided
+# methods (`class_least`, `class_most`, `class_most_published`) need XGBoost feature importances:
+# one model per feature and seed, so 240 models for `breast_cancer` (30 features × 8 seeds). From a
+# fresh clone on a 2-core CPU shared with other work they took 5 min 15 s; pretraining and
+# evaluation with the defaults (100 epochs) took 2 min 16 s on an idle 2-core machine. The
+# matrices are cached under `runs/.cache/` (the sweep's `make demo` caches the same ones), so every
+# later run of any notebook on this dataset takes them from there: run `make demo` first, or
+# expect the first run to take the longest. The line after the run says where the time went.
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
@@ -44,6 +54,8 @@ import sys
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
+
 # %matplotlib inline
 
 # %% tags=["parameters"]
@@ -51,7 +63,7 @@ if importlib.util.find_spec("tcclib") is None:
 dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
-data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
+data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else ../shared/datasets/openml-cc18 if there, else OpenML online)
 cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cache beside the set)
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
 write_marker: bool = True  # mark the dataset finished (_DONE.json) for notebook 04; the sweep passes False and marks it last
@@ -107,7 +119,11 @@ stored, stored_from = store.results_to_compare(out, set_name, ds.name, cfg)  # N
 run = run_dataset(ds, cfg, cache_dir=run_.cache_dir, store_dir=out, reuse=run_.reuse)
 store.save_run(run, out, write_marker=run_.write_marker)
 print(f"members trained now: {run.timings['trained_members']}, reused from stored results: {run.timings['reused_members']}")
-print("timings (s):", {k: round(v, 1) for k, v in run.timings.items() if k.endswith("_s")})
+t = run.timings
+spent = {k: t[f"{key}_s"] for k, key in  # what ran (a re-render that trains nothing has no pretraining time)
+         (("XGBoost importances", "importance"), ("pretraining and evaluation", "total"), ("baselines", "baselines"))
+         if f"{key}_s" in t}
+print("time (s):", ", ".join(f"{k} {v:.1f}" for k, v in spent.items()) + f"; in all {sum(spent.values()):.1f}")
 
 # %% [markdown]
 # ## Results per method (mean over seeds)
@@ -128,7 +144,8 @@ print(summary.round(3).to_string())
 # %%
 cmp = store.compare_means(stored, run.results) if stored is not None else None
 if cmp is None:
-    print("nothing to compare with: a first run, and no committed reference with these settings")
+    print("nothing to compare with: a first run, and no committed reference with these settings; "
+          "the drift check below has nothing that could have moved, so it reads 'none'")
 else:
     print(f"compared with {stored_from}: identical {bool((cmp['diff'].abs() < 1e-5).all() and cmp.same_seeds.all())}; "
           f"largest change of a mean: {cmp['diff'].abs().max():.4f}")

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -14,7 +15,7 @@
 # %% [markdown]
 # # 05 · The paper's figures
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/05_figures.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/05_figures.ipynb)
 #
 # * **Figure 1**: contrastive learning curves on `figure_dataset` (training loss per epoch per method).
 # * **Figure 2**: 3-D PCA of the encoder's embeddings of the training and test rows, coloured by class.
@@ -31,6 +32,8 @@ import sys
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
+
 # %matplotlib inline
 
 # %% tags=["parameters"]

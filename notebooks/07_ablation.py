@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -14,7 +15,7 @@
 # %% [markdown]
 # # 07 · Beyond the paper: labeled fraction and corruption rate
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F07_ablation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/notebooks/07_ablation.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F07_ablation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/ablation/breast_cancer/07_ablation.ipynb)
 #
 # The paper fixes 30 % labeled rows and a corruption rate of 0.4. Here each is varied on its own
 # (the other at the published value) for `random`, `class` and `oracle`, with every seed, on the
@@ -31,6 +32,8 @@ import sys
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
+
 # %matplotlib inline
 
 # %% tags=["parameters"]
@@ -38,7 +41,7 @@ if importlib.util.find_spec("tcclib") is None:
 dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
 output_dir: str = ""  # results folder; a relative path lies under the repository root
-data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else OpenML online)
+data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else ../shared/datasets/openml-cc18 if there, else OpenML online)
 cache_dir: str = ""  # importance cache and pretraining checkpoints (empty: .cache beside the set)
 reuse: bool = True  # take stored results whose data and settings match instead of retraining
 # The grid: each value varied alone, the other setting at its base value

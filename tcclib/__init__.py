@@ -7,6 +7,15 @@ run.results.groupby("method")[["accuracy", "auroc"]].mean()
 
 __version__ = "0.2.0"
 
+import os as _os  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+_CHECKOUT = _Path(__file__).resolve().parents[1]
+if (_CHECKOUT / "pyproject.toml").is_file():  # a source checkout (not an installed wheel)
+    # matplotlib's font cache and config go under the checkout's ignored .cache/, not ~/.cache
+    # and ~/.config; kernels and sweep workers started from here inherit it
+    _os.environ.setdefault("MPLCONFIGDIR", str(_CHECKOUT / ".cache" / "matplotlib"))
+
 from tcclib.data.sources import from_frame, list_datasets, load_dataset  # noqa: E402
 from tcclib.method.config import METHODS, Config  # noqa: E402
 from tcclib.method.estimator import TCCClassifier  # noqa: E402

@@ -21,6 +21,15 @@ SOURCES = sorted((ROOT / "notebooks").glob("*.py"))
 TINY = {"seeds": [1], "methods": ["random"], "epochs": 2, "head_epochs": 2, "progress": False}
 
 
+def _paired_ipynb(src: Path, folder: Path) -> str:
+    """The .ipynb that `make notebooks` (or JupyterLab) writes beside a source, here in ``folder``."""
+    import jupytext
+
+    out = folder / f"{src.stem}.ipynb"
+    jupytext.write(jupytext.read(src), out)
+    return str(out)
+
+
 def _execute(nb, out, parameters, cwd):
     """papermill as a user calls it, in this interpreter's kernel."""
     import papermill as pm
@@ -102,17 +111,16 @@ def test_every_setting_is_a_top_level_parameter_with_its_default(src):
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=lambda s: s.stem)
-def test_papermill_help_lists_typed_parameters(src):
+def test_papermill_help_lists_typed_parameters(src, tmp_path):
     import papermill as pm
 
-    nb = ROOT / "notebooks" / f"{src.stem}.ipynb"
-    found = pm.inspect_notebook(str(nb))
+    found = pm.inspect_notebook(_paired_ipynb(src, tmp_path))
     assert found and all(p["inferred_type_name"] != "None" for p in found.values()), found
     assert all(p["help"] for p in found.values())
 
 
 def test_p_epochs_changes_what_runs_and_a_misspelled_parameter_stops(tmp_path):
-    nb = str(ROOT / "notebooks" / "03_pretraining.ipynb")
+    nb = _paired_ipynb(ROOT / "notebooks" / "03_pretraining.py", tmp_path)
     runs = {}
     for epochs in (2, 3):
         out = tmp_path / f"e{epochs}"
@@ -162,14 +170,29 @@ def test_aggregate_notebook_without_results_says_what_to_run_first(tmp_path):
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=lambda s: s.stem)
-def test_paired_ipynb_matches_its_source(src):
+def test_a_source_saved_from_lab_unchanged_stays_byte_identical(src):
+    """JupyterLab saves a notebook's .py through jupytext once its kernel has connected (adding
+    ``language_info``): with the header's metadata filter the text is the committed one (no
+    jupytext version numbers), so opening and saving a notebook changes no tracked file."""
     import jupytext
 
-    a = jupytext.read(src)
-    b = nbformat.read(src.with_suffix(".ipynb"), as_version=4)
-    assert [(c.cell_type, c.source) for c in a.cells] == [(c.cell_type, c.source) for c in b.cells], (
-        f"{src.with_suffix('.ipynb').name} is out of date: run `make notebooks`"
-    )
+    nb = jupytext.read(src)
+    nb.metadata["language_info"] = {"name": "python", "version": sys.version.split()[0], "mimetype": "text/x-python"}
+    text = jupytext.writes(nb, "py:percent")
+    assert "jupytext_version: " not in text and "format_version: " not in text
+    assert text == src.read_text(), f"{src.name}: saving it from JupyterLab would rewrite it"
+
+
+def test_paired_notebooks_are_ignored_by_git():
+    import subprocess
+
+    ignored = subprocess.run(
+        ["git", "check-ignore", "notebooks/03_pretraining.ipynb", "notebooks/.ipynb_checkpoints/x.ipynb"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert ignored == ["notebooks/03_pretraining.ipynb", "notebooks/.ipynb_checkpoints/x.ipynb"]
 
 
 def stale_renders(folder: Path) -> list[str]:
@@ -376,3 +399,32 @@ def test_a_run_outside_a_sweep_is_marked_finished_for_the_aggregate_notebooks(tm
     # under a sweep (notebook 03's write_marker parameter is False), the sweep writes the marker, last
     store.save_run(train.run_dataset(bc_small, cfg), tmp_path / "swept", write_marker=False)
     assert not (tmp_path / "swept" / "_DONE.json").exists()
+
+
+def test_notebooks_read_the_shared_data_folder_beside_the_checkout(monkeypatch):
+    assert param_files.load(ROOT / "params" / "paper.yaml").data_dir == nbparams.SHARED_DATA_DIR
+    monkeypatch.delenv("TCC_DATA_DIR", raising=False)
+    beside = paths.resolve(nbparams.SHARED_DATA_DIR)
+    assert nbparams.notebook_data_dir("") == (str(beside) if beside.is_dir() else None)
+    assert nbparams.notebook_data_dir("/some/where") == "/some/where"
+    monkeypatch.setenv("TCC_DATA_DIR", "/else/where")
+    assert nbparams.notebook_data_dir("") is None  # the loader reads $TCC_DATA_DIR
+
+
+def test_matplotlib_writes_its_cache_under_the_checkout_not_home(tmp_path):
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
+    code = "import tcclib, matplotlib; print(matplotlib.get_cachedir())"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**env, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.strip()
+    assert Path(out) == ROOT / ".cache" / "matplotlib"
+    assert not list(tmp_path.iterdir()), "nothing written in the home folder"

@@ -380,3 +380,30 @@ def test_where_claims_and_paper_figure_on_a_subset():
     assert least["share rule"] == "not supported" and least["ours: sign p"] == "0.500"
     most = c.loc["choosing the most-correlated features is no better than uniform choice"]
     assert most.verdict == "not refuted (no significant dataset)"
+
+
+def test_a_dataset_the_paper_does_not_report_is_named_not_counted(tmp_path):
+    from tcclib.paper import report
+
+    rs = np.random.RandomState(0)
+    res = _results({"breast_cancer": (None, {m: list(0.95 + 0.01 * rs.randn(8)) for m in ("random", "class")})})
+    words = "\n".join(report.plain_summary(res))
+    assert "**0 of 30** of the paper's datasets and 1 the paper does not report (breast_cancer)" in words
+    assert "rests on this one dataset, too few to show a claim" in words
+    assert tables.write_paper_comparisons(res, tmp_path) == (
+        "The paper reports none of this set's datasets (breast_cancer): nothing to set beside it."
+    )
+    both = pd.concat([res, _results({"diabetes": (37, {"random": [0.7] * 8})})])
+    assert "**1 of 30** of the paper's datasets and 1 the paper does not report" in report.plain_summary(both)[0]
+
+
+def test_pseudo_label_plot_of_one_refresh_draws_markers_not_a_line():
+    from tcclib.paper import plots
+
+    one = pd.DataFrame(
+        {"seed": [1, 2, 1, 2], "method": ["class", "class", "class_most", "class_most"], "epoch": [0] * 4}
+    ).assign(pseudo_accuracy=[0.8, 0.82, 0.79, 0.81])
+    ax = plots.pseudo_accuracy(one, "bc: pseudo-labels")
+    assert "one refresh, at epoch 0" in ax.get_title()
+    assert not ax.lines and sum(len(c.get_offsets()) for c in ax.collections) == 4  # a marker per seed and method
+    plt.close(ax.figure)

@@ -93,6 +93,16 @@ def pseudo_accuracy(pseudo: pd.DataFrame, title: str, ax=None):
     if pseudo.empty:
         ax.set_title(title + " (no pseudo-labelled method)")
         return ax
+    if pseudo.epoch.nunique() == 1:  # one refresh (a short run): a marker per seed, not a line
+        sns.stripplot(
+            pseudo, x="method", y="pseudo_accuracy", hue="method", ax=ax, palette=palette(pseudo.method.unique())
+        )
+        ax.set(
+            title=f"{title} (one refresh, at epoch {pseudo.epoch.iloc[0]})",
+            xlabel="",
+            ylabel="accuracy of pseudo-labels",
+        )
+        return ax
     sns.lineplot(
         pseudo,
         x="epoch",

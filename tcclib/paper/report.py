@@ -230,17 +230,29 @@ def _metric_label(metric: str) -> str:
     return "AUROC" if metric == "auroc" else metric.capitalize()
 
 
+def _coverage(results: pd.DataFrame) -> str:
+    """How many of the paper's datasets the run covers, and which of its datasets the paper does not report."""
+    ours = sorted(results.dataset.unique())
+    paper = set(tables.paper_long("accuracy", "how").dataset)
+    k, others = sum(d in paper for d in ours), [d for d in ours if d not in paper]
+    line = f"- Our run covers **{k} of {N_PAPER_DATASETS}** of the paper's datasets"
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        line += f" and {len(others)} the paper does not report ({shown})"
+    if k >= N_PAPER_DATASETS and not others:
+        return line + " (all of them)."
+    if len(ours) == 1:  # a claim is a test over datasets: one dataset cannot show one
+        return line + ": every statement below rests on this one dataset, too few to show a claim."
+    return line + f": every statement below rests on these {len(ours)} alone."
+
+
 def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
     """The report's answer in sentences (markdown bullets): which claims our run supports (by a
     test over datasets), how close our tables are to the published ones (over distinct cells),
     how the methods rank, what the baselines do, how many datasets it rests on."""
     if results.empty:
         return ["- No finished dataset yet: nothing to say."]
-    n = results.dataset.nunique()
-    out = [
-        f"- Our run covers **{n} of {N_PAPER_DATASETS}** datasets"
-        + (" (all of them)." if n >= N_PAPER_DATASETS else f": every statement below rests on these {n} alone.")
-    ]
+    out = [_coverage(results)]
     changed = []
     for metric in ("accuracy", "auroc"):
         c = claims(results, metric, raw=True)

@@ -819,4 +819,7 @@ def write_paper_comparisons(results: pd.DataFrame, res_dir) -> str:
             if len(cmp):
                 store.write_csv(cmp, Path(res_dir) / f"paper_comparison_{metric}_{kind}.csv")
                 text += [f"\n### {metric}, {kind}: agreement with the paper\n", to_markdown(agreement_summary(cmp))]
+    if not text:
+        names = ", ".join(map(str, sorted(results.dataset.unique())))
+        return f"The paper reports none of this set's datasets ({names}): nothing to set beside it."
     return "\n".join(text)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tcclib.artifacts import store
-from tcclib.data.sources import _FILE_RE, load_dataset
+from tcclib.data.sources import _FILE_RE, DATA_DIR_ENV, load_dataset
 from tcclib.method.config import Config, ConfigError
 from tcclib.util import paths
 
@@ -36,6 +36,9 @@ AGGREGATE_PARAMS = ("set_name", "set_dir", "figure_dataset")
 ABLATION_PARAMS = ("labeled_fractions", "corruption_rates", "ablation_methods")
 NOTEBOOK_DEFAULTS = {"epochs": 100}
 """Where a notebook's default differs from :class:`Config`'s published one (interactive runs)."""
+SHARED_DATA_DIR = "../shared/datasets/openml-cc18"
+"""The parameter files' ``data_dir`` (the OpenML-CC18 copies beside the checkout): a notebook
+reads its datasets there when neither its ``data_dir`` nor ``$TCC_DATA_DIR`` names a folder."""
 
 
 class ParameterError(ConfigError):
@@ -147,7 +150,7 @@ def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> D
         else paths.runs_root() / str(set_name) / folder
     )
     cache = paths.resolve(namespace["cache_dir"]) if namespace.get("cache_dir") else out.parent.parent / ".cache"
-    data_dir = str(paths.resolve(namespace["data_dir"])) if namespace.get("data_dir") else None
+    data_dir = notebook_data_dir(namespace.get("data_dir"))
     out.mkdir(parents=True, exist_ok=True)
     grid = None
     if ablation:
@@ -157,6 +160,18 @@ def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> D
         ds = load_dataset(dataset, data_dir=data_dir)
     reuse = reuse_enabled(namespace.get("reuse", True))
     return DatasetRun(cfg, ds, out, cache, data_dir, reuse, grid, bool(namespace.get("write_marker", True)))
+
+
+def notebook_data_dir(explicit) -> str | None:
+    """A notebook's data folder: its ``data_dir`` parameter, else ``$TCC_DATA_DIR`` (None here:
+    the loader reads it), else :data:`SHARED_DATA_DIR` where that folder exists (as the sweep's
+    parameter files say), else None (OpenML online)."""
+    if explicit:
+        return str(paths.resolve(explicit))
+    if os.environ.get(DATA_DIR_ENV):
+        return None
+    beside = paths.resolve(SHARED_DATA_DIR)
+    return str(beside) if beside.is_dir() else None
 
 
 def aggregate(namespace: dict, need_results: bool = True):
