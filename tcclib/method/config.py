@@ -40,6 +40,9 @@ MAX_SEED = 2**32 - 1
 # The methods and baselines are declared once, in tcclib.method.registry (the registry); these names are
 # live views of it (a method registered later is in METHODS at once).
 
+XGB_SETTINGS = registry.XGB_SETTINGS
+"""The published XGBoost settings: Config field -> XGBoost parameter (declared once, in the registry)."""
+
 PAPER_METHODS = paper_methods()
 """The paper's six methods (the default ``Config.methods``): ``class_most_published``, the
 authors' flipped run, and the baselines are extra."""

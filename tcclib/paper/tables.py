@@ -68,18 +68,12 @@ __all__ = [
     "write_paper_comparisons",
 ]
 
-HOW_METHODS = ("no_pretrain", "random", "class", "oracle")
-WHERE_METHODS = ("class", "class_least", "class_most")
-#: paper column prefix -> our method name
-PAPER_NAMES = {
-    "no_pretrain": "no_pretrain",
-    "random": "random",
-    "class": "class",
-    "oracle": "oracle",
-    "random_features": "class",
-    "least_correlated": "class_least",
-    "most_correlated": "class_most",
-}
+#: the paper's own methods of its how- and where-tables, and paper column -> our method (live
+#: views of the registry's ``paper_columns``: :func:`tcclib.method.registry.paper_table_methods`,
+#: :func:`tcclib.method.registry.column_owners`)
+HOW_METHODS = registry.LiveNames(lambda: registry.paper_table_methods("how"))
+WHERE_METHODS = registry.LiveNames(lambda: registry.paper_table_methods("where"))
+PAPER_NAMES = registry.LiveMapping(registry.column_owners)
 #: number of seeds behind every published mean / se
 PAPER_SEEDS = 8
 _METRICS = ("accuracy", "auroc")
@@ -139,6 +133,7 @@ def paper_long(metric: str, kind: str) -> pd.DataFrame:
     """
     wide = load_paper_table(metric, kind)
     names = _registry_names()
+    owners = registry.column_owners(kind)
     prefixes = [c[: -len("_mean")] for c in wide.columns if c.endswith("_mean")]
     parts = []
     for p in prefixes:
@@ -147,7 +142,7 @@ def paper_long(metric: str, kind: str) -> pd.DataFrame:
                 {
                     "dataset": [names.get(int(d), n) for d, n in zip(wide["did"], wide["dataset"])],
                     "did": wide["did"].astype(int),
-                    "method": PAPER_NAMES[p],
+                    "method": owners[p],
                     "mean": wide[f"{p}_mean"].astype(float),
                     "se": wide[f"{p}_se"].astype(float),
                 }
@@ -432,7 +427,12 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
         "margin",
     ]
     paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
-    extra = [paper[paper["method"] == "class_most"].assign(method=m) for m in cell_tests.SEPARATE]
+    owners = registry.column_owners(kind)
+    extra = [  # a separate method is compared with the column its owner is compared with
+        paper[paper["method"] == owners[column]].assign(method=method)
+        for method, column in registry.compared_columns(kind).items()
+        if method in registry.separate_methods()
+    ]
     paper = pd.concat([paper, *extra], ignore_index=True)
     ours = summarize(results, metric)
     if ours.empty:
@@ -486,7 +486,7 @@ def agreement_summary(comparison: pd.DataFrame, separate=None) -> pd.DataFrame:
         }
     ).reset_index()
     if separate is None:
-        separate = cell_tests.SEPARATE
+        separate = registry.separate_methods()
     base = c[~c["method"].isin(list(separate))]
     total = pd.DataFrame(
         [
@@ -605,8 +605,8 @@ def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
 #: the methods and baselines each kind of set table shows, in order: live views of the registry
 #: (:func:`tcclib.method.registry.table_methods`; the paper's methods are HOW_METHODS / WHERE_METHODS
 #: above, these must not shadow them)
-SET_HOW_METHODS = registry._NamesView(lambda: registry.table_methods("how"))
-SET_WHERE_METHODS = registry._NamesView(lambda: registry.table_methods("where"))
+SET_HOW_METHODS = registry.LiveNames(lambda: registry.table_methods("how"))
+SET_WHERE_METHODS = registry.LiveNames(lambda: registry.table_methods("where"))
 
 
 # --------------------------------------------------------------------------- LaTeX
