@@ -267,6 +267,7 @@ def register_method(
     separate: bool = False,
     repeats: str | None = None,
     replace: bool = False,
+    replace_rule: bool = False,
 ) -> Entry:
     """Declare a pretraining method: a ``how`` rule and a ``where`` rule, each a registered
     rule's name (:func:`register_rule`) or a rule object (registered here).  It is then valid in
@@ -278,9 +279,12 @@ def register_method(
     sampler rule, whatever ``Config.corr_rule`` says).  ``paper_columns``: ``{table kind: the
     paper's column}`` it is compared with; ``separate`` and ``repeats``: :class:`Entry`'s.
     Defaults: ``label`` the name, ``group`` "how" for ``where="uniform"`` else "where",
-    ``order`` after every entry so far, ``color`` the first unused one."""
+    ``order`` after every entry so far, ``color`` the first unused one.  ``replace``: redefine a
+    registered method; ``replace_rule``: a rule object given here replaces a different one of
+    its name (a script run again)."""
     _check_name(name, replace)
-    how, where = _rule_name(name, how, "how", _HOW_RULES), _rule_name(name, where, "where", _WHERE_RULES)
+    how = _rule_name(name, how, "how", _HOW_RULES, replace_rule)
+    where = _rule_name(name, where, "where", _WHERE_RULES, replace_rule)
     if not how_rule(how).pretrains and where != "uniform":
         raise RegistryError(
             f"register_method {name!r}: how={how!r} corrupts nothing, so where must be 'uniform', got {where!r}"
@@ -307,13 +311,13 @@ def register_method(
     return e
 
 
-def _rule_name(name: str, rule, what: str, table: dict) -> str:
+def _rule_name(name: str, rule, what: str, table: dict, replace: bool) -> str:
     """The name of ``rule`` (a registered rule's name, or a rule object, registered now)."""
     if isinstance(rule, (rules.HowRule, rules.WhereRule)):
         kind = rules.HowRule if what == "how" else rules.WhereRule
         if not isinstance(rule, kind):
             raise RegistryError(f"register_method {name!r}: {what} must be a {kind.__name__}, got {rule!r}")
-        return register_rule(rule).name
+        return register_rule(rule, replace).name
     if rule not in table:
         raise RegistryError(
             f"register_method {name!r}: {what} must be one of {', '.join(table)}, got {rule!r} "

@@ -14,6 +14,7 @@ value ranges; every deviation from the paper and the authors' code (:func:`devia
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -395,173 +396,8 @@ AUTHORS_CODE = (
     "version of github.com/willtop/Tabular-Class-Conditioned-SSL, which the paper names"
 )
 
-#: (topic, paper's text, authors' code, here, why, switch)
-_DEVIATIONS = [
-    (
-        "labeled subset",
-        "a labeled subset of the training rows (30 % in the published settings); how it is drawn: not described",
-        "`np.random.permutation(n)[:int(0.3 n)]` after seeding (main.py): not stratified",
-        "stratified: `train_test_split(train_size=0.3, stratify=y_train, random_state=seed)`; unstratified "
-        "with a warning only when a class is too small (preprocess._split)",
-        "every class keeps labeled rows in every seed, which the pseudo-label head and the class-conditioned "
-        "sampler need; same count of labeled rows (floor of 30 %)",
-        "`labeled_split: random` (their draw: `np.random.RandomState(seed).permutation(n)[:int(0.3 n)]`; "
-        "preprocess.authors_labeled_rows), or `fidelity: authors`",
-    ),
-    (
-        "row order before the split",
-        "not described",
-        "the table is shuffled with an unseeded `np.random.shuffle` before the seeded split "
-        "(utils.load_openml_list runs before fix_seed)",
-        "the seeded stratified 80/20 split of the table in its stored order",
-        "their splits cannot be reproduced by anyone; ours can, so per-seed numbers can only agree in "
-        "distribution, never seed by seed",
-        "none (not reproducible)",
-    ),
-    (
-        "'least correlated' sampling",
-        "Algorithm 4: prefer features weakly related to those already chosen",
-        "reverses the importance ranks within each row (`np.sort(row)[::-1][argsort(argsort(row))]`), then "
-        "takes the minimum of these reversed values over the chosen features, divides by their sum and "
-        "samples by softmax(+p/0.25) (corruption_mask_generators.py)",
-        "minimum of the original importances over the chosen features, normalised, sampled by "
-        "softmax(-s/0.25) (rules.correlation_mask)",
-        "a direct reading of Algorithm 4; the two rules give different probabilities, so by default "
-        "`class_least` and `class_most_published` (which ran their least rule) only approximate the authors' runs; "
-        "`class_most_published_exact` always samples by their rule",
-        "`corr_rule: authors` (their rank reversal and softmax(+p/0.25); rules.sampler_inputs), or "
-        "`fidelity: authors`; 'most' is the same under both rules",
-    ),
-    (
-        "'most correlated' run (flip)",
-        "most-correlated features (Tables 4-5, `most_correlated`)",
-        "the least generator rank-reverses the shared importance matrix in place, and the most generator "
-        "holds the same array: the published 'most correlated' run sampled by the least-correlated ranking",
-        "`class_most` uses the unreversed ranking (the paper's intent); `class_most_published` keeps the "
-        "flip (MethodSpec flipped=True) with the rule `corr_rule` says (ours by default); "
-        "`class_most_published_exact` keeps the flip with their rule whatever `corr_rule` says "
-        "(MethodSpec rule='authors')",
-        "documented bug fix; the flipped run is kept to compare with the published column, scored "
-        "separately from the distinct cells",
-        "methods: `class_most` / `class_most_published` / `class_most_published_exact`; with `corr_rule: "
-        "authors` (or `fidelity: authors`) `class_most_published` samples as `class_most_published_exact` "
-        "does: exactly as their published 'most correlated' run",
-    ),
-    (
-        "XGBoost importances, categorical features",
-        "not described",
-        "pandas categorical columns with `enable_categorical=True` (native categorical splits); a "
-        "categorical target label-encoded for a classifier (utils.compute_feature_mutual_influences)",
-        "categorical features passed as integer codes (ordinal splits); a categorical target fits a "
-        "classifier on its codes (correlation.importance_matrix)",
-        "one numeric matrix per seed for every model; importances of datasets with many categorical "
-        "features can differ from theirs",
-        "`xgb_categorical: native` (pandas categoricals over the training levels, `enable_categorical=True`), "
-        "or `fidelity: authors`",
-    ),
-    (
-        "XGBoost importances, random seed",
-        "not described",
-        "no `random_state` passed (utils.XGB_FEATURECORR_CONFIG): XGBoost's default seed 0 for every model "
-        "of every split; the rows and columns subsampled (0.7, 0.8) are drawn the same way for every seed",
-        "`random_state` = the split's seed (correlation._xgb_params)",
-        "each seed's importances are one more independent draw, as its split and initialisation are",
-        "`xgb_seed: xgboost_default`, or `fidelity: authors`",
-    ),
-    (
-        "all-zero importance row",
-        "not described",
-        "a model with no gain keeps an all-zero row; once such a feature is chosen every candidate's "
-        "minimum is 0 and the sampler falls back to a uniform pick",
-        "a row whose importances sum to 0 becomes uniform, 1/(M-1) (correlation.importance_matrix); the "
-        "sampler then still ranks candidates by the other chosen features",
-        "keeps every row normalised; matters only for near-constant features",
-        "`zero_importance: keep`, or `fidelity: authors`",
-    ),
-    (
-        "pseudo-label refresh schedule",
-        "pseudo-labels refreshed during pretraining (every 10 epochs in the published settings); when the "
-        "first ones are made: not described",
-        "first labels before pretraining, from the `no_pretrain` model (its own random encoder and "
-        "head); then refreshed at the start of epochs 10, 20, ..., 500 (1-based), i.e. after 9, 19, ..., "
-        "499 finished epochs (training.train_contrastive_loss): 51 label sets, the first used for 9 epochs, the "
-        "last for one",
-        "refreshed before epochs 0, 10, ..., 490 (0-based), the first from the member's own random "
-        "encoder, which is the seed's `no_pretrain` encoder (training.Pretraining): 50 label sets, each used for 10 "
-        "epochs",
-        "a plain period of 10 from the start",
-        "`pseudo_every` (the period); `pseudo_schedule: authors` (their offsets: Config.refresh_epochs), or "
-        "`fidelity: authors`; the first labels then come from the member's own random encoder, not "
-        "`no_pretrain`'s (an equally random one)",
-    ),
-    (
-        "labeled rows at a refresh",
-        "semi-supervised: the labeled rows' classes are known, pseudo-labels are for the other rows",
-        "the sampler permutes its rows every epoch, but the refresh applies the original-order labeled mask "
-        "to the permuted rows (`np.where(mask_train_labeled, targets, preds)`): from the first refresh on a "
-        "random 30 % of the rows keep their previous label and most labeled rows get predictions instead of "
-        "their labels",
-        "labeled rows keep their true labels at every refresh "
-        "(fixed row order; training.Pretraining.refresh_pseudo_labels)",
-        "bug fix: the known labels are the point of the semi-supervised setting",
-        "none (the bug is not reproduced)",
-    ),
-    (
-        "initial encoder weights",
-        "not described",
-        "one network per method, initialised one after the other from the seeded global generator: every "
-        "method starts from different weights",
-        "all methods of a seed, `no_pretrain` included, start from the same encoder (a generator seeded by "
-        "the seed; tcclib.method.training.member_seed)",
-        "paired comparisons: a difference between methods is not a difference of initial weights",
-        "`encoder_init: per_method` (a generator per seed and method: Config.encoder_init_tag), or `fidelity: authors`",
-    ),
-    (
-        "feature correlation value range",
-        "one 'feature correlation value range' per dataset (Table 4); over which seeds: not described",
-        "written once per dataset after the seed loop: the last seed's (328984) value (main.py)",
-        "mean over the 8 seeds (report.corr_range_table; per-seed values in corr_range.csv)",
-        "one seed is one draw of the split; the mean is steadier",
-        "none yet (the per-seed values are stored)",
-    ),
-    (
-        "normalising the min-importances",
-        "'normalised', without saying how",
-        "divided by their sum, then softmax at temperature 0.25",
-        "`sum` by default (as the authors); `minmax` rescales to [0, 1] (much sharper)",
-        "on balance-scale `sum` reproduces the paper's pattern, `minmax` falls about 7 points below",
-        "`corr_normalization: sum | minmax`",
-    ),
-    (
-        "multi-class AUROC",
-        "AUROC; the average over classes: not described",
-        "`roc_auc_score(multi_class='ovr')`: macro average of one-vs-rest AUROCs",
-        "macro one-vs-rest as well; a class absent from a test split is left out of the average, where "
-        "scikit-learn would stop (metrics.auroc)",
-        "the same number wherever both are defined",
-        "none needed",
-    ),
-    (
-        "baselines",
-        "none",
-        "none",
-        "XGBoost and logistic regression on the labeled rows, self-training with the unlabeled rows, on the "
-        "same split (baselines.py)",
-        "a reference a skeptic asks for; not part of the paper's tables",
-        "`baselines: [xgboost, logreg, self_training]`",
-    ),
-    (
-        "faster approximations (opt-in, off by default)",
-        "not described (float32 training; XGBoost's histogram bins not stated)",
-        "float32 (PyTorch's default); XGBoost's default 256 histogram bins",
-        "the same by default; opt-in: the networks' products in bfloat16, and importance models on fewer "
-        "histogram bins (correlation.importance_matrix)",
-        "speed (issue 20): bf16 pretrains 1.3-1.7x faster, within one standard error of float32 on the demo; "
-        "64 bins fit wide tables' importance models about 3x faster, their rows moving less than between two "
-        "seeds' splits (bench/xgb_bins.py); both keep their own keys",
-        "`matmul_precision: bf16`, `xgb_max_bin: 64` (or any value >= 2)",
-    ),
-]
+DEVIATIONS_FILE = "deviations.csv"
+"""The deviations table, shipped as package data beside this module (one row per difference)."""
 
 
 def deviations() -> pd.DataFrame:
@@ -569,9 +405,11 @@ def deviations() -> pd.DataFrame:
 
     Columns: ``topic``, ``paper's text`` ("not described": the text gives no such detail),
     ``authors' code`` (see :data:`AUTHORS_CODE`; file names are theirs), ``here`` (module names
-    are ours), ``why``, ``switch`` (the setting that changes it, or "none yet").
+    are ours), ``why``, ``switch`` (the setting that changes it, or "none yet").  Read from
+    ``tcclib/paper/deviations.csv`` (:data:`DEVIATIONS_FILE`), every cell as written.
     """
-    return pd.DataFrame(_DEVIATIONS, columns=["topic", "paper's text", "authors' code", "here", "why", "switch"])
+    with resources.files("tcclib.paper").joinpath(DEVIATIONS_FILE).open("r", encoding="utf-8") as f:
+        return pd.read_csv(f, dtype=str, keep_default_na=False)
 
 
 def fidelity_comparison(ours: pd.DataFrame, authors: pd.DataFrame, metrics=("accuracy", "auroc")) -> pd.DataFrame:
