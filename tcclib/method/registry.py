@@ -194,7 +194,8 @@ class Entry:
     ``paper_columns``: ``(table kind, the paper's column)`` pairs: the published column it is
     compared with in the how- and where-tables; ``separate``: it is scored against a column that
     another method (the paper's) owns, so it is reported on its own and never in the distinct
-    counts; ``repeats``: the method it re-runs for fidelity (left out of rank tests beside it)."""
+    counts; ``repeats``: the method it re-runs for fidelity (left out of rank tests beside it);
+    ``about``: a few words on what it is, for the report (the label when empty)."""
 
     name: str
     label: str
@@ -210,6 +211,7 @@ class Entry:
     paper_columns: tuple[tuple[str, str], ...] = ()
     separate: bool = False
     repeats: str | None = None
+    about: str = ""
 
     @property
     def is_baseline(self) -> bool:
@@ -266,6 +268,7 @@ def register_method(
     paper_columns=None,
     separate: bool = False,
     repeats: str | None = None,
+    about: str = "",
     replace: bool = False,
     replace_rule: bool = False,
 ) -> Entry:
@@ -277,7 +280,7 @@ def register_method(
 
     ``flipped`` and ``rule`` are :class:`MethodSpec`'s (``rule``: a correlation method's own
     sampler rule, whatever ``Config.corr_rule`` says).  ``paper_columns``: ``{table kind: the
-    paper's column}`` it is compared with; ``separate`` and ``repeats``: :class:`Entry`'s.
+    paper's column}`` it is compared with; ``separate``, ``repeats`` and ``about``: :class:`Entry`'s.
     Defaults: ``label`` the name, ``group`` "how" for ``where="uniform"`` else "where",
     ``order`` after every entry so far, ``color`` the first unused one.  ``replace``: redefine a
     registered method; ``replace_rule``: a rule object given here replaces a different one of
@@ -305,6 +308,7 @@ def register_method(
         paper_columns=columns,
         separate=bool(separate),
         repeats=repeats,
+        about=about or label or name,
         **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)),
     )
     _ENTRIES[name] = e
@@ -709,6 +713,7 @@ def _builtins() -> None:
         color=_TAB10[6],
         paper_columns={"where": "most_correlated"},
         separate=True,
+        about="the authors' flipped run",
     )
     # the authors' published "most correlated" run exactly: their flip and their sampling rule,
     # whatever corr_rule says (class_most_published follows corr_rule); a fidelity re-run of it
@@ -725,6 +730,7 @@ def _builtins() -> None:
         paper_columns={"where": "most_correlated"},
         separate=True,
         repeats="class_most_published",
+        about="the authors' flipped run with their sampling rule exactly",
     )
     _add_baseline("xgboost", _xgboost, False, tuple(XGB_SETTINGS), None, 8, _TAB10[7], None, check=False)
     _add_baseline("logreg", _logreg, False, (), None, 9, _TAB10[8], None, check=False)

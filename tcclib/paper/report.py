@@ -39,18 +39,22 @@ CLAIMS = [
 ]
 # Where to corrupt (Tables 4-5): the published tables show almost no significant difference
 # between choosing the corrupted features by correlation and choosing them uniformly, so the
-# statement checked is "row is no better than column". (row, column, statement, paper's column)
+# statement checked is "row is no better than column". (row, column, statement); the paper's
+# figure of a row is that of the method owning the row's paper column (the registry's
+# paper_columns: class_most_published's is class_most's)
 WHERE_CLAIMS = [
-    ("class_least", "class", "choosing the least-correlated features is no better than uniform choice", "class_least"),
-    ("class_most", "class", "choosing the most-correlated features is no better than uniform choice", "class_most"),
+    ("class_least", "class", "choosing the least-correlated features is no better than uniform choice"),
+    ("class_most", "class", "choosing the most-correlated features is no better than uniform choice"),
     (
         "class_most_published",
         "class",
         "the authors' published 'most correlated' selection is no better than uniform choice",
-        "class_most",
     ),
 ]
 BASELINES = registry.BASELINES  # every registered baseline (a live view of tcclib.method.registry)
+#: the methods the baselines are set against in the summary, the first present: the paper's
+#: class-conditioned method, else SCARF, else no pretraining (the paper's claims are about these)
+BASELINE_REFERENCES = ("class", "random", "no_pretrain")
 N_PAPER_DATASETS = 30  # the paper's benchmark: 30 OpenML-CC18 datasets
 
 
@@ -142,6 +146,25 @@ def _share_verdict(kind: str, f: float, d: int) -> str:
     return "supported (no significant dataset)" if d == 0 else ("not supported" if f > 0.5 else "supported")
 
 
+def _with_paper_rows(specs, kind: str) -> list[tuple]:
+    """``(row, column, statement, the paper's row)``: the method that owns the row's paper column."""
+    owners = registry.column_owners(kind)
+    return [(i, j, text, owners[registry.get(i).paper_column(kind)]) for i, j, text in specs]
+
+
+def _separately_scored() -> str:
+    """The separate methods in words, from the registry: what each is and whose column it shares."""
+    parts = []
+    for m in registry.separate_methods():
+        entry = registry.get(m)
+        kind, column = entry.paper_columns[0]
+        parts.append(
+            f"`{m}` ({entry.about}) is scored against the same `{column}` column as "
+            f"`{registry.column_owners(kind)[column]}`"
+        )
+    return "; ".join(parts)
+
+
 def claims(
     results: pd.DataFrame, metric: str = "accuracy", alpha: float = stats.ALPHA, raw: bool = False
 ) -> pd.DataFrame:
@@ -160,7 +183,7 @@ def claims(
     have = set(results.method)
     datasets = list(dict.fromkeys(results.dataset))
     rows = []
-    for kind, specs in (("how", [(i, j, t, i) for i, j, t in CLAIMS]), ("where", WHERE_CLAIMS)):
+    for kind, specs in (("how", _with_paper_rows(CLAIMS, "how")), ("where", _with_paper_rows(WHERE_CLAIMS, "where"))):
         specs = [c for c in specs if {c[0], c[1]} <= have]
         if not specs:
             continue
@@ -234,17 +257,55 @@ def _metric_label(metric: str) -> str:
 def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
     """The report's answer in sentences (markdown bullets): which claims our run supports (by a
     test over datasets), how close our tables are to the published ones (over distinct cells),
-    how the methods rank, what the baselines do, how many datasets it rests on."""
+    how the methods rank, what the baselines do, how many datasets it rests on.
+
+    Each sentence is built from the figures of :func:`summary_facts` (the statistics), method
+    names from the registry."""
     if results.empty:
         return ["- No finished dataset yet: nothing to say."]
-    n = results.dataset.nunique()
-    out = [
+    facts = summary_facts(results, set_dir)
+    return [
+        *_coverage_text(facts["datasets"]),
+        *_claims_text(facts["claims"]),
+        *_cells_text(facts["cells"]),
+        *_separate_text(facts["separate"]),
+        *_ranks_text(facts["ranks"]),
+        *_class_vs_random_text(facts["class_vs_random"]),
+        *_baselines_text(facts["baselines"]),
+        *_corr_range_text(facts["corr_range"]),
+    ]
+
+
+def summary_facts(results: pd.DataFrame, set_dir=None) -> dict:
+    """The statistics behind :func:`plain_summary`, one entry per sentence group: ``datasets``
+    (how many), ``claims`` (per metric, :func:`claims`), ``cells`` and ``separate`` (the per-cell
+    tests, :func:`tcclib.paper.stats.cell_summary`), ``ranks`` (:func:`tcclib.paper.stats.rank_test`),
+    ``class_vs_random``, ``baselines`` and ``corr_range``."""
+    cells = stats.cell_tests(results)
+    summ = stats.cell_summary(cells)
+    return {
+        "datasets": results.dataset.nunique(),
+        "claims": {metric: claims(results, metric, raw=True) for metric in ("accuracy", "auroc")},
+        "cells": _distinct_cell_facts(cells, summ),
+        "separate": _separate_facts(cells, summ),
+        "ranks": {metric: stats.rank_test(results, metric) for metric in ("accuracy", "auroc")},
+        "class_vs_random": stats.class_vs_random(results),
+        "baselines": _baseline_facts(results),
+        "corr_range": corr_range_table(set_dir) if set_dir is not None else None,
+    }
+
+
+def _coverage_text(n: int) -> list[str]:
+    return [
         f"- Our run covers **{n} of {N_PAPER_DATASETS}** datasets"
         + (" (all of them)." if n >= N_PAPER_DATASETS else f": every statement below rests on these {n} alone.")
     ]
-    changed = []
-    for metric in ("accuracy", "auroc"):
-        c = claims(results, metric, raw=True)
+
+
+def _claims_text(by_metric: dict) -> list[str]:
+    """The claims grouped by verdict, per metric; then those whose verdict the rule change moved."""
+    out, changed = [], []
+    for metric, c in by_metric.items():
         if c.empty:
             continue
         groups = {}
@@ -268,59 +329,94 @@ def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
             "- Verdicts that changed when the rule moved from a win share above one half to the "
             "sign test: " + "; ".join(changed) + "."
         )
-    cells = stats.cell_tests(results)
-    summ = stats.cell_summary(cells)
+    return out
+
+
+def _distinct_cell_facts(cells: pd.DataFrame, summ: pd.DataFrame) -> list[dict]:
+    """Per metric, the distinct cells' counts (:func:`tcclib.paper.stats.cell_summary`) and, per
+    table of the paper, how many of its own cells hold the paper's mean inside our interval."""
+    out = []
     for r in summ[summ["scope"] == "distinct"].to_dict("records"):
+        per_table = []
+        for kind in registry.TABLE_KINDS:
+            t = cells[(cells.metric == r["metric"]) & (cells.kind == kind) & ~cells.separate]
+            if len(t):
+                per_table.append((stats.TABLE_NAMES[r["metric"], kind], int(t.inside.sum()), len(t)))
+        out.append({**r, "per_table": per_table})
+    return out
+
+
+def _cells_text(facts: list[dict]) -> list[str]:
+    out = []
+    for r in facts:
         metric = r["metric"]
         margin = f"±{r['margin']:g} point" if metric == "accuracy" else f"±{r['margin']:g}"
-        per_table = []
-        for kind in ("how", "where"):
-            t = cells[(cells.metric == metric) & (cells.kind == kind) & ~cells.separate]
-            if len(t):
-                per_table.append(f"{stats.TABLE_NAMES[metric, kind]} {int(t.inside.sum())} of {len(t)}")
+        per_table = ", ".join(f"{name} {inside} of {n}" for name, inside, n in r["per_table"])
         out.append(
             f"- {_metric_label(metric)}, each dataset × paper column counted once ({r['cells']} distinct cells "
             f"of {r['tables']}; the where-table's uniform-choice column is the how-table's `class` column and "
             f"counts once): the paper's mean lies inside our 95 % interval in **{r['inside']} of "
-            f"{r['cells']}** ({r['inside'] / r['cells']:.0%}; per table: {', '.join(per_table)}). Welch's "
+            f"{r['cells']}** ({r['inside'] / r['cells']:.0%}; per table: {per_table}). Welch's "
             f"test against the paper's mean and se finds a difference (p < 0.05) in **{r['differ']}** "
             f"({r['differ (Holm)']} after Holm's correction; about {0.05 * r['cells']:.0f} would by chance "
             f"if all agreed); a TOST shows equivalence within {margin} for **{r['equivalent']}**; "
             f"{r['inconclusive']} are inconclusive (the median standard error of the difference is "
             f"{r['median se of diff']:.{2 if metric == 'accuracy' else 3}f})."
         )
-    sep = summ[summ["scope"] != "distinct"]
-    for scope, rows in sep.groupby("scope", sort=False):
+    return out
+
+
+def _separate_facts(cells: pd.DataFrame, summ: pd.DataFrame) -> list[dict]:
+    """Per separately scored method (the registry's ``separate``): its counts per metric, its
+    mean |gap| to the paper, and those of the methods it is set beside (the column's owner and
+    the method it re-runs) on the same datasets."""
+    out = []
+    for scope, rows in summ[summ["scope"] != "distinct"].groupby("scope", sort=False):
+        entry = registry.get(scope)
+        column = next(c for _, c in entry.paper_columns)
+        others = [registry.column_owners()[column]] + ([entry.repeats] if entry.repeats else [])
         parts = []
         for r in rows.itertuples():
             own = cells[(cells.metric == r.metric) & (cells.method == scope)]
-            others = [m for m in ("class_most", "class_most_published") if m != scope]
             # the others on the same cells (a run under way covers fewer datasets than they do)
             same = cells[(cells.metric == r.metric) & cells.did.isin(set(own.did))]
-            dec, unit = (2, " points") if r.metric == "accuracy" else (3, "")
-            ref = "; ".join(
-                f"`{m}`: inside {int(c.inside.sum())}, differ {int(c.differ.sum())}, mean |gap| "
-                f"{c['diff'].abs().mean():.{dec}f}"
+            beside = [
+                (m, int(c.inside.sum()), int(c.differ.sum()), c["diff"].abs().mean())
                 for m in others
                 for c in [same[same.method == m]]
                 if len(c)
+            ]
+            parts.append({"row": r, "gap": own["diff"].abs().mean(), "beside": beside})
+        out.append({"method": scope, "about": entry.about, "column": column, "parts": parts})
+    return out
+
+
+def _separate_text(facts: list[dict]) -> list[str]:
+    out = []
+    for f in facts:
+        parts = []
+        for part in f["parts"]:
+            r = part["row"]
+            dec, unit = (2, " points") if r.metric == "accuracy" else (3, "")
+            ref = "; ".join(
+                f"`{m}`: inside {inside}, differ {differ}, mean |gap| {gap:.{dec}f}"
+                for m, inside, differ, gap in part["beside"]
             )
             parts.append(
                 f"{r.metric} inside {r.inside} of {r.cells}, differ {r.differ}, equivalent "
-                f"{r.equivalent}, mean |gap| {own['diff'].abs().mean():.{dec}f}{unit} (on the same "
+                f"{r.equivalent}, mean |gap| {part['gap']:.{dec}f}{unit} (on the same "
                 f"{r.cells} dataset{'s' if r.cells != 1 else ''}: {ref})"
             )
-        what = (
-            "the authors' flipped run"
-            if scope == "class_most_published"
-            else "the authors' flipped run with their sampling rule exactly"
-        )
         out.append(
-            f"- `{scope}` ({what}) is scored separately against "
-            "the paper's `most_correlated` column: " + "; ".join(parts) + "."
+            f"- `{f['method']}` ({f['about']}) is scored separately against "
+            f"the paper's `{f['column']}` column: " + "; ".join(parts) + "."
         )
-    for metric in ("accuracy", "auroc"):
-        rt = stats.rank_test(results, metric)
+    return out
+
+
+def _ranks_text(by_metric: dict) -> list[str]:
+    out = []
+    for metric, rt in by_metric.items():
         if rt["k"] >= 3 and rt["n"] >= 2:
             best = ", ".join(f"{m} {v:.2f}" for m, v in rt["ranks"].items())
             out.append(
@@ -332,51 +428,70 @@ def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
                     else "No pair is further apart than the CD."
                 )
             )
-    cvr = stats.class_vs_random(results)
-    if len(cvr):
-        parts = []
-        for row in cvr.to_dict("records"):
-            if row["datasets"] < 2:
-                continue
-            stated = row["paper states"]
-            same = (
-                f", on the {row['shared datasets']} datasets we share with it {_p(row['paper, same datasets'])}"
-                if 0 < row["shared datasets"] < N_PAPER_DATASETS
-                else ""
-            )
-            parts.append(
-                f"{row['metric']} {_peq(row['p (two-sided)'])} over {row['datasets']} datasets "
-                f"(one-sided {_p(row['p (class better, one-sided)'])}; the paper's table gives "
-                f"{_p(row['paper, recomputed from its table'])}{same}"
-                + (f", its text states {stated:g}" if np.isfinite(stated) else "")
-                + ")"
-            )
-        if parts:
-            out.append(
-                "- Class vs random over datasets, Wilcoxon signed-rank on the per-dataset means "
-                "(two-sided, as the paper's test): " + "; ".join(parts) + "."
-            )
-    base = [b for b in BASELINES if b in set(results.method)]
-    ref = [m for m in ("class", "random", "no_pretrain") if m in set(results.method)]
-    if base and ref:
-        frac, wins, decided = tables.win_matrix(results, "accuracy", ref[:1] + base)
-        m = ref[0]
-        vs = ", ".join(f"{b} {_cell(frac, wins, decided, m, b)}" for b in base)
-        means = results.groupby("method").accuracy.mean() * 100
-        shown = [x for x in ref + base if x in means.index]
-        out.append(
-            f"- Against the baselines on the same labeled rows and test split, `{m}` wins "
-            f"(share of datasets with a significant accuracy difference): {vs}. Mean accuracy "
-            f"over the datasets: " + ", ".join(f"{x} {means[x]:.1f} %" for x in shown) + "."
-        )
-    if set_dir is not None:
-        cr = corr_range_table(set_dir)
-        if len(cr) and cr.paper.notna().any():
-            out.append(
-                f"- Feature correlation value ranges: mean absolute difference to the paper "
-                f"{np.nanmean(np.abs(cr['diff'])):.3f} over {int(cr.paper.notna().sum())} datasets."
-            )
     return out
+
+
+def _class_vs_random_text(cvr: pd.DataFrame) -> list[str]:
+    parts = []
+    for row in cvr.to_dict("records"):
+        if row["datasets"] < 2:
+            continue
+        stated = row["paper states"]
+        same = (
+            f", on the {row['shared datasets']} datasets we share with it {_p(row['paper, same datasets'])}"
+            if 0 < row["shared datasets"] < N_PAPER_DATASETS
+            else ""
+        )
+        parts.append(
+            f"{row['metric']} {_peq(row['p (two-sided)'])} over {row['datasets']} datasets "
+            f"(one-sided {_p(row['p (class better, one-sided)'])}; the paper's table gives "
+            f"{_p(row['paper, recomputed from its table'])}{same}"
+            + (f", its text states {stated:g}" if np.isfinite(stated) else "")
+            + ")"
+        )
+    if not parts:
+        return []
+    return [
+        "- Class vs random over datasets, Wilcoxon signed-rank on the per-dataset means "
+        "(two-sided, as the paper's test): " + "; ".join(parts) + "."
+    ]
+
+
+def _baseline_facts(results: pd.DataFrame) -> dict | None:
+    """The reference method (the first of :data:`BASELINE_REFERENCES` present) against every
+    baseline present: win shares and mean accuracies."""
+    present = set(results.method)
+    base = [b for b in BASELINES if b in present]
+    ref = [m for m in BASELINE_REFERENCES if m in present]
+    if not (base and ref):
+        return None
+    frac, wins, decided = tables.win_matrix(results, "accuracy", ref[:1] + base)
+    means = results.groupby("method").accuracy.mean() * 100
+    return {
+        "reference": ref[0],
+        "versus": [(b, _cell(frac, wins, decided, ref[0], b)) for b in base],
+        "means": [(x, means[x]) for x in ref + base if x in means.index],
+    }
+
+
+def _baselines_text(facts: dict | None) -> list[str]:
+    if facts is None:
+        return []
+    vs = ", ".join(f"{b} {cell}" for b, cell in facts["versus"])
+    return [
+        f"- Against the baselines on the same labeled rows and test split, `{facts['reference']}` wins "
+        f"(share of datasets with a significant accuracy difference): {vs}. Mean accuracy "
+        f"over the datasets: " + ", ".join(f"{x} {v:.1f} %" for x, v in facts["means"]) + "."
+    ]
+
+
+def _corr_range_text(cr: pd.DataFrame | None) -> list[str]:
+    if cr is None or not len(cr) or not cr.paper.notna().any():
+        return []
+    return [
+        f"- Feature correlation value ranges: mean absolute difference to the paper "
+        f"{np.nanmean(np.abs(cr['diff'])):.3f} over {int(cr.paper.notna().sum())} datasets."
+    ]
 
 
 def corr_range_table(set_dir) -> pd.DataFrame:
@@ -612,12 +727,13 @@ def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[s
                 f"writes `{fig}.png` and `.pdf`.)",
                 "",
             ]
-        ours4 = stats.rank_test(results, metric, ["no_pretrain", "random", "class", "oracle"])
-        if ours4["k"] == 4:
-            four = stats.dataset_means(results, metric, ["no_pretrain", "random", "class", "oracle"])
+        paper_how = registry.paper_table_methods("how")  # the paper's four how-to-corrupt methods
+        ours4 = stats.rank_test(results, metric, paper_how)
+        if ours4["k"] == len(paper_how):
+            four = stats.dataset_means(results, metric, paper_how)
             dids = stats._dids(results, four.index)
             pp = stats.paper_rank_test(metric, "how", datasets=dids)
-            for m in ["no_pretrain", "random", "class", "oracle"]:
+            for m in paper_how:
                 rows.append(
                     {
                         "metric": metric,
@@ -702,8 +818,8 @@ def _cells_section(results: pd.DataFrame) -> list[str]:
         "**What is counted.** Each (metric, dataset, paper column) once: Tables 2 and 4 share the "
         "`class` column (Table 4's uniform-choice column is Table 2's class column), so accuracy has "
         "4 × 30 + 2 × 30 = 180 distinct cells, and so has AUROC (Tables 3 and 5). The per-table counts "
-        "further down count Table 4's class cells again. `class_most_published`, the authors' flipped "
-        "run, is scored against the same `most_correlated` column as `class_most`, so it is reported on "
+        "further down count Table 4's class cells again. "
+        f"{_separately_scored()}: so each is reported on "
         "its own row and in no distinct count. *differ (Holm)*: Welch p-values corrected for the "
         "number of cells in the row (family-wise 5 %); with 180 tests about 9 uncorrected "
         "differences arise by chance alone.",
@@ -803,6 +919,27 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
     """
     set_dir = Path(set_dir)
     results = store.gather(set_dir, "results")
+    out = _head_section(set_dir, title)
+    if results.empty:
+        out.append("No finished dataset yet: nothing to compare.")
+        return "\n".join(out) + "\n"
+    if figures:
+        write_rank_figures(set_dir, results)
+    out += ["## In plain words", ""] + plain_summary(results, set_dir) + [""]
+    out += _claims_section(results)
+    out += _cells_section(results)
+    out += _agreement_section(results)
+    out += _rank_section(results, set_dir, figures)
+    out += _wilcoxon_section(results)
+    out += _win_matrix_section(results)
+    out += _fidelity_section(set_dir, results)
+    out += _corr_range_section(set_dir)
+    out += _deviations_section()
+    return "\n".join(out) + "\n"
+
+
+def _head_section(set_dir: Path, title: str | None) -> list[str]:
+    """The title, what the columns mean, and the datasets not finished yet with why."""
     st = store.status(set_dir)
     name = set_dir.resolve().name
     out = [
@@ -829,12 +966,10 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
             for r in st[st.status != "done"].itertuples()
         ]
         out.append("")
-    if results.empty:
-        out.append("No finished dataset yet: nothing to compare.")
-        return "\n".join(out) + "\n"
-    if figures:
-        write_rank_figures(set_dir, results)
-    out += ["## In plain words", ""] + plain_summary(results, set_dir) + [""]
+    return out
+
+
+def _claims_section(results: pd.DataFrame) -> list[str]:
     n_done = results.dataset.nunique()
     coverage = (
         f"Ours rest on all {n_done} datasets, as the paper's do."
@@ -843,7 +978,7 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
         f"{N_PAPER_DATASETS}: with few "
         f"datasets a verdict is provisional."
     )
-    out += [
+    out = [
         "## The paper's claims",
         "",
         f"Win shares over datasets with a significant difference (Welch, p < 0.05), as in the "
@@ -858,18 +993,23 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
         c = claims(results, metric)
         if len(c):
             out += [f"### {metric}", "", tables.to_markdown(c, index=False), ""]
-    out += _cells_section(results)
-    out += [
+    return out
+
+
+def _agreement_section(results: pd.DataFrame) -> list[str]:
+    """Per table of the paper: the agreement summary and, folded, every cell."""
+    separate = ", ".join(f"`{m}`" for m in registry.separate_methods())
+    out = [
         "## Agreement with the published tables",
         "",
         "Per table of the paper, each method once against its column; *all* counts the table's own "
-        "cells once (it leaves out `class_most_published`, whose row scores it against the "
-        "`most_correlated` column). Tables 4-5 repeat Tables 2-3's class column, so the where-to-"
+        f"cells once (it leaves out {separate}, whose rows score them against a column another method "
+        "owns). Tables 4-5 repeat Tables 2-3's class column, so the where-to-"
         "corrupt *all* rows overlap the how-to-corrupt ones; the distinct counts are above.",
         "",
     ]
     for metric in ("accuracy", "auroc"):
-        for kind in ("how", "where"):
+        for kind in registry.TABLE_KINDS:
             cmp = tables.compare_with_paper(results, metric, kind)
             if cmp.empty:
                 continue
@@ -879,66 +1019,77 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
                 tables.to_markdown(tables.agreement_summary(cmp), index=False),
                 "",
             ]
-            digits = 2 if metric == "accuracy" else 3
-            show = cmp.assign(
-                ours=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp["mean"], cmp.se)],
-                paper=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp.paper_mean, cmp.paper_se)],
-                diff=cmp["diff"].map(lambda v, digits=digits: f"{v:+.{digits}f}"),
-                inside=cmp.inside.map({True: "yes", False: "no"}),
-                **{
-                    "Welch p": cmp["welch_p"].map(_p),
-                    "TOST p": cmp["tost_p"].map(_p),
-                    "equivalent": cmp["equivalent"].map({True: "yes", False: "no"}),
-                },
-            )
-            out += [
-                "<details><summary>per dataset</summary>",
-                "",
-                tables.to_markdown(
-                    show[["dataset", "method", "ours", "paper", "diff", "inside", "Welch p", "TOST p", "equivalent"]],
-                    index=False,
-                ),
-                "",
-                "</details>",
-                "",
-            ]
-    out += _rank_section(results, set_dir, figures)
-    out += _wilcoxon_section(results)
+            out += _agreement_cells(cmp, metric)
+    return out
+
+
+def _agreement_cells(cmp: pd.DataFrame, metric: str) -> list[str]:
+    digits = 2 if metric == "accuracy" else 3
+    show = cmp.assign(
+        ours=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp["mean"], cmp.se)],
+        paper=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp.paper_mean, cmp.paper_se)],
+        diff=cmp["diff"].map(lambda v, digits=digits: f"{v:+.{digits}f}"),
+        inside=cmp.inside.map({True: "yes", False: "no"}),
+        **{
+            "Welch p": cmp["welch_p"].map(_p),
+            "TOST p": cmp["tost_p"].map(_p),
+            "equivalent": cmp["equivalent"].map({True: "yes", False: "no"}),
+        },
+    )
+    return [
+        "<details><summary>per dataset</summary>",
+        "",
+        tables.to_markdown(
+            show[["dataset", "method", "ours", "paper", "diff", "inside", "Welch p", "TOST p", "equivalent"]],
+            index=False,
+        ),
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _win_matrix_section(results: pd.DataFrame) -> list[str]:
     how = registry.table_methods("how", set(results.method))
-    if len(how) >= 2:
-        frac, wins, decided = tables.win_matrix(results, "accuracy", how)
-        cell = frac.copy().astype(object)
-        for i in frac.index:
-            for j in frac.columns:
-                cell.loc[i, j] = (
-                    ""
-                    if i == j
-                    else (
-                        f"{frac.loc[i, j]:.1%} ({wins.loc[i, j]}/{decided.loc[i, j]})"
-                        if decided.loc[i, j]
-                        else "– (0/0)"
-                    )
+    if len(how) < 2:
+        return []
+    frac, wins, decided = tables.win_matrix(results, "accuracy", how)
+    cell = frac.copy().astype(object)
+    for i in frac.index:
+        for j in frac.columns:
+            cell.loc[i, j] = (
+                ""
+                if i == j
+                else (
+                    f"{frac.loc[i, j]:.1%} ({wins.loc[i, j]}/{decided.loc[i, j]})" if decided.loc[i, j] else "– (0/0)"
                 )
-        cell.index.name = "row beats column"
-        out += ["## Win matrix (accuracy, Welch p < 0.05), ours incl. baselines", "", tables.to_markdown(cell), ""]
-    out += _fidelity_section(set_dir, results)
+            )
+    cell.index.name = "row beats column"
+    return ["## Win matrix (accuracy, Welch p < 0.05), ours incl. baselines", "", tables.to_markdown(cell), ""]
+
+
+def _corr_range_section(set_dir: Path) -> list[str]:
     cr = corr_range_table(set_dir)
-    if len(cr):
-        lead = (
-            f"Mean absolute difference to the paper: {np.nanmean(np.abs(cr['diff'])):.3f} over "
-            f"{int(cr.paper.notna().sum())} datasets."
-            if cr.paper.notna().any()
-            else "The paper reports none of these datasets."
-        )
-        out += [
-            "## Feature correlation value range",
-            "",
-            f"{lead} Ours is the mean over seeds, the paper's the last seed's value (see the deviations below).",
-            "",
-            tables.to_markdown(cr.round(3), index=False),
-            "",
-        ]
-    out += [
+    if not len(cr):
+        return []
+    lead = (
+        f"Mean absolute difference to the paper: {np.nanmean(np.abs(cr['diff'])):.3f} over "
+        f"{int(cr.paper.notna().sum())} datasets."
+        if cr.paper.notna().any()
+        else "The paper reports none of these datasets."
+    )
+    return [
+        "## Feature correlation value range",
+        "",
+        f"{lead} Ours is the mean over seeds, the paper's the last seed's value (see the deviations below).",
+        "",
+        tables.to_markdown(cr.round(3), index=False),
+        "",
+    ]
+
+
+def _deviations_section() -> list[str]:
+    return [
         "## Deviations from the paper and the authors' code",
         "",
         f"Every known difference between this code, the paper's text and the authors' code "
@@ -948,4 +1099,3 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
         tables.to_markdown(deviations(), index=False),
         "",
     ]
-    return "\n".join(out) + "\n"
