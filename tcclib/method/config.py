@@ -70,7 +70,7 @@ FIDELITY_SWITCHES: dict[str, dict[str, str]] = {
   ``np.random.permutation(n)[:int(0.3 n)]`` after seeding NumPy with the seed; preprocess._split);
 - ``corr_rule``: ``direct`` (Algorithm 4 as written: ``softmax(-s/T)`` for "least") or
   ``authors`` (their code: "least" rank-reverses each importance row and samples by ``softmax(+s/T)``;
-  corruption.sampler_inputs); with ``authors`` the flipped ``class_most_published`` uses exactly
+  rules.sampler_inputs); with ``authors`` the flipped ``class_most_published`` uses exactly
   their least rule, as their in-place flip made their "most correlated" run do;
 - ``xgb_categorical``: categorical features as integer ``codes`` or XGBoost's ``native``
   categorical splits (``enable_categorical=True``; correlation.importance_matrix);

@@ -1,32 +1,41 @@
 """The one registry of methods and baselines: each is declared once, here.
 
-A **method** is a pretraining recipe, a :class:`MethodSpec` (*how* the corrupting values are
-drawn, *where*: which features are corrupted); a **baseline** is a scikit-learn-style classifier
-trained on the same labeled rows and test split (:mod:`tcclib.method.baselines`).  Each entry carries
-what every consumer needs:
+A **method** is a pretraining recipe, a :class:`MethodSpec`: a *how* rule (which row gives each
+replaced value) and a *where* rule (which features are replaced), both rule objects of
+:mod:`tcclib.method.rules` registered here by name (:func:`register_rule`); a **baseline** is a
+scikit-learn-style classifier trained on the same labeled rows and test split
+(:mod:`tcclib.method.baselines`).  Each entry answers every question a consumer asks:
 
 * ``label``: the name in figure legends and panel titles (:mod:`tcclib.paper.plots`);
 * ``group``: ``"how"`` (how to corrupt: the paper's Tables 2-3), ``"where"`` (where to
-  corrupt: Tables 4-5), ``"published"`` (the authors' flipped run) or ``"baseline"``;
+  corrupt: Tables 4-5), ``"published"`` (the authors' flipped runs) or ``"baseline"``;
 * ``tables``: the set tables it appears in (``"how"``, ``"where"``; :func:`table_methods`);
   by default the how-table for ``how`` and ``baseline`` entries, the where-table otherwise
   (``class``, the where-table's uniform-choice column, is in both);
 * ``order``: its place in figures and tables; ``color``: its colour in figures;
+* ``paper_columns``: the paper's column it is compared with per table kind
+  (:func:`compared_columns`, :func:`column_owners`, :func:`paper_table_methods`); ``separate``:
+  scored against a column another method owns (:func:`separate_methods`); ``repeats``: a
+  fidelity re-run of another method, left out of rank tests (:func:`rank_repeats`);
+* through its spec's rules: whether it pretrains, is pseudo-labelled, needs every row's true
+  label or the importance matrices, and what enters its content key (:meth:`MethodSpec.key_parts`);
 * for a baseline, ``factory(seed, cfg)`` returning an unfitted classifier, ``semi_supervised``
   (fit on every training row, unlabeled ones marked -1) and ``settings`` (the
   :class:`~tcclib.method.config.Config` fields the factory reads: part of the stored-result key).
 
-``config.METHODS``, ``config.PAPER_METHODS``, ``config.BASELINES``, ``plots.METHOD_ORDER`` and
-``plots.LABELS`` are views of this registry, kept for older callers.  Adding a recombination of
-existing choices or a new classifier is one call::
+``config.METHODS``, ``config.PAPER_METHODS``, ``config.BASELINES``, ``plots.METHOD_ORDER``,
+``plots.LABELS``, ``cell_tests.SEPARATE``/``PAPER_COLUMNS``, ``stats.RANK_REPEATS`` and
+``tables.HOW_METHODS``/``WHERE_METHODS``/``PAPER_NAMES`` are live views of this registry, kept
+for older callers.  Adding a recombination of existing rules or a new classifier is one call::
 
     from tcclib.method.registry import register_method, register_baseline
     register_method("column_least", how="column", where="least", label="random + least-correlated")
     register_baseline("forest", lambda seed, cfg: RandomForestClassifier(random_state=seed))
 
-A genuinely new corruption rule needs code first: the sampler in :mod:`tcclib.method.rules` and
-its ``how``/``where`` case in :mod:`tcclib.running.train`; then add its name to :data:`HOWS` or
-:data:`WHERES` and register methods that use it.
+A genuinely new corruption rule is a :class:`~tcclib.method.rules.HowRule` or
+:class:`~tcclib.method.rules.WhereRule` subclass passed to :func:`register_method` (it is
+registered with it); :class:`tcclib.method.training.Pretraining` dispatches to it.  See
+``examples/knn_rule.py``.
 """
 
 from __future__ import annotations

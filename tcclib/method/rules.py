@@ -26,6 +26,12 @@ on which other members share the ensemble.
   - :func:`draw_donors`: for each (row, feature) a donor row whose value replaces the anchor's.
     Donors come from the rows sharing the anchor's label; with every label 0 that is the whole
     column (conventional SCARF corruption), with pseudo- or true labels it is class-conditioned.
+
+*Rule objects* (the end of this module): :class:`HowRule` and :class:`WhereRule`, the interface a
+corruption rule implements (what it needs from the data, how it draws for a stack of members,
+what enters its content key), and the built-ins over the functions above: :class:`SameLabel`
+(``column``, ``pseudo``, ``oracle``), :class:`NoPretraining` (``none``), :class:`Uniform` and
+:class:`Correlated` (``most``, ``least``).  The registry (:mod:`tcclib.method.registry`) holds them.
 """
 
 from __future__ import annotations
@@ -153,7 +159,7 @@ def authors_least_matrix(importance, active=None) -> np.ndarray:
     diagonal stays 0.  Their table holds only the kept columns, so the reversal runs over the
     ``active`` features only (inactive rows and columns, 0 in our matrices, are left as
     they are).  float32, as their XGBoost importances; a new array (their in-place flip is
-    :class:`~tcclib.method.config.MethodSpec`'s ``flipped``)."""
+    :class:`~tcclib.method.registry.MethodSpec`'s ``flipped``)."""
     W = np.array(importance, dtype=np.float32, copy=True)
     M = W.shape[0]
     idx = np.flatnonzero(np.ones(M, bool) if active is None else np.asarray(active, dtype=bool))

@@ -669,6 +669,8 @@ def write_rank_figures(set_dir, results: pd.DataFrame | None = None, fig_dir=Non
 
 
 def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[str]:
+    """Friedman and Nemenyi per metric (every method and baseline), then the paper's four
+    how-methods alone next to the paper's own ranks."""
     out = [
         "## Ranks over datasets (Friedman, Nemenyi)",
         "",
@@ -687,69 +689,8 @@ def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[s
         if rt["k"] < 3 or rt["n"] < 2:
             continue
         have = True
-        rk = rt["ranks"]
-        table = pd.DataFrame({"method": rk.index, "average rank": rk.map(lambda v: f"{v:.2f}").to_numpy()})
-        fig = f"figures/{RANK_FIGURES[metric]}"
-        exists = figures or (set_dir / f"{fig}.png").exists()
-        pairs = "; ".join(f"{a} > {b} ({d:.2f})" for a, b, d in rt["pairs"]) or "none"
-        groups = "; ".join("{" + ", ".join(g) + "}" for g in rt["groups"]) or "none"
-        later = "; ".join(f"`{m}` ({n} of {of})" for m, (n, of) in rt["left_out"].items())
-        again = []
-        for m, of in rt["repeats"].items():
-            if not (res := stats.rank_test(results, metric, [*rk.index, m]))["n"]:
-                continue
-            again.append(
-                f"`{m}` (a fidelity re-run of `{of}`, not a method of its own: ranked with the "
-                f"others it would stand at {res['ranks'][m]:.2f} of {res['k']}, with CD "
-                f"{res['cd']:.2f} for all pairs)"
-            )
-        out += [
-            f"### {metric}",
-            "",
-            *([f"Left out, with results on fewer datasets than the others so far: {later}.", ""] if later else []),
-            *([f"Left out: {'; '.join(again)}.", ""] if again else []),
-            f"{rt['k']} methods over {rt['n']} datasets: Friedman chi² = {rt['chi2']:.2f}, "
-            f"{_peq(rt['p'])}; Iman-Davenport F = {rt['F']:.2f}, {_peq(rt['p_F'])}. "
-            f"Nemenyi q_0.05 = {rt['q']:.3f}, CD = {rt['cd']:.2f}.",
-            "",
-            tables.to_markdown(table, index=False),
-            "",
-            f"Pairs further apart than the CD (rank difference): {pairs}.",
-            "",
-            f"Groups not shown to differ (the bars of the diagram): {groups}.",
-            "",
-        ]
-        if exists:
-            out += [f"![critical-difference diagram, {metric}]({fig}.png) ([PDF]({fig}.pdf))", ""]
-        else:
-            out += [
-                f"(The diagram is not written yet: `tcclib.paper.report.write_rank_figures(set_dir)` "
-                f"writes `{fig}.png` and `.pdf`.)",
-                "",
-            ]
-        paper_how = registry.paper_table_methods("how")  # the paper's four how-to-corrupt methods
-        ours4 = stats.rank_test(results, metric, paper_how)
-        if ours4["k"] == len(paper_how):
-            four = stats.dataset_means(results, metric, paper_how)
-            dids = stats._dids(results, four.index)
-            pp = stats.paper_rank_test(metric, "how", datasets=dids)
-            for m in paper_how:
-                rows.append(
-                    {
-                        "metric": metric,
-                        "method": m,
-                        "ours": f"{ours4['ranks'][m]:.2f}",
-                        "paper": f"{pp['ranks'][m]:.2f}" if m in pp["ranks"] else "",
-                    }
-                )
-            rows.append(
-                {
-                    "metric": metric,
-                    "method": "Friedman p (CD)",
-                    "ours": f"{_p(ours4['p'])} ({ours4['cd']:.2f})",
-                    "paper": f"{_p(pp['p'])} ({pp['cd']:.2f})" if pp["n"] else "",
-                }
-            )
+        out += _rank_metric_block(results, rt, metric, set_dir, figures)
+        rows += _paper_four_rows(results, metric)
     if not have:
         return []
     if rows:
@@ -764,6 +705,78 @@ def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[s
             "",
         ]
     return out
+
+
+def _rank_metric_block(results: pd.DataFrame, rt: dict, metric: str, set_dir: Path, figures: bool) -> list[str]:
+    """One metric's rank test (:func:`tcclib.paper.stats.rank_test` result ``rt``) in words, a
+    table and its diagram's link."""
+    rk = rt["ranks"]
+    table = pd.DataFrame({"method": rk.index, "average rank": rk.map(lambda v: f"{v:.2f}").to_numpy()})
+    fig = f"figures/{RANK_FIGURES[metric]}"
+    exists = figures or (set_dir / f"{fig}.png").exists()
+    pairs = "; ".join(f"{a} > {b} ({d:.2f})" for a, b, d in rt["pairs"]) or "none"
+    groups = "; ".join("{" + ", ".join(g) + "}" for g in rt["groups"]) or "none"
+    later = "; ".join(f"`{m}` ({n} of {of})" for m, (n, of) in rt["left_out"].items())
+    again = []
+    for m, of in rt["repeats"].items():
+        if not (res := stats.rank_test(results, metric, [*rk.index, m]))["n"]:
+            continue
+        again.append(
+            f"`{m}` (a fidelity re-run of `{of}`, not a method of its own: ranked with the "
+            f"others it would stand at {res['ranks'][m]:.2f} of {res['k']}, with CD "
+            f"{res['cd']:.2f} for all pairs)"
+        )
+    out = [
+        f"### {metric}",
+        "",
+        *([f"Left out, with results on fewer datasets than the others so far: {later}.", ""] if later else []),
+        *([f"Left out: {'; '.join(again)}.", ""] if again else []),
+        f"{rt['k']} methods over {rt['n']} datasets: Friedman chi² = {rt['chi2']:.2f}, "
+        f"{_peq(rt['p'])}; Iman-Davenport F = {rt['F']:.2f}, {_peq(rt['p_F'])}. "
+        f"Nemenyi q_0.05 = {rt['q']:.3f}, CD = {rt['cd']:.2f}.",
+        "",
+        tables.to_markdown(table, index=False),
+        "",
+        f"Pairs further apart than the CD (rank difference): {pairs}.",
+        "",
+        f"Groups not shown to differ (the bars of the diagram): {groups}.",
+        "",
+    ]
+    if exists:
+        return out + [f"![critical-difference diagram, {metric}]({fig}.png) ([PDF]({fig}.pdf))", ""]
+    return out + [
+        f"(The diagram is not written yet: `tcclib.paper.report.write_rank_figures(set_dir)` "
+        f"writes `{fig}.png` and `.pdf`.)",
+        "",
+    ]
+
+
+def _paper_four_rows(results: pd.DataFrame, metric: str) -> list[dict]:
+    """The paper's how-methods ranked alone, ours and the paper's on the same datasets."""
+    paper_how = registry.paper_table_methods("how")  # the paper's four how-to-corrupt methods
+    ours4 = stats.rank_test(results, metric, paper_how)
+    if ours4["k"] != len(paper_how):
+        return []
+    four = stats.dataset_means(results, metric, paper_how)
+    pp = stats.paper_rank_test(metric, "how", datasets=stats._dids(results, four.index))
+    rows = [
+        {
+            "metric": metric,
+            "method": m,
+            "ours": f"{ours4['ranks'][m]:.2f}",
+            "paper": f"{pp['ranks'][m]:.2f}" if m in pp["ranks"] else "",
+        }
+        for m in paper_how
+    ]
+    rows.append(
+        {
+            "metric": metric,
+            "method": "Friedman p (CD)",
+            "ours": f"{_p(ours4['p'])} ({ours4['cd']:.2f})",
+            "paper": f"{_p(pp['p'])} ({pp['cd']:.2f})" if pp["n"] else "",
+        }
+    )
+    return rows
 
 
 def _wilcoxon_section(results: pd.DataFrame) -> list[str]:
