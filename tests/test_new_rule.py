@@ -44,7 +44,6 @@ def test_the_rule_draws_donors_among_the_nearest_rows(knn):
     torch_rows = torch.tensor([[0.0], [0.1], [5.0], [5.2], [9.0]])[None]  # one member, 5 rows, 1 feature
     members = rules.Members(
         index=[0],
-        raw=torch_rows,
         active=torch.ones(1, 1, dtype=torch.bool),
         labels=torch.zeros(1, 5, dtype=torch.int64),
         n_classes=1,
@@ -53,6 +52,7 @@ def test_the_rule_draws_donors_among_the_nearest_rows(knn):
         specs=[registry.METHODS["knn"]],
         seed_index=torch.zeros(1, dtype=torch.int64),
         cfg=Config(),
+        all_rows=torch_rows,
     )
     rule = knn.NearestNeighbours(k=1)
     state = rule.prepare(members)

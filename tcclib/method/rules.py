@@ -288,16 +288,17 @@ NEEDS = (NOTHING, TRUE_LABELS, PSEUDO_LABELS)
 class Members:
     """The pretraining members a rule serves, stacked (``k`` of them): what a rule may read.
 
-    ``index``: their positions in the pretraining stack; ``raw``: ``[k, N, M]`` training rows as
-    preprocessed (z-scored numbers, category codes); ``active``: ``[k, M]`` bool; ``labels``:
-    ``[k, N]`` int, each row's label as the how rule's ``needs`` asks (all 0 for :data:`NOTHING`;
-    current pseudo-labels for :data:`PSEUDO_LABELS`); ``n_classes``; ``corrupted``: ``[k]`` features
-    replaced per row; ``gens``: each member's generator (draw from these only); ``specs``: each
-    member's :class:`~tcclib.method.registry.MethodSpec`; ``seed_index``: ``[k]`` table-seed
-    positions; ``cfg``: the run's :class:`~tcclib.method.config.Config`."""
+    ``index``: their positions in the pretraining stack; :attr:`raw`: ``[k, N, M]`` training rows
+    as preprocessed (z-scored numbers, category codes; sliced when first read); ``active``:
+    ``[k, M]`` bool; ``labels``: ``[k, N]`` int, each row's label as the how rule's ``needs`` asks
+    (all 0 for :data:`NOTHING`; current pseudo-labels for :data:`PSEUDO_LABELS`); ``n_classes``;
+    ``corrupted``: ``[k]`` features replaced per row; ``gens``: each member's generator (draw from
+    these only); ``specs``: each member's :class:`~tcclib.method.registry.MethodSpec`;
+    ``seed_index``: ``[k]`` table-seed positions; ``cfg``: the run's
+    :class:`~tcclib.method.config.Config`; ``all_rows``: every pretraining member's rows (the
+    stack :attr:`raw` is sliced from)."""
 
     index: list[int]
-    raw: torch.Tensor
     active: torch.Tensor
     labels: torch.Tensor
     n_classes: int
@@ -306,6 +307,23 @@ class Members:
     specs: list
     seed_index: torch.Tensor
     cfg: Any
+    all_rows: torch.Tensor
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """``(k, N, M)``: members, rows, features."""
+        return len(self.index), self.all_rows.shape[1], self.all_rows.shape[2]
+
+    @property
+    def device(self) -> torch.device:
+        return self.all_rows.device
+
+    @property
+    def raw(self) -> torch.Tensor:
+        """``[k, N, M]``: these members' training rows (a copy unless they are the whole stack)."""
+        if self.index == list(range(self.all_rows.shape[0])):
+            return self.all_rows
+        return self.all_rows[torch.tensor(self.index, device=self.device)]
 
 
 class HowRule:
@@ -395,8 +413,8 @@ class Uniform(WhereRule):
     name = "uniform"
 
     def mask(self, members: Members, state) -> torch.Tensor:
-        _, N, M = members.raw.shape
-        dev = members.raw.device
+        _, N, M = members.shape
+        dev = members.device
         scores = torch.stack([torch.rand(N, M, generator=g, device=dev) for g in members.gens])
         return uniform_mask(scores, members.active, members.corrupted)
 
@@ -421,13 +439,13 @@ class Correlated(WhereRule):
             members.active,
             [spec.ranking for spec in members.specs],
             [spec.effective_rule(members.cfg) for spec in members.specs],
-            members.raw.device,
+            members.device,
         )
 
     def mask(self, members: Members, state) -> torch.Tensor:
         W, sign = state
-        _, N, M = members.raw.shape
-        dev, gens = members.raw.device, members.gens
+        _, N, M = members.shape
+        dev, gens = members.device, members.gens
         counts = members.corrupted.tolist()
         half = torch.full((N, M), 0.5, device=dev)
 

@@ -225,6 +225,17 @@ def labeled_rows(labeled: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------- pretraining
 
 
+def _stacked(parts, shape, dtype, device) -> torch.Tensor:
+    """One ``[Kp, ...]`` tensor from ``(member positions, their rows)`` parts (the part itself
+    when one part holds every member in order)."""
+    if len(parts) == 1 and parts[0][0] == list(range(shape[0])):
+        return parts[0][1]
+    out = torch.zeros(shape, dtype=dtype, device=device)
+    for idx, part in parts:
+        out[idx] = part
+    return out
+
+
 def _groups(rules_of_members) -> list[tuple[object, list[int]]]:
     """``(rule, the positions of the members that use it)``, rules in order of first use."""
     groups: dict = {}
@@ -357,18 +368,19 @@ class Pretraining:
 
     def members(self, idx: list[int]) -> rules.Members:
         """Pretraining members ``idx`` as a rule sees them (their current labels included)."""
+        whole = idx == list(range(self.Kp))
         t = torch.tensor(idx, device=self.dev)
         return rules.Members(
             index=list(idx),
-            raw=self.raw[t],
-            active=self.active[t],
-            labels=self.labels[t],
+            active=self.active if whole else self.active[t],
+            labels=self.labels if whole else self.labels[t],
             n_classes=self.Cn,
-            corrupted=self.k[t],
+            corrupted=self.k if whole else self.k[t],
             gens=[self.gens[j] for j in idx],
             specs=[self.specs[j] for j in idx],
-            seed_index=self.seed_idx[t],
+            seed_index=self.seed_idx if whole else self.seed_idx[t],
             cfg=self.cfg,
+            all_rows=self.raw,
         )
 
     def draw_views(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -383,12 +395,21 @@ class Pretraining:
         Kp, N, M, dev, gens = self.Kp, self.N, self.M, self.dev, self.gens
         perm = torch.stack([torch.randperm(N, generator=g, device=dev) for g in gens])
         donor_u = torch.stack([torch.rand(N, M, generator=g, device=dev) for g in gens])
-        mask = torch.zeros(Kp, N, M, dtype=torch.bool, device=dev)
-        for rule, idx in self.where_groups:
-            mask[idx] = rule.mask(self.members(idx), self.where_state[rule])
-        donors = torch.zeros(Kp, N, M, dtype=torch.int64, device=dev)
-        for rule, idx in self.how_groups:
-            donors[idx] = rule.donors(self.members(idx), self.how_state[rule], donor_u[idx])
+        mask = _stacked(
+            [(idx, rule.mask(self.members(idx), self.where_state[rule])) for rule, idx in self.where_groups],
+            (Kp, N, M),
+            torch.bool,
+            dev,
+        )
+        donors = _stacked(
+            [
+                (idx, rule.donors(self.members(idx), self.how_state[rule], donor_u if len(idx) == Kp else donor_u[idx]))
+                for rule, idx in self.how_groups
+            ],
+            (Kp, N, M),
+            torch.int64,
+            dev,
+        )
         views = self.tab.encode(rules.corrupt(self.raw, mask, donors), self.seed_idx)
         return perm, views
 
