@@ -21,12 +21,13 @@ fraction) and ``auroc``.
 * The published Tables 2-5 ship with the package (``tcclib/paper/published/``, see its README), so
   nothing here reads files outside the project.
 
-Method names: the paper's "how to corrupt" columns use our names (``no_pretrain``, ``random``,
-``class``, ``oracle``); its "where to corrupt" columns map ``random_features`` -> ``class``,
-``least_correlated`` -> ``class_least`` and ``most_correlated`` -> ``class_most``. The published
-``most_correlated`` run is also the reference for our ``class_most_published`` (the authors'
-flipped selection) and ``class_most_published_exact`` (the same with their sampling rule) in
-:func:`compare_with_paper`.
+Method names: which paper column each of our methods is compared with is its registry entry's
+``paper_columns`` (:mod:`tcclib.method.registry`): the "how to corrupt" columns use our names
+(``no_pretrain``, ``random``, ``class``, ``oracle``); the "where to corrupt" columns map
+``random_features`` -> ``class``, ``least_correlated`` -> ``class_least`` and
+``most_correlated`` -> ``class_most``. The separately scored methods (``class_most_published``,
+the authors' flipped selection, and ``class_most_published_exact``, the same with their sampling
+rule) are compared with their column too in :func:`compare_with_paper`.
 """
 
 from __future__ import annotations
