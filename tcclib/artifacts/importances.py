@@ -17,7 +17,7 @@ import numpy as np
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.data.preprocess import SeedSplit
-from tcclib.method.config import Config
+from tcclib.method.config import XGB_SETTINGS, Config
 from tcclib.method.correlation import IMPORTANCE_SWITCHES, correlation_range, importance_matrix
 from tcclib.util.files import atomic_write
 from tcclib.util.progress import bar as progress_bar
@@ -37,7 +37,7 @@ def _cache_digest(split: SeedSplit, cfg: Config) -> str:
     h = hashlib.sha256()
     h.update(split.raw_train.tobytes())
     h.update(split.active.tobytes())
-    h.update(json.dumps([cfg.xgb_trees, cfg.xgb_depth, cfg.xgb_eta, cfg.xgb_subsample, cfg.xgb_colsample]).encode())
+    h.update(json.dumps([getattr(cfg, name) for name in XGB_SETTINGS]).encode())
     approx = cfg.importance_approximations()
     if approx:  # the opt-in approximation; the default adds nothing
         h.update(json.dumps(approx).encode())

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from tcclib.data.preprocess import Prepared, SeedSplit
-from tcclib.method.config import METHODS, Config
+from tcclib.method.config import METHODS, XGB_SETTINGS, Config
 from tcclib.method.correlation import IMPORTANCE_SWITCHES
 from tcclib.method.registry import get
 
@@ -50,7 +50,6 @@ _ALL = (
     "matmul_precision",
 )
 _PRETRAIN = ("epochs", "corruption_rate", "temperature")
-_XGB = ("xgb_trees", "xgb_depth", "xgb_eta", "xgb_subsample", "xgb_colsample")
 
 
 def _digest(*parts) -> str:
@@ -99,7 +98,7 @@ def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
         "importance",
         IMPORTANCE_VERSION,
         split_digest(sp, classes),
-        {k: getattr(cfg, k) for k in _XGB},
+        {k: getattr(cfg, k) for k in XGB_SETTINGS},
         *_fidelity(cfg, IMPORTANCE_SWITCHES),
         *_approximations(cfg),
     )
@@ -108,28 +107,20 @@ def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
 def member_switches(spec) -> list[str]:
     """The fidelity switches a member of this method's :class:`MethodSpec` depends on (besides
     ``labeled_split``, which its split, and the importance switches, which its importance key
-    holds)."""
-    names = ["encoder_init"]
-    if spec.how == "pseudo":
-        names.append("pseudo_schedule")
-    if spec.ranking != "uniform":
-        names.append("corr_rule")
-    return names
+    holds): ``encoder_init`` and those its rules read."""
+    return ["encoder_init", *spec.key_parts()[1]]
 
 
 def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
+    """The content key of one member: its split, the settings every member reads, those its
+    rules read (:meth:`~tcclib.method.registry.MethodSpec.key_parts`; a correlation method's
+    importance key too) and its rules' own parameters when they have any."""
     spec = METHODS[method]
-    names = list(_ALL)
-    if spec.pretrain:
-        names += _PRETRAIN
-    if spec.how == "pseudo":
-        names.append("pseudo_every")
-    extra = None
-    if spec.ranking != "uniform":
-        names += ["corr_temperature", "corr_normalization"]
-        extra = importance_key(sp, cfg, classes)
+    settings, switches, own = spec.key_parts()
+    names = list(_ALL) + (list(_PRETRAIN) if spec.pretrain else []) + settings
+    extra = importance_key(sp, cfg, classes) if spec.needs_importance else None
     # a method with its own sampler rule is keyed as if corr_rule said so
-    fcfg = cfg.replace(corr_rule=spec.rule) if spec.rule is not None and spec.ranking != "uniform" else cfg
+    fcfg = cfg.replace(corr_rule=spec.rule) if spec.rule is not None and spec.needs_importance else cfg
     return _digest(
         "member",
         TRAIN_VERSION,
@@ -138,7 +129,8 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         [spec.how, spec.where, spec.flipped],
         {k: getattr(cfg, k) for k in names},
         extra,
-        *_fidelity(fcfg, member_switches(spec)),
+        *_fidelity(fcfg, ["encoder_init", *switches]),
+        *((own,) if own else ()),
     )
 
 

@@ -40,6 +40,9 @@ MAX_SEED = 2**32 - 1
 # The methods and baselines are declared once, in tcclib.method.registry (the registry); these names are
 # live views of it (a method registered later is in METHODS at once).
 
+XGB_SETTINGS = registry.XGB_SETTINGS
+"""The published XGBoost settings: Config field -> XGBoost parameter (declared once, in the registry)."""
+
 PAPER_METHODS = paper_methods()
 """The paper's six methods (the default ``Config.methods``): ``class_most_published``, the
 authors' flipped run, and the baselines are extra."""
@@ -67,7 +70,7 @@ FIDELITY_SWITCHES: dict[str, dict[str, str]] = {
   ``np.random.permutation(n)[:int(0.3 n)]`` after seeding NumPy with the seed; preprocess._split);
 - ``corr_rule``: ``direct`` (Algorithm 4 as written: ``softmax(-s/T)`` for "least") or
   ``authors`` (their code: "least" rank-reverses each importance row and samples by ``softmax(+s/T)``;
-  corruption.sampler_inputs); with ``authors`` the flipped ``class_most_published`` uses exactly
+  rules.sampler_inputs); with ``authors`` the flipped ``class_most_published`` uses exactly
   their least rule, as their in-place flip made their "most correlated" run do;
 - ``xgb_categorical``: categorical features as integer ``codes`` or XGBoost's ``native``
   categorical splits (``enable_categorical=True``; correlation.importance_matrix);

@@ -20,6 +20,7 @@ import numpy as np
 
 from tcclib.data.preprocess import SeedSplit
 from tcclib.method.config import Config
+from tcclib.method.registry import xgb_parameters
 from tcclib.util import threads
 
 IMPORTANCE_SWITCHES = ("xgb_categorical", "xgb_seed", "zero_importance")
@@ -33,11 +34,7 @@ def _xgb_params(cfg: Config, seed: int, n_threads: int | None = None, device: st
     they run.  On the CPU the ``hist`` models, and so the importances, are the same bits whatever
     the thread count (``tests/test_speed.py`` checks it)."""
     params = dict(
-        n_estimators=cfg.xgb_trees,
-        max_depth=cfg.xgb_depth,
-        learning_rate=cfg.xgb_eta,
-        subsample=cfg.xgb_subsample,
-        colsample_bytree=cfg.xgb_colsample,
+        **xgb_parameters(cfg),
         importance_type="gain",
         random_state=seed,
         n_jobs=n_threads or threads.n_jobs(),

@@ -51,8 +51,8 @@ PREDICT_CHUNK = 8192
 
 def estimator_methods() -> list[str]:
     """Methods the estimator offers: those that need no true label of an unlabeled row (every
-    method but ``oracle``, which corrupts within the true class of every row)."""
-    return [m for m, s in METHODS.items() if s.how != "oracle"]
+    method whose how rule does not read every row's true label, as ``oracle``'s does)."""
+    return [m for m, s in METHODS.items() if not s.needs_true_labels]
 
 
 # settings the estimator takes as constructor parameters (published defaults, from Config)
@@ -184,8 +184,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         parameter, raised by ``fit`` before any work."""
         if not isinstance(self.method, str) or self.method not in estimator_methods():
             why = (
-                " (oracle corrupts within every row's true class, which unlabeled rows do not have)"
-                if self.method == "oracle"
+                f" ({self.method} corrupts within every row's true class, which unlabeled rows do not have)"
+                if isinstance(self.method, str) and self.method in METHODS and METHODS[self.method].needs_true_labels
                 else ""
             )
             raise ConfigError(
@@ -322,7 +322,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                 "least 2 features; add features, or use method='no_pretrain'"
             )
         check_training_inputs(prep, cfg)
-        if METHODS[self.method].where == "uniform":
+        if not METHODS[self.method].needs_importance:
             importance = None
         elif importance is not None:
             importance = np.asarray(importance, dtype=np.float64)
@@ -344,7 +344,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.head_ = _to_cpu(head)
         self.history_ = pd.DataFrame([(e, lv) for (_, _, e, lv) in pt.history] if pt else [], columns=["epoch", "loss"])
         self.pseudo_labels_ = (
-            classes[pt.labels[0].cpu().numpy()] if pt is not None and METHODS[self.method].how == "pseudo" else None
+            classes[pt.labels[0].cpu().numpy()] if pt is not None and METHODS[self.method].pseudo_labelled else None
         )
         self.timings_ = {"fit_s": time.perf_counter() - t0}
         return self

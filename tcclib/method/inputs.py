@@ -203,7 +203,7 @@ def check_training_inputs(prep: Prepared, cfg: Config) -> MemoryEstimate:
                     else ""
                 )
                 raise ConfigError(f"{prep.name}: seed {sp.seed}: {e}{note}") from None
-    if cfg.labeled_fraction >= 1 and any(METHODS[m].how == "pseudo" for m in cfg.methods):
+    if cfg.labeled_fraction >= 1 and any(METHODS[m].pseudo_labelled for m in cfg.methods):
         warnings.warn(
             f"{prep.name}: labeled_fraction={cfg.labeled_fraction:g}: every training row is "
             "labeled, so the pseudo-label methods use the true labels (as 'oracle' does) and "

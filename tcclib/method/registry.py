@@ -1,32 +1,41 @@
 """The one registry of methods and baselines: each is declared once, here.
 
-A **method** is a pretraining recipe, a :class:`MethodSpec` (*how* the corrupting values are
-drawn, *where*: which features are corrupted); a **baseline** is a scikit-learn-style classifier
-trained on the same labeled rows and test split (:mod:`tcclib.method.baselines`).  Each entry carries
-what every consumer needs:
+A **method** is a pretraining recipe, a :class:`MethodSpec`: a *how* rule (which row gives each
+replaced value) and a *where* rule (which features are replaced), both rule objects of
+:mod:`tcclib.method.rules` registered here by name (:func:`register_rule`); a **baseline** is a
+scikit-learn-style classifier trained on the same labeled rows and test split
+(:mod:`tcclib.method.baselines`).  Each entry answers every question a consumer asks:
 
 * ``label``: the name in figure legends and panel titles (:mod:`tcclib.paper.plots`);
 * ``group``: ``"how"`` (how to corrupt: the paper's Tables 2-3), ``"where"`` (where to
-  corrupt: Tables 4-5), ``"published"`` (the authors' flipped run) or ``"baseline"``;
+  corrupt: Tables 4-5), ``"published"`` (the authors' flipped runs) or ``"baseline"``;
 * ``tables``: the set tables it appears in (``"how"``, ``"where"``; :func:`table_methods`);
   by default the how-table for ``how`` and ``baseline`` entries, the where-table otherwise
   (``class``, the where-table's uniform-choice column, is in both);
 * ``order``: its place in figures and tables; ``color``: its colour in figures;
+* ``paper_columns``: the paper's column it is compared with per table kind
+  (:func:`compared_columns`, :func:`column_owners`, :func:`paper_table_methods`); ``separate``:
+  scored against a column another method owns (:func:`separate_methods`); ``repeats``: a
+  fidelity re-run of another method, left out of rank tests (:func:`rank_repeats`);
+* through its spec's rules: whether it pretrains, is pseudo-labelled, needs every row's true
+  label or the importance matrices, and what enters its content key (:meth:`MethodSpec.key_parts`);
 * for a baseline, ``factory(seed, cfg)`` returning an unfitted classifier, ``semi_supervised``
   (fit on every training row, unlabeled ones marked -1) and ``settings`` (the
   :class:`~tcclib.method.config.Config` fields the factory reads: part of the stored-result key).
 
-``config.METHODS``, ``config.PAPER_METHODS``, ``config.BASELINES``, ``plots.METHOD_ORDER`` and
-``plots.LABELS`` are views of this registry, kept for older callers.  Adding a recombination of
-existing choices or a new classifier is one call::
+``config.METHODS``, ``config.PAPER_METHODS``, ``config.BASELINES``, ``plots.METHOD_ORDER``,
+``plots.LABELS``, ``cell_tests.SEPARATE``/``PAPER_COLUMNS``, ``stats.RANK_REPEATS`` and
+``tables.HOW_METHODS``/``WHERE_METHODS``/``PAPER_NAMES`` are live views of this registry, kept
+for older callers.  Adding a recombination of existing rules or a new classifier is one call::
 
     from tcclib.method.registry import register_method, register_baseline
     register_method("column_least", how="column", where="least", label="random + least-correlated")
     register_baseline("forest", lambda seed, cfg: RandomForestClassifier(random_state=seed))
 
-A genuinely new corruption rule needs code first: the sampler in :mod:`tcclib.method.rules` and
-its ``how``/``where`` case in :mod:`tcclib.running.train`; then add its name to :data:`HOWS` or
-:data:`WHERES` and register methods that use it.
+A genuinely new corruption rule is a :class:`~tcclib.method.rules.HowRule` or
+:class:`~tcclib.method.rules.WhereRule` subclass passed to :func:`register_method` (it is
+registered with it); :class:`tcclib.method.training.Pretraining` dispatches to it.  See
+``examples/knn_rule.py``.
 """
 
 from __future__ import annotations
@@ -36,13 +45,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tcclib.method import rules
 from tcclib.util import threads
 
-HOWS = ("none", "column", "pseudo", "oracle")
-"""How values are drawn: no pretraining, the whole column (SCARF), the anchor's pseudo-class
-(refreshed during pretraining), the anchor's true class."""
-WHERES = ("uniform", "most", "least")
-"""Which features are corrupted: uniformly, or by correlation (Algorithm 4)."""
+_HOW_RULES: dict[str, rules.HowRule] = {}
+"""How values are drawn, by name (:func:`register_rule`): ``none`` (no pretraining), ``column``
+(the whole column: SCARF), ``pseudo`` (the anchor's pseudo-class, refreshed during pretraining),
+``oracle`` (the anchor's true class)."""
+_WHERE_RULES: dict[str, rules.WhereRule] = {}
+"""Which features are corrupted, by name: ``uniform``, or by correlation (Algorithm 4): ``most``,
+``least``."""
 RULES = ("direct", "authors")
 """The correlation sampler's rules (``Config.corr_rule``; a method may fix its own)."""
 GROUPS = ("how", "where", "published", "baseline")
@@ -68,13 +80,54 @@ class RegistryError(ValueError):
     """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
 
 
+def register_rule(rule, replace: bool = False):
+    """Make a corruption rule (a :class:`~tcclib.method.rules.HowRule` or
+    :class:`~tcclib.method.rules.WhereRule`) known by its ``name``, so that methods can name it;
+    returns the rule.  Registering the same object again does nothing."""
+    if isinstance(rule, rules.HowRule):
+        table = _HOW_RULES
+    elif isinstance(rule, rules.WhereRule):
+        table = _WHERE_RULES
+    else:
+        raise RegistryError(
+            f"register_rule: expected a rules.HowRule or rules.WhereRule object, got {type(rule).__name__}"
+        )
+    if not isinstance(rule.name, str) or not rule.name.isidentifier():
+        raise RegistryError(f"register_rule: a rule's name must be a simple identifier, got {rule.name!r}")
+    if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
+        raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
+    if table.get(rule.name, rule) is not rule and not replace:
+        raise RegistryError(
+            f"register_rule: a different rule is already called {rule.name!r}; "
+            f"choose another name, or pass replace=True"
+        )
+    table[rule.name] = rule
+    return rule
+
+
+def how_rule(name: str) -> rules.HowRule:
+    """The how rule called ``name``."""
+    if name not in _HOW_RULES:
+        raise RegistryError(f"unknown how rule {name!r}; known: {', '.join(_HOW_RULES)}")
+    return _HOW_RULES[name]
+
+
+def where_rule(name: str) -> rules.WhereRule:
+    """The where rule called ``name``."""
+    if name not in _WHERE_RULES:
+        raise RegistryError(f"unknown where rule {name!r}; known: {', '.join(_WHERE_RULES)}")
+    return _WHERE_RULES[name]
+
+
 @dataclass(frozen=True)
 class MethodSpec:
-    """How and where one method corrupts.
+    """How and where one method corrupts: the names of its two rules, and two variations.
 
-    how: "none" (no pretraining), "column" (SCARF: whole column), "pseudo" (the anchor's
-    pseudo-class, refreshed during pretraining), "oracle" (the anchor's true class).
-    where: "uniform", "most" or "least" (correlation-based, Algorithm 4).
+    how: a how rule's name (:func:`how_rule`): "none" (no pretraining), "column" (SCARF: whole
+    column), "pseudo" (the anchor's pseudo-class, refreshed during pretraining), "oracle" (the
+    anchor's true class), or one registered later.
+    where: a where rule's name (:func:`where_rule`): "uniform", "most" or "least"
+    (correlation-based, Algorithm 4).
     flipped: the authors' published behaviour for "most": their code flipped the shared
     importance matrix in place, so the run labelled "most correlated" sampled by the
     least-correlated ranking.  ``flipped=True`` reproduces that.
@@ -93,12 +146,33 @@ class MethodSpec:
         return self.rule or cfg.effective("corr_rule")
 
     @property
-    def pretrain(self) -> bool:
-        return self.how != "none"
+    def draw(self) -> rules.HowRule:
+        """The how rule object: what it needs, how it draws donors, its key settings."""
+        return how_rule(self.how)
 
     @property
-    def uses_labels(self) -> bool:
-        return self.how in ("pseudo", "oracle")
+    def choice(self) -> rules.WhereRule:
+        """The where rule object the members really sample by (the ``ranking``'s)."""
+        return where_rule(self.ranking)
+
+    @property
+    def pretrain(self) -> bool:
+        return self.draw.pretrains
+
+    @property
+    def pseudo_labelled(self) -> bool:
+        """Whether its members corrupt within pseudo-classes (refreshed during pretraining)."""
+        return self.draw.needs == rules.PSEUDO_LABELS
+
+    @property
+    def needs_true_labels(self) -> bool:
+        """Whether it reads every training row's true label (the estimator cannot offer it)."""
+        return self.draw.needs == rules.TRUE_LABELS
+
+    @property
+    def needs_importance(self) -> bool:
+        """Whether it reads the XGBoost importance matrices (a correlation method)."""
+        return self.choice.needs_importance
 
     @property
     def ranking(self) -> str:
@@ -107,10 +181,30 @@ class MethodSpec:
             return "least"
         return self.where
 
+    def key_parts(self) -> tuple[list[str], list[str], dict]:
+        """What its members' content key holds besides the settings every member has: the
+        :class:`~tcclib.method.config.Config` fields its rules read, the fidelity switches they
+        read, and the rules' own parameters (:meth:`~tcclib.method.rules.HowRule.key_params`)."""
+        how, where = self.draw, self.choice
+        settings = list(how.settings) + list(where.settings)
+        switches = list(how.switches) + list(where.switches)
+        own = {
+            name: params
+            for name, params in ((self.how, how.key_params()), (self.ranking, where.key_params()))
+            if params
+        }
+        return settings, switches, own
+
 
 @dataclass(frozen=True)
 class Entry:
-    """One registered method (``spec`` set) or baseline (``factory`` set)."""
+    """One registered method (``spec`` set) or baseline (``factory`` set).
+
+    ``paper_columns``: ``(table kind, the paper's column)`` pairs: the published column it is
+    compared with in the how- and where-tables; ``separate``: it is scored against a column that
+    another method (the paper's) owns, so it is reported on its own and never in the distinct
+    counts; ``repeats``: the method it re-runs for fidelity (left out of rank tests beside it);
+    ``about``: a few words on what it is, for the report (the label when empty)."""
 
     name: str
     label: str
@@ -123,10 +217,18 @@ class Entry:
     factory: Callable[[int, Any], Any] | None = field(default=None, compare=False)
     semi_supervised: bool = False
     settings: tuple[str, ...] = ()
+    paper_columns: tuple[tuple[str, str], ...] = ()
+    separate: bool = False
+    repeats: str | None = None
+    about: str = ""
 
     @property
     def is_baseline(self) -> bool:
         return self.factory is not None
+
+    def paper_column(self, kind: str) -> str | None:
+        """The paper's column it is compared with in the ``kind`` table (None: none)."""
+        return dict(self.paper_columns).get(kind)
 
 
 _ENTRIES: dict[str, Entry] = {}
@@ -161,8 +263,8 @@ def _placed(name, group, order, color, tables, default_tables) -> dict:
 
 def register_method(
     name: str,
-    how: str,
-    where: str = "uniform",
+    how,
+    where="uniform",
     *,
     flipped: bool = False,
     rule: str | None = None,
@@ -172,49 +274,78 @@ def register_method(
     color: str | None = None,
     tables=None,
     paper: bool = False,
+    paper_columns=None,
+    separate: bool = False,
+    repeats: str | None = None,
+    about: str = "",
     replace: bool = False,
+    replace_rule: bool = False,
 ) -> Entry:
-    """Declare a pretraining method: a combination of ``how`` (:data:`HOWS`) and ``where``
-    (:data:`WHERES`).  It is then valid in ``Config.methods``, trained by
-    :func:`tcclib.running.train.run_dataset`, and shown in the figures, the set tables (``group``
-    "how" -> the how-table, else the where-table; or ``tables=``) and the report.
+    """Declare a pretraining method: a ``how`` rule and a ``where`` rule, each a registered
+    rule's name (:func:`register_rule`) or a rule object (registered here).  It is then valid in
+    ``Config.methods``, trained by :func:`tcclib.running.train.run_dataset` and the estimator, and
+    shown in the figures, the set tables (``group`` "how" -> the how-table, else the where-table;
+    or ``tables=``) and the report.
 
     ``flipped`` and ``rule`` are :class:`MethodSpec`'s (``rule``: a correlation method's own
-    sampler rule, whatever ``Config.corr_rule`` says).
+    sampler rule, whatever ``Config.corr_rule`` says).  ``paper_columns``: ``{table kind: the
+    paper's column}`` it is compared with; ``separate``, ``repeats`` and ``about``: :class:`Entry`'s.
     Defaults: ``label`` the name, ``group`` "how" for ``where="uniform"`` else "where",
-    ``order`` after every entry so far, ``color`` the first unused one."""
+    ``order`` after every entry so far, ``color`` the first unused one.  ``replace``: redefine a
+    registered method; ``replace_rule``: a rule object given here replaces a different one of
+    its name (a script run again)."""
     _check_name(name, replace)
-    if how not in HOWS:
+    how = _rule_name(name, how, "how", _HOW_RULES, replace_rule)
+    where = _rule_name(name, where, "where", _WHERE_RULES, replace_rule)
+    if not how_rule(how).pretrains and where != "uniform":
         raise RegistryError(
-            f"register_method {name!r}: how must be one of {', '.join(HOWS)}, got {how!r} "
-            f"(a new rule goes in tcclib/method/rules.py and train.py's how dispatch first)"
+            f"register_method {name!r}: how={how!r} corrupts nothing, so where must be 'uniform', got {where!r}"
         )
-    if where not in WHERES:
-        raise RegistryError(
-            f"register_method {name!r}: where must be one of {', '.join(WHERES)}, got "
-            f"{where!r} (a new rule goes in tcclib/method/rules.py and train.py's where "
-            f"dispatch first)"
-        )
-    if how == "none" and where != "uniform":
-        raise RegistryError(
-            f"register_method {name!r}: how='none' corrupts nothing, so where must be 'uniform', got {where!r}"
-        )
-    if rule is not None and (rule not in RULES or where == "uniform"):
+    if rule is not None and (rule not in RULES or not where_rule(where).needs_importance):
         raise RegistryError(
             f"register_method {name!r}: rule must be None or one of {', '.join(RULES)} and "
             f"goes with a correlation method (where 'most' or 'least'), got rule {rule!r} "
             f"with where {where!r}"
         )
+    columns = _paper_columns(name, paper_columns)
     group = group or ("how" if where == "uniform" else "where")
     e = Entry(
         name=name,
         label=label or name,
         spec=MethodSpec(how, where, bool(flipped), rule),
         paper=paper,
+        paper_columns=columns,
+        separate=bool(separate),
+        repeats=repeats,
+        about=about or label or name,
         **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)),
     )
     _ENTRIES[name] = e
     return e
+
+
+def _rule_name(name: str, rule, what: str, table: dict, replace: bool) -> str:
+    """The name of ``rule`` (a registered rule's name, or a rule object, registered now)."""
+    if isinstance(rule, (rules.HowRule, rules.WhereRule)):
+        kind = rules.HowRule if what == "how" else rules.WhereRule
+        if not isinstance(rule, kind):
+            raise RegistryError(f"register_method {name!r}: {what} must be a {kind.__name__}, got {rule!r}")
+        return register_rule(rule, replace).name
+    if rule not in table:
+        raise RegistryError(
+            f"register_method {name!r}: {what} must be one of {', '.join(table)}, got {rule!r} "
+            f"(a new rule: a {'HowRule' if what == 'how' else 'WhereRule'} object of tcclib/method/rules.py, "
+            f"see examples/knn_rule.py)"
+        )
+    return rule
+
+
+def _paper_columns(name: str, columns) -> tuple[tuple[str, str], ...]:
+    columns = dict(columns or {})
+    bad = [kind for kind in columns if kind not in TABLE_KINDS]
+    if bad:
+        raise RegistryError(f"register_method {name!r}: paper_columns kinds must be among {', '.join(TABLE_KINDS)}")
+    return tuple(columns.items())
 
 
 def register_baseline(
@@ -342,6 +473,39 @@ def with_group(*groups: str, present=None) -> list[str]:
     return out if present is None else [m for m in out if m in set(present)]
 
 
+def compared_columns(kind: str) -> dict[str, str]:
+    """``{method: the paper's column}`` of every method compared with the paper in the ``kind``
+    table (``"how"``: Tables 2-3, ``"where"``: Tables 4-5), in order, the separate ones included."""
+    return {e.name: e.paper_column(kind) for e in entries() if e.paper_column(kind)}
+
+
+def paper_table_methods(kind: str) -> list[str]:
+    """The methods that own a column of the paper's ``kind`` table (the separate ones left out), in order."""
+    return [e.name for e in entries() if e.paper_column(kind) and not e.separate]
+
+
+def column_owners(kind: str | None = None) -> dict[str, str]:
+    """``{the paper's column: our method}`` of the ``kind`` table (both kinds by default): the
+    method that owns the column, never a separate one."""
+    kinds = TABLE_KINDS if kind is None else (kind,)
+    return {e.paper_column(k): e.name for k in kinds for e in entries() if e.paper_column(k) and not e.separate}
+
+
+def separate_methods() -> tuple[str, ...]:
+    """The methods scored against a column another method owns (reported on their own)."""
+    return tuple(e.name for e in entries() if e.separate)
+
+
+def rank_repeats() -> dict[str, str]:
+    """``{method: the method it re-runs}`` (fidelity re-runs, left out of rank tests beside it)."""
+    return {e.name: e.repeats for e in entries() if e.repeats}
+
+
+def pseudo_labelled(names) -> list[str]:
+    """Those of ``names`` that are pseudo-labelled methods."""
+    return [m for m in names if m in _ENTRIES and not _ENTRIES[m].is_baseline and _ENTRIES[m].spec.pseudo_labelled]
+
+
 # --------------------------------------------------------------------------- live views
 
 
@@ -389,6 +553,29 @@ class _NamesView(Sequence):
         return repr(tuple(self._fn()))
 
 
+LiveNames = _NamesView
+
+
+class LiveMapping(Mapping):
+    """A live read-only mapping computed by ``fn()`` from the registry at each use (module
+    constants such as ``cell_tests.PAPER_COLUMNS`` that follow registrations made later)."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __getitem__(self, key):
+        return self._fn()[key]
+
+    def __iter__(self):
+        return iter(self._fn())
+
+    def __len__(self):
+        return len(self._fn())
+
+    def __repr__(self):
+        return repr(self._fn())
+
+
 class _LabelsView(Mapping):
     """``plots.LABELS``: name -> label of the methods (baselines are shown by name), live."""
 
@@ -409,20 +596,39 @@ METHODS = _MethodsView()
 BASELINES = _NamesView(baseline_names)
 ORDER = _NamesView(order)
 LABELS = _LabelsView()
+HOWS = _NamesView(lambda: tuple(_HOW_RULES))
+"""The how rules' names (a live view)."""
+WHERES = _NamesView(lambda: tuple(_WHERE_RULES))
+"""The where rules' names (a live view)."""
 
 
 # --------------------------------------------------------------------------- the built-in entries
+
+
+XGB_SETTINGS = {
+    "xgb_trees": "n_estimators",
+    "xgb_depth": "max_depth",
+    "xgb_eta": "learning_rate",
+    "xgb_subsample": "subsample",
+    "xgb_colsample": "colsample_bytree",
+}
+"""The published XGBoost settings, once: :class:`~tcclib.method.config.Config` field -> XGBoost's
+parameter.  The xgboost baseline and the importance models (:mod:`tcclib.method.correlation`) read
+them; they enter the baseline's and the importance's content keys (:mod:`tcclib.artifacts.keys`,
+:mod:`tcclib.artifacts.importances`) in this order.  (Here, not in ``config``: the registry is
+imported first and the xgboost baseline's settings are these.)"""
+
+
+def xgb_parameters(cfg) -> dict:
+    """XGBoost's parameters for the :data:`XGB_SETTINGS` of ``cfg``."""
+    return {parameter: getattr(cfg, field) for field, parameter in XGB_SETTINGS.items()}
 
 
 def _xgboost(seed, cfg):
     from xgboost import XGBClassifier  # deferred: XGBoost loads only when a model is fitted
 
     return XGBClassifier(
-        n_estimators=cfg.xgb_trees,
-        max_depth=cfg.xgb_depth,
-        learning_rate=cfg.xgb_eta,
-        subsample=cfg.xgb_subsample,
-        colsample_bytree=cfg.xgb_colsample,
+        **xgb_parameters(cfg),
         random_state=seed,
         n_jobs=threads.n_jobs(),
         tree_method="hist",
@@ -444,9 +650,27 @@ def _self_training(seed, cfg):
 
 
 def _builtins() -> None:
+    for rule in (
+        rules.NoPretraining(),
+        rules.SameLabel("column"),
+        rules.SameLabel("pseudo", rules.PSEUDO_LABELS, settings=("pseudo_every",), switches=("pseudo_schedule",)),
+        rules.SameLabel("oracle", rules.TRUE_LABELS),
+        rules.Uniform(),
+        rules.Correlated("most"),
+        rules.Correlated("least"),
+    ):
+        register_rule(rule)
     m = register_method
-    m("no_pretrain", "none", label="no pretraining", order=1, color=_TAB10[0], paper=True)
-    m("random", "column", label="random (SCARF)", order=2, color=_TAB10[1], paper=True)
+    m(
+        "no_pretrain",
+        "none",
+        label="no pretraining",
+        order=1,
+        color=_TAB10[0],
+        paper=True,
+        paper_columns={"how": "no_pretrain"},
+    )
+    m("random", "column", label="random (SCARF)", order=2, color=_TAB10[1], paper=True, paper_columns={"how": "random"})
     m(
         "class",
         "pseudo",
@@ -455,10 +679,38 @@ def _builtins() -> None:
         color=_TAB10[2],
         paper=True,
         tables=("how", "where"),
+        paper_columns={"how": "class", "where": "random_features"},
     )
-    m("oracle", "oracle", label="oracle (true labels)", order=4, color=_TAB10[3], paper=True)
-    m("class_least", "pseudo", "least", label="class + least-correlated", order=5, color=_TAB10[4], paper=True)
-    m("class_most", "pseudo", "most", label="class + most-correlated", order=6, color=_TAB10[5], paper=True)
+    m(
+        "oracle",
+        "oracle",
+        label="oracle (true labels)",
+        order=4,
+        color=_TAB10[3],
+        paper=True,
+        paper_columns={"how": "oracle"},
+    )
+    m(
+        "class_least",
+        "pseudo",
+        "least",
+        label="class + least-correlated",
+        order=5,
+        color=_TAB10[4],
+        paper=True,
+        paper_columns={"where": "least_correlated"},
+    )
+    m(
+        "class_most",
+        "pseudo",
+        "most",
+        label="class + most-correlated",
+        order=6,
+        color=_TAB10[5],
+        paper=True,
+        paper_columns={"where": "most_correlated"},
+    )
+    # the authors' flipped run: scored against class_most's column, so on its own
     m(
         "class_most_published",
         "pseudo",
@@ -468,9 +720,12 @@ def _builtins() -> None:
         group="published",
         order=7,
         color=_TAB10[6],
+        paper_columns={"where": "most_correlated"},
+        separate=True,
+        about="the authors' flipped run",
     )
     # the authors' published "most correlated" run exactly: their flip and their sampling rule,
-    # whatever corr_rule says (class_most_published follows corr_rule)
+    # whatever corr_rule says (class_most_published follows corr_rule); a fidelity re-run of it
     m(
         "class_most_published_exact",
         "pseudo",
@@ -481,9 +736,12 @@ def _builtins() -> None:
         group="published",
         order=7.5,
         color=_MORE[6],
+        paper_columns={"where": "most_correlated"},
+        separate=True,
+        repeats="class_most_published",
+        about="the authors' flipped run with their sampling rule exactly",
     )
-    settings = ("xgb_trees", "xgb_depth", "xgb_eta", "xgb_subsample", "xgb_colsample")
-    _add_baseline("xgboost", _xgboost, False, settings, None, 8, _TAB10[7], None, check=False)
+    _add_baseline("xgboost", _xgboost, False, tuple(XGB_SETTINGS), None, 8, _TAB10[7], None, check=False)
     _add_baseline("logreg", _logreg, False, (), None, 9, _TAB10[8], None, check=False)
     _add_baseline("self_training", _self_training, True, (), None, 10, _TAB10[9], None, check=False)
 

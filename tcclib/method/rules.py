@@ -26,9 +26,18 @@ on which other members share the ensemble.
   - :func:`draw_donors`: for each (row, feature) a donor row whose value replaces the anchor's.
     Donors come from the rows sharing the anchor's label; with every label 0 that is the whole
     column (conventional SCARF corruption), with pseudo- or true labels it is class-conditioned.
+
+*Rule objects* (the end of this module): :class:`HowRule` and :class:`WhereRule`, the interface a
+corruption rule implements (what it needs from the data, how it draws for a stack of members,
+what enters its content key), and the built-ins over the functions above: :class:`SameLabel`
+(``column``, ``pseudo``, ``oracle``), :class:`NoPretraining` (``none``), :class:`Uniform` and
+:class:`Correlated` (``most``, ``least``).  The registry (:mod:`tcclib.method.registry`) holds them.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -150,7 +159,7 @@ def authors_least_matrix(importance, active=None) -> np.ndarray:
     diagonal stays 0.  Their table holds only the kept columns, so the reversal runs over the
     ``active`` features only (inactive rows and columns, 0 in our matrices, are left as
     they are).  float32, as their XGBoost importances; a new array (their in-place flip is
-    :class:`~tcclib.method.config.MethodSpec`'s ``flipped``)."""
+    :class:`~tcclib.method.registry.MethodSpec`'s ``flipped``)."""
     W = np.array(importance, dtype=np.float32, copy=True)
     M = W.shape[0]
     idx = np.flatnonzero(np.ones(M, bool) if active is None else np.asarray(active, dtype=bool))
@@ -255,3 +264,197 @@ def example_masks(importance, active, n_features: int, cfg, n_rows: int = 20, se
         )
         panels[title] = correlation_mask(W, act, k, sign, draw, cfg.corr_temperature, cfg.corr_normalization)[0]
     return panels
+
+
+# --------------------------------------------------------------------------- rule objects
+#
+# A method corrupts by two rules: a *how* rule (:class:`HowRule`: which row gives each replaced
+# value) and a *where* rule (:class:`WhereRule`: which features of a row are replaced).  Each says
+# what it needs from the data, draws for a stack of members at once, and names the settings that
+# enter a member's content key.  The registry (:mod:`tcclib.method.registry`) holds them by name;
+# :class:`tcclib.method.training.Pretraining` calls them for the members that use them.
+
+NOTHING = "nothing"
+"""A how rule's ``needs``: no label (every row's label is 0: the whole column)."""
+TRUE_LABELS = "labels"
+"""A how rule's ``needs``: every training row's true label (the runner has them; the estimator not)."""
+PSEUDO_LABELS = "pseudo_labels"
+"""A how rule's ``needs``: pseudo-labels (true on labeled rows, predicted on the others), refreshed
+during pretraining on ``Config``'s schedule (``pseudo_every``, ``pseudo_schedule``)."""
+NEEDS = (NOTHING, TRUE_LABELS, PSEUDO_LABELS)
+
+
+@dataclass
+class Members:
+    """The pretraining members a rule serves, stacked (``k`` of them): what a rule may read.
+
+    ``index``: their positions in the pretraining stack; :attr:`raw`: ``[k, N, M]`` training rows
+    as preprocessed (z-scored numbers, category codes; sliced when first read); ``active``:
+    ``[k, M]`` bool; ``labels``: ``[k, N]`` int, each row's label as the how rule's ``needs`` asks
+    (all 0 for :data:`NOTHING`; current pseudo-labels for :data:`PSEUDO_LABELS`); ``n_classes``;
+    ``corrupted``: ``[k]`` features replaced per row; ``gens``: each member's generator (draw from
+    these only); ``specs``: each member's :class:`~tcclib.method.registry.MethodSpec`;
+    ``seed_index``: ``[k]`` table-seed positions; ``cfg``: the run's
+    :class:`~tcclib.method.config.Config`; ``all_rows``: every pretraining member's rows (the
+    stack :attr:`raw` is sliced from)."""
+
+    index: list[int]
+    active: torch.Tensor
+    labels: torch.Tensor
+    n_classes: int
+    corrupted: torch.Tensor
+    gens: list
+    specs: list
+    seed_index: torch.Tensor
+    cfg: Any
+    all_rows: torch.Tensor
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """``(k, N, M)``: members, rows, features."""
+        return len(self.index), self.all_rows.shape[1], self.all_rows.shape[2]
+
+    @property
+    def device(self) -> torch.device:
+        return self.all_rows.device
+
+    @property
+    def raw(self) -> torch.Tensor:
+        """``[k, N, M]``: these members' training rows (a copy unless they are the whole stack)."""
+        if self.index == list(range(self.all_rows.shape[0])):
+            return self.all_rows
+        return self.all_rows[torch.tensor(self.index, device=self.device)]
+
+
+class HowRule:
+    """How the replacement values of a view are drawn: a donor row per (anchor, feature).
+
+    A subclass sets ``name``; ``needs`` (:data:`NEEDS`); ``settings``: the
+    :class:`~tcclib.method.config.Config` fields its draws read (they enter a member's content key);
+    ``switches``: the fidelity switches they read; and overrides :meth:`donors` (and
+    :meth:`prepare` for work done once per run, :meth:`key_params` for its own parameters)."""
+
+    name: str = ""
+    needs: str = NOTHING
+    pretrains: bool = True
+    settings: tuple[str, ...] = ()
+    switches: tuple[str, ...] = ()
+
+    def key_params(self) -> dict:
+        """The rule's own parameters (e.g. a neighbour count): they enter the content key of its
+        members when not empty."""
+        return {}
+
+    def prepare(self, members: Members):
+        """Work done once per run (e.g. an index of the rows); what it returns is handed to
+        :meth:`donors` every epoch."""
+        return None
+
+    def donors(self, members: Members, state, u: torch.Tensor) -> torch.Tensor:
+        """Donor rows ``[k, N, M]`` (int64 row positions of the same member's training rows), one
+        per (anchor, feature), from uniform draws ``u`` ``[k, N, M]`` made by the caller from each
+        member's generator."""
+        raise NotImplementedError(f"{type(self).__name__}.donors")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class SameLabel(HowRule):
+    """Donors drawn uniformly among the rows that share the anchor's label (:func:`draw_donors`):
+    the whole column when every label is 0 (SCARF), the anchor's pseudo- or true class otherwise."""
+
+    def __init__(self, name: str, needs: str = NOTHING, settings=(), switches=()):
+        self.name, self.needs, self.settings, self.switches = name, needs, tuple(settings), tuple(switches)
+
+    def donors(self, members: Members, state, u: torch.Tensor) -> torch.Tensor:
+        return draw_donors(members.labels, members.n_classes, u)
+
+
+class NoPretraining(HowRule):
+    """No corruption and no pretraining: the encoder keeps its initial weights."""
+
+    name = "none"
+    pretrains = False
+
+
+class WhereRule:
+    """Which features of each row are replaced: a bool mask per view.
+
+    A subclass sets ``name``, ``needs_importance`` (it reads the XGBoost importance matrices,
+    :mod:`tcclib.method.correlation`), ``settings`` and ``switches`` (as :class:`HowRule`'s) and
+    overrides :meth:`mask` (and :meth:`prepare`)."""
+
+    name: str = ""
+    needs_importance: bool = False
+    settings: tuple[str, ...] = ()
+    switches: tuple[str, ...] = ()
+
+    def key_params(self) -> dict:
+        return {}
+
+    def prepare(self, members: Members, importance):
+        """Work done once per run; ``importance``: ``[S, M, M]`` per-seed matrices (None when no
+        member needs them)."""
+        return None
+
+    def mask(self, members: Members, state) -> torch.Tensor:
+        """Bool ``[k, N, M]``: ``members.corrupted[m]`` active features per row, drawn from each
+        member's generator."""
+        raise NotImplementedError(f"{type(self).__name__}.mask")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class Uniform(WhereRule):
+    """The features chosen uniformly (:func:`uniform_mask`)."""
+
+    name = "uniform"
+
+    def mask(self, members: Members, state) -> torch.Tensor:
+        _, N, M = members.shape
+        dev = members.device
+        scores = torch.stack([torch.rand(N, M, generator=g, device=dev) for g in members.gens])
+        return uniform_mask(scores, members.active, members.corrupted)
+
+
+class Correlated(WhereRule):
+    """The features chosen by the correlation sampler (Algorithm 4, :func:`correlation_mask`),
+    ranked by each member's ``MethodSpec.ranking`` and sampler rule (:func:`sampler_inputs`)."""
+
+    needs_importance = True
+    settings = ("corr_temperature", "corr_normalization")
+    switches = ("corr_rule",)
+
+    def __init__(self, ranking: str):
+        self.name = ranking
+
+    def prepare(self, members: Members, importance):
+        if importance is None:
+            raise ValueError("correlation methods need the importance matrices (see run_dataset)")
+        return sampler_inputs(
+            importance,
+            members.seed_index,
+            members.active,
+            [spec.ranking for spec in members.specs],
+            [spec.effective_rule(members.cfg) for spec in members.specs],
+            members.device,
+        )
+
+    def mask(self, members: Members, state) -> torch.Tensor:
+        W, sign = state
+        _, N, M = members.shape
+        dev, gens = members.device, members.gens
+        counts = members.corrupted.tolist()
+        half = torch.full((N, M), 0.5, device=dev)
+
+        def draw(t):  # a member whose k features are all chosen draws nothing more
+            return torch.stack(
+                [torch.rand(N, M, generator=g, device=dev) if t < kj else half for g, kj in zip(gens, counts)]
+            )
+
+        cfg = members.cfg
+        return correlation_mask(
+            W, members.active, members.corrupted, sign, draw, cfg.corr_temperature, cfg.corr_normalization
+        )

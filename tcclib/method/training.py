@@ -225,6 +225,25 @@ def labeled_rows(labeled: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------- pretraining
 
 
+def _stacked(parts, shape, dtype, device) -> torch.Tensor:
+    """One ``[Kp, ...]`` tensor from ``(member positions, their rows)`` parts (the part itself
+    when one part holds every member in order)."""
+    if len(parts) == 1 and parts[0][0] == list(range(shape[0])):
+        return parts[0][1]
+    out = torch.zeros(shape, dtype=dtype, device=device)
+    for idx, part in parts:
+        out[idx] = part
+    return out
+
+
+def _groups(rules_of_members) -> list[tuple[object, list[int]]]:
+    """``(rule, the positions of the members that use it)``, rules in order of first use."""
+    groups: dict = {}
+    for j, rule in enumerate(rules_of_members):
+        groups.setdefault(rule, []).append(j)
+    return list(groups.items())
+
+
 class Pretraining:
     """The pretraining members of a run and every step of their contrastive pretraining.
 
@@ -274,24 +293,18 @@ class Pretraining:
         self.y_true = tab.y_train[self.seed_idx]
         self.labeled = tab.labeled[self.seed_idx]
         self.labels = torch.zeros(Kp, N, dtype=torch.int64, device=dev)
-        orc = [j for j, s in enumerate(self.specs) if s.how == "oracle"]
-        if orc:
-            self.labels[orc] = self.y_true[orc]
-        self.pse = [j for j, s in enumerate(self.specs) if s.how == "pseudo"]
-        self.cor = [j for j, s in enumerate(self.specs) if s.ranking != "uniform"]
-        self.uni = [j for j, s in enumerate(self.specs) if s.ranking == "uniform"]
-        if self.cor:
-            if importance is None:
-                raise ValueError("correlation methods need the importance matrices (see run_dataset)")
-            # the ranking each member samples by, as our rule or the authors' (corr_rule)
-            self.W, self.sign = rules.sampler_inputs(
-                importance,
-                self.seed_idx[self.cor],
-                self.active[self.cor],
-                [self.specs[j].ranking for j in self.cor],
-                [self.specs[j].effective_rule(cfg) for j in self.cor],
-                dev,
-            )
+        true = [j for j, spec in enumerate(self.specs) if spec.needs_true_labels]
+        if true:
+            self.labels[true] = self.y_true[true]
+        self.pse = [j for j, spec in enumerate(self.specs) if spec.pseudo_labelled]
+        # the members of each how rule and each where rule, and what each rule prepares once
+        self.how_groups = _groups(spec.draw for spec in self.specs)
+        self.where_groups = _groups(spec.choice for spec in self.specs)
+        self.how_state = {rule: rule.prepare(self.members(idx)) for rule, idx in self.how_groups}
+        needed = any(rule.needs_importance for rule, _ in self.where_groups)
+        self.where_state = {
+            rule: rule.prepare(self.members(idx), importance if needed else None) for rule, idx in self.where_groups
+        }
         self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
         self.refresh_at = frozenset(cfg.refresh_epochs(cfg.epochs))  # pseudo_schedule
         self.batches = batches(N, cfg.batch_size)
@@ -342,42 +355,61 @@ class Pretraining:
         for j, a in zip(pse, acc.tolist()):
             self.pseudo.append((*self.named[j], epoch, a))
 
+    def correlation_inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The correlation sampler's matrices ``[Kc, M, M]`` and signs ``[Kc]`` of the members that
+        sample by :class:`~tcclib.method.rules.Correlated` rules, in member order (for tests)."""
+        found = []
+        for rule, idx in self.where_groups:
+            if isinstance(rule, rules.Correlated):
+                W, sign = self.where_state[rule]
+                found += [(j, W[pos], sign[pos]) for pos, j in enumerate(idx)]
+        found.sort(key=lambda item: item[0])
+        return torch.stack([W for _, W, _ in found]), torch.stack([sign for _, _, sign in found])
+
+    def members(self, idx: list[int]) -> rules.Members:
+        """Pretraining members ``idx`` as a rule sees them (their current labels included)."""
+        whole = idx == list(range(self.Kp))
+        t = torch.tensor(idx, device=self.dev)
+        return rules.Members(
+            index=list(idx),
+            active=self.active if whole else self.active[t],
+            labels=self.labels if whole else self.labels[t],
+            n_classes=self.Cn,
+            corrupted=self.k if whole else self.k[t],
+            gens=[self.gens[j] for j in idx],
+            specs=[self.specs[j] for j in idx],
+            seed_index=self.seed_idx if whole else self.seed_idx[t],
+            cfg=self.cfg,
+            all_rows=self.raw,
+        )
+
     def draw_views(self) -> tuple[torch.Tensor, torch.Tensor]:
         """This epoch's data order ``[Kp, N]`` and corrupted views ``[Kp, N, D]`` (one-hot).
 
-        Where: ``ceil(p M)`` features per row, uniformly or by the correlation ranking
-        (:func:`tcclib.method.rules.correlation_mask`); how: each replaced value comes from a row
-        drawn among the member's donors (whole column, pseudo-class or true class).  Every draw
-        comes from the member's own generator, in a fixed order."""
-        Kp, N, M, dev, gens, cfg = self.Kp, self.N, self.M, self.dev, self.gens, self.cfg
+        Where: ``ceil(p M)`` features per row, chosen by each member's where rule
+        (:class:`tcclib.method.rules.WhereRule`: uniformly or by the correlation ranking); how: each
+        replaced value comes from a donor row that the member's how rule draws
+        (:class:`tcclib.method.rules.HowRule`: whole column, pseudo-class, true class, ...).  Every
+        draw comes from the member's own generator, in a fixed order: data order, donor draws,
+        then the where rule's."""
+        Kp, N, M, dev, gens = self.Kp, self.N, self.M, self.dev, self.gens
         perm = torch.stack([torch.randperm(N, generator=g, device=dev) for g in gens])
         donor_u = torch.stack([torch.rand(N, M, generator=g, device=dev) for g in gens])
-        mask = torch.zeros(Kp, N, M, dtype=torch.bool, device=dev)
-        if self.uni:
-            su = torch.stack([torch.rand(N, M, generator=gens[j], device=dev) for j in self.uni])
-            mask[self.uni] = rules.uniform_mask(su, self.active[self.uni], self.k[self.uni])
-        if self.cor:
-            kc = self.k[self.cor].tolist()
-            half = torch.full((N, M), 0.5, device=dev)
-
-            def draw(t, _kc=kc):
-                return torch.stack(
-                    [
-                        torch.rand(N, M, generator=gens[j], device=dev) if t < kj else half
-                        for j, kj in zip(self.cor, _kc)
-                    ]
-                )
-
-            mask[self.cor] = rules.correlation_mask(
-                self.W,
-                self.active[self.cor],
-                self.k[self.cor],
-                self.sign,
-                draw,
-                cfg.corr_temperature,
-                cfg.corr_normalization,
-            )
-        donors = rules.draw_donors(self.labels, self.Cn, donor_u)
+        mask = _stacked(
+            [(idx, rule.mask(self.members(idx), self.where_state[rule])) for rule, idx in self.where_groups],
+            (Kp, N, M),
+            torch.bool,
+            dev,
+        )
+        donors = _stacked(
+            [
+                (idx, rule.donors(self.members(idx), self.how_state[rule], donor_u if len(idx) == Kp else donor_u[idx]))
+                for rule, idx in self.how_groups
+            ],
+            (Kp, N, M),
+            torch.int64,
+            dev,
+        )
         views = self.tab.encode(rules.corrupt(self.raw, mask, donors), self.seed_idx)
         return perm, views
 

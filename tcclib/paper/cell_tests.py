@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from tcclib.method import registry
+
 #: significance level of every test here
 ALPHA = 0.05
 #: equivalence margin for accuracy, in percentage points (tables and paper: percent; results.csv: fractions)
@@ -24,8 +26,9 @@ MARGINS = {"accuracy": ACCURACY_MARGIN, "auroc": AUROC_MARGIN}
 PAPER_N = 8
 #: p-values the paper states in its text: class vs random, Wilcoxon signed-rank over datasets
 PAPER_WILCOXON_P = {"accuracy": 0.038}
-#: methods scored against a paper column that another method is scored against as well
-SEPARATE = ("class_most_published", "class_most_published_exact")
+#: methods scored against a paper column that another method is scored against as well (a live
+#: view of the registry: :func:`tcclib.method.registry.separate_methods`)
+SEPARATE = registry.LiveNames(registry.separate_methods)
 #: which paper table each (metric, kind) is
 TABLE_NAMES = {
     ("accuracy", "how"): "Table 2",
@@ -33,17 +36,9 @@ TABLE_NAMES = {
     ("accuracy", "where"): "Table 4",
     ("auroc", "where"): "Table 5",
 }
-#: paper column (the paper's own names) of each of our methods, per kind
-PAPER_COLUMNS = {
-    "how": {"no_pretrain": "no_pretrain", "random": "random", "class": "class", "oracle": "oracle"},
-    "where": {
-        "class": "random_features",
-        "class_least": "least_correlated",
-        "class_most": "most_correlated",
-        "class_most_published": "most_correlated",
-        "class_most_published_exact": "most_correlated",
-    },
-}
+#: paper column (the paper's own names) of each of our methods, per kind (a live view of the
+#: registry: :func:`tcclib.method.registry.compared_columns`)
+PAPER_COLUMNS = registry.LiveMapping(lambda: {kind: registry.compared_columns(kind) for kind in registry.TABLE_KINDS})
 
 
 # --------------------------------------------------------------------------- per cell

@@ -14,6 +14,7 @@ value ranges; every deviation from the paper and the authors' code (:func:`devia
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -38,18 +39,22 @@ CLAIMS = [
 ]
 # Where to corrupt (Tables 4-5): the published tables show almost no significant difference
 # between choosing the corrupted features by correlation and choosing them uniformly, so the
-# statement checked is "row is no better than column". (row, column, statement, paper's column)
+# statement checked is "row is no better than column". (row, column, statement); the paper's
+# figure of a row is that of the method owning the row's paper column (the registry's
+# paper_columns: class_most_published's is class_most's)
 WHERE_CLAIMS = [
-    ("class_least", "class", "choosing the least-correlated features is no better than uniform choice", "class_least"),
-    ("class_most", "class", "choosing the most-correlated features is no better than uniform choice", "class_most"),
+    ("class_least", "class", "choosing the least-correlated features is no better than uniform choice"),
+    ("class_most", "class", "choosing the most-correlated features is no better than uniform choice"),
     (
         "class_most_published",
         "class",
         "the authors' published 'most correlated' selection is no better than uniform choice",
-        "class_most",
     ),
 ]
 BASELINES = registry.BASELINES  # every registered baseline (a live view of tcclib.method.registry)
+#: the methods the baselines are set against in the summary, the first present: the paper's
+#: class-conditioned method, else SCARF, else no pretraining (the paper's claims are about these)
+BASELINE_REFERENCES = ("class", "random", "no_pretrain")
 N_PAPER_DATASETS = 30  # the paper's benchmark: 30 OpenML-CC18 datasets
 
 
@@ -141,6 +146,25 @@ def _share_verdict(kind: str, f: float, d: int) -> str:
     return "supported (no significant dataset)" if d == 0 else ("not supported" if f > 0.5 else "supported")
 
 
+def _with_paper_rows(specs, kind: str) -> list[tuple]:
+    """``(row, column, statement, the paper's row)``: the method that owns the row's paper column."""
+    owners = registry.column_owners(kind)
+    return [(i, j, text, owners[registry.get(i).paper_column(kind)]) for i, j, text in specs]
+
+
+def _separately_scored() -> str:
+    """The separate methods in words, from the registry: what each is and whose column it shares."""
+    parts = []
+    for m in registry.separate_methods():
+        entry = registry.get(m)
+        kind, column = entry.paper_columns[0]
+        parts.append(
+            f"`{m}` ({entry.about}) is scored against the same `{column}` column as "
+            f"`{registry.column_owners(kind)[column]}`"
+        )
+    return "; ".join(parts)
+
+
 def claims(
     results: pd.DataFrame, metric: str = "accuracy", alpha: float = stats.ALPHA, raw: bool = False
 ) -> pd.DataFrame:
@@ -159,7 +183,7 @@ def claims(
     have = set(results.method)
     datasets = list(dict.fromkeys(results.dataset))
     rows = []
-    for kind, specs in (("how", [(i, j, t, i) for i, j, t in CLAIMS]), ("where", WHERE_CLAIMS)):
+    for kind, specs in (("how", _with_paper_rows(CLAIMS, "how")), ("where", _with_paper_rows(WHERE_CLAIMS, "where"))):
         specs = [c for c in specs if {c[0], c[1]} <= have]
         if not specs:
             continue
@@ -249,13 +273,48 @@ def _coverage(results: pd.DataFrame) -> str:
 def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
     """The report's answer in sentences (markdown bullets): which claims our run supports (by a
     test over datasets), how close our tables are to the published ones (over distinct cells),
-    how the methods rank, what the baselines do, how many datasets it rests on."""
+    how the methods rank, what the baselines do, how many datasets it rests on.
+
+    Each sentence is built from the figures of :func:`summary_facts` (the statistics), method
+    names from the registry."""
     if results.empty:
         return ["- No finished dataset yet: nothing to say."]
-    out = [_coverage(results)]
-    changed = []
-    for metric in ("accuracy", "auroc"):
-        c = claims(results, metric, raw=True)
+    facts = summary_facts(results, set_dir)
+    return [
+        _coverage(results),
+        *_claims_text(facts["claims"]),
+        *_cells_text(facts["cells"]),
+        *_separate_text(facts["separate"]),
+        *_ranks_text(facts["ranks"]),
+        *_class_vs_random_text(facts["class_vs_random"]),
+        *_baselines_text(facts["baselines"]),
+        *_corr_range_text(facts["corr_range"]),
+    ]
+
+
+def summary_facts(results: pd.DataFrame, set_dir=None) -> dict:
+    """The statistics behind :func:`plain_summary`, one entry per sentence group: ``datasets``
+    (how many), ``claims`` (per metric, :func:`claims`), ``cells`` and ``separate`` (the per-cell
+    tests, :func:`tcclib.paper.stats.cell_summary`), ``ranks`` (:func:`tcclib.paper.stats.rank_test`),
+    ``class_vs_random``, ``baselines`` and ``corr_range``."""
+    cells = stats.cell_tests(results)
+    summ = stats.cell_summary(cells)
+    return {
+        "datasets": results.dataset.nunique(),
+        "claims": {metric: claims(results, metric, raw=True) for metric in ("accuracy", "auroc")},
+        "cells": _distinct_cell_facts(cells, summ),
+        "separate": _separate_facts(cells, summ),
+        "ranks": {metric: stats.rank_test(results, metric) for metric in ("accuracy", "auroc")},
+        "class_vs_random": stats.class_vs_random(results),
+        "baselines": _baseline_facts(results),
+        "corr_range": corr_range_table(set_dir) if set_dir is not None else None,
+    }
+
+
+def _claims_text(by_metric: dict) -> list[str]:
+    """The claims grouped by verdict, per metric; then those whose verdict the rule change moved."""
+    out, changed = [], []
+    for metric, c in by_metric.items():
         if c.empty:
             continue
         groups = {}
@@ -279,59 +338,94 @@ def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
             "- Verdicts that changed when the rule moved from a win share above one half to the "
             "sign test: " + "; ".join(changed) + "."
         )
-    cells = stats.cell_tests(results)
-    summ = stats.cell_summary(cells)
+    return out
+
+
+def _distinct_cell_facts(cells: pd.DataFrame, summ: pd.DataFrame) -> list[dict]:
+    """Per metric, the distinct cells' counts (:func:`tcclib.paper.stats.cell_summary`) and, per
+    table of the paper, how many of its own cells hold the paper's mean inside our interval."""
+    out = []
     for r in summ[summ["scope"] == "distinct"].to_dict("records"):
+        per_table = []
+        for kind in registry.TABLE_KINDS:
+            t = cells[(cells.metric == r["metric"]) & (cells.kind == kind) & ~cells.separate]
+            if len(t):
+                per_table.append((stats.TABLE_NAMES[r["metric"], kind], int(t.inside.sum()), len(t)))
+        out.append({**r, "per_table": per_table})
+    return out
+
+
+def _cells_text(facts: list[dict]) -> list[str]:
+    out = []
+    for r in facts:
         metric = r["metric"]
         margin = f"±{r['margin']:g} point" if metric == "accuracy" else f"±{r['margin']:g}"
-        per_table = []
-        for kind in ("how", "where"):
-            t = cells[(cells.metric == metric) & (cells.kind == kind) & ~cells.separate]
-            if len(t):
-                per_table.append(f"{stats.TABLE_NAMES[metric, kind]} {int(t.inside.sum())} of {len(t)}")
+        per_table = ", ".join(f"{name} {inside} of {n}" for name, inside, n in r["per_table"])
         out.append(
             f"- {_metric_label(metric)}, each dataset × paper column counted once ({r['cells']} distinct cells "
             f"of {r['tables']}; the where-table's uniform-choice column is the how-table's `class` column and "
             f"counts once): the paper's mean lies inside our 95 % interval in **{r['inside']} of "
-            f"{r['cells']}** ({r['inside'] / r['cells']:.0%}; per table: {', '.join(per_table)}). Welch's "
+            f"{r['cells']}** ({r['inside'] / r['cells']:.0%}; per table: {per_table}). Welch's "
             f"test against the paper's mean and se finds a difference (p < 0.05) in **{r['differ']}** "
             f"({r['differ (Holm)']} after Holm's correction; about {0.05 * r['cells']:.0f} would by chance "
             f"if all agreed); a TOST shows equivalence within {margin} for **{r['equivalent']}**; "
             f"{r['inconclusive']} are inconclusive (the median standard error of the difference is "
             f"{r['median se of diff']:.{2 if metric == 'accuracy' else 3}f})."
         )
-    sep = summ[summ["scope"] != "distinct"]
-    for scope, rows in sep.groupby("scope", sort=False):
+    return out
+
+
+def _separate_facts(cells: pd.DataFrame, summ: pd.DataFrame) -> list[dict]:
+    """Per separately scored method (the registry's ``separate``): its counts per metric, its
+    mean |gap| to the paper, and those of the methods it is set beside (the column's owner and
+    the method it re-runs) on the same datasets."""
+    out = []
+    for scope, rows in summ[summ["scope"] != "distinct"].groupby("scope", sort=False):
+        entry = registry.get(scope)
+        column = next(c for _, c in entry.paper_columns)
+        others = [registry.column_owners()[column]] + ([entry.repeats] if entry.repeats else [])
         parts = []
         for r in rows.itertuples():
             own = cells[(cells.metric == r.metric) & (cells.method == scope)]
-            others = [m for m in ("class_most", "class_most_published") if m != scope]
             # the others on the same cells (a run under way covers fewer datasets than they do)
             same = cells[(cells.metric == r.metric) & cells.did.isin(set(own.did))]
-            dec, unit = (2, " points") if r.metric == "accuracy" else (3, "")
-            ref = "; ".join(
-                f"`{m}`: inside {int(c.inside.sum())}, differ {int(c.differ.sum())}, mean |gap| "
-                f"{c['diff'].abs().mean():.{dec}f}"
+            beside = [
+                (m, int(c.inside.sum()), int(c.differ.sum()), c["diff"].abs().mean())
                 for m in others
                 for c in [same[same.method == m]]
                 if len(c)
+            ]
+            parts.append({"row": r, "gap": own["diff"].abs().mean(), "beside": beside})
+        out.append({"method": scope, "about": entry.about, "column": column, "parts": parts})
+    return out
+
+
+def _separate_text(facts: list[dict]) -> list[str]:
+    out = []
+    for f in facts:
+        parts = []
+        for part in f["parts"]:
+            r = part["row"]
+            dec, unit = (2, " points") if r.metric == "accuracy" else (3, "")
+            ref = "; ".join(
+                f"`{m}`: inside {inside}, differ {differ}, mean |gap| {gap:.{dec}f}"
+                for m, inside, differ, gap in part["beside"]
             )
             parts.append(
                 f"{r.metric} inside {r.inside} of {r.cells}, differ {r.differ}, equivalent "
-                f"{r.equivalent}, mean |gap| {own['diff'].abs().mean():.{dec}f}{unit} (on the same "
+                f"{r.equivalent}, mean |gap| {part['gap']:.{dec}f}{unit} (on the same "
                 f"{r.cells} dataset{'s' if r.cells != 1 else ''}: {ref})"
             )
-        what = (
-            "the authors' flipped run"
-            if scope == "class_most_published"
-            else "the authors' flipped run with their sampling rule exactly"
-        )
         out.append(
-            f"- `{scope}` ({what}) is scored separately against "
-            "the paper's `most_correlated` column: " + "; ".join(parts) + "."
+            f"- `{f['method']}` ({f['about']}) is scored separately against "
+            f"the paper's `{f['column']}` column: " + "; ".join(parts) + "."
         )
-    for metric in ("accuracy", "auroc"):
-        rt = stats.rank_test(results, metric)
+    return out
+
+
+def _ranks_text(by_metric: dict) -> list[str]:
+    out = []
+    for metric, rt in by_metric.items():
         if rt["k"] >= 3 and rt["n"] >= 2:
             best = ", ".join(f"{m} {v:.2f}" for m, v in rt["ranks"].items())
             out.append(
@@ -343,51 +437,70 @@ def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
                     else "No pair is further apart than the CD."
                 )
             )
-    cvr = stats.class_vs_random(results)
-    if len(cvr):
-        parts = []
-        for row in cvr.to_dict("records"):
-            if row["datasets"] < 2:
-                continue
-            stated = row["paper states"]
-            same = (
-                f", on the {row['shared datasets']} datasets we share with it {_p(row['paper, same datasets'])}"
-                if 0 < row["shared datasets"] < N_PAPER_DATASETS
-                else ""
-            )
-            parts.append(
-                f"{row['metric']} {_peq(row['p (two-sided)'])} over {row['datasets']} datasets "
-                f"(one-sided {_p(row['p (class better, one-sided)'])}; the paper's table gives "
-                f"{_p(row['paper, recomputed from its table'])}{same}"
-                + (f", its text states {stated:g}" if np.isfinite(stated) else "")
-                + ")"
-            )
-        if parts:
-            out.append(
-                "- Class vs random over datasets, Wilcoxon signed-rank on the per-dataset means "
-                "(two-sided, as the paper's test): " + "; ".join(parts) + "."
-            )
-    base = [b for b in BASELINES if b in set(results.method)]
-    ref = [m for m in ("class", "random", "no_pretrain") if m in set(results.method)]
-    if base and ref:
-        frac, wins, decided = tables.win_matrix(results, "accuracy", ref[:1] + base)
-        m = ref[0]
-        vs = ", ".join(f"{b} {_cell(frac, wins, decided, m, b)}" for b in base)
-        means = results.groupby("method").accuracy.mean() * 100
-        shown = [x for x in ref + base if x in means.index]
-        out.append(
-            f"- Against the baselines on the same labeled rows and test split, `{m}` wins "
-            f"(share of datasets with a significant accuracy difference): {vs}. Mean accuracy "
-            f"over the datasets: " + ", ".join(f"{x} {means[x]:.1f} %" for x in shown) + "."
-        )
-    if set_dir is not None:
-        cr = corr_range_table(set_dir)
-        if len(cr) and cr.paper.notna().any():
-            out.append(
-                f"- Feature correlation value ranges: mean absolute difference to the paper "
-                f"{np.nanmean(np.abs(cr['diff'])):.3f} over {int(cr.paper.notna().sum())} datasets."
-            )
     return out
+
+
+def _class_vs_random_text(cvr: pd.DataFrame) -> list[str]:
+    parts = []
+    for row in cvr.to_dict("records"):
+        if row["datasets"] < 2:
+            continue
+        stated = row["paper states"]
+        same = (
+            f", on the {row['shared datasets']} datasets we share with it {_p(row['paper, same datasets'])}"
+            if 0 < row["shared datasets"] < N_PAPER_DATASETS
+            else ""
+        )
+        parts.append(
+            f"{row['metric']} {_peq(row['p (two-sided)'])} over {row['datasets']} datasets "
+            f"(one-sided {_p(row['p (class better, one-sided)'])}; the paper's table gives "
+            f"{_p(row['paper, recomputed from its table'])}{same}"
+            + (f", its text states {stated:g}" if np.isfinite(stated) else "")
+            + ")"
+        )
+    if not parts:
+        return []
+    return [
+        "- Class vs random over datasets, Wilcoxon signed-rank on the per-dataset means "
+        "(two-sided, as the paper's test): " + "; ".join(parts) + "."
+    ]
+
+
+def _baseline_facts(results: pd.DataFrame) -> dict | None:
+    """The reference method (the first of :data:`BASELINE_REFERENCES` present) against every
+    baseline present: win shares and mean accuracies."""
+    present = set(results.method)
+    base = [b for b in BASELINES if b in present]
+    ref = [m for m in BASELINE_REFERENCES if m in present]
+    if not (base and ref):
+        return None
+    frac, wins, decided = tables.win_matrix(results, "accuracy", ref[:1] + base)
+    means = results.groupby("method").accuracy.mean() * 100
+    return {
+        "reference": ref[0],
+        "versus": [(b, _cell(frac, wins, decided, ref[0], b)) for b in base],
+        "means": [(x, means[x]) for x in ref + base if x in means.index],
+    }
+
+
+def _baselines_text(facts: dict | None) -> list[str]:
+    if facts is None:
+        return []
+    vs = ", ".join(f"{b} {cell}" for b, cell in facts["versus"])
+    return [
+        f"- Against the baselines on the same labeled rows and test split, `{facts['reference']}` wins "
+        f"(share of datasets with a significant accuracy difference): {vs}. Mean accuracy "
+        f"over the datasets: " + ", ".join(f"{x} {v:.1f} %" for x, v in facts["means"]) + "."
+    ]
+
+
+def _corr_range_text(cr: pd.DataFrame | None) -> list[str]:
+    if cr is None or not len(cr) or not cr.paper.notna().any():
+        return []
+    return [
+        f"- Feature correlation value ranges: mean absolute difference to the paper "
+        f"{np.nanmean(np.abs(cr['diff'])):.3f} over {int(cr.paper.notna().sum())} datasets."
+    ]
 
 
 def corr_range_table(set_dir) -> pd.DataFrame:
@@ -407,173 +520,8 @@ AUTHORS_CODE = (
     "version of github.com/willtop/Tabular-Class-Conditioned-SSL, which the paper names"
 )
 
-#: (topic, paper's text, authors' code, here, why, switch)
-_DEVIATIONS = [
-    (
-        "labeled subset",
-        "a labeled subset of the training rows (30 % in the published settings); how it is drawn: not described",
-        "`np.random.permutation(n)[:int(0.3 n)]` after seeding (main.py): not stratified",
-        "stratified: `train_test_split(train_size=0.3, stratify=y_train, random_state=seed)`; unstratified "
-        "with a warning only when a class is too small (preprocess._split)",
-        "every class keeps labeled rows in every seed, which the pseudo-label head and the class-conditioned "
-        "sampler need; same count of labeled rows (floor of 30 %)",
-        "`labeled_split: random` (their draw: `np.random.RandomState(seed).permutation(n)[:int(0.3 n)]`; "
-        "preprocess.authors_labeled_rows), or `fidelity: authors`",
-    ),
-    (
-        "row order before the split",
-        "not described",
-        "the table is shuffled with an unseeded `np.random.shuffle` before the seeded split "
-        "(utils.load_openml_list runs before fix_seed)",
-        "the seeded stratified 80/20 split of the table in its stored order",
-        "their splits cannot be reproduced by anyone; ours can, so per-seed numbers can only agree in "
-        "distribution, never seed by seed",
-        "none (not reproducible)",
-    ),
-    (
-        "'least correlated' sampling",
-        "Algorithm 4: prefer features weakly related to those already chosen",
-        "reverses the importance ranks within each row (`np.sort(row)[::-1][argsort(argsort(row))]`), then "
-        "takes the minimum of these reversed values over the chosen features, divides by their sum and "
-        "samples by softmax(+p/0.25) (corruption_mask_generators.py)",
-        "minimum of the original importances over the chosen features, normalised, sampled by "
-        "softmax(-s/0.25) (rules.correlation_mask)",
-        "a direct reading of Algorithm 4; the two rules give different probabilities, so by default "
-        "`class_least` and `class_most_published` (which ran their least rule) only approximate the authors' runs; "
-        "`class_most_published_exact` always samples by their rule",
-        "`corr_rule: authors` (their rank reversal and softmax(+p/0.25); rules.sampler_inputs), or "
-        "`fidelity: authors`; 'most' is the same under both rules",
-    ),
-    (
-        "'most correlated' run (flip)",
-        "most-correlated features (Tables 4-5, `most_correlated`)",
-        "the least generator rank-reverses the shared importance matrix in place, and the most generator "
-        "holds the same array: the published 'most correlated' run sampled by the least-correlated ranking",
-        "`class_most` uses the unreversed ranking (the paper's intent); `class_most_published` keeps the "
-        "flip (MethodSpec flipped=True) with the rule `corr_rule` says (ours by default); "
-        "`class_most_published_exact` keeps the flip with their rule whatever `corr_rule` says "
-        "(MethodSpec rule='authors')",
-        "documented bug fix; the flipped run is kept to compare with the published column, scored "
-        "separately from the distinct cells",
-        "methods: `class_most` / `class_most_published` / `class_most_published_exact`; with `corr_rule: "
-        "authors` (or `fidelity: authors`) `class_most_published` samples as `class_most_published_exact` "
-        "does: exactly as their published 'most correlated' run",
-    ),
-    (
-        "XGBoost importances, categorical features",
-        "not described",
-        "pandas categorical columns with `enable_categorical=True` (native categorical splits); a "
-        "categorical target label-encoded for a classifier (utils.compute_feature_mutual_influences)",
-        "categorical features passed as integer codes (ordinal splits); a categorical target fits a "
-        "classifier on its codes (correlation.importance_matrix)",
-        "one numeric matrix per seed for every model; importances of datasets with many categorical "
-        "features can differ from theirs",
-        "`xgb_categorical: native` (pandas categoricals over the training levels, `enable_categorical=True`), "
-        "or `fidelity: authors`",
-    ),
-    (
-        "XGBoost importances, random seed",
-        "not described",
-        "no `random_state` passed (utils.XGB_FEATURECORR_CONFIG): XGBoost's default seed 0 for every model "
-        "of every split; the rows and columns subsampled (0.7, 0.8) are drawn the same way for every seed",
-        "`random_state` = the split's seed (correlation._xgb_params)",
-        "each seed's importances are one more independent draw, as its split and initialisation are",
-        "`xgb_seed: xgboost_default`, or `fidelity: authors`",
-    ),
-    (
-        "all-zero importance row",
-        "not described",
-        "a model with no gain keeps an all-zero row; once such a feature is chosen every candidate's "
-        "minimum is 0 and the sampler falls back to a uniform pick",
-        "a row whose importances sum to 0 becomes uniform, 1/(M-1) (correlation.importance_matrix); the "
-        "sampler then still ranks candidates by the other chosen features",
-        "keeps every row normalised; matters only for near-constant features",
-        "`zero_importance: keep`, or `fidelity: authors`",
-    ),
-    (
-        "pseudo-label refresh schedule",
-        "pseudo-labels refreshed during pretraining (every 10 epochs in the published settings); when the "
-        "first ones are made: not described",
-        "first labels before pretraining, from the `no_pretrain` model (its own random encoder and "
-        "head); then refreshed at the start of epochs 10, 20, ..., 500 (1-based), i.e. after 9, 19, ..., "
-        "499 finished epochs (training.train_contrastive_loss): 51 label sets, the first used for 9 epochs, the "
-        "last for one",
-        "refreshed before epochs 0, 10, ..., 490 (0-based), the first from the member's own random "
-        "encoder, which is the seed's `no_pretrain` encoder (training.Pretraining): 50 label sets, each used for 10 "
-        "epochs",
-        "a plain period of 10 from the start",
-        "`pseudo_every` (the period); `pseudo_schedule: authors` (their offsets: Config.refresh_epochs), or "
-        "`fidelity: authors`; the first labels then come from the member's own random encoder, not "
-        "`no_pretrain`'s (an equally random one)",
-    ),
-    (
-        "labeled rows at a refresh",
-        "semi-supervised: the labeled rows' classes are known, pseudo-labels are for the other rows",
-        "the sampler permutes its rows every epoch, but the refresh applies the original-order labeled mask "
-        "to the permuted rows (`np.where(mask_train_labeled, targets, preds)`): from the first refresh on a "
-        "random 30 % of the rows keep their previous label and most labeled rows get predictions instead of "
-        "their labels",
-        "labeled rows keep their true labels at every refresh "
-        "(fixed row order; training.Pretraining.refresh_pseudo_labels)",
-        "bug fix: the known labels are the point of the semi-supervised setting",
-        "none (the bug is not reproduced)",
-    ),
-    (
-        "initial encoder weights",
-        "not described",
-        "one network per method, initialised one after the other from the seeded global generator: every "
-        "method starts from different weights",
-        "all methods of a seed, `no_pretrain` included, start from the same encoder (a generator seeded by "
-        "the seed; tcclib.method.training.member_seed)",
-        "paired comparisons: a difference between methods is not a difference of initial weights",
-        "`encoder_init: per_method` (a generator per seed and method: Config.encoder_init_tag), or `fidelity: authors`",
-    ),
-    (
-        "feature correlation value range",
-        "one 'feature correlation value range' per dataset (Table 4); over which seeds: not described",
-        "written once per dataset after the seed loop: the last seed's (328984) value (main.py)",
-        "mean over the 8 seeds (report.corr_range_table; per-seed values in corr_range.csv)",
-        "one seed is one draw of the split; the mean is steadier",
-        "none yet (the per-seed values are stored)",
-    ),
-    (
-        "normalising the min-importances",
-        "'normalised', without saying how",
-        "divided by their sum, then softmax at temperature 0.25",
-        "`sum` by default (as the authors); `minmax` rescales to [0, 1] (much sharper)",
-        "on balance-scale `sum` reproduces the paper's pattern, `minmax` falls about 7 points below",
-        "`corr_normalization: sum | minmax`",
-    ),
-    (
-        "multi-class AUROC",
-        "AUROC; the average over classes: not described",
-        "`roc_auc_score(multi_class='ovr')`: macro average of one-vs-rest AUROCs",
-        "macro one-vs-rest as well; a class absent from a test split is left out of the average, where "
-        "scikit-learn would stop (metrics.auroc)",
-        "the same number wherever both are defined",
-        "none needed",
-    ),
-    (
-        "baselines",
-        "none",
-        "none",
-        "XGBoost and logistic regression on the labeled rows, self-training with the unlabeled rows, on the "
-        "same split (baselines.py)",
-        "a reference a skeptic asks for; not part of the paper's tables",
-        "`baselines: [xgboost, logreg, self_training]`",
-    ),
-    (
-        "faster approximations (opt-in, off by default)",
-        "not described (float32 training; XGBoost's histogram bins not stated)",
-        "float32 (PyTorch's default); XGBoost's default 256 histogram bins",
-        "the same by default; opt-in: the networks' products in bfloat16, and importance models on fewer "
-        "histogram bins (correlation.importance_matrix)",
-        "speed (issue 20): bf16 pretrains 1.3-1.7x faster, within one standard error of float32 on the demo; "
-        "64 bins fit wide tables' importance models about 3x faster, their rows moving less than between two "
-        "seeds' splits (bench/xgb_bins.py); both keep their own keys",
-        "`matmul_precision: bf16`, `xgb_max_bin: 64` (or any value >= 2)",
-    ),
-]
+DEVIATIONS_FILE = "deviations.csv"
+"""The deviations table, shipped as package data beside this module (one row per difference)."""
 
 
 def deviations() -> pd.DataFrame:
@@ -581,9 +529,11 @@ def deviations() -> pd.DataFrame:
 
     Columns: ``topic``, ``paper's text`` ("not described": the text gives no such detail),
     ``authors' code`` (see :data:`AUTHORS_CODE`; file names are theirs), ``here`` (module names
-    are ours), ``why``, ``switch`` (the setting that changes it, or "none yet").
+    are ours), ``why``, ``switch`` (the setting that changes it, or "none yet").  Read from
+    ``tcclib/paper/deviations.csv`` (:data:`DEVIATIONS_FILE`), every cell as written.
     """
-    return pd.DataFrame(_DEVIATIONS, columns=["topic", "paper's text", "authors' code", "here", "why", "switch"])
+    with resources.files("tcclib.paper").joinpath(DEVIATIONS_FILE).open("r", encoding="utf-8") as f:
+        return pd.read_csv(f, dtype=str, keep_default_na=False)
 
 
 def fidelity_comparison(ours: pd.DataFrame, authors: pd.DataFrame, metrics=("accuracy", "auroc")) -> pd.DataFrame:
@@ -728,6 +678,8 @@ def write_rank_figures(set_dir, results: pd.DataFrame | None = None, fig_dir=Non
 
 
 def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[str]:
+    """Friedman and Nemenyi per metric (every method and baseline), then the paper's four
+    how-methods alone next to the paper's own ranks."""
     out = [
         "## Ranks over datasets (Friedman, Nemenyi)",
         "",
@@ -746,68 +698,8 @@ def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[s
         if rt["k"] < 3 or rt["n"] < 2:
             continue
         have = True
-        rk = rt["ranks"]
-        table = pd.DataFrame({"method": rk.index, "average rank": rk.map(lambda v: f"{v:.2f}").to_numpy()})
-        fig = f"figures/{RANK_FIGURES[metric]}"
-        exists = figures or (set_dir / f"{fig}.png").exists()
-        pairs = "; ".join(f"{a} > {b} ({d:.2f})" for a, b, d in rt["pairs"]) or "none"
-        groups = "; ".join("{" + ", ".join(g) + "}" for g in rt["groups"]) or "none"
-        later = "; ".join(f"`{m}` ({n} of {of})" for m, (n, of) in rt["left_out"].items())
-        again = []
-        for m, of in rt["repeats"].items():
-            if not (res := stats.rank_test(results, metric, [*rk.index, m]))["n"]:
-                continue
-            again.append(
-                f"`{m}` (a fidelity re-run of `{of}`, not a method of its own: ranked with the "
-                f"others it would stand at {res['ranks'][m]:.2f} of {res['k']}, with CD "
-                f"{res['cd']:.2f} for all pairs)"
-            )
-        out += [
-            f"### {metric}",
-            "",
-            *([f"Left out, with results on fewer datasets than the others so far: {later}.", ""] if later else []),
-            *([f"Left out: {'; '.join(again)}.", ""] if again else []),
-            f"{rt['k']} methods over {rt['n']} datasets: Friedman chi² = {rt['chi2']:.2f}, "
-            f"{_peq(rt['p'])}; Iman-Davenport F = {rt['F']:.2f}, {_peq(rt['p_F'])}. "
-            f"Nemenyi q_0.05 = {rt['q']:.3f}, CD = {rt['cd']:.2f}.",
-            "",
-            tables.to_markdown(table, index=False),
-            "",
-            f"Pairs further apart than the CD (rank difference): {pairs}.",
-            "",
-            f"Groups not shown to differ (the bars of the diagram): {groups}.",
-            "",
-        ]
-        if exists:
-            out += [f"![critical-difference diagram, {metric}]({fig}.png) ([PDF]({fig}.pdf))", ""]
-        else:
-            out += [
-                f"(The diagram is not written yet: `tcclib.paper.report.write_rank_figures(set_dir)` "
-                f"writes `{fig}.png` and `.pdf`.)",
-                "",
-            ]
-        ours4 = stats.rank_test(results, metric, ["no_pretrain", "random", "class", "oracle"])
-        if ours4["k"] == 4:
-            four = stats.dataset_means(results, metric, ["no_pretrain", "random", "class", "oracle"])
-            dids = stats._dids(results, four.index)
-            pp = stats.paper_rank_test(metric, "how", datasets=dids)
-            for m in ["no_pretrain", "random", "class", "oracle"]:
-                rows.append(
-                    {
-                        "metric": metric,
-                        "method": m,
-                        "ours": f"{ours4['ranks'][m]:.2f}",
-                        "paper": f"{pp['ranks'][m]:.2f}" if m in pp["ranks"] else "",
-                    }
-                )
-            rows.append(
-                {
-                    "metric": metric,
-                    "method": "Friedman p (CD)",
-                    "ours": f"{_p(ours4['p'])} ({ours4['cd']:.2f})",
-                    "paper": f"{_p(pp['p'])} ({pp['cd']:.2f})" if pp["n"] else "",
-                }
-            )
+        out += _rank_metric_block(results, rt, metric, set_dir, figures)
+        rows += _paper_four_rows(results, metric)
     if not have:
         return []
     if rows:
@@ -822,6 +714,78 @@ def _rank_section(results: pd.DataFrame, set_dir: Path, figures: bool) -> list[s
             "",
         ]
     return out
+
+
+def _rank_metric_block(results: pd.DataFrame, rt: dict, metric: str, set_dir: Path, figures: bool) -> list[str]:
+    """One metric's rank test (:func:`tcclib.paper.stats.rank_test` result ``rt``) in words, a
+    table and its diagram's link."""
+    rk = rt["ranks"]
+    table = pd.DataFrame({"method": rk.index, "average rank": rk.map(lambda v: f"{v:.2f}").to_numpy()})
+    fig = f"figures/{RANK_FIGURES[metric]}"
+    exists = figures or (set_dir / f"{fig}.png").exists()
+    pairs = "; ".join(f"{a} > {b} ({d:.2f})" for a, b, d in rt["pairs"]) or "none"
+    groups = "; ".join("{" + ", ".join(g) + "}" for g in rt["groups"]) or "none"
+    later = "; ".join(f"`{m}` ({n} of {of})" for m, (n, of) in rt["left_out"].items())
+    again = []
+    for m, of in rt["repeats"].items():
+        if not (res := stats.rank_test(results, metric, [*rk.index, m]))["n"]:
+            continue
+        again.append(
+            f"`{m}` (a fidelity re-run of `{of}`, not a method of its own: ranked with the "
+            f"others it would stand at {res['ranks'][m]:.2f} of {res['k']}, with CD "
+            f"{res['cd']:.2f} for all pairs)"
+        )
+    out = [
+        f"### {metric}",
+        "",
+        *([f"Left out, with results on fewer datasets than the others so far: {later}.", ""] if later else []),
+        *([f"Left out: {'; '.join(again)}.", ""] if again else []),
+        f"{rt['k']} methods over {rt['n']} datasets: Friedman chi² = {rt['chi2']:.2f}, "
+        f"{_peq(rt['p'])}; Iman-Davenport F = {rt['F']:.2f}, {_peq(rt['p_F'])}. "
+        f"Nemenyi q_0.05 = {rt['q']:.3f}, CD = {rt['cd']:.2f}.",
+        "",
+        tables.to_markdown(table, index=False),
+        "",
+        f"Pairs further apart than the CD (rank difference): {pairs}.",
+        "",
+        f"Groups not shown to differ (the bars of the diagram): {groups}.",
+        "",
+    ]
+    if exists:
+        return out + [f"![critical-difference diagram, {metric}]({fig}.png) ([PDF]({fig}.pdf))", ""]
+    return out + [
+        f"(The diagram is not written yet: `tcclib.paper.report.write_rank_figures(set_dir)` "
+        f"writes `{fig}.png` and `.pdf`.)",
+        "",
+    ]
+
+
+def _paper_four_rows(results: pd.DataFrame, metric: str) -> list[dict]:
+    """The paper's how-methods ranked alone, ours and the paper's on the same datasets."""
+    paper_how = registry.paper_table_methods("how")  # the paper's four how-to-corrupt methods
+    ours4 = stats.rank_test(results, metric, paper_how)
+    if ours4["k"] != len(paper_how):
+        return []
+    four = stats.dataset_means(results, metric, paper_how)
+    pp = stats.paper_rank_test(metric, "how", datasets=stats._dids(results, four.index))
+    rows = [
+        {
+            "metric": metric,
+            "method": m,
+            "ours": f"{ours4['ranks'][m]:.2f}",
+            "paper": f"{pp['ranks'][m]:.2f}" if m in pp["ranks"] else "",
+        }
+        for m in paper_how
+    ]
+    rows.append(
+        {
+            "metric": metric,
+            "method": "Friedman p (CD)",
+            "ours": f"{_p(ours4['p'])} ({ours4['cd']:.2f})",
+            "paper": f"{_p(pp['p'])} ({pp['cd']:.2f})" if pp["n"] else "",
+        }
+    )
+    return rows
 
 
 def _wilcoxon_section(results: pd.DataFrame) -> list[str]:
@@ -876,8 +840,8 @@ def _cells_section(results: pd.DataFrame) -> list[str]:
         "**What is counted.** Each (metric, dataset, paper column) once: Tables 2 and 4 share the "
         "`class` column (Table 4's uniform-choice column is Table 2's class column), so accuracy has "
         "4 × 30 + 2 × 30 = 180 distinct cells, and so has AUROC (Tables 3 and 5). The per-table counts "
-        "further down count Table 4's class cells again. `class_most_published`, the authors' flipped "
-        "run, is scored against the same `most_correlated` column as `class_most`, so it is reported on "
+        "further down count Table 4's class cells again. "
+        f"{_separately_scored()}: so each is reported on "
         "its own row and in no distinct count. *differ (Holm)*: Welch p-values corrected for the "
         "number of cells in the row (family-wise 5 %); with 180 tests about 9 uncorrected "
         "differences arise by chance alone.",
@@ -977,6 +941,27 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
     """
     set_dir = Path(set_dir)
     results = store.gather(set_dir, "results")
+    out = _head_section(set_dir, title)
+    if results.empty:
+        out.append("No finished dataset yet: nothing to compare.")
+        return "\n".join(out) + "\n"
+    if figures:
+        write_rank_figures(set_dir, results)
+    out += ["## In plain words", ""] + plain_summary(results, set_dir) + [""]
+    out += _claims_section(results)
+    out += _cells_section(results)
+    out += _agreement_section(results)
+    out += _rank_section(results, set_dir, figures)
+    out += _wilcoxon_section(results)
+    out += _win_matrix_section(results)
+    out += _fidelity_section(set_dir, results)
+    out += _corr_range_section(set_dir)
+    out += _deviations_section()
+    return "\n".join(out) + "\n"
+
+
+def _head_section(set_dir: Path, title: str | None) -> list[str]:
+    """The title, what the columns mean, and the datasets not finished yet with why."""
     st = store.status(set_dir)
     name = set_dir.resolve().name
     out = [
@@ -1003,12 +988,10 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
             for r in st[st.status != "done"].itertuples()
         ]
         out.append("")
-    if results.empty:
-        out.append("No finished dataset yet: nothing to compare.")
-        return "\n".join(out) + "\n"
-    if figures:
-        write_rank_figures(set_dir, results)
-    out += ["## In plain words", ""] + plain_summary(results, set_dir) + [""]
+    return out
+
+
+def _claims_section(results: pd.DataFrame) -> list[str]:
     n_done = results.dataset.nunique()
     coverage = (
         f"Ours rest on all {n_done} datasets, as the paper's do."
@@ -1017,7 +1000,7 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
         f"{N_PAPER_DATASETS}: with few "
         f"datasets a verdict is provisional."
     )
-    out += [
+    out = [
         "## The paper's claims",
         "",
         f"Win shares over datasets with a significant difference (Welch, p < 0.05), as in the "
@@ -1032,18 +1015,23 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
         c = claims(results, metric)
         if len(c):
             out += [f"### {metric}", "", tables.to_markdown(c, index=False), ""]
-    out += _cells_section(results)
-    out += [
+    return out
+
+
+def _agreement_section(results: pd.DataFrame) -> list[str]:
+    """Per table of the paper: the agreement summary and, folded, every cell."""
+    separate = ", ".join(f"`{m}`" for m in registry.separate_methods())
+    out = [
         "## Agreement with the published tables",
         "",
         "Per table of the paper, each method once against its column; *all* counts the table's own "
-        "cells once (it leaves out `class_most_published`, whose row scores it against the "
-        "`most_correlated` column). Tables 4-5 repeat Tables 2-3's class column, so the where-to-"
+        f"cells once (it leaves out {separate}, whose rows score them against a column another method "
+        "owns). Tables 4-5 repeat Tables 2-3's class column, so the where-to-"
         "corrupt *all* rows overlap the how-to-corrupt ones; the distinct counts are above.",
         "",
     ]
     for metric in ("accuracy", "auroc"):
-        for kind in ("how", "where"):
+        for kind in registry.TABLE_KINDS:
             cmp = tables.compare_with_paper(results, metric, kind)
             if cmp.empty:
                 continue
@@ -1053,66 +1041,77 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
                 tables.to_markdown(tables.agreement_summary(cmp), index=False),
                 "",
             ]
-            digits = 2 if metric == "accuracy" else 3
-            show = cmp.assign(
-                ours=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp["mean"], cmp.se)],
-                paper=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp.paper_mean, cmp.paper_se)],
-                diff=cmp["diff"].map(lambda v, digits=digits: f"{v:+.{digits}f}"),
-                inside=cmp.inside.map({True: "yes", False: "no"}),
-                **{
-                    "Welch p": cmp["welch_p"].map(_p),
-                    "TOST p": cmp["tost_p"].map(_p),
-                    "equivalent": cmp["equivalent"].map({True: "yes", False: "no"}),
-                },
-            )
-            out += [
-                "<details><summary>per dataset</summary>",
-                "",
-                tables.to_markdown(
-                    show[["dataset", "method", "ours", "paper", "diff", "inside", "Welch p", "TOST p", "equivalent"]],
-                    index=False,
-                ),
-                "",
-                "</details>",
-                "",
-            ]
-    out += _rank_section(results, set_dir, figures)
-    out += _wilcoxon_section(results)
+            out += _agreement_cells(cmp, metric)
+    return out
+
+
+def _agreement_cells(cmp: pd.DataFrame, metric: str) -> list[str]:
+    digits = 2 if metric == "accuracy" else 3
+    show = cmp.assign(
+        ours=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp["mean"], cmp.se)],
+        paper=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp.paper_mean, cmp.paper_se)],
+        diff=cmp["diff"].map(lambda v, digits=digits: f"{v:+.{digits}f}"),
+        inside=cmp.inside.map({True: "yes", False: "no"}),
+        **{
+            "Welch p": cmp["welch_p"].map(_p),
+            "TOST p": cmp["tost_p"].map(_p),
+            "equivalent": cmp["equivalent"].map({True: "yes", False: "no"}),
+        },
+    )
+    return [
+        "<details><summary>per dataset</summary>",
+        "",
+        tables.to_markdown(
+            show[["dataset", "method", "ours", "paper", "diff", "inside", "Welch p", "TOST p", "equivalent"]],
+            index=False,
+        ),
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _win_matrix_section(results: pd.DataFrame) -> list[str]:
     how = registry.table_methods("how", set(results.method))
-    if len(how) >= 2:
-        frac, wins, decided = tables.win_matrix(results, "accuracy", how)
-        cell = frac.copy().astype(object)
-        for i in frac.index:
-            for j in frac.columns:
-                cell.loc[i, j] = (
-                    ""
-                    if i == j
-                    else (
-                        f"{frac.loc[i, j]:.1%} ({wins.loc[i, j]}/{decided.loc[i, j]})"
-                        if decided.loc[i, j]
-                        else "– (0/0)"
-                    )
+    if len(how) < 2:
+        return []
+    frac, wins, decided = tables.win_matrix(results, "accuracy", how)
+    cell = frac.copy().astype(object)
+    for i in frac.index:
+        for j in frac.columns:
+            cell.loc[i, j] = (
+                ""
+                if i == j
+                else (
+                    f"{frac.loc[i, j]:.1%} ({wins.loc[i, j]}/{decided.loc[i, j]})" if decided.loc[i, j] else "– (0/0)"
                 )
-        cell.index.name = "row beats column"
-        out += ["## Win matrix (accuracy, Welch p < 0.05), ours incl. baselines", "", tables.to_markdown(cell), ""]
-    out += _fidelity_section(set_dir, results)
+            )
+    cell.index.name = "row beats column"
+    return ["## Win matrix (accuracy, Welch p < 0.05), ours incl. baselines", "", tables.to_markdown(cell), ""]
+
+
+def _corr_range_section(set_dir: Path) -> list[str]:
     cr = corr_range_table(set_dir)
-    if len(cr):
-        lead = (
-            f"Mean absolute difference to the paper: {np.nanmean(np.abs(cr['diff'])):.3f} over "
-            f"{int(cr.paper.notna().sum())} datasets."
-            if cr.paper.notna().any()
-            else "The paper reports none of these datasets."
-        )
-        out += [
-            "## Feature correlation value range",
-            "",
-            f"{lead} Ours is the mean over seeds, the paper's the last seed's value (see the deviations below).",
-            "",
-            tables.to_markdown(cr.round(3), index=False),
-            "",
-        ]
-    out += [
+    if not len(cr):
+        return []
+    lead = (
+        f"Mean absolute difference to the paper: {np.nanmean(np.abs(cr['diff'])):.3f} over "
+        f"{int(cr.paper.notna().sum())} datasets."
+        if cr.paper.notna().any()
+        else "The paper reports none of these datasets."
+    )
+    return [
+        "## Feature correlation value range",
+        "",
+        f"{lead} Ours is the mean over seeds, the paper's the last seed's value (see the deviations below).",
+        "",
+        tables.to_markdown(cr.round(3), index=False),
+        "",
+    ]
+
+
+def _deviations_section() -> list[str]:
+    return [
         "## Deviations from the paper and the authors' code",
         "",
         f"Every known difference between this code, the paper's text and the authors' code "
@@ -1122,4 +1121,3 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
         tables.to_markdown(deviations(), index=False),
         "",
     ]
-    return "\n".join(out) + "\n"

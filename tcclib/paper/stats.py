@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from tcclib.method import registry
 from tcclib.paper import tables
 from tcclib.paper.cell_tests import (  # noqa: F401  (part of this module's API)
     ACCURACY_MARGIN,
@@ -110,12 +111,12 @@ def cell_tests(results: pd.DataFrame, alpha: float = ALPHA, paper_rounding: dict
             cmp.insert(0, "metric", metric)
             cmp.insert(1, "kind", kind)
             cmp.insert(2, "table", TABLE_NAMES[metric, kind])
-            cmp.insert(5, "paper_column", cmp["method"].map(PAPER_COLUMNS[kind]))
+            cmp.insert(5, "paper_column", cmp["method"].map(registry.compared_columns(kind)))
             parts.append(cmp)
     if not parts:
         return pd.DataFrame()
     cells = pd.concat(parts, ignore_index=True)
-    cells["separate"] = cells["method"].isin(SEPARATE)
+    cells["separate"] = cells["method"].isin(registry.separate_methods())
     key = cells[["metric", "did", "method"]].astype(str).agg("|".join, axis=1)
     cells["distinct"] = ~cells["separate"] & ~key.duplicated()
     return cells
@@ -152,7 +153,9 @@ def cell_summary(cells: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     rows = []
     for metric, g in cells.groupby("metric", sort=False):
-        for scope, part in (("distinct", g[g["distinct"]]),) + tuple((m, g[g["method"] == m]) for m in SEPARATE):
+        for scope, part in (("distinct", g[g["distinct"]]),) + tuple(
+            (m, g[g["method"] == m]) for m in registry.separate_methods()
+        ):
             if part.empty:
                 continue
             eq, dif = part["equivalent"].astype(bool), part["differ"].astype(bool)
@@ -373,7 +376,8 @@ def _rank_result(wide: pd.DataFrame, alpha: float) -> dict:
 #: leaves them out by default (a near-copy raises k and with it the CD, moving the verdict on
 #: every other pair: on the paper set adding ``class_most_published_exact`` took the CD from 2.47
 #: to 2.76 and turned AUROC's self_training > class into "not shown"), and names them in ``repeats``
-RANK_REPEATS = {"class_most_published_exact": "class_most_published"}
+#: (a live view of the registry's ``repeats``: :func:`tcclib.method.registry.rank_repeats`)
+RANK_REPEATS = registry.LiveMapping(registry.rank_repeats)
 
 
 def rank_test(results: pd.DataFrame, metric: str, methods=None, alpha: float = ALPHA) -> dict:

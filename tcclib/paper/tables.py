@@ -21,12 +21,13 @@ fraction) and ``auroc``.
 * The published Tables 2-5 ship with the package (``tcclib/paper/published/``, see its README), so
   nothing here reads files outside the project.
 
-Method names: the paper's "how to corrupt" columns use our names (``no_pretrain``, ``random``,
-``class``, ``oracle``); its "where to corrupt" columns map ``random_features`` -> ``class``,
-``least_correlated`` -> ``class_least`` and ``most_correlated`` -> ``class_most``. The published
-``most_correlated`` run is also the reference for our ``class_most_published`` (the authors'
-flipped selection) and ``class_most_published_exact`` (the same with their sampling rule) in
-:func:`compare_with_paper`.
+Method names: which paper column each of our methods is compared with is its registry entry's
+``paper_columns`` (:mod:`tcclib.method.registry`): the "how to corrupt" columns use our names
+(``no_pretrain``, ``random``, ``class``, ``oracle``); the "where to corrupt" columns map
+``random_features`` -> ``class``, ``least_correlated`` -> ``class_least`` and
+``most_correlated`` -> ``class_most``. The separately scored methods (``class_most_published``,
+the authors' flipped selection, and ``class_most_published_exact``, the same with their sampling
+rule) are compared with their column too in :func:`compare_with_paper`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -68,18 +70,12 @@ __all__ = [
     "write_paper_comparisons",
 ]
 
-HOW_METHODS = ("no_pretrain", "random", "class", "oracle")
-WHERE_METHODS = ("class", "class_least", "class_most")
-#: paper column prefix -> our method name
-PAPER_NAMES = {
-    "no_pretrain": "no_pretrain",
-    "random": "random",
-    "class": "class",
-    "oracle": "oracle",
-    "random_features": "class",
-    "least_correlated": "class_least",
-    "most_correlated": "class_most",
-}
+#: the paper's own methods of its how- and where-tables, and paper column -> our method (live
+#: views of the registry's ``paper_columns``: :func:`tcclib.method.registry.paper_table_methods`,
+#: :func:`tcclib.method.registry.column_owners`)
+HOW_METHODS = registry.LiveNames(lambda: registry.paper_table_methods("how"))
+WHERE_METHODS = registry.LiveNames(lambda: registry.paper_table_methods("where"))
+PAPER_NAMES = registry.LiveMapping(registry.column_owners)
 #: number of seeds behind every published mean / se
 PAPER_SEEDS = 8
 _METRICS = ("accuracy", "auroc")
@@ -139,6 +135,7 @@ def paper_long(metric: str, kind: str) -> pd.DataFrame:
     """
     wide = load_paper_table(metric, kind)
     names = _registry_names()
+    owners = registry.column_owners(kind)
     prefixes = [c[: -len("_mean")] for c in wide.columns if c.endswith("_mean")]
     parts = []
     for p in prefixes:
@@ -147,7 +144,7 @@ def paper_long(metric: str, kind: str) -> pd.DataFrame:
                 {
                     "dataset": [names.get(int(d), n) for d, n in zip(wide["did"], wide["dataset"])],
                     "did": wide["did"].astype(int),
-                    "method": PAPER_NAMES[p],
+                    "method": owners[p],
                     "mean": wide[f"{p}_mean"].astype(float),
                     "se": wide[f"{p}_se"].astype(float),
                 }
@@ -432,7 +429,12 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
         "margin",
     ]
     paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
-    extra = [paper[paper["method"] == "class_most"].assign(method=m) for m in cell_tests.SEPARATE]
+    owners = registry.column_owners(kind)
+    extra = [  # a separate method is compared with the column its owner is compared with
+        paper[paper["method"] == owners[column]].assign(method=method)
+        for method, column in registry.compared_columns(kind).items()
+        if method in registry.separate_methods()
+    ]
     paper = pd.concat([paper, *extra], ignore_index=True)
     ours = summarize(results, metric)
     if ours.empty:
@@ -486,7 +488,7 @@ def agreement_summary(comparison: pd.DataFrame, separate=None) -> pd.DataFrame:
         }
     ).reset_index()
     if separate is None:
-        separate = cell_tests.SEPARATE
+        separate = registry.separate_methods()
     base = c[~c["method"].isin(list(separate))]
     total = pd.DataFrame(
         [
@@ -605,8 +607,8 @@ def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
 #: the methods and baselines each kind of set table shows, in order: live views of the registry
 #: (:func:`tcclib.method.registry.table_methods`; the paper's methods are HOW_METHODS / WHERE_METHODS
 #: above, these must not shadow them)
-SET_HOW_METHODS = registry._NamesView(lambda: registry.table_methods("how"))
-SET_WHERE_METHODS = registry._NamesView(lambda: registry.table_methods("where"))
+SET_HOW_METHODS = registry.LiveNames(lambda: registry.table_methods("how"))
+SET_WHERE_METHODS = registry.LiveNames(lambda: registry.table_methods("where"))
 
 
 # --------------------------------------------------------------------------- LaTeX
@@ -652,6 +654,141 @@ def _best_mask(mean: pd.DataFrame, digits: int) -> pd.DataFrame:
     return r.eq(r.max(axis=1), axis=0) & r.notna()
 
 
+@dataclass
+class _LatexData:
+    """What a LaTeX table shows: ours and the paper's means and standard errors per dataset
+    (rows in ``order``) and method, and which cells are the best of their row."""
+
+    methods: list
+    paper_methods: list
+    order: list
+    mean: pd.DataFrame
+    se: pd.DataFrame
+    paper_mean: pd.DataFrame
+    paper_se: pd.DataFrame
+    n_seeds: int
+
+    @property
+    def columns(self) -> list[tuple[str, str]]:
+        """``(method, "ours" | "paper")`` of every column after the dataset's."""
+        return [
+            (m, side) for m in self.methods for side in ("ours", "paper") if side == "ours" or m in self.paper_methods
+        ]
+
+
+def _latex_data(results: pd.DataFrame, metric: str, kind: str, methods) -> _LatexData:
+    """Ours (:func:`summarize`) and the paper's numbers of one table, aligned by dataset."""
+    if methods is None:
+        methods = method_groups(results)[kind]
+    s = summarize(results, metric, methods)
+    present = set(s["method"])
+    methods = [m for m in methods if m in present]
+    if not methods:
+        raise ValueError(f"no result for any of the methods {methods!r}")
+    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
+    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
+    order = _dataset_order(list(mean.index), dids)
+    to_did = _paper_dids(order, dids)
+    pl = paper_long(metric, kind)
+    paper_methods = [m for m in methods if m in set(pl["method"])]
+
+    def paper(values: str) -> pd.DataFrame:
+        wide = pl.pivot(index="did", columns="method", values=values)
+        return pd.DataFrame(
+            {m: [wide.loc[to_did[d], m] if d in to_did else np.nan for d in order] for m in paper_methods}, index=order
+        )
+
+    paper_mean, paper_se = paper("mean"), paper("se")
+    if not (bool(paper_methods) and paper_mean.notna().any().any()):
+        paper_methods = []
+    n_seeds = int(s["n"].max()) if len(s) else 0
+    return _LatexData(methods, paper_methods, order, mean.loc[order], se.loc[order], paper_mean, paper_se, n_seeds)
+
+
+def _latex_cell(mu, e, bold: bool, digits: int) -> str:
+    if pd.isna(mu):
+        return "--"
+    body = f"{mu:.{digits}f} \\pm {e:.{digits}f}"
+    return f"$\\mathbf{{{body}}}$" if bold else f"${body}$"
+
+
+def _latex_head(data: _LatexData, metric: str, kind: str, caption, label) -> list[str]:
+    """The table's opening lines and its column heads (a method over "ours" and "paper")."""
+    name = cell_tests.TABLE_NAMES[metric, kind]
+    unit = "accuracy (\\%)" if metric == "accuracy" else "AUROC"
+    caption = caption or (
+        f"{name} ({'how' if kind == 'how' else 'where'} to corrupt), test {unit}: ours ({data.n_seeds} seeds) "
+        f"next to the paper's, mean $\\pm$ standard error (std with ddof=0 over $\\sqrt{{n}}$). Bold: the "
+        f"best of each row, ours and the paper's separately."
+    )
+    label = label or f"tab:{metric}-{kind}"
+    lines = [
+        f"% {name}, {metric}, {kind} to corrupt: generated by tcclib.paper.tables.latex_table; needs "
+        f"\\usepackage{{booktabs}}",
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\caption{{{caption}}}",
+        f"\\label{{{label}}}",
+        "\\begin{tabular}{l" + "r" * len(data.columns) + "}",
+        "\\toprule",
+    ]
+    head, rules, sub, c = ["Dataset"], [], [""], 2
+    for m in data.methods:
+        w = 2 if m in data.paper_methods else 1
+        head.append(f"\\multicolumn{{{w}}}{{c}}{{{_tex(m)}}}" if w == 2 else _tex(m))
+        rules.append(f"\\cmidrule(lr){{{c}-{c + w - 1}}}")
+        sub += ["ours", "paper"] if w == 2 else ["ours"]
+        c += w
+    if data.paper_methods:
+        head[0] = ""
+        lines += [" & ".join(head) + " \\\\", " ".join(rules), "Dataset & " + " & ".join(sub[1:]) + " \\\\"]
+    else:
+        lines += [" & ".join(head) + " \\\\"]
+    return lines + ["\\midrule"]
+
+
+def _latex_body(data: _LatexData, metric: str) -> list[str]:
+    """One line per dataset, the best mean of each side bold."""
+    digits, pdigits = _DIGITS[metric], _PAPER_DIGITS[metric]
+    best = _best_mask(data.mean, digits)
+    pbest = _best_mask(data.paper_mean, pdigits) if data.paper_methods else None
+    lines = []
+    for d in data.order:
+        row = [_tex(d)]
+        for m, side in data.columns:
+            if side == "ours":
+                row.append(_latex_cell(data.mean.loc[d, m], data.se.loc[d, m], bool(best.loc[d, m]), digits))
+            else:
+                row.append(
+                    _latex_cell(data.paper_mean.loc[d, m], data.paper_se.loc[d, m], bool(pbest.loc[d, m]), pdigits)
+                )
+        lines.append(" & ".join(row) + " \\\\")
+    return lines + ["\\midrule"]
+
+
+def _mean_and_rank(frame: pd.DataFrame, digits: int) -> tuple[dict, dict]:
+    """Each column's mean and average rank (1 = best) over the rows where every column has a value."""
+    full = frame.dropna()
+    if not len(full):
+        return {m: "--" for m in frame.columns}, {m: "--" for m in frame.columns}
+    avg = full.mean()
+    rk = full.rank(axis=1, ascending=False, method="average").mean()
+    return ({m: f"{avg[m]:.{digits}f}" for m in frame.columns}, {m: f"{rk[m]:.2f}" for m in frame.columns})
+
+
+def _latex_foot(data: _LatexData, metric: str) -> list[str]:
+    """The ``mean`` and ``average rank`` lines, each side over its own complete rows, and the closing."""
+    o_avg, o_rank = _mean_and_rank(data.mean, _DIGITS[metric])
+    p_avg, p_rank = _mean_and_rank(data.paper_mean, _PAPER_DIGITS[metric] + 1) if data.paper_methods else ({}, {})
+    lines = []
+    for title, o, p in (("mean", o_avg, p_avg), ("average rank", o_rank, p_rank)):
+        row = [title] + [o[m] if side == "ours" else p[m] for m, side in data.columns]
+        lines.append(" & ".join(row) + " \\\\")
+    return lines + ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+
+
 def latex_table(
     results: pd.DataFrame, metric: str, kind: str, methods=None, caption: str | None = None, label: str | None = None
 ) -> str:
@@ -660,119 +797,16 @@ def latex_table(
     Rows: datasets in the paper's order (others after), then ``mean`` and ``average rank`` (each
     side over the datasets where all its columns have a value). Columns: for each of ``methods``
     (default: those of ``kind`` in ``results``) our "mean ± se" and, where the paper has that
-    column, the paper's next to it (``class_most_published`` and the baselines have ours only:
-    the paper's ``most_correlated`` column sits under ``class_most``). Accuracy in percent with 2
-    decimals; AUROC with 3 for ours and 2 for the paper's, as it printed them (its mean row gets
-    one more). The best mean of each row is bold, ours among
+    column, the paper's next to it (the separate methods, e.g. ``class_most_published``, and the
+    baselines have ours only: the paper's column sits under the method that owns it). Accuracy in
+    percent with 2 decimals; AUROC with 3 for ours and 2 for the paper's, as it printed them (its
+    mean row gets one more). The best mean of each row is bold, ours among
     ours and the paper's among the paper's, ties at the shown precision included. Needs
     ``\usepackage{booktabs}``. Returns the text of a ``table`` environment.
     """
     _check(metric, kind)
-    if methods is None:
-        methods = method_groups(results)[kind]
-    s = summarize(results, metric, methods)
-    present = set(s["method"])
-    methods = [m for m in methods if m in present]
-    if not methods:
-        raise ValueError(f"no result for any of the methods {methods!r}")
-    digits = _DIGITS[metric]
-    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
-    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
-    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
-    order = _dataset_order(list(mean.index), dids)
-    mean, se = mean.loc[order], se.loc[order]
-    to_did = _paper_dids(order, dids)
-    pl = paper_long(metric, kind)
-    paper_methods = [m for m in methods if m in set(pl["method"])]
-    pmean = pl.pivot(index="did", columns="method", values="mean")
-    pse = pl.pivot(index="did", columns="method", values="se")
-    paper_mean = pd.DataFrame(
-        {m: [pmean.loc[to_did[d], m] if d in to_did else np.nan for d in order] for m in paper_methods}, index=order
-    )
-    paper_se = pd.DataFrame(
-        {m: [pse.loc[to_did[d], m] if d in to_did else np.nan for d in order] for m in paper_methods}, index=order
-    )
-    has_paper = bool(paper_methods) and paper_mean.notna().any().any()
-    if not has_paper:
-        paper_methods = []
-    best = _best_mask(mean, digits)
-    pdigits = _PAPER_DIGITS[metric]
-    pbest = _best_mask(paper_mean, pdigits) if paper_methods else None
-
-    def cell(mu, e, bold, digits=digits):
-        if pd.isna(mu):
-            return "--"
-        body = f"{mu:.{digits}f} \\pm {e:.{digits}f}"
-        return f"$\\mathbf{{{body}}}$" if bold else f"${body}$"
-
-    cols = []  # (method, side)
-    for m in methods:
-        cols.append((m, "ours"))
-        if m in paper_methods:
-            cols.append((m, "paper"))
-    lines = []
-    name = {
-        ("accuracy", "how"): "Table 2",
-        ("auroc", "how"): "Table 3",
-        ("accuracy", "where"): "Table 4",
-        ("auroc", "where"): "Table 5",
-    }[metric, kind]
-    unit = "accuracy (\\%)" if metric == "accuracy" else "AUROC"
-    n_seeds = int(s["n"].max()) if len(s) else 0
-    caption = caption or (
-        f"{name} ({'how' if kind == 'how' else 'where'} to corrupt), test {unit}: ours ({n_seeds} seeds) "
-        f"next to the paper's, mean $\\pm$ standard error (std with ddof=0 over $\\sqrt{{n}}$). Bold: the "
-        f"best of each row, ours and the paper's separately."
-    )
-    label = label or f"tab:{metric}-{kind}"
-    lines += [
-        f"% {name}, {metric}, {kind} to corrupt: generated by tcclib.paper.tables.latex_table; needs "
-        f"\\usepackage{{booktabs}}",
-        "\\begin{table}[t]",
-        "\\centering",
-        "\\small",
-        f"\\caption{{{caption}}}",
-        f"\\label{{{label}}}",
-        "\\begin{tabular}{l" + "r" * len(cols) + "}",
-        "\\toprule",
-    ]
-    head, rules, sub, c = ["Dataset"], [], [""], 2
-    for m in methods:
-        w = 2 if m in paper_methods else 1
-        head.append(f"\\multicolumn{{{w}}}{{c}}{{{_tex(m)}}}" if w == 2 else _tex(m))
-        rules.append(f"\\cmidrule(lr){{{c}-{c + w - 1}}}")
-        sub += ["ours", "paper"] if w == 2 else ["ours"]
-        c += w
-    if paper_methods:
-        head[0] = ""
-        lines += [" & ".join(head) + " \\\\", " ".join(rules), "Dataset & " + " & ".join(sub[1:]) + " \\\\"]
-    else:
-        lines += [" & ".join(head) + " \\\\"]
-    lines.append("\\midrule")
-    for d in order:
-        row = [_tex(d)]
-        for m, side in cols:
-            if side == "ours":
-                row.append(cell(mean.loc[d, m], se.loc[d, m], bool(best.loc[d, m])))
-            else:
-                row.append(cell(paper_mean.loc[d, m], paper_se.loc[d, m], bool(pbest.loc[d, m]), pdigits))
-        lines.append(" & ".join(row) + " \\\\")
-    lines.append("\\midrule")
-
-    def summary(frame, digits):
-        full = frame.dropna()
-        if not len(full):
-            return {m: "--" for m in frame.columns}, {m: "--" for m in frame.columns}
-        avg = full.mean()
-        rk = full.rank(axis=1, ascending=False, method="average").mean()
-        return ({m: f"{avg[m]:.{digits}f}" for m in frame.columns}, {m: f"{rk[m]:.2f}" for m in frame.columns})
-
-    o_avg, o_rank = summary(mean, digits)
-    p_avg, p_rank = summary(paper_mean, pdigits + 1) if paper_methods else ({}, {})
-    for title, o, p in (("mean", o_avg, p_avg), ("average rank", o_rank, p_rank)):
-        row = [title] + [o[m] if side == "ours" else p[m] for m, side in cols]
-        lines.append(" & ".join(row) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    data = _latex_data(results, metric, kind, methods)
+    lines = _latex_head(data, metric, kind, caption, label) + _latex_body(data, metric) + _latex_foot(data, metric)
     return "\n".join(lines)
 
 

@@ -182,7 +182,7 @@ def _run(
         cfg.methods,
         pretraining=cfg.epochs > 0,
     )
-    if any(METHODS[m].where != "uniform" for m in cfg.methods) and importance is None:
+    if any(METHODS[m].needs_importance for m in cfg.methods) and importance is None:
         raise ValueError("correlation methods need the importance matrices (see run_dataset)")
     timings: dict = {}
     enc_all = init_encoders(layout, tab, cfg, dev)
@@ -334,13 +334,13 @@ def run_dataset(
     ranges: dict = {}
     imp: dict = {}
     t = time.perf_counter()
-    if any(METHODS[m].where != "uniform" for m in cfg.methods):
+    if any(METHODS[m].needs_importance for m in cfg.methods):
         for sp in prep.splits:
             r = stored.corr_range_of(sp.seed, keys.importance[str(sp.seed)]) if stored else None
             if r is not None:
                 ranges[sp.seed] = r
         want = {sp.seed for sp in prep.splits if sp.seed not in ranges}
-        if any(METHODS[m].where != "uniform" for m in need_methods):
+        if any(METHODS[m].needs_importance for m in need_methods):
             want |= set(need_seeds)
         imp = _stored_importances(prep, cfg, want, stored, cache_dir, cfg.progress)
         for sp in prep.splits:
@@ -359,7 +359,7 @@ def run_dataset(
             and any(m not in emb for m in need_methods),
         )
         sub_imp = (
-            np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].where != "uniform" for m in need_methods) else None
+            np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].needs_importance for m in need_methods) else None
         )
         ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
         new = run_prepared(_subset(prep, need_seeds), sub_cfg, sub_imp, did=ds.did, checkpoint_dir=ckpt_dir)
