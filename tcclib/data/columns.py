@@ -11,8 +11,9 @@ text columns of dates in a CSV file.  One convention for the whole project (the 
   dates at prediction are ordinary numbers;
 * a duration column (``timedelta64``) becomes its length in seconds (float), same name;
 * in a CSV/TSV file, a text column is read as dates only when pandas can parse *every*
-  non-missing value with one format (the one :func:`pandas.tseries.api.guess_datetime_format`
-  guesses from its first value); otherwise it stays text (categorical).
+  non-missing value with one format (one that :func:`pandas.tseries.api.guess_datetime_format`
+  guesses from its first value, month first, else day first); otherwise it stays text
+  (categorical).
 """
 
 from __future__ import annotations
@@ -113,13 +114,14 @@ def parse_date_text(frame: pd.DataFrame) -> pd.DataFrame:
         present = s.dropna()
         if present.empty or not all(isinstance(v, str) for v in present.iloc[:100]):
             continue
-        fmt = pd.tseries.api.guess_datetime_format(str(present.iloc[0]).strip())
-        if fmt is None:
-            continue
-        try:
-            out[c] = pd.to_datetime(s.str.strip() if hasattr(s, "str") else s, format=fmt, errors="raise")
-        except (ValueError, TypeError):
-            continue
+        first = str(present.iloc[0]).strip()
+        formats = {pd.tseries.api.guess_datetime_format(first, dayfirst=d) for d in (False, True)} - {None}
+        for fmt in sorted(formats):  # (month first and day first, when the first value allows both)
+            try:
+                out[c] = pd.to_datetime(s.str.strip(), format=fmt, errors="raise")
+                break
+            except (ValueError, TypeError):
+                continue
     return out
 
 
