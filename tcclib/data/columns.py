@@ -84,7 +84,9 @@ def expand_datetimes(frame: pd.DataFrame, parts: dict | None = None, note: bool 
         if c in parts:
             if not is_datetime(s):
                 try:
-                    s = pd.to_datetime(s)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UserWarning)  # "could not infer format": parsed one by one
+                        s = pd.to_datetime(s)
                 except (ValueError, TypeError) as e:
                     raise ValueError(
                         f"column {c!r} held dates in training but here holds values that are not dates "

@@ -491,7 +491,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     def _embed(self, X) -> torch.Tensor:
         check_is_fitted(self, "encoder_")
         Xf = self._frame(X, reset=False)
-        values = self.columns_.transform(Xf)
+        with np.errstate(over="ignore", invalid="ignore"):  # (non-finite values are named below)
+            values = self.columns_.transform(Xf)
         finite = np.isfinite(values).all(0)
         if not finite.all():
             bad = [self.columns_.names[j] for j in np.flatnonzero(~finite)]
@@ -638,7 +639,7 @@ def split_labels(y) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(
                 f"y holds the text label(s) {shown}, which look like a marker of unlabeled rows written as "
                 "text (as read from a CSV file, or as numpy makes -1 in a list of text labels); it is not "
-                f"taken as a class. {_HOW_TO_MARK.capitalize()} (e.g. y = pd.Series(y).replace('-1', None)); "
+                f"taken as a class. M{_HOW_TO_MARK[1:]} (e.g. y = pd.Series(y).replace('-1', None)); "
                 "if it really is a class, rename it"
             )
     return vals, labeled
