@@ -4,7 +4,8 @@ loading, and input checks.
 * What a name means is :func:`source`'s answer: ``breast_cancer``, one of the paper's 30 (its
   registry, ``data/openml_cc18.csv``), any other OpenML id or name (name, target and ignored
   columns from the data folder's ``MANIFEST.tsv`` or from openml-python), or a local table
-  ``PATH:TARGET`` (CSV, TSV, Parquet, ARFF).  :func:`expand` also turns an OpenML suite or
+  ``PATH:TARGET`` (CSV, TSV, Parquet, ARFF; a CSV/TSV file's separator, decimal mark and
+  encoding detected or given, :func:`csv_format`).  :func:`expand` also turns an OpenML suite or
   study (``suite:99``, ``suite:OpenML-CC18``) into its datasets.
 * ``breast_cancer`` is scikit-learn's bundled copy (the paper's Figure 1-2 dataset; offline).
 * An OpenML id is read from ``<data_dir>/<did>.arff`` when that file exists (``data_dir``

@@ -2,7 +2,7 @@
 
     from tcclib import TCCClassifier
     clf = TCCClassifier(method="class", epochs=100, random_state=0)
-    clf.fit(X, y)            # y: class labels, -1 for unlabeled rows
+    clf.fit(X, y)            # y: class labels; -1, NaN, None or pd.NA for unlabeled rows
     clf.predict(X_new); clf.predict_proba(X_new); clf.transform(X_new)   # embeddings
 
 ``fit`` runs the paper's recipe on the rows it is given: the preprocessing (impute, z-score,
@@ -10,7 +10,10 @@ category codes) is fitted on all of them, the encoder pretrains contrastively on
 (labeled and unlabeled), then the encoder is frozen and a classification head trains on the
 labeled rows.  The steps are those of the benchmark runner (:mod:`tcclib.method.training`): a classifier
 with ``random_state=s`` trains exactly like the runner's member (seed ``s``, same method) on the
-same rows.  Unlabeled rows are marked ``-1`` in ``y``, scikit-learn's semi-supervised convention.
+same rows.  Unlabeled rows are marked ``-1`` in ``y`` (scikit-learn's semi-supervised
+convention), or NaN, None, ``pd.NA``; marker-like text (``'-1'``, ``'NA'``, ...) is refused
+(:func:`split_labels`).  :meth:`TCCClassifier.score` scores the labeled rows only, and
+:class:`SemiSupervisedKFold` and :func:`labeled_scorer` make model selection work with every marker.
 
 New rows at ``predict`` are preprocessed as in training: columns are matched by name (any order;
 extra columns are ignored with a warning, a missing one is an error naming it), missing values
@@ -376,10 +379,11 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, importance=None):
-        """Pretrain on every row of ``X``, then fit the head on the rows whose ``y`` is not -1.
+        """Pretrain on every row of ``X``, then fit the head on the labeled rows of ``y``.
 
-        ``X``: DataFrame (numeric, categorical/text/bool, missing values) or array; ``y``: one
-        class label per row, ``-1`` for an unlabeled row.  ``importance``: for the correlation
+        ``X``: DataFrame (numeric, categorical/text/bool, dates, missing values) or array; ``y``:
+        one class label per row, ``-1``, NaN, None or ``pd.NA`` for an unlabeled row (see the
+        class docstring).  ``importance``: for the correlation
         methods, an ``[M, M]`` importance matrix computed before on the same rows with the same
         seed and XGBoost settings (``importance_`` of another fit) instead of computing it again.
         Returns ``self``."""
