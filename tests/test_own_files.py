@@ -71,6 +71,7 @@ def test_a_missing_target_names_what_was_detected_not_a_joined_header(tmp_path):
     with pytest.raises(sources.DatasetError) as e:
         sources.source(f"{path}:labl")
     msg = str(e.value)
+    assert "its columns: a, b, d, label (read as" in msg
     assert "did you mean 'label'" in msg and "sep=';' (detected)" in msg and "decimal=',' (detected)" in msg
     assert "a;b;d;label" not in msg
     # a separator given wrongly: the message says the header is one column and which separator fits

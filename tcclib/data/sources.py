@@ -339,7 +339,7 @@ def _no_target(path, target, cols, fmt) -> str:
     close = difflib.get_close_matches(target, [str(c) for c in cols], n=2)
     hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
     return (
-        f"{path}: no target column {target!r}{hint}{how}; its columns: {_names(cols)}; "
+        f"{path}: no target column {target!r}{hint}; its columns: {_names(cols)}{how}; "
         f"write {path}:COLUMN with one of them"
     )
 
