@@ -192,3 +192,20 @@ def test_a_manifest_in_the_documented_short_form_is_read_not_reported_unreadable
         warnings.simplefilter("error")  # no "unreadable ... loaded unchecked"
         ds = sources.load_dataset(424242, data_dir=d, allow_download=False)
     assert ds.name == "mine" and ds.X.shape == (20, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a;b;label\r\n1,5;"x; y";p\r\n2,5;z;q\r\n3,5;"x; y";p\r\n4,5;z;q\r\n',  # CRLF, quoted separators
+        'sep=;\na;b;label\n1,5;"x; y";p\n2,5;z;q\n3,5;"x; y";p\n4,5;z;q\n',  # Excel's separator line
+        '"a";"b";"label"\n"1,5";"x; y";"p"\n"2,5";"z";"q"\n"3,5";"x; y";"p"\n"4,5";"z";"q"\n',  # all quoted
+    ],
+    ids=["crlf", "excel-sep-line", "quoted"],
+)
+@pytest.mark.filterwarnings("ignore:e.csv. separated by")
+def test_quoted_fields_line_endings_and_excels_separator_line(tmp_path, text):
+    ds = _load(f"{_write(tmp_path / 'e.csv', text)}:label")
+    assert list(ds.X.columns) == ["a", "b"]
+    np.testing.assert_allclose(ds.X["a"].to_numpy(), [1.5, 2.5, 3.5, 4.5])
+    assert set(ds.X["b"].cat.categories) == {"x; y", "z"}

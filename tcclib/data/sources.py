@@ -361,6 +361,7 @@ class CsvFormat:
     encoding: str
     header: list
     detected: tuple[str, ...]  # which of sep, decimal, encoding were detected
+    skip: int = 0  # 1 when the file starts with Excel's "sep=;" line
 
     def describe(self) -> str:
         parts = [f"{k}={getattr(self, k)!r}" + (" (detected)" if k in self.detected else "") for k in FILE_OPTIONS]
@@ -368,7 +369,8 @@ class CsvFormat:
 
     def read_options(self) -> dict:
         enc = "utf-8-sig" if self.encoding.lower().replace("_", "-") in ("utf-8", "utf8") else self.encoding
-        return dict(sep=self.sep, decimal=self.decimal, encoding=enc)  # (utf-8-sig: a byte-order mark is dropped)
+        # (utf-8-sig: a byte-order mark is dropped)
+        return dict(sep=self.sep, decimal=self.decimal, encoding=enc, skiprows=self.skip)
 
 
 def _decode(p: Path, raw: bytes, encoding: str | None, complete: bool) -> tuple[str, str]:
@@ -438,7 +440,8 @@ def csv_format(
     """How to read CSV/TSV file ``p``: ``sep`` (else detected among :data:`CSV_SEPARATORS` from the
     first lines; the extension's, ``,`` or tab, when no separator splits them), ``decimal`` (else
     ``,`` when the separator is not a comma and numbers are written ``1,5`` and never ``1.5``),
-    ``encoding`` (else UTF-8, with or without a byte-order mark, or UTF-16 with one).
+    ``encoding`` (else UTF-8, with or without a byte-order mark, or UTF-16 with one).  A first
+    line ``sep=;`` (as Excel writes) names the separator and is skipped.
 
     A :class:`DatasetError` for an empty file, bytes that are not the encoding (saying how to give
     one), a separator equal to the decimal mark, and duplicate header names."""
@@ -452,6 +455,11 @@ def csv_format(
     if len(raw) > SNIFF_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
     default = "\t" if p.suffix.lower() == ".tsv" else ","
+    skip = 0
+    excel = re.fullmatch(r"sep=(.)", lines[0].strip("\r\n")) if lines else None
+    if excel:  # Excel's first line naming the separator
+        skip, lines = 1, lines[1:]
+        sep = sep if sep is not None else excel[1]
     detected = tuple(k for k, v in (("sep", sep), ("decimal", decimal), ("encoding", encoding)) if v is None)
     sep = sep if sep is not None else _sniff_sep(lines, default)
     decimal = decimal if decimal is not None else _sniff_decimal(lines, sep)
@@ -466,7 +474,7 @@ def csv_format(
     except (csv.Error, StopIteration, TypeError) as e:
         raise DatasetError(f"{p}: cannot read the header line with sep={sep!r} ({e})") from None
     header = [h.strip() for h in header]
-    fmt = CsvFormat(sep, decimal, "utf-8" if enc == "utf-8-sig" and encoding is None else enc, header, detected)
+    fmt = CsvFormat(sep, decimal, "utf-8" if enc == "utf-8-sig" and encoding is None else enc, header, detected, skip)
     if note and "sep" in detected and sep != default:
         warnings.warn(
             f"{p.name}: separated by {sep!r} (detected), not {default!r} as its extension suggests; read as such",
