@@ -285,6 +285,8 @@ def test_n_jobs_holds_training_to_its_threads_and_restores_the_process():
     clf = _Watching("random", n_jobs=1, **TINY).fit(X, y)
     assert clf.seen_threads_ == (1, "1")
     assert (torch.get_num_threads(), os.environ.get("TCC_THREADS"), os.environ.get("OMP_NUM_THREADS")) == before
+    clf.predict(X)  # prediction runs on n_jobs threads too, and restores them
+    assert torch.get_num_threads() == before[0]
     assert _Watching("random", n_jobs=None, **TINY).fit(X, y).seen_threads_ == (before[0], before[1])
     for bad in (0, 1.5, "2", True):
         with pytest.raises(ConfigError, match="n_jobs: expected None or a non-zero whole number"):

@@ -509,7 +509,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         dev = raw.device
         tab = _on(self.table_, dev)
         enc = _on(self.encoder_, dev)
-        with self._autocast(dev):
+        with self._autocast(dev), _threads(getattr(self, "n_jobs", None)):
             emb = training.embed(enc, tab, raw, torch.zeros(1, dtype=torch.int64, device=dev), PREDICT_CHUNK)[0]
         return emb.float()
 
