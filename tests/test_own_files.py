@@ -209,3 +209,23 @@ def test_quoted_fields_line_endings_and_excels_separator_line(tmp_path, text):
     assert list(ds.X.columns) == ["a", "b"]
     np.testing.assert_allclose(ds.X["a"].to_numpy(), [1.5, 2.5, 3.5, 4.5])
     assert set(ds.X["b"].cat.categories) == {"x; y", "z"}
+
+
+def test_dates_in_a_frame_and_a_parquet_file_become_the_same_numeric_parts(tmp_path):
+    n = 12
+    t = pd.DataFrame(
+        {
+            "v": np.arange(n) / 3,
+            "when": pd.date_range("2022-12-30 06:15", periods=n, freq="17h", tz="UTC"),
+            "took": pd.to_timedelta(np.arange(n) * 90, unit="s"),
+            "label": ["p", "q"] * (n // 2),
+        }
+    )
+    with pytest.warns(columns.DatetimeNote, match="'when' -> when_year, when_month, when_day, when_weekday, when_hour"):
+        ds = sources.from_frame(t.drop(columns="label"), t["label"])
+    assert list(ds.X.columns) == ["v", "when_year", "when_month", "when_day", "when_weekday", "when_hour", "took"]
+    assert ds.X.dtypes.map(pd.api.types.is_float_dtype).all()
+    assert ds.X["when_hour"].iloc[0] == 6.25 and ds.X["when_weekday"].iloc[0] == 4  # a Friday
+    assert ds.X["took"].iloc[2] == 180.0
+    t.to_parquet(tmp_path / "t.parquet")
+    pd.testing.assert_frame_equal(_load(f"{tmp_path / 't.parquet'}:label").X, ds.X)

@@ -1104,7 +1104,8 @@ validate = validate_dataset  # older name, kept for callers
 
 
 def from_frame(X: pd.DataFrame, y, name: str = "custom") -> Dataset:
-    """Wrap your own table: object/string/bool columns become category, numbers float64.
+    """Wrap your own table: object/string/bool columns become category, numbers float64, dates
+    numeric parts and durations seconds (:func:`tcclib.data.columns.expand_datetimes`).
 
     ``y`` is any sequence of class labels, one per row of ``X`` (matched by position, not index).
     Checked with :func:`validate_dataset`; besides, a text column that holds numbers and a few
