@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 
 from tcclib.data import columns, sources
+from tcclib.running import nbparams
 from tcclib.running import params as param_files
+from tcclib.util import paths
 
 N = 30
 
@@ -79,7 +81,7 @@ def test_a_missing_target_names_what_was_detected_not_a_joined_header(tmp_path):
         sources.source({"path": str(path), "target": "label", "sep": ","})
 
 
-def test_given_sep_decimal_and_encoding_are_used_and_travel_in_the_spec(tmp_path):
+def test_given_sep_decimal_and_encoding_are_used_and_travel_in_the_spec(tmp_path, monkeypatch):
     text, a = _rows(";", ",")
     path = _write(tmp_path / "given.csv", text.replace("x", "é"), "latin-1")
     spec = {"path": str(path), "target": "label", "sep": ";", "decimal": ",", "encoding": "latin-1"}
@@ -93,6 +95,13 @@ def test_given_sep_decimal_and_encoding_are_used_and_travel_in_the_spec(tmp_path
     # through a parameter file: the spec the sweep hands to the notebooks keeps the options
     ps = param_files.parse({"name": "own", "datasets": [spec]})
     assert json.loads(ps.spec("given"))["encoding"] == "latin-1"
+    # ... and a per-dataset notebook reads it back into runs/<set>/<file name>
+    monkeypatch.setenv(paths.ROOT_ENV, str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", columns.DatetimeNote)
+        run = nbparams.per_dataset({"set_name": "own", "dataset": ps.spec("given")})
+    assert run.out == tmp_path / "runs" / "own" / "given"
+    np.testing.assert_allclose(run.ds.X["a"].to_numpy(), a)
 
 
 @pytest.mark.filterwarnings("ignore::tcclib.data.columns.DatetimeNote")
