@@ -238,3 +238,9 @@ def test_dates_in_a_frame_and_a_parquet_file_become_the_same_numeric_parts(tmp_p
     assert ds.X["took"].iloc[2] == 180.0
     t.to_parquet(tmp_path / "t.parquet")
     pd.testing.assert_frame_equal(_load(f"{tmp_path / 't.parquet'}:label").X, ds.X)
+
+
+def test_unnamed_header_cells_keep_pandas_names_and_are_not_duplicates(tmp_path):
+    text = ",a,,label\n0,1.5,x,p\n1,2.5,y,q\n2,3.5,x,p\n3,4.5,y,q\n"
+    ds = _load(f"{_write(tmp_path / 'index.csv', text)}:label")
+    assert list(ds.X.columns) == ["Unnamed: 0", "a", "Unnamed: 2"]

@@ -480,7 +480,7 @@ def csv_format(
             f"{p.name}: separated by {sep!r} (detected), not {default!r} as its extension suggests; read as such",
             stacklevel=3,
         )
-    dup = sorted({h for h in header if header.count(h) > 1})
+    dup = sorted({h for h in header if h and header.count(h) > 1})  # (empty names: pandas's "Unnamed: N")
     if dup:
         raise DatasetError(
             f"{p}: duplicate column name(s) in the header "
@@ -508,7 +508,7 @@ def _read_csv(p: Path, target: str, options: dict) -> pd.DataFrame:
         raise DatasetError(
             f"{p}: {len(fmt.header)} names in the header but {len(df.columns)} columns read ({fmt.describe()})"
         )
-    df.columns = fmt.header
+    df.columns = [h if h else str(c) for h, c in zip(fmt.header, df.columns)]  # (pandas names empty ones)
     features = parse_date_text(df.drop(columns=[target]))
     features[target] = df[target]
     return features
