@@ -132,25 +132,6 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         restored afterwards.  ``-1``: every core (``-2``: all but one, as in joblib).  ``None``: as
         the process is set (``$TCC_THREADS`` / ``$OMP_NUM_THREADS``, else every core).
 
-    Labels
-    ------
-    ``y`` holds one class label per row; an unlabeled row is marked ``-1`` (a number; for integer
-    labels scikit-learn's convention, and beside text labels in an object array or Series), NaN,
-    None or ``pd.NA``.  Text that looks like a marker (``'-1'``, ``''``, ``'nan'``, ``'NA'``,
-    ``'None'``, ``'?'``, ...: :data:`MARKER_TEXTS`) is refused with an error saying how to mark
-    unlabeled rows, never silently made a class.  :meth:`score` leaves the unlabeled rows out;
-    scikit-learn's default splitter takes ``-1`` with integer labels, :class:`SemiSupervisedKFold`
-    every marker (``GridSearchCV(clf, grid, cv=SemiSupervisedKFold(3))``).
-
-    Columns
-    -------
-    Numbers, category/text/bool columns and missing values as they come; a datetime column
-    becomes ``<col>_year``, ``<col>_month``, ``<col>_day``, ``<col>_weekday`` (and ``<col>_hour``
-    when a value has a time of day), a duration column its seconds
-    (:func:`tcclib.data.columns.expand_datetimes`, with a one-line note).  Infinity and numbers
-    beyond float32 (``|x| > 3.4e38``) are refused with the column named.  A numpy object array
-    mixing text and numbers is read like the DataFrame of the same columns (``x0``, ``x1``, ...).
-
     Attributes
     ----------
     classes_, n_features_in_, feature_names_in_ (DataFrame input), seed_ (the seed used),
@@ -158,6 +139,23 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     datetime columns), categorical_features_ (the columns made categorical by
     ``categorical_features``), history_ (contrastive loss per epoch), pseudo_labels_
     (the last pseudo-labels of every row, pseudo-label methods), timings_.
+
+    Notes
+    -----
+    Labels: ``y`` holds one class label per row; an unlabeled row is marked ``-1`` (a number;
+    for integer labels scikit-learn's convention, and beside text labels in an object array or
+    Series), NaN, None or ``pd.NA``.  Text that looks like a marker (``'-1'``, ``''``, ``'nan'``, ``'NA'``,
+    ``'None'``, ``'?'``, ...: :data:`MARKER_TEXTS`) is refused with an error saying how to mark
+    unlabeled rows, never silently made a class.  :meth:`score` leaves the unlabeled rows out;
+    scikit-learn's default splitter takes ``-1`` with integer labels, :class:`SemiSupervisedKFold`
+    every marker (``GridSearchCV(clf, grid, cv=SemiSupervisedKFold(3))``).
+
+    Columns: numbers, category/text/bool columns and missing values as they come; a datetime
+    column becomes ``<col>_year``, ``<col>_month``, ``<col>_day``, ``<col>_weekday`` (and ``<col>_hour``
+    when a value has a time of day), a duration column its seconds
+    (:func:`tcclib.data.columns.expand_datetimes`, with a one-line note).  Infinity and numbers
+    beyond float32 (``|x| > 3.4e38``) are refused with the column named.  A numpy object array
+    mixing text and numbers is read like the DataFrame of the same columns (``x0``, ``x1``, ...).
     """
 
     def __init__(
