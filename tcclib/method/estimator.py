@@ -2,7 +2,7 @@
 
     from tcclib import TCCClassifier
     clf = TCCClassifier(method="class", epochs=100, random_state=0)
-    clf.fit(X, y)            # y: class labels, -1 for unlabeled rows
+    clf.fit(X, y)            # y: class labels; -1, NaN, None or pd.NA for unlabeled rows
     clf.predict(X_new); clf.predict_proba(X_new); clf.transform(X_new)   # embeddings
 
 ``fit`` runs the paper's recipe on the rows it is given: the preprocessing (impute, z-score,
@@ -10,7 +10,10 @@ category codes) is fitted on all of them, the encoder pretrains contrastively on
 (labeled and unlabeled), then the encoder is frozen and a classification head trains on the
 labeled rows.  The steps are those of the benchmark runner (:mod:`tcclib.method.training`): a classifier
 with ``random_state=s`` trains exactly like the runner's member (seed ``s``, same method) on the
-same rows.  Unlabeled rows are marked ``-1`` in ``y``, scikit-learn's semi-supervised convention.
+same rows.  Unlabeled rows are marked ``-1`` in ``y`` (scikit-learn's semi-supervised
+convention), or NaN, None, ``pd.NA``; marker-like text (``'-1'``, ``'NA'``, ...) is refused
+(:func:`split_labels`).  :meth:`TCCClassifier.score` scores the labeled rows only, and
+:class:`SemiSupervisedKFold` and :func:`labeled_scorer` make model selection work with every marker.
 
 New rows at ``predict`` are preprocessed as in training: columns are matched by name (any order;
 extra columns are ignored with a warning, a missing one is an error naming it), missing values
@@ -21,7 +24,11 @@ kept on the CPU, so a model fitted on a GPU loads anywhere.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import difflib
+import os
+import sys
 import time
 import warnings
 
@@ -29,17 +36,21 @@ import numpy as np
 import pandas as pd
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
-from sklearn.utils import check_random_state
+from sklearn.metrics import accuracy_score, get_scorer
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from tcclib.data.columns import expand_datetimes, float_columns_out_of_range
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import ColumnError, FittedColumns, Prepared, SeedSplit
-from tcclib.data.sources import DatasetError, _standard_types
+from tcclib.data.sources import FLOAT32_MAX, DatasetError, _standard_types
 from tcclib.method import training
 from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
+from tcclib.util import threads
 from tcclib.util.progress import bar
 
 UNLABELED = -1
@@ -102,16 +113,49 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     device : str, default "cpu"
         "cpu", "cuda" or "cuda:N" for training (and prediction, where that device exists).
     random_state : int, RandomState or None
-        The member's seed: the same int gives the same model (and the benchmark runner's member
-        of that seed).  None draws one.
-    verbose : bool
-        A progress bar over the pretraining epochs.
+        The member's seed: the same int gives the same model on the same kind of device (and the
+        benchmark runner's member of that seed).  None draws one.  The random draws (weights,
+        batch order, corruption) come from generators on the training device, so a fit on a GPU
+        and one on the CPU with the same seed are different draws, not the same model up to
+        float rounding (as in the benchmark runner).
+    verbose : bool or "auto", default "auto"
+        A progress bar over the pretraining epochs.  ``"auto"``: shown in a notebook, and
+        elsewhere when the pretraining is estimated (:func:`expected_fit_seconds`) to take more than
+        :data:`AUTO_PROGRESS_SECONDS`; small fits (tests) stay quiet.
+    categorical_features : "from_dtype", None, or array-like of names, indices or bools
+        As in ``HistGradientBoostingClassifier``: the columns to treat as categorical besides those
+        whose dtype says so (category, text, bool columns always are): column names (DataFrame
+        ``X``), integer indices, or a boolean mask over the columns.  ``"from_dtype"`` or ``None``:
+        the dtypes alone decide.  Use it for integer-coded categories (occupation codes, zip codes).
+    n_jobs : int or None, default None
+        Threads for torch and XGBoost during ``fit`` (and prediction); the process's settings are
+        restored afterwards.  ``-1``: every core (``-2``: all but one, as in joblib).  ``None``: as
+        the process is set (``$TCC_THREADS`` / ``$OMP_NUM_THREADS``, else every core).
 
     Attributes
     ----------
     classes_, n_features_in_, feature_names_in_ (DataFrame input), seed_ (the seed used),
-    columns_ (the fitted preprocessing), history_ (contrastive loss per epoch), pseudo_labels_
+    columns_ (the fitted preprocessing), datetime_parts_ (``{column: parts}`` of the expanded
+    datetime columns), categorical_features_ (the columns made categorical by
+    ``categorical_features``), history_ (contrastive loss per epoch), pseudo_labels_
     (the last pseudo-labels of every row, pseudo-label methods), timings_.
+
+    Notes
+    -----
+    Labels: ``y`` holds one class label per row; an unlabeled row is marked ``-1`` (a number;
+    for integer labels scikit-learn's convention, and beside text labels in an object array or
+    Series), NaN, None or ``pd.NA``.  Text that looks like a marker (``'-1'``, ``''``, ``'nan'``, ``'NA'``,
+    ``'None'``, ``'?'``, ...: :data:`MARKER_TEXTS`) is refused with an error saying how to mark
+    unlabeled rows, never silently made a class.  :meth:`score` leaves the unlabeled rows out;
+    scikit-learn's default splitter takes ``-1`` with integer labels, :class:`SemiSupervisedKFold`
+    every marker (``GridSearchCV(clf, grid, cv=SemiSupervisedKFold(3))``).
+
+    Columns: numbers, category/text/bool columns and missing values as they come; a datetime
+    column becomes ``<col>_year``, ``<col>_month``, ``<col>_day``, ``<col>_weekday`` (and ``<col>_hour``
+    when a value has a time of day), a duration column its seconds
+    (:func:`tcclib.data.columns.expand_datetimes`, with a one-line note).  Infinity and numbers
+    beyond float32 (``|x| > 3.4e38``) are refused with the column named.  A numpy object array
+    mixing text and numbers is read like the DataFrame of the same columns (``x0``, ``x1``, ...).
     """
 
     def __init__(
@@ -140,7 +184,9 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         xgb_max_bin: int = _D.xgb_max_bin,
         device: str = "cpu",
         random_state=None,
-        verbose: bool = False,
+        verbose="auto",
+        categorical_features="from_dtype",
+        n_jobs: int | None = None,
     ):
         self.method = method
         self.epochs = epochs
@@ -166,6 +212,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.categorical_features = categorical_features
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
@@ -192,13 +240,14 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                 f"method: {self.method!r} is not one of the estimator's methods{why}; "
                 f"choose from {', '.join(estimator_methods())}"
             )
-        if not isinstance(self.verbose, bool):
-            raise ConfigError(f"verbose: expected True or False, got {self.verbose!r}")
+        if not isinstance(self.verbose, bool) and self.verbose != "auto":
+            raise ConfigError(f"verbose: expected True, False or 'auto', got {self.verbose!r}")
+        _thread_count(self.n_jobs)
         return Config(
             seeds=(seed,),
             methods=(self.method,),
             device=self.device,
-            progress=self.verbose,
+            progress=self.verbose is True,
             **{k: getattr(self, k) for k in _SETTINGS},
         )
 
@@ -211,61 +260,128 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ input
     def _frame(self, X, reset: bool) -> pd.DataFrame:
-        """``X`` as a DataFrame in the training column order (see the module docstring)."""
-        if isinstance(X, pd.DataFrame):
-            if not reset and hasattr(self, "feature_names_in_"):
-                names = [str(c) for c in X.columns]
-                missing = [c for c in self.feature_names_in_ if c not in names]
-                if missing:
-                    raise ColumnError(
-                        f"The feature names should match those that were passed during fit: column(s) "
-                        f"{', '.join(map(repr, missing[:10]))}{' ...' if len(missing) > 10 else ''} "
-                        f"missing from X ({len(missing)} of {len(self.feature_names_in_)}); give X every "
-                        "column the model was fitted on (a column missing in some rows can hold NaN: "
-                        "missing values are imputed)"
-                    )
-                extra = [c for c in names if c not in set(self.feature_names_in_)]
-                if extra:
-                    warnings.warn(
-                        f"X has column(s) the model was not fitted on, ignored: {', '.join(map(repr, extra[:10]))}",
-                        stacklevel=3,
-                    )
-                X = X.set_axis(names, axis=1)[list(self.feature_names_in_)]
-            validate_data(self, X, reset=reset, skip_check_array=True)
-            if X.shape[0] == 0 or X.shape[1] == 0:
-                raise ValueError(
-                    f"Found array with {X.shape[0]} sample(s) and {X.shape[1]} feature(s) while a "
-                    "minimum of 1 is required."
+        """``X`` as a DataFrame in the training column order, datetime columns expanded, and (when
+        fitting) categorical columns chosen and values checked (see the class docstring)."""
+        X = self._named_frame(X, reset) if isinstance(X, pd.DataFrame) else self._array_frame(X, reset)
+        try:
+            X, parts = expand_datetimes(X, None if reset else getattr(self, "datetime_parts_", {}))
+        except ValueError as e:
+            raise ColumnError(str(e)) from None
+        if reset:
+            self.datetime_parts_ = parts
+            forced = self._categorical_columns(X.columns, parts)
+            self.categorical_features_ = forced
+            for c in forced:
+                X[c] = X[c].astype("category")
+            try:
+                X = _standard_types(X, "X")
+            except DatasetError as e:
+                raise ColumnError(str(e)) from None
+            _check_range(X)
+        return X
+
+    def _named_frame(self, X: pd.DataFrame, reset: bool) -> pd.DataFrame:
+        if not reset and hasattr(self, "feature_names_in_"):
+            names = [str(c) for c in X.columns]
+            missing = [c for c in self.feature_names_in_ if c not in names]
+            if missing:
+                raise ColumnError(
+                    f"The feature names should match those that were passed during fit: column(s) "
+                    f"{', '.join(map(repr, missing[:10]))}{' ...' if len(missing) > 10 else ''} "
+                    f"missing from X ({len(missing)} of {len(self.feature_names_in_)}); give X every "
+                    "column the model was fitted on (a column missing in some rows can hold NaN: "
+                    "missing values are imputed)"
                 )
-            X = X.set_axis([str(c) for c in X.columns], axis=1).reset_index(drop=True)
-            if reset:
-                try:
-                    X = _standard_types(X, "X")
-                except DatasetError as e:
-                    raise ColumnError(str(e)) from None
-                bad = [
-                    c
-                    for c in X.columns
-                    if not isinstance(X[c].dtype, pd.CategoricalDtype)
-                    and np.isinf(X[c].to_numpy(dtype=np.float64)).any()
-                ]
-                if bad:
-                    raise ValueError(
-                        f"Input X contains infinity in column(s) {', '.join(map(repr, bad[:10]))}; "
-                        "replace it with NaN (imputed) or finite numbers"
-                    )
-            return X
-        arr = validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan")
-        if reset and arr.shape[1] > 0 and np.isfinite(arr).any() and np.abs(arr[np.isfinite(arr)]).max() > 3.4e38:
-            raise ValueError("Input X has numbers too large for float32 (|x| > 3.4e38); rescale them")
+            extra = [c for c in names if c not in set(self.feature_names_in_)]
+            if extra:
+                warnings.warn(
+                    f"X has column(s) the model was not fitted on, ignored: {', '.join(map(repr, extra[:10]))}",
+                    stacklevel=4,
+                )
+            X = X.set_axis(names, axis=1)[list(self.feature_names_in_)]
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(
+                f"Found array with {X.shape[0]} sample(s) and {X.shape[1]} feature(s) while a minimum of 1 is required."
+            )
+        return X.set_axis([str(c) for c in X.columns], axis=1).reset_index(drop=True)
+
+    def _array_frame(self, X, reset: bool) -> pd.DataFrame:
+        """An array's columns as ``x0``, ``x1``, ...: numbers as float64; an object array holding
+        text beside numbers column by column like the DataFrame of the same values."""
+        try:
+            arr = validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan")
+        except ValueError:
+            if not _holds_text(X):
+                raise
+            arr = validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)
+            return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])]).infer_objects()
+        if reset:
+            with np.errstate(invalid="ignore"):
+                big = np.flatnonzero((np.isfinite(arr) & (np.abs(arr) > FLOAT32_MAX)).any(0))
+            if len(big):
+                raise ValueError(
+                    f"Input X has numbers too large for float32 (|x| > 3.4e38) in column(s) "
+                    f"{', '.join(f'x{j}' for j in big[:10])} (0-based indices {', '.join(map(str, big[:10]))}); "
+                    "training runs in float32: rescale them (divide by a power of ten, or take a log) or make them NaN"
+                )
         return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+    def _categorical_columns(self, names, parts: dict) -> list[str]:
+        """The columns ``categorical_features`` names (validated against ``names``, the columns after
+        datetime expansion; a datetime column's name means its parts)."""
+        cf = self.categorical_features
+        if cf is None or (isinstance(cf, str) and cf == "from_dtype"):
+            return []
+        original = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        width = self.n_features_in_
+        where = "categorical_features"
+        if isinstance(cf, str) or np.ndim(cf) != 1:
+            raise ConfigError(
+                f"{where}: expected 'from_dtype', None, or a list of column names, indices or a boolean "
+                f"mask over the {width} columns, got {cf!r}"
+            )
+        arr = np.asarray(cf)
+        if len(arr) == 0:
+            return []
+        if arr.dtype.kind == "b":
+            if len(arr) != width:
+                raise ConfigError(f"{where}: a boolean mask needs one value per column of X ({width}), got {len(arr)}")
+            picked = list(np.flatnonzero(arr))
+        elif arr.dtype.kind in "iu":
+            bad = [int(j) for j in arr if not 0 <= j < width]
+            if bad:
+                raise ConfigError(
+                    f"{where}: column index(es) {bad[:10]} outside 0 .. {width - 1} (X has {width} columns)"
+                )
+            picked = [int(j) for j in arr]
+        elif all(isinstance(v, str) for v in cf):
+            if original is None:
+                raise ConfigError(
+                    f"{where}: column names need a DataFrame X with those columns; for an array give indices or a mask"
+                )
+            unknown = [c for c in cf if c not in original]
+            if unknown:
+                close = difflib.get_close_matches(unknown[0], original, n=2)
+                hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+                raise ConfigError(f"{where}: no column(s) {', '.join(map(repr, unknown[:10]))} in X{hint}")
+            picked = [original.index(c) for c in cf]
+        else:
+            raise ConfigError(f"{where}: give column names, integer indices or a boolean mask, got {cf!r}")
+        labels = original if original is not None else [f"x{j}" for j in range(width)]
+        out = []
+        for j in dict.fromkeys(picked):
+            c = labels[j]
+            out.extend([f"{c}_{p}" for p in parts[c]] if c in parts else [c])
+        return [c for c in out if c in set(names)]
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, importance=None):
-        """Pretrain on every row of ``X``, then fit the head on the rows whose ``y`` is not -1.
+        """Pretrain on every row of ``X``, then fit the head on the labeled rows of ``y``.
 
-        ``X``: DataFrame (numeric, categorical/text/bool, missing values) or array; ``y``: one
-        class label per row, ``-1`` for an unlabeled row.  ``importance``: for the correlation
+        ``X``: DataFrame (numeric, categorical/text/bool, dates, missing values) or array; ``y``:
+        one class label per row, ``-1``, NaN, None or ``pd.NA`` for an unlabeled row (see the
+        class docstring).  ``importance``: for the correlation
         methods, an ``[M, M]`` importance matrix computed before on the same rows with the same
         seed and XGBoost settings (``importance_`` of another fit) instead of computing it again.
         Returns ``self``."""
@@ -278,21 +394,20 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         if cfg.device.startswith("cuda"):
             cfg.check_device()
         Xf = self._frame(X, reset=True)
-        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=True, input_name="y")
-        y = column_or_1d(y, warn=True)
-        if len(y) != len(Xf):
-            raise ValueError(f"X has {len(Xf)} rows but y has {len(y)} labels")
-        labeled = ~_is_unlabeled(y)
-        check_classification_targets(y[labeled] if labeled.any() else y)
-        classes = np.unique(y[labeled])
+        labels, labeled = split_labels(y)
+        if len(labeled) != len(Xf):
+            raise ValueError(f"X has {len(Xf)} rows but y has {len(labeled)} labels")
+        if len(labels):
+            check_classification_targets(labels)
+        classes = np.unique(labels)
         if len(classes) < 2:
             raise ValueError(
                 f"y has {len(classes)} class among its {int(labeled.sum())} labeled rows "
-                f"(unlabeled rows: -1); classification needs labeled rows of at least 2 classes"
+                f"(unlabeled rows: -1, NaN, None or pd.NA); classification needs labeled rows of at least 2 classes"
             )
         self.classes_ = classes
-        codes = np.full(len(y), UNLABELED, dtype=np.int64)
-        codes[labeled] = np.searchsorted(classes, y[labeled])
+        codes = np.full(len(labeled), UNLABELED, dtype=np.int64)
+        codes[labeled] = np.searchsorted(classes, labels)
 
         t0 = time.perf_counter()
         cols = FittedColumns.fit(Xf)
@@ -322,20 +437,9 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                 "least 2 features; add features, or use method='no_pretrain'"
             )
         check_training_inputs(prep, cfg)
-        if not METHODS[self.method].needs_importance:
-            importance = None
-        elif importance is not None:
-            importance = np.asarray(importance, dtype=np.float64)
-            if importance.shape != (len(cols.names),) * 2 or not np.isfinite(importance).all():
-                raise ValueError(
-                    f"importance: expected a finite {len(cols.names)} x {len(cols.names)} matrix "
-                    f"(one row and column per feature of X), got shape {importance.shape}"
-                )
-            importance = importance[None]
-        else:
-            importance = importance_matrix(split, cfg)[None]
-        with training.matmul_precision(cfg):
-            enc, head, tab, pt = _fit_member(prep, cfg, importance)
+        cfg = cfg.replace(progress=self._progress(split, cfg))
+        with _threads(self.n_jobs):
+            enc, head, tab, pt, importance = self._train(prep, split, cfg, importance)
         self.columns_ = cols
         self.seed_ = seed
         self.importance_ = importance[0] if importance is not None else None
@@ -349,6 +453,36 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.timings_ = {"fit_s": time.perf_counter() - t0}
         return self
 
+    def _progress(self, split: SeedSplit, cfg: Config) -> bool:
+        """Whether to show the pretraining bar (``verbose``; ``"auto"``: see the class docstring)."""
+        if self.verbose != "auto":
+            return bool(self.verbose)
+        if not METHODS[self.method].pretrain or cfg.epochs == 0:
+            return False
+        return (
+            _in_notebook()
+            or expected_fit_seconds(len(split.raw_train), int(split.widths.sum()), cfg) > AUTO_PROGRESS_SECONDS
+        )
+
+    def _train(self, prep: Prepared, split: SeedSplit, cfg: Config, importance):
+        """Importances (correlation methods), pretraining and the head: ``(enc, head, tab, pt, importance)``."""
+        cols = prep.feature_names
+        if not METHODS[self.method].needs_importance:
+            importance = None
+        elif importance is not None:
+            importance = np.asarray(importance, dtype=np.float64)
+            if importance.shape != (len(cols),) * 2 or not np.isfinite(importance).all():
+                raise ValueError(
+                    f"importance: expected a finite {len(cols)} x {len(cols)} matrix "
+                    f"(one row and column per feature of X), got shape {importance.shape}"
+                )
+            importance = importance[None]
+        else:
+            importance = importance_matrix(split, cfg)[None]
+        with training.matmul_precision(cfg):
+            enc, head, tab, pt = _fit_member(prep, cfg, importance)
+        return enc, head, tab, pt, importance
+
     # ------------------------------------------------------------------ predict
     def _device(self) -> torch.device:
         dev = torch.device(self.device) if isinstance(self.device, str) else torch.device("cpu")
@@ -359,11 +493,21 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     def _embed(self, X) -> torch.Tensor:
         check_is_fitted(self, "encoder_")
         Xf = self._frame(X, reset=False)
-        raw = torch.as_tensor(self.columns_.transform(Xf), device=self._device())[None]
+        with np.errstate(over="ignore", invalid="ignore"):  # (non-finite values are named below)
+            values = self.columns_.transform(Xf)
+        finite = np.isfinite(values).all(0)
+        if not finite.all():
+            bad = [self.columns_.names[j] for j in np.flatnonzero(~finite)]
+            raise ValueError(
+                f"X has numbers in column(s) {', '.join(map(repr, bad[:10]))} that standardise to infinity "
+                "in float32 (infinity, or far beyond the training values); replace them with NaN (imputed) "
+                "or finite numbers"
+            )
+        raw = torch.as_tensor(values, device=self._device())[None]
         dev = raw.device
         tab = _on(self.table_, dev)
         enc = _on(self.encoder_, dev)
-        with self._autocast(dev):
+        with self._autocast(dev), _threads(getattr(self, "n_jobs", None)):
             emb = training.embed(enc, tab, raw, torch.zeros(1, dtype=torch.int64, device=dev), PREDICT_CHUNK)[0]
         return emb.float()
 
@@ -392,16 +536,226 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "encoder_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy on the *labeled* rows of ``X``: rows whose ``y`` marks them unlabeled (-1, NaN,
+        None, ``pd.NA``; see the class docstring) are left out, so ``cross_val_score`` and
+        ``GridSearchCV`` (whose default scoring this is) work on a semi-supervised ``y``; text
+        labels work.  ``sample_weight``: weights of the rows (those of unlabeled rows are dropped
+        with them).  A ``y`` with no labeled row is a ``ValueError``."""
+        labels, labeled = split_labels(y)
+        if not labeled.any():
+            raise ValueError(
+                f"score: y has no labeled row (all {len(labeled)} marked unlabeled); nothing to score against"
+            )
+        rows = np.flatnonzero(labeled)
+        weights = None if sample_weight is None else np.asarray(sample_weight)[rows]
+        return float(accuracy_score(labels, self.predict(_safe_indexing(X, rows)), sample_weight=weights))
+
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _is_unlabeled(y: np.ndarray) -> np.ndarray:
-    if y.dtype.kind in "iuf":
-        return y == UNLABELED
-    return np.array(
-        [isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == UNLABELED for v in y], dtype=bool
-    )
+MARKER_TEXTS = ("-1", "", "nan", "na", "n/a", "nat", "<na>", "none", "null", "?", "missing", "unlabeled", "unlabelled")
+"""Text labels that look like a marker of unlabeled rows (compared stripped, case-insensitively):
+refused as classes by :func:`split_labels`, since they are almost always a marker read as text."""
+
+_HOW_TO_MARK = "mark an unlabeled row with the number -1 (scikit-learn's convention), or with NaN, None or pd.NA"
+
+
+def _label_array(y) -> np.ndarray:
+    """``y`` as a 1-d numpy array, keeping each value's type (a list of text and -1 stays mixed)."""
+    if isinstance(y, pd.DataFrame):
+        if y.shape[1] != 1:
+            raise ValueError(f"y: expected one column of class labels, got {y.shape[1]} columns (multi-output)")
+        y = y.iloc[:, 0]
+    if isinstance(y, (pd.Series, pd.Index)):
+        plain = y.dtype.kind in "biuf" and not pd.api.types.is_extension_array_dtype(y.dtype)
+        return y.to_numpy() if plain else y.to_numpy(dtype=object)
+    if isinstance(y, (list, tuple)):
+        arr = np.asarray(y, dtype=object)  # (numpy would turn ['a', -1] into the texts 'a' and '-1')
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        if arr.ndim == 1 and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr):
+            arr = arr.astype(np.int64)
+        return column_or_1d(arr, warn=True)
+    return column_or_1d(np.asarray(y), warn=True)
+
+
+def _typed(vals: np.ndarray, nan_marked: bool) -> np.ndarray:
+    """The labeled rows' labels with one type: int, float, bool or text (a ValueError for a mix)."""
+    if vals.dtype.kind == "f" and nan_marked and len(vals) and np.all(vals == np.round(vals)):
+        return vals.astype(np.int64)  # integer labels that NaN markers turned into floats
+    if vals.dtype.kind != "O" or not len(vals):
+        return vals
+    kind = pd.api.types.infer_dtype(vals, skipna=False)
+    if kind == "integer":
+        return vals.astype(np.int64)
+    if kind in ("floating", "mixed-integer-float"):
+        return _typed(vals.astype(np.float64), nan_marked)
+    if kind == "boolean":
+        return vals.astype(bool)
+    if kind == "string":
+        return vals
+    if kind in ("mixed", "mixed-integer"):
+        sample = ", ".join(repr(v) for v in pd.unique(vals)[:6])
+        raise ValueError(
+            f"y mixes class labels of different types ({sample}, ...): give every class label the same "
+            f"type (all text or all numbers); {_HOW_TO_MARK}"
+        )
+    return vals
+
+
+def split_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, labeled)``: the class labels of the labeled rows of ``y`` and the boolean mask
+    of those rows.
+
+    Unlabeled rows: ``-1`` (a number: int, float or a number in an object array beside text
+    labels), NaN, None and ``pd.NA``.  Text that looks like such a marker (:data:`MARKER_TEXTS`:
+    ``'-1'``, ``''``, ``'nan'``, ``'NA'``, ``'None'``, ``'?'``, ...) is refused with a
+    ``ValueError`` (it would otherwise become a class of its own); so is infinity, and a mix of
+    text and number labels.  Integer labels made floats by NaN markers come back as integers."""
+    arr = _label_array(y)
+    if arr.dtype.kind == "f" and np.isinf(arr).any():
+        raise ValueError("Input y contains infinity or a value too large for dtype('float64').")
+    missing = pd.isna(arr) if arr.dtype.kind in "fOM" else np.zeros(len(arr), dtype=bool)
+    if arr.dtype.kind in "iuf":
+        minus_one = arr == UNLABELED
+    elif arr.dtype.kind == "O":
+        minus_one = np.array(
+            [
+                isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) and v == UNLABELED
+                for v in arr
+            ],
+            dtype=bool,
+        )
+    else:
+        minus_one = np.zeros(len(arr), dtype=bool)
+    labeled = ~(np.asarray(missing, dtype=bool) | minus_one)
+    vals = _typed(arr[labeled], bool(np.asarray(missing).any()))
+    if vals.dtype.kind in "OUS" and len(vals):
+        texts = pd.Series(vals).map(lambda v: str(v).strip().lower() if isinstance(v, (str, bytes)) else None)
+        marks = texts.isin(MARKER_TEXTS)
+        if marks.any():
+            found = pd.Series(vals[marks.to_numpy()]).value_counts()
+            shown = ", ".join(f"{v!r} ({k} rows)" for v, k in found.items())
+            raise ValueError(
+                f"y holds the text label(s) {shown}, which look like a marker of unlabeled rows written as "
+                "text (as read from a CSV file, or as numpy makes -1 in a list of text labels); it is not "
+                f"taken as a class. M{_HOW_TO_MARK[1:]} (e.g. y = pd.Series(y).replace('-1', None)); "
+                "if it really is a class, rename it"
+            )
+    return vals, labeled
+
+
+class SemiSupervisedKFold(StratifiedKFold):
+    """Stratified K folds for a semi-supervised ``y``: the classes of the labeled rows, and the
+    unlabeled rows as one more stratum, are spread evenly over the folds.
+
+    scikit-learn's default splitter for a classifier (``StratifiedKFold``) takes integer labels
+    with ``-1``, but fails on NaN, None or ``pd.NA`` markers and on text labels beside ``-1``;
+    this one takes every marker :func:`split_labels` does: ``GridSearchCV(clf, grid,
+    cv=SemiSupervisedKFold(3))``.  Parameters as ``StratifiedKFold``."""
+
+    def split(self, X, y, groups=None):
+        vals, labeled = split_labels(y)
+        strata = np.full(len(labeled), -1, dtype=np.int64)
+        strata[labeled] = np.unique(vals, return_inverse=True)[1]
+        return super().split(np.zeros((len(strata), 1)), strata, groups)
+
+
+def labeled_scorer(scoring="accuracy"):
+    """A scorer for model selection that scores the labeled rows only (rows marked as
+    :func:`split_labels` says are left out): ``GridSearchCV(clf, grid, scoring=labeled_scorer("balanced_accuracy"))``.
+    ``scoring``: a scikit-learn scoring name or scorer.  (The estimator's own :meth:`~TCCClassifier.score`,
+    the default of ``GridSearchCV`` and ``cross_val_score``, already leaves them out.)"""
+    inner = get_scorer(scoring)
+
+    def score(estimator, X, y, **kw):
+        vals, labeled = split_labels(y)
+        if not labeled.any():
+            raise ValueError("y has no labeled row to score against; " + _HOW_TO_MARK.replace("mark", "only mark"))
+        rows = np.flatnonzero(labeled)
+        kw = {k: (_safe_indexing(v, rows) if k == "sample_weight" and v is not None else v) for k, v in kw.items()}
+        return inner(estimator, _safe_indexing(X, rows), vals, **kw)
+
+    return score
+
+
+AUTO_PROGRESS_SECONDS = 5.0
+"""``verbose="auto"`` shows the progress bar when the pretraining is expected to take longer."""
+CPU_FLOPS = 2e10
+"""The multiply-adds per second :func:`expected_fit_seconds` assumes (a few CPU cores; a GPU is faster)."""
+
+
+def expected_fit_seconds(n_rows: int, width: int, cfg: Config) -> float:
+    """A rough estimate of the pretraining time: per epoch, two views of every row through the
+    encoder, forward and backward (about 3x the forward's multiply-adds), at :data:`CPU_FLOPS`."""
+    layer = width * cfg.hidden_dim + max(cfg.encoder_depth - 1, 0) * cfg.hidden_dim**2
+    return cfg.epochs * n_rows * 2 * 3 * layer / CPU_FLOPS
+
+
+def _in_notebook() -> bool:
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _thread_count(n_jobs) -> int | None:
+    """Threads for ``n_jobs`` (None: leave the process as it is); a ConfigError for a bad value."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ConfigError(f"n_jobs: expected None or a non-zero whole number (-1: every core), got {n_jobs!r}")
+    n = int(n_jobs)
+    return max(1, n if n > 0 else threads.cores() + 1 + n)
+
+
+@contextlib.contextmanager
+def _threads(n_jobs):
+    """Hold torch and XGBoost (through ``$TCC_THREADS``) to ``n_jobs`` threads; restore both after."""
+    n = _thread_count(n_jobs)
+    if n is None:
+        yield
+        return
+    saved_env = {k: os.environ.get(k) for k in threads.env(n)}
+    saved_torch = torch.get_num_threads()
+    threads.apply(n)
+    try:
+        yield
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        torch.set_num_threads(saved_torch)
+
+
+def _holds_text(X) -> bool:
+    """An array-like with text (or other non-number objects) among its values."""
+    try:
+        arr = np.asarray(X, dtype=object)
+    except Exception:  # noqa: BLE001 - ragged or odd input: let scikit-learn's own error stand
+        return False
+    return arr.ndim == 2 and any(isinstance(v, (str, bytes)) for v in arr.ravel())
+
+
+def _check_range(X: pd.DataFrame) -> None:
+    """Infinity and numbers beyond float32 are a ValueError naming the columns."""
+    bad = float_columns_out_of_range(X, FLOAT32_MAX)
+    inf = [c for c, (n_inf, _, _) in bad.items() if n_inf]
+    if inf:
+        raise ValueError(
+            f"Input X contains infinity in column(s) {', '.join(map(repr, inf[:10]))}; "
+            "replace it with NaN (imputed) or finite numbers"
+        )
+    if bad:
+        largest = max(v[2] for v in bad.values())
+        raise ValueError(
+            f"Input X has numbers too large for float32 (|x| > 3.4e38) in column(s) "
+            f"{', '.join(map(repr, list(bad)[:10]))} (the largest {largest:.3g}): training runs in float32, where "
+            "they become inf (beyond about 1e154 z-scoring overflows even in float64); rescale them (divide by a "
+            "power of ten, or take a log) or make them NaN"
+        )
 
 
 def _fit_member(prep: Prepared, cfg: Config, importance):
@@ -481,4 +835,13 @@ def _on(obj, dev: torch.device):
     return out
 
 
-__all__ = ["TCCClassifier", "UNLABELED", "estimator_methods"]
+__all__ = [
+    "MARKER_TEXTS",
+    "UNLABELED",
+    "SemiSupervisedKFold",
+    "TCCClassifier",
+    "estimator_methods",
+    "expected_fit_seconds",
+    "labeled_scorer",
+    "split_labels",
+]

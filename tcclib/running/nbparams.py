@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tcclib.artifacts import store
-from tcclib.data.sources import _FILE_RE, DATA_DIR_ENV, load_dataset
+from tcclib.data.sources import DATA_DIR_ENV, load_dataset, spec_folder
 from tcclib.method.config import Config, ConfigError
 from tcclib.util import paths
 
@@ -143,7 +143,7 @@ def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> D
     check_injected(namespace, per_dataset_names(ablation))
     cfg = config_from(namespace)
     dataset, set_name = namespace.get("dataset", "breast_cancer"), namespace.get("set_name", "lab")
-    folder = Path(m["path"]).stem if (m := _FILE_RE.match(str(dataset).strip())) else str(dataset)  # PATH:TARGET
+    folder = spec_folder(dataset)  # a file's name without extension (PATH:TARGET or its mapping), else the name
     out = (
         paths.resolve(namespace["output_dir"])
         if namespace.get("output_dir")
