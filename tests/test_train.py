@@ -8,6 +8,7 @@ import torch
 from tcclib.artifacts.importances import importance_matrices
 from tcclib.data.preprocess import prepare
 from tcclib.data.sources import DatasetError, from_frame
+from tcclib.method import training
 from tcclib.method.config import Config
 from tcclib.method.correlation import correlation_range
 from tcclib.running.train import run_dataset, run_prepared
@@ -172,6 +173,21 @@ def test_ablation_grid_varies_one_setting_at_a_time(bc_small):
     assert set(g[g.varied == "corruption_rate"].labeled_fraction) == {0.3}
     n_lab = lf.groupby("labeled_fraction").n_labeled.first()
     assert n_lab[0.5] > 4 * n_lab[0.1]
+
+
+def test_captured_step_switch_falls_back_to_eager_on_the_cpu_bit_for_bit(bc_small):
+    # compile: cuda_graph asks for a CUDA graph of the step; on the CPU it runs the eager step
+    cfg = _small_cfg(epochs=3, batch_size=96, methods=("random", "class", "class_least"))  # ends in a partial batch
+    prep = prepare(bc_small, cfg.seeds)
+    imp = importance_matrices("bc12", prep.splits, cfg)
+    eager = run_prepared(prep, cfg.replace(compile="off"), imp)
+    fallback = run_prepared(prep, cfg.replace(compile="cuda_graph"), imp)
+    pd.testing.assert_frame_equal(fallback.results, eager.results)
+    pd.testing.assert_frame_equal(fallback.history, eager.history)
+    pd.testing.assert_frame_equal(fallback.pseudo, eager.pseudo)
+    members = training.set_up(prep, cfg.replace(compile="cuda_graph"), imp, "bc12")
+    pt = members.pretraining
+    assert pt.mode == "eager" and pt.step == pt.eager_step
 
 
 class _Stop(Exception):

@@ -139,7 +139,15 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         {k: getattr(cfg, k) for k in names},
         extra,
         *_fidelity(fcfg, member_switches(spec)),
+        *_step(cfg, spec),
     )
+
+
+def _step(cfg: Config, spec) -> tuple:
+    """The key part for a pretrained member's captured or compiled step (``Config.step_mode``):
+    none when it runs eagerly (the CPU's default), so those keys stay what they were."""
+    mode = cfg.step_mode()
+    return (("step", mode),) if spec.pretrain and mode != "eager" else ()
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:
