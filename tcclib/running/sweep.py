@@ -377,9 +377,10 @@ def _sweep_locked(
         except dask_scale.ScaleError as e:
             raise SweepError(str(e)) from None
     else:
-        budget = thread_budget.budget(min(workers, max(1, len(todo))), scale.get("threads"))
+        plan = thread_budget.plan(min(workers, max(1, len(todo))), ps.config.device, scale.get("threads"))
+        budget = plan.budget
         if todo:
-            say(f"threads: {budget.line('worker')}")
+            say(plan.line("worker"))
         with (
             _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),
             ThreadPoolExecutor(max_workers=workers) as pool,
