@@ -172,6 +172,10 @@ def test_profiler_counts_an_epochs_matrix_products_as_torch_does(bc_small):
     with FlopCounterMode(display=False) as fc:
         pt.contrastive_epoch(0)
     assert prof.epoch_flops(pt, tab, cfg) == fc.get_total_flops()
+    # the benchmark's ceiling times exactly these products (no refresh here: no pseudo member)
+    ceiling = prof.ceiling_seconds(pt.Kp, pt.N, pt.lab_rows.shape[1], 0, tab.width, tab.n_classes, cfg)
+    assert ceiling["gflop"] * 1e9 == pytest.approx(fc.get_total_flops(), rel=1e-12)
+    assert 0 < ceiling["contrastive"] == ceiling["total"]
 
 
 def test_bf16_nt_xent_is_close_to_float32_and_returns_a_bf16_gradient():
