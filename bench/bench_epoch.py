@@ -292,11 +292,12 @@ def main(argv=None):
         xgb_max_bin=args.xgb_max_bin,
     )
     overhead = notebook_overhead()
+    card = f"  GPU {torch.cuda.get_device_name(args.device)}" if args.device.startswith("cuda") else ""
     print(
         f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
         f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
         f"xgb_max_bin {args.xgb_max_bin}  allocator {allocator_words()}  "
-        f"{platform.processor() or platform.machine()}  load {os.getloadavg()[0]:.1f}"
+        f"{platform.processor() or platform.machine()}{card}  load {os.getloadavg()[0]:.1f}"
     )
     print(
         f"# published settings: {len(cfg.seeds)} seeds x {len(cfg.methods)} methods, {PAPER_EPOCHS} epochs; "
