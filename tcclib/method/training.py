@@ -13,9 +13,14 @@ and train together, each with its own generator, labels and Adam state.  The ste
   :meth:`~Pretraining.load_state_dict` for checkpoints (written by :mod:`tcclib.artifacts.store`);
 * :func:`fit_heads` / :func:`embed`: frozen-encoder embeddings and fresh classification heads.
 
-:func:`tcclib.running.train.run_prepared` strings them together for a benchmark ensemble (all seeds x
-methods, test-split evaluation, checkpoints); :class:`tcclib.method.estimator.TCCClassifier` runs the
-same steps for one member on the user's rows.  A member therefore trains identically in both.
+* :func:`set_up`, :func:`pretrain` and :func:`fit_member_heads`: the one sequence (set-up in a
+  fixed order, the epoch loop, the heads) that :func:`tcclib.running.train.run_prepared` runs for a
+  benchmark ensemble (all seeds x methods, adding checkpoints and test-split evaluation) and
+  :class:`tcclib.method.estimator.TCCClassifier` runs for one member on the user's rows.  A member
+  therefore trains identically in both;
+* :func:`make_step`: the contrastive step, eager, as a CUDA graph (:class:`CapturedStep`) or
+  compiled (:class:`CompiledStep`), as ``Config.compile`` says.  A step reads nothing back to
+  the host: the losses are read once per epoch.
 """
 
 from __future__ import annotations
