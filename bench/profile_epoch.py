@@ -50,7 +50,7 @@ import torch  # noqa: E402
 from tcclib.data.encoding import TensorTable  # noqa: E402
 from tcclib.data.preprocess import prepare  # noqa: E402
 from tcclib.data.sources import Dataset, load_dataset  # noqa: E402
-from tcclib.method import training
+from tcclib.method import training  # noqa: E402
 from tcclib.method.config import MATMUL_PRECISIONS, PAPER_METHODS, Config  # noqa: E402
 from tcclib.method.correlation import importance_matrix  # noqa: E402
 from tcclib.method.model import StackedMLP  # noqa: E402
@@ -110,6 +110,80 @@ def epoch_flops(pt: training.Pretraining, tab: TensorTable, cfg: Config) -> floa
         total += 2 * rows * (3 * macs_row - first)
         total += 2 * 3 * rows * rows * cfg.hidden_dim  # S = u u^T, then (P + P^T) u
     return total * pt.Kp
+
+
+def _products(K: int, rows: int, dims: list[int], loss: bool, backward: bool = True) -> list[tuple]:
+    """The batched matrix products ``(K, m, k, n)`` of one step on ``rows`` rows through a stacked
+    MLP of layer widths ``dims`` (forward; with ``backward`` the input gradients of every layer
+    but the first and every weight gradient), and with ``loss`` NT-Xent's three ``[rows, rows]``
+    products (``S = u u^T``; ``P u`` and ``P^T u`` in its backward)."""
+    out = []
+    for a, b in zip(dims[:-1], dims[1:]):
+        out.append((K, rows, a, b))  # forward
+        if backward:
+            out.append((K, a, rows, b))  # weight gradient
+    if backward:
+        out += [(K, rows, b, a) for a, b in zip(dims[1:-1], dims[2:])]  # input gradients (not the first layer's)
+    if loss:
+        H = dims[-1]
+        out += [(K, rows, H, rows), (K, rows, rows, H), (K, rows, rows, H)]
+    return out
+
+
+def products_seconds(shapes: list[tuple], device="cpu", dtype=torch.float32, reps: int = 5) -> float:
+    """Seconds torch's ``bmm`` takes for the products ``shapes`` ((K, m, k, n) each), each timed
+    alone on random operands of its shape, best of ``reps``: the arithmetic of those products at
+    the rate this machine's batched matmul reaches on exactly those shapes, nothing else."""
+    total = 0.0
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
+    for K, m, k, n in shapes:
+        a = torch.randn(K, m, k, device=device).to(dtype)
+        b = torch.randn(K, k, n, device=device).to(dtype)
+        best = float("inf")
+        for _ in range(reps):
+            sync()
+            t = time.perf_counter()
+            torch.bmm(a, b)
+            sync()
+            best = min(best, time.perf_counter() - t)
+        total += best
+    return total
+
+
+def ceiling_seconds(
+    members: int,
+    n_rows: int,
+    n_labeled: int,
+    pseudo_members: int,
+    width: int,
+    n_classes: int,
+    cfg: Config,
+    device="cpu",
+) -> dict:
+    """The epoch's arithmetic ceiling on this machine: its products (every batch of the contrastive
+    epoch for ``members`` pretrained members on ``n_rows`` rows, and the amortised pseudo-label
+    refresh: ``head_epochs`` epochs of ``pseudo_members`` heads on ``n_labeled`` rows every
+    ``pseudo_every`` epochs) at the rate :func:`products_seconds` measures for each of their shapes.
+    Returns ``{"contrastive": s, "refresh": s, "total": s, "gflop": ...}`` per epoch."""
+    dtype = torch.bfloat16 if cfg.matmul_precision == "bf16" else torch.float32
+    dims = [width] + [cfg.hidden_dim] * cfg.encoder_depth + [cfg.hidden_dim] * cfg.head_depth
+    head = [cfg.hidden_dim] * cfg.head_depth + [n_classes]
+    sizes: dict[int, int] = {}
+    for a, b in training.batches(n_rows, cfg.batch_size):
+        sizes[b - a] = sizes.get(b - a, 0) + 1
+    out = {"contrastive": 0.0, "refresh": 0.0, "gflop": 0.0}
+    for b, count in sizes.items():
+        shapes = _products(members, 2 * b, dims, loss=True)
+        out["contrastive"] += count * products_seconds(shapes, device, dtype)
+        out["gflop"] += count * sum(2 * K * m * k * n for K, m, k, n in shapes) / 1e9
+    if pseudo_members and n_labeled:
+        per = cfg.head_epochs / cfg.pseudo_every
+        for a, b in training.batches(n_labeled, cfg.batch_size):
+            shapes = _products(pseudo_members, b - a, head, loss=False)
+            out["refresh"] += per * products_seconds(shapes, device, dtype)
+            out["gflop"] += per * sum(2 * K * m * k * n for K, m, k, n in shapes) / 1e9
+    out["total"] = out["contrastive"] + out["refresh"]
+    return out
 
 
 def ceiling_dtype(precision: str) -> str:

@@ -79,6 +79,7 @@ head_depth: int = 2  # linear layers of the projection and classification heads 
 bias_init: float = 0.01  # initial value of every bias (paper: 0.01)
 device: str = 'cpu'  # cpu or cuda[:N]
 matmul_precision: str = 'highest'  # highest (exact float32), high or medium (torch's bf16/TF32 inside matmuls), or bf16 (opt-in)
+compile: str = 'auto'  # auto (the step as a CUDA graph on a GPU, eager on the CPU), off, cuda_graph or torch_compile
 xgb_trees: int = 100  # XGBoost trees per importance model (paper: 100)
 xgb_depth: int = 10  # XGBoost tree depth (paper: 10)
 xgb_eta: float = 0.1  # XGBoost learning rate (paper: 0.1)

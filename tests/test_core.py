@@ -171,6 +171,46 @@ def test_nt_xent_matches_the_paper_formula(tau):
     assert batched[1].item() == pytest.approx(_nt_xent_reference(zv, za, tau), rel=1e-5)
 
 
+def test_nt_xent_sync_free_form_gives_the_same_values_as_the_branch():
+    # the GPU's (and torch.compile's) form of the partner loss: both forms picked element-wise,
+    # no host read; the CPU's reads one flag.  Same values, with and without an underflow.
+    from tcclib.method.losses import _partner_loss
+
+    g = _gen(8)
+    for scale in (1.0, 1e4):  # 1e4: some partners' probabilities underflow to 0
+        S = torch.randn(3, 8, 8, generator=g) * scale
+        S.diagonal(dim1=1, dim2=2).fill_(float("-inf"))
+        idx = torch.arange(8)
+        partner = torch.where(idx < 4, idx + 4, idx - 4)
+        ppos = torch.softmax(S, -1)[:, idx, partner]
+        branch = _partner_loss(S, ppos, idx, partner)
+        sync_free = _partner_loss(S, ppos, idx, partner, sync_free=True)
+        assert torch.equal(branch, sync_free), scale
+        assert torch.isfinite(sync_free).all()
+    assert (ppos == 0).any()  # the underflow case was exercised
+
+
+def test_step_mode_captures_only_on_a_gpu_and_keys_stay_at_the_default():
+    from tcclib.artifacts import keys
+
+    assert Config().compile == "auto" and Config().step_mode() == "eager"
+    assert Config(compile="cuda_graph").step_mode() == "eager"  # the CPU fallback
+    assert Config(device="cuda").step_mode() == "cuda_graph"
+    assert Config(device="cuda", compile="off").step_mode() == "eager"
+    assert Config(compile="torch_compile").step_mode() == "torch_compile"
+    with pytest.raises(ConfigError, match="compile"):
+        Config(compile="graph")
+    X, y = _mixed_frame()
+    sp = prepare(from_frame(X, y, name="mixed"), [1]).splits[0]
+    plain = keys.member_key(sp, "random", Config(compile="off"))
+    assert keys.member_key(sp, "random", Config()) == plain
+    assert keys.member_key(sp, "random", Config(compile="cuda_graph")) == plain
+    assert keys.member_key(sp, "random", Config(compile="torch_compile")) != plain
+    assert keys.member_key(sp, "no_pretrain", Config(compile="torch_compile")) == keys.member_key(
+        sp, "no_pretrain", Config()
+    )
+
+
 # ------------------------------------------------------------------ encoding
 def _mixed_frame(n=300, seed=0):
     rs = np.random.RandomState(seed)

@@ -98,6 +98,50 @@ def test_importance_models_go_to_the_gpu_only_with_the_run():
     assert p["device"] == "cuda" and p["tree_method"] == "hist" and p["n_jobs"] == 1
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for a machine whose XGBoost has no GPU")
+def test_importances_asked_for_on_a_gpu_fall_back_to_the_cores_with_one_notice(bc_small, capsys):
+    import warnings
+
+    from tcclib.method import correlation
+
+    cfg = Config(xgb_trees=5, xgb_depth=3)
+    sp = prepare(bc_small, [614579]).splits[0]
+    cpu = importance_matrix(sp, cfg)
+    capsys.readouterr()
+    correlation._told.clear()
+    correlation._cuda_problem.cache_clear()  # the real probe: a tiny XGBoost fit on "cuda"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no XGBoost warning per model
+        on_gpu = importance_matrix(sp, cfg.replace(device="cuda"))
+        again = importance_matrix(sp, cfg.replace(device="cuda"))
+    np.testing.assert_array_equal(on_gpu, cpu)  # the CPU's fits, the same bits
+    np.testing.assert_array_equal(again, cpu)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("importances: XGBoost on the CPU cores instead of cuda: "), out
+    assert correlation.usable_device("cpu") == "cpu" and correlation.usable_device("cuda") == "cpu"
+
+
+def test_datasets_side_by_side_on_one_gpu_get_a_share_of_the_host_cores_each():
+    from tcclib.util import threads
+
+    gpu = threads.plan(4, "cuda", n_cores=16, environ={})
+    assert gpu.on_gpu and gpu.budget.jobs == 4 and gpu.budget.threads == 4
+    assert threads.env(gpu.budget)["OMP_NUM_THREADS"] == "4"  # what each dataset's kernel inherits
+    assert gpu.line() == (
+        "threads: 4 workers x 4 threads (16 cores); GPU: 4 datasets side by side on cuda "
+        "(each job's 4 host threads for its data, importance fits and baselines)"
+    )
+    assert threads.plan(3, "cpu", n_cores=16, environ={}).line() == "threads: 3 workers x 5 threads (16 cores)"
+    one = threads.plan(1, "cuda:1", n_cores=2, environ={})
+    assert one.line().endswith(
+        "GPU: 1 dataset at a time on cuda:1 (each job's 2 host threads for its data, importance fits and baselines)"
+    )
+    # more datasets than cores: one thread each; --threads and OMP_NUM_THREADS win as on the CPU
+    assert threads.plan(8, "cuda", n_cores=4, environ={}).budget.threads == 1
+    assert threads.plan(2, "cuda", threads=3, n_cores=16, environ={}).budget.threads == 3
+    assert threads.plan(2, "cuda", n_cores=16, environ={"OMP_NUM_THREADS": "6"}).budget.threads == 6
+
+
 def _bench_module(name):
     import importlib.util
 
@@ -128,6 +172,10 @@ def test_profiler_counts_an_epochs_matrix_products_as_torch_does(bc_small):
     with FlopCounterMode(display=False) as fc:
         pt.contrastive_epoch(0)
     assert prof.epoch_flops(pt, tab, cfg) == fc.get_total_flops()
+    # the benchmark's ceiling times exactly these products (no refresh here: no pseudo member)
+    ceiling = prof.ceiling_seconds(pt.Kp, pt.N, pt.lab_rows.shape[1], 0, tab.width, tab.n_classes, cfg)
+    assert ceiling["gflop"] * 1e9 == pytest.approx(fc.get_total_flops(), rel=1e-12)
+    assert 0 < ceiling["contrastive"] == ceiling["total"]
 
 
 def test_bf16_nt_xent_is_close_to_float32_and_returns_a_bf16_gradient():

@@ -8,6 +8,7 @@ import torch
 from tcclib.artifacts.importances import importance_matrices
 from tcclib.data.preprocess import prepare
 from tcclib.data.sources import DatasetError, from_frame
+from tcclib.method import training
 from tcclib.method.config import Config
 from tcclib.method.correlation import correlation_range
 from tcclib.running.train import run_dataset, run_prepared
@@ -172,6 +173,40 @@ def test_ablation_grid_varies_one_setting_at_a_time(bc_small):
     assert set(g[g.varied == "corruption_rate"].labeled_fraction) == {0.3}
     n_lab = lf.groupby("labeled_fraction").n_labeled.first()
     assert n_lab[0.5] > 4 * n_lab[0.1]
+
+
+def test_captured_step_switch_falls_back_to_eager_on_the_cpu_bit_for_bit(bc_small):
+    # compile: cuda_graph asks for a CUDA graph of the step; on the CPU it runs the eager step
+    cfg = _small_cfg(epochs=3, batch_size=96, methods=("random", "class", "class_least"))  # ends in a partial batch
+    prep = prepare(bc_small, cfg.seeds)
+    imp = importance_matrices("bc12", prep.splits, cfg)
+    eager = run_prepared(prep, cfg.replace(compile="off"), imp)
+    fallback = run_prepared(prep, cfg.replace(compile="cuda_graph"), imp)
+    pd.testing.assert_frame_equal(fallback.results, eager.results)
+    pd.testing.assert_frame_equal(fallback.history, eager.history)
+    pd.testing.assert_frame_equal(fallback.pseudo, eager.pseudo)
+    members = training.set_up(prep, cfg.replace(compile="cuda_graph"), imp, "bc12")
+    pt = members.pretraining
+    assert pt.mode == "eager" and pt.step == pt.eager_step
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_captured_step_on_cuda_matches_the_eager_step(bc_small):
+    # batch 96 on 455 rows: 4 full batches (warm-up, capture, replays) and a partial one (eager)
+    cfg = _small_cfg(epochs=4, batch_size=96, methods=("random", "class", "class_least"), device="cuda")
+    prep = prepare(bc_small, cfg.seeds)
+    imp = importance_matrices("bc12", prep.splits, cfg)
+    runs = {}
+    for mode in ("off", "cuda_graph"):
+        pt = training.set_up(prep, cfg.replace(compile=mode), imp, "bc12").pretraining
+        runs[mode] = [pt.run_epoch() for _ in range(cfg.epochs)]
+        if mode == "cuda_graph":
+            assert isinstance(pt.step, training.CapturedStep) and pt.step.graph is not None
+    np.testing.assert_allclose(runs["cuda_graph"], runs["off"], rtol=1e-4)
+    # and a whole run (auto: captured on the GPU) stays within the CUDA-vs-CPU tolerance
+    cpu = run_dataset(bc_small, cfg.replace(device="cpu")).history.loss.to_numpy()
+    gpu = run_dataset(bc_small, cfg).history.loss.to_numpy()
+    np.testing.assert_allclose(cpu, gpu, rtol=1e-2)
 
 
 class _Stop(Exception):

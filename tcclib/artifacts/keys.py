@@ -131,7 +131,15 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         extra,
         *_fidelity(fcfg, ["encoder_init", *switches]),
         *((own,) if own else ()),
+        *_step(cfg, spec),
     )
+
+
+def _step(cfg: Config, spec) -> tuple:
+    """The key part for a pretrained member's captured or compiled step (``Config.step_mode``):
+    none when it runs eagerly (the CPU's default), so those keys stay what they were."""
+    mode = cfg.step_mode()
+    return (("step", mode),) if spec.pretrain and mode != "eager" else ()
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:

@@ -236,7 +236,7 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
 
     A file written before a setting existed lacks it: it ran with that setting's default (the
-    fidelity settings: ``fidelity: ours``, every switch ``auto``; ``xgb_max_bin``: XGBoost's 256),
+    fidelity settings: ``fidelity: ours``, every switch ``auto``; ``xgb_max_bin``: XGBoost's 256; ``compile``: auto),
     and is read so."""
     f = Path(config_json)
     if not f.exists():
@@ -245,6 +245,7 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
         "fidelity": "ours",
         **{n: AUTO for n in FIDELITY_SWITCHES},
         "xgb_max_bin": XGB_MAX_BIN,
+        "compile": "auto",
         **json.loads(f.read_text()),
     }
     mine = cfg.to_dict()

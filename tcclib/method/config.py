@@ -111,6 +111,13 @@ MATMUL_PRECISIONS = ("highest", "high", "medium", "bf16")
 (:func:`torch.set_float32_matmul_precision`); ``bf16`` runs the encoders' and heads' matrix
 products under bfloat16 autocast (:func:`tcclib.method.training.autocast`), opt-in."""
 
+COMPILE_MODES = ("auto", "off", "cuda_graph", "torch_compile")
+"""``Config.compile``: how the contrastive step (gather, forward, NT-Xent, backward, Adam) runs.
+``auto`` (the default): captured as a CUDA graph on a GPU, eager on the CPU; ``off``: eager
+everywhere; ``cuda_graph``: captured on a GPU, eager (the fallback) on the CPU;
+``torch_compile``: through :func:`torch.compile` (opt-in; on the CPU it does not pay,
+``docs/performance.md``).  See :meth:`Config.step_mode`."""
+
 
 @dataclass(frozen=True)
 class Config:
@@ -136,6 +143,7 @@ class Config:
     bias_init: float = 0.01
     device: str = "cpu"
     matmul_precision: str = "highest"
+    compile: str = "auto"
     xgb_trees: int = 100
     xgb_depth: int = 10
     xgb_eta: float = 0.1
@@ -266,6 +274,11 @@ class Config:
             f"or 'bf16' (the networks' products in bfloat16 with float32 weights, optimiser and "
             f"loss: about 2x on CPUs with AVX512_BF16 or AMX and on GPUs), got {self.matmul_precision!r}",
         )
+        _check(
+            self.compile in COMPILE_MODES,
+            f"compile: 'auto' (a CUDA graph on a GPU, eager on the CPU; the default), 'off' (eager), "
+            f"'cuda_graph' or 'torch_compile', got {self.compile!r}",
+        )
         for name in ("keep_embeddings", "progress"):
             v = getattr(self, name)
             _check(isinstance(v, bool), f"{name}: expected true or false, got {type(v).__name__} {v!r}")
@@ -352,6 +365,15 @@ class Config:
         drawn in turn from the seeded global generator: different starting weights per method)."""
         _check(method in METHODS, f"unknown method {method!r}; known: {', '.join(METHODS)}")
         return "init" if self.effective("encoder_init") == "shared" else f"init:{method}"
+
+    def step_mode(self) -> str:
+        """How the contrastive step runs here: ``"eager"``, ``"cuda_graph"`` (``compile`` auto or
+        cuda_graph on a CUDA device) or ``"torch_compile"``.  A CUDA graph asked for on the CPU
+        falls back to eager, with the same results bit for bit."""
+        cuda = self.device.startswith("cuda")
+        if self.compile in ("auto", "cuda_graph"):
+            return "cuda_graph" if cuda else "eager"
+        return "eager" if self.compile == "off" else "torch_compile"
 
     def check_device(self) -> None:
         """A :class:`ConfigError` when ``device`` names a CUDA device this machine does not have.

@@ -14,6 +14,9 @@ load: a damaged, edited or foreign file is reported, discarded and computed agai
 
 from __future__ import annotations
 
+import functools
+import json
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -52,10 +55,51 @@ def _xgb_params(cfg: Config, seed: int, n_threads: int | None = None, device: st
 
 
 def xgb_device(cfg: Config) -> str:
-    """Where the importance models run: ``"cuda"`` (XGBoost's GPU ``hist``) when the run is on a
-    GPU, else ``"cpu"``.  GPU trees round differently, so their importances are close to, not the
-    same bits as, the CPU's."""
+    """Where the importance models are asked to run: ``"cuda"`` (XGBoost's GPU ``hist``) when the
+    run is on a GPU, else ``"cpu"``.  GPU trees round differently, so their importances are close
+    to, not the same bits as, the CPU's.  Where XGBoost cannot use a GPU they run on the cores
+    (:func:`usable_device`)."""
     return "cuda" if str(cfg.device).startswith("cuda") else "cpu"
+
+
+def usable_device(device: str) -> str:
+    """``device``, or ``"cpu"`` when it is a GPU that XGBoost cannot use here (a CPU-only XGBoost
+    build, or no GPU it can see): then the fits run on the cores, as concurrent single-threaded
+    fits, and one line says so (once per process), instead of an error or a warning per model."""
+    if device == "cpu":
+        return device
+    problem = _cuda_problem(device)
+    if problem is None:
+        return device
+    if problem not in _told:
+        _told.add(problem)
+        print(f"importances: XGBoost on the CPU cores instead of {device}: {problem}")
+    return "cpu"
+
+
+_told: set = set()
+
+
+@functools.cache
+def _cuda_problem(device: str) -> str | None:
+    """Why XGBoost cannot fit on ``device`` here (None: it can).  One tiny fit finds out: a
+    CPU-only build raises, and a CUDA build that sees no GPU moves the fit to the CPU itself
+    (with warnings, here caught) and says so in the booster's configuration."""
+    import xgboost  # deferred: XGBoost loads only when a model is fitted
+
+    if not xgboost.build_info().get("USE_CUDA", False):
+        return f"this XGBoost {xgboost.__version__} is a CPU-only build (install a CUDA build for GPU fits)"
+    data = xgboost.DMatrix(np.arange(8, dtype=np.float32).reshape(4, 2), label=np.arange(4, dtype=np.float32))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        try:
+            booster = xgboost.train({"device": device, "tree_method": "hist", "verbosity": 0}, data, 1)
+        except xgboost.core.XGBoostError as e:
+            return f"XGBoost cannot fit on {device}: {str(e).strip().splitlines()[0][:160]}"
+    got = json.loads(booster.save_config())["learner"]["generic_param"]["device"]
+    if not got.startswith("cuda"):
+        return f"XGBoost {xgboost.__version__} sees no GPU for {device} (it would fall back to the CPU itself)"
+    return None
 
 
 def default_jobs() -> int:
@@ -127,7 +171,8 @@ def importance_matrix(
     The fits release the GIL, so they run in threads (no fork: XGBoost's and torch's OpenMP
     runtimes hang in forked children).  Same matrix, bit for bit, whatever ``n_jobs``: a fit's
     trees do not depend on its thread count and each row is one fit's.  device: ``"cpu"`` or
-    ``"cuda"`` (default :func:`xgb_device` of ``cfg``).  only: fit just the models of these
+    ``"cuda"`` (default :func:`xgb_device` of ``cfg``; a GPU XGBoost cannot use here falls back to
+    the cores with a one-line notice, :func:`usable_device`).  only: fit just the models of these
     active features, each still on all the other active features (the benchmark times a sample
     of them); their rows are as in the whole matrix, the other rows stay zero."""
     cfg = cfg or Config()
@@ -141,7 +186,7 @@ def importance_matrix(
     if only is not None:
         keep = {int(i) for i in only}
         todo = [t for t in todo if t[0] in keep]
-    device = device or xgb_device(cfg)
+    device = usable_device(device or xgb_device(cfg))
     jobs = 1 if device != "cpu" else max(1, min(n_jobs or default_jobs(), len(todo) or 1))
     params = _xgb_params(cfg, split.seed, max(1, threads.n_jobs() // jobs), device)
 

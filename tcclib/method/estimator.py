@@ -51,7 +51,6 @@ from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
 from tcclib.util import threads
-from tcclib.util.progress import bar
 
 UNLABELED = -1
 """The label of an unlabeled row in ``y`` (scikit-learn's semi-supervised convention)."""
@@ -759,43 +758,18 @@ def _check_range(X: pd.DataFrame) -> None:
 
 
 def _fit_member(prep: Prepared, cfg: Config, importance):
-    """One member through the core's steps: encoders, pretraining, then the head on labeled rows."""
-    dev = torch.device(cfg.device)
-    tab = TensorTable.from_prepared(prep, dev)
-    sp = prep.splits[0]
-    layout = training.member_layout(tab, [sp.seed], [sp.n_features], cfg.methods, pretraining=cfg.epochs > 0)
-    enc = training.init_encoders(layout, tab, cfg, dev)
-    gens = training.training_generators(layout, dev)
-    seed_idx = layout.seed_index(dev)
-    anchors = tab.encode(tab.raw_train[seed_idx], seed_idx)
-    pt = None
-    if layout.pre:
-        pt = training.Pretraining(tab, layout, cfg, importance, gens, anchors, "X")
-        bar = core_bar(cfg)
-        while pt.epoch < cfg.epochs:
-            loss = pt.run_epoch()
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss[0]:.4f}", refresh=False)
-        if bar is not None:
-            bar.close()
-        pt.check_weights()
-        pt.copy_into(enc)
-        del pt.anchors, pt.raw  # (the pretraining copies of the rows)
-    with torch.no_grad(), training.autocast(cfg, anchors.device):
-        emb = enc(anchors).float()
-    rows = training.labeled_rows(tab.labeled[seed_idx])
-    head = training.fit_heads(training.take(emb, rows), tab.y_train[seed_idx].gather(1, rows), gens, cfg, tab.n_classes)
+    """One member through the core's sequence (:func:`tcclib.method.training.set_up`,
+    :func:`~tcclib.method.training.pretrain`, :func:`~tcclib.method.training.fit_member_heads`),
+    the one the benchmark runner runs: encoders, pretraining, then the head on labeled rows."""
+    members = training.set_up(prep, cfg, importance, "X")
+    training.pretrain(members, f"TCCClassifier({cfg.methods[0]}): pretraining")
+    _, head = training.fit_member_heads(members, cfg)
     with torch.no_grad():
         if not all(torch.isfinite(p).all() for p in head.parameters()):
             raise training.TrainingDiverged(
-                "X", sp.seed, cfg.methods[0], None, "a classification head weight is not finite", lr=cfg.lr
+                "X", prep.splits[0].seed, cfg.methods[0], None, "a classification head weight is not finite", lr=cfg.lr
             )
-    return enc, head, tab, pt
-
-
-def core_bar(cfg: Config):
-    return bar(cfg.epochs, f"TCCClassifier({cfg.methods[0]}): pretraining", cfg.progress, leave=True)
+    return members.encoders, head, members.tab, members.pretraining
 
 
 def _slim(tab: TensorTable) -> TensorTable:

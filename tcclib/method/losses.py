@@ -89,10 +89,7 @@ class _NTXent(torch.autograd.Function):
         partner = torch.where(idx < N, idx + N, idx - N)
         P = torch.softmax(S, dim=-1)
         ppos = P[:, idx, partner]  # [K, 2N]
-        if bool((ppos > 0).all()):
-            rows = -torch.log(ppos)
-        else:  # a partner's probability underflowed (a tiny temperature): the exact form
-            rows = torch.logsumexp(S, dim=-1) - S[:, idx, partner]
+        rows = _partner_loss(S, ppos, idx, partner)
         del S
         ctx.save_for_backward(u, norm, P, partner)
         ctx.temperature, ctx.low = temperature, low
@@ -112,3 +109,22 @@ class _NTXent(torch.autograd.Function):
         du.mul_((g / (N2 * ctx.temperature)).view(K, 1, 1))
         dz = (du - u * (u * du).sum(-1, keepdim=True)) / norm
         return (dz if low is None else dz.to(low)), None
+
+
+def _partner_loss(
+    S: torch.Tensor, ppos: torch.Tensor, idx: torch.Tensor, partner: torch.Tensor, sync_free: bool | None = None
+) -> torch.Tensor:
+    """Each row's ``-log P_{i,i'}``, or ``logsumexp_j S_ij - S_{i,i'}`` where that probability
+    underflowed to 0 (a tiny temperature).  On the CPU (eager) the exact form is computed only
+    when some probability underflowed: reading the flag costs nothing there.  On a GPU, and while
+    ``torch.compile`` traces, both forms are computed and picked element-wise: no host round trip
+    and no branch on a tensor's value, so the step can be captured; the values are the same.
+    ``sync_free``: force that form (None: as the device says)."""
+    if sync_free is None:
+        sync_free = ppos.device.type != "cpu" or torch.compiler.is_compiling()
+    if not sync_free:
+        if bool((ppos > 0).all()):
+            return -torch.log(ppos)
+        return torch.logsumexp(S, dim=-1) - S[:, idx, partner]
+    exact = torch.logsumexp(S, dim=-1) - S[:, idx, partner]
+    return torch.where(ppos > 0, -torch.log(ppos), exact)

@@ -75,6 +75,9 @@ class StackedMLP:
         return [p.detach()[members].clone() for p in self.parameters()]
 
 
-def adam(params: list[torch.Tensor], lr: float) -> torch.optim.Optimizer:
-    """Adam over stacked parameters: element-wise, so each member has its own state."""
+def adam(params: list[torch.Tensor], lr: float, capturable: bool = False) -> torch.optim.Optimizer:
+    """Adam over stacked parameters: element-wise, so each member has its own state.
+    ``capturable``: its step count kept on the device, as a CUDA graph that holds the step needs."""
+    if capturable:
+        return torch.optim.Adam(params, lr=lr, fused=True, capturable=True)
     return torch.optim.Adam(params, lr=lr, fused=True)

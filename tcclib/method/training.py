@@ -13,9 +13,14 @@ and train together, each with its own generator, labels and Adam state.  The ste
   :meth:`~Pretraining.load_state_dict` for checkpoints (written by :mod:`tcclib.artifacts.store`);
 * :func:`fit_heads` / :func:`embed`: frozen-encoder embeddings and fresh classification heads.
 
-:func:`tcclib.running.train.run_prepared` strings them together for a benchmark ensemble (all seeds x
-methods, test-split evaluation, checkpoints); :class:`tcclib.method.estimator.TCCClassifier` runs the
-same steps for one member on the user's rows.  A member therefore trains identically in both.
+* :func:`set_up`, :func:`pretrain` and :func:`fit_member_heads`: the one sequence (set-up in a
+  fixed order, the epoch loop, the heads) that :func:`tcclib.running.train.run_prepared` runs for a
+  benchmark ensemble (all seeds x methods, adding checkpoints and test-split evaluation) and
+  :class:`tcclib.method.estimator.TCCClassifier` runs for one member on the user's rows.  A member
+  therefore trains identically in both;
+* :func:`make_step`: the contrastive step, eager, as a CUDA graph (:class:`CapturedStep`) or
+  compiled (:class:`CompiledStep`), as ``Config.compile`` says.  A step reads nothing back to
+  the host: the losses are read once per epoch.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,10 +36,12 @@ import torch
 from torch.nn import functional as F
 
 from tcclib.data.encoding import TensorTable
+from tcclib.data.preprocess import Prepared
 from tcclib.method import rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.losses import nt_xent_pairs
 from tcclib.method.model import StackedMLP, adam
+from tcclib.util.progress import bar
 
 
 def member_seed(seed: int, tag: str) -> int:
@@ -78,14 +86,16 @@ def first_bad(finite, members: list[tuple[int, str]]) -> tuple[int, str, int] | 
     return members[bad[0]][0], members[bad[0]][1], len(bad) - 1
 
 
-def autocast(cfg: Config | str, device):
+def autocast(cfg: Config | str, device, cache: bool = True):
     """The context of the networks' forward passes: bfloat16 autocast when ``cfg.matmul_precision``
     (or ``cfg`` itself, a precision name) is ``"bf16"`` (the matrix products, and so their
     backward, in bfloat16; weights, Adam, NT-Xent and the heads' cross-entropy stay float32), else
-    nothing (exact float32, the default).  Backward passes run outside it, as autocast asks."""
+    nothing (exact float32, the default).  Backward passes run outside it, as autocast asks.
+    ``cache=False``: no cast cache (what a CUDA graph capture needs; each weight is cast once per
+    step anyway, so the values are the same)."""
     if getattr(cfg, "matmul_precision", cfg) != "bf16":
         return contextlib.nullcontext()
-    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, cache_enabled=cache)
 
 
 def float32_precision(cfg: Config) -> str:
@@ -281,7 +291,10 @@ class Pretraining:
         ig = [generator(layout.seeds[i], cfg.encoder_init_tag(layout.members[i][1]), dev) for i in pre]
         self.enc = StackedMLP(Kp, encoder_dims(tab, cfg), ig, [layout.in_widths[i] for i in pre], cfg.bias_init, dev)
         self.proj = StackedMLP(Kp, [H] * (cfg.head_depth + 1), ig, bias_init=cfg.bias_init, device=dev)
-        self.opt = adam(self.enc.parameters() + self.proj.parameters(), cfg.lr)
+        self.mode = cfg.step_mode()  # eager, cuda_graph or torch_compile (Config.compile)
+        if self.mode == "cuda_graph" and dev.type != "cuda":
+            self.mode = "eager"  # (the fallback; Config.step_mode already says so for device "cpu")
+        self.opt = adam(self.enc.parameters() + self.proj.parameters(), cfg.lr, capturable=self.mode == "cuda_graph")
         self.gens = [train_gens[i] for i in pre]
         self.seed_idx = torch.tensor([layout.members[i][0] for i in pre], device=dev)
         self.specs = [METHODS[layout.members[i][1]] for i in pre]
@@ -308,6 +321,8 @@ class Pretraining:
         self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
         self.refresh_at = frozenset(cfg.refresh_epochs(cfg.epochs))  # pseudo_schedule
         self.batches = batches(N, cfg.batch_size)
+        self.pairs: torch.Tensor | None = None  # [Kp, 2N, D]: anchors, then this epoch's views
+        self.step = make_step(self)
         self.epoch = 0
         self.history: list[tuple] = []  # (seed, method, epoch, loss)
         self.pseudo: list[tuple] = []  # (seed, method, epoch, pseudo_accuracy)
@@ -418,20 +433,15 @@ class Pretraining:
         batch.  Returns each member's mean loss; a non-finite one is :class:`TrainingDiverged`."""
         cfg, N = self.cfg, self.N
         perm, views = self.draw_views()
-        pairs = torch.cat([self.anchors, views], dim=1)  # [Kp, 2N, D]: anchor i, view N + i
+        if self.pairs is None:  # one buffer for the run (a captured step reads it in place)
+            self.pairs = torch.cat([self.anchors, views], dim=1)  # anchor i, view N + i
+        else:
+            self.pairs[:, N:].copy_(views)
+        del views
         tot = torch.zeros(self.Kp, device=self.dev)
-        amp = autocast(cfg, self.dev)
         for a, b in self.batches:
-            idx = perm[:, a:b]
-            x = take(pairs, torch.cat([idx, idx + N], dim=1))
-            with amp:
-                z = self.proj(self.enc(x))
-            loss = nt_xent_pairs(z, cfg.temperature)  # (bf16: its products in bf16, the rest float32)
-            self.opt.zero_grad(set_to_none=True)
-            loss.sum().backward()
-            self.opt.step()
-            tot += loss.detach() * (b - a)
-        ep_loss = (tot / N).tolist()
+            tot += self.step(perm[:, a:b]) * (b - a)  # (on the device: no host round trip)
+        ep_loss = (tot / N).tolist()  # the epoch's one read of the losses
         bad = first_bad([math.isfinite(v) for v in ep_loss], self.named)
         if bad is not None:
             raise TrainingDiverged(
@@ -445,6 +455,23 @@ class Pretraining:
                 cfg.lr,
             )
         return ep_loss
+
+    def forward_loss(self, idx: torch.Tensor) -> torch.Tensor:
+        """The members' NT-Xent ``[Kp]`` on the batch ``idx`` (``[Kp, b]`` rows of the epoch's
+        order): its anchors and their views, through encoder and projection head."""
+        x = take(self.pairs, torch.cat([idx, idx + self.N], dim=1))
+        with autocast(self.cfg, self.dev, cache=self.mode != "cuda_graph"):
+            z = self.proj(self.enc(x))
+        return nt_xent_pairs(z, self.cfg.temperature)  # (bf16: its products in bf16, the rest float32)
+
+    def eager_step(self, idx: torch.Tensor, forward_loss=None) -> torch.Tensor:
+        """One contrastive step on the batch ``idx``: loss, backward, one Adam step.  Returns the
+        members' losses, detached, on the device."""
+        loss = (forward_loss or self.forward_loss)(idx)
+        self.opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        self.opt.step()
+        return loss.detach()
 
     def run_epoch(self) -> list[float]:
         """Pretraining epoch ``self.epoch``: refresh the pseudo-labels when due, then one
@@ -513,3 +540,156 @@ class Pretraining:
         self.labels = state["labels"].to(self.dev)
         self.history, self.pseudo = list(state["history"]), list(state["pseudo"])
         self.epoch = state["epoch"]
+        self.step = make_step(self)  # (a captured step held the old optimiser state's addresses)
+
+
+# --------------------------------------------------------------------------- the sequence
+
+
+@dataclass
+class Members:
+    """A run's members, set up by :func:`set_up`: the table on the device, the layout, every
+    member's encoder (one stack), generator, seed position and one-hot training rows, and the
+    pretraining members' :class:`Pretraining` (None when nobody pretrains)."""
+
+    tab: TensorTable
+    layout: Layout
+    encoders: StackedMLP
+    gens: list[torch.Generator]
+    seed_idx: torch.Tensor
+    anchors: torch.Tensor
+    pretraining: Pretraining | None
+
+
+def set_up(prep: Prepared, cfg: Config, importance: np.ndarray | None, name: str) -> Members:
+    """The set-up sequence the runner and the estimator share, in its fixed order (the generators
+    are drawn from in this order, so a member trains the same in both): table, layout, every
+    member's encoder, its generator, its one-hot rows, then the pretraining members' state."""
+    dev = torch.device(cfg.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' but torch sees no CUDA device; use device='cpu'")
+    if any(METHODS[m].needs_importance for m in cfg.methods) and importance is None:
+        raise ValueError("correlation methods need the importance matrices (see run_dataset)")
+    tab = TensorTable.from_prepared(prep, dev)
+    layout = member_layout(
+        tab,
+        [sp.seed for sp in prep.splits],
+        [sp.n_features for sp in prep.splits],
+        cfg.methods,
+        pretraining=cfg.epochs > 0,
+    )
+    encoders = init_encoders(layout, tab, cfg, dev)
+    gens = training_generators(layout, dev)
+    seed_idx = layout.seed_index(dev)
+    anchors = tab.encode(tab.raw_train[seed_idx], seed_idx)
+    pt = Pretraining(tab, layout, cfg, importance, gens, anchors, name) if layout.pre else None
+    return Members(tab, layout, encoders, gens, seed_idx, anchors, pt)
+
+
+def pretrain(members: Members, desc: str, after_epoch: Callable[[Pretraining], None] | None = None) -> None:
+    """The pretraining loop: epochs from where :attr:`Members.pretraining` stands (0, or a
+    resumed checkpoint's epoch) to ``cfg.epochs``, a progress bar ``desc`` (when ``cfg.progress``)
+    showing the members' mean loss, ``after_epoch(pt)`` after each epoch (checkpoints, callbacks);
+    then the weights' divergence check and the trained encoders copied into
+    :attr:`Members.encoders`.  Nothing when no member pretrains."""
+    pt = members.pretraining
+    if pt is None:
+        return
+    epochs = pt.cfg.epochs
+    progress = bar(epochs, desc, pt.cfg.progress, leave=True)
+    if progress is not None and pt.epoch:
+        progress.update(pt.epoch)
+    while pt.epoch < epochs:
+        ep_loss = pt.run_epoch()  # (its losses read once per epoch, on the host)
+        if progress is not None:
+            progress.update(1)
+            progress.set_postfix(loss=f"{np.mean(ep_loss):.4f}", refresh=False)
+        if after_epoch is not None:
+            after_epoch(pt)
+    if progress is not None:
+        progress.close()
+    pt.check_weights()
+    pt.copy_into(members.encoders)
+    del pt.anchors, pt.raw  # (the pretraining copies of the rows; histories and labels stay)
+    pt.pairs = pt.step = None  # (and the views' buffer, and a captured step's graph)
+
+
+def fit_member_heads(members: Members, cfg: Config) -> tuple[torch.Tensor, StackedMLP]:
+    """Every member's frozen-encoder embeddings of its training rows (float32 ``[K, N, H]``) and
+    a fresh classification head per member (:func:`fit_heads`) on its labeled rows."""
+    with torch.no_grad(), autocast(cfg, members.anchors.device):
+        emb = members.encoders(members.anchors).float()
+    rows = labeled_rows(members.tab.labeled[members.seed_idx])
+    y = members.tab.y_train[members.seed_idx].gather(1, rows)
+    head = fit_heads(take(emb, rows), y, members.gens, cfg, members.tab.n_classes)
+    return emb, head
+
+
+# --------------------------------------------------------------------------- captured steps
+
+
+def make_step(pt: Pretraining) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The contrastive step ``idx -> losses`` of ``pt`` as :attr:`Pretraining.mode` says: eager
+    (:meth:`Pretraining.eager_step`), :class:`CapturedStep` (a CUDA graph) or
+    :class:`CompiledStep` (:func:`torch.compile`)."""
+    if pt.mode == "cuda_graph":
+        return CapturedStep(pt)
+    if pt.mode == "torch_compile":
+        return CompiledStep(pt)
+    return pt.eager_step
+
+
+class CompiledStep:
+    """The step with its forward and loss (gather, encoder, projection head, NT-Xent) compiled by
+    :func:`torch.compile` (fixed shapes: one graph for the full batches, one for the last partial
+    batch); backward and Adam as in the eager step.  Close to, not the same bits as, eager."""
+
+    def __init__(self, pt: Pretraining):
+        self.pt = pt
+        self.forward_loss = torch.compile(pt.forward_loss, dynamic=False)
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.pt.eager_step(idx, self.forward_loss)
+
+
+class CapturedStep:
+    """The full-batch step (gather, forward, NT-Xent, backward, Adam) as one CUDA graph, replayed
+    once per full batch: a few launches instead of hundreds, and no host work per batch.
+
+    Shapes are fixed per dataset: the graph reads the batch's row positions from a buffer of
+    ``batch_size`` columns and the rows from :attr:`Pretraining.pairs` (refilled in place every
+    epoch).  The last partial batch of an epoch (``N % batch_size`` rows) runs the same step
+    eagerly, so every batch means what it means eagerly.  The first :attr:`WARMUP` full-batch
+    steps run eagerly on a side stream (real steps of the run, as capture asks: the optimiser's
+    state and autograd's streams exist before capture); the next is captured, then replayed.
+    Only on CUDA (:meth:`tcclib.method.config.Config.step_mode`); the optimiser is capturable."""
+
+    WARMUP = 3
+
+    def __init__(self, pt: Pretraining):
+        self.pt, self.size = pt, pt.cfg.batch_size
+        self.idx = torch.zeros(pt.Kp, self.size, dtype=torch.int64, device=pt.dev)
+        self.graph = None
+        self.loss: torch.Tensor | None = None
+        self.warm = 0
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:
+        pt = self.pt
+        if idx.shape[1] != self.size:  # the last partial batch: the same step, eagerly
+            return pt.eager_step(idx)
+        if self.graph is None and self.warm < self.WARMUP:
+            side = torch.cuda.Stream(pt.dev)
+            side.wait_stream(torch.cuda.current_stream(pt.dev))
+            with torch.cuda.stream(side):
+                loss = pt.eager_step(idx)
+            torch.cuda.current_stream(pt.dev).wait_stream(side)
+            self.warm += 1
+            return loss
+        self.idx.copy_(idx)
+        if self.graph is None:
+            pt.opt.zero_grad(set_to_none=True)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.loss = pt.eager_step(self.idx)
+        self.graph.replay()
+        return self.loss  # (the graph's output buffer: read before the next replay, in stream order)

@@ -425,9 +425,10 @@ def _run_on_cluster(ps, out_root: Path, todo: list[str], options: SweepOptions, 
 
 def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, say, bar):
     workers = options.workers or ps.workers
-    budget = thread_budget.budget(min(workers, max(1, len(todo))), options.threads)
+    plan = thread_budget.plan(min(workers, max(1, len(todo))), ps.config.device, options.threads)
+    budget = plan.budget
     if todo:
-        say(f"threads: {budget.line('worker')}")
+        say(plan.line("worker"))
     failed, done = {}, []
     with (
         _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),

@@ -45,9 +45,9 @@ import torch
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.artifacts.importances import importance_matrices
-from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import Prepared
 from tcclib.data.sources import Dataset, load_dataset
+from tcclib.method import training
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import METHODS, Config
 from tcclib.method.correlation import correlation_range
@@ -68,7 +68,6 @@ from tcclib.method.training import (  # noqa: F401
     take,
     training_generators,
 )
-from tcclib.util.progress import bar
 
 
 @dataclass
@@ -88,10 +87,6 @@ class RunResult:
     importances: dict = field(default_factory=dict)  # seed -> [M, M] importance matrix, where known
     trained: bool = True  # False when run_dataset reused every member from stored results
     new_embeddings: bool = True  # False when every embedding came from stored results
-
-
-def _bar(total: int, desc: str, enabled: bool):
-    return bar(total, desc, enabled, leave=True)
 
 
 def run_prepared(
@@ -120,44 +115,45 @@ def run_prepared(
         return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch)
 
 
+def _resume(pt: Pretraining, ckpt: tuple[Path, str] | None) -> float:
+    """Load a matching checkpoint into ``pt``; the seconds the run had spent before it (0: none)."""
+    if ckpt is None:
+        return 0.0
+    state = store.load_checkpoint(ckpt[0], ckpt[1], pt.expect())
+    if state is None:
+        return 0.0
+    pt.load_state_dict(state)
+    print(f"{pt.name}: resuming pretraining at epoch {pt.epoch} of {pt.cfg.epochs} from {ckpt[0]}")
+    return state["seconds"]
+
+
 def _pretrain(
-    pt: Pretraining,
-    cfg: Config,
-    name: str,
+    members: training.Members,
     ckpt: tuple[Path, str] | None,
     checkpoint_every: int,
     on_epoch: Callable[[int], None] | None,
     timings: dict,
 ) -> None:
-    """Pretraining epochs of ``pt`` with a progress bar, resuming from and writing checkpoints."""
-    ckpt_file, key = ckpt if ckpt is not None else (None, "")
-    state = store.load_checkpoint(ckpt_file, key, pt.expect())
-    spent = 0.0
-    if state is not None:
-        pt.load_state_dict(state)
-        spent = state["seconds"]
-        print(f"{name}: resuming pretraining at epoch {pt.epoch} of {cfg.epochs} from {ckpt_file}")
-    start = pt.epoch
-    bar = _bar(cfg.epochs, f"{name}: pretraining {pt.Kp} members", cfg.progress)
-    if bar is not None and start:
-        bar.update(start)
+    """:func:`tcclib.method.training.pretrain`, resuming from and writing checkpoints."""
+    pt = members.pretraining
+    if pt is None:
+        return
+    spent = _resume(pt, ckpt)
+    start, epochs = pt.epoch, pt.cfg.epochs
     t1 = time.perf_counter()
-    while pt.epoch < cfg.epochs:
-        ep_loss = pt.run_epoch()
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(loss=f"{np.mean(ep_loss):.4f}", refresh=False)
-        if ckpt_file is not None and pt.epoch % checkpoint_every == 0 and pt.epoch < cfg.epochs:
-            store.save_checkpoint(ckpt_file, dict(key=key, seconds=spent + time.perf_counter() - t1, **pt.state_dict()))
+
+    def after_epoch(pt: Pretraining) -> None:
+        if ckpt is not None and pt.epoch % checkpoint_every == 0 and pt.epoch < epochs:
+            seconds = spent + time.perf_counter() - t1
+            store.save_checkpoint(ckpt[0], dict(key=ckpt[1], seconds=seconds, **pt.state_dict()))
         if on_epoch is not None:
             on_epoch(pt.epoch)
-    if bar is not None:
-        bar.close()
+
+    training.pretrain(members, f"{pt.name}: pretraining {pt.Kp} members", after_epoch)
     timings["pretrain_s"] = spent + time.perf_counter() - t1
     if start:
         timings["resumed_at_epoch"] = start
-    timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / cfg.epochs
-    pt.check_weights()
+    timings["pretrain_s_per_epoch"] = timings["pretrain_s"] / epochs
 
 
 def _run(
@@ -169,42 +165,23 @@ def _run(
     checkpoint_every: int = 10,
     on_epoch: Callable[[int], None] | None = None,
 ) -> RunResult:
-    dev = torch.device(cfg.device)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device='cuda' but torch sees no CUDA device; use device='cpu'")
     t0 = time.perf_counter()
-    tab = TensorTable.from_prepared(prep, dev)
+    members = training.set_up(prep, cfg, importance, prep.name)
+    layout, tab, seed_all = members.layout, members.tab, members.seed_idx
     N = tab.raw_train.shape[1]
-    layout = member_layout(
-        tab,
-        [sp.seed for sp in prep.splits],
-        [sp.n_features for sp in prep.splits],
-        cfg.methods,
-        pretraining=cfg.epochs > 0,
-    )
-    if any(METHODS[m].needs_importance for m in cfg.methods) and importance is None:
-        raise ValueError("correlation methods need the importance matrices (see run_dataset)")
     timings: dict = {}
-    enc_all = init_encoders(layout, tab, cfg, dev)
-    train_gens = training_generators(layout, dev)
-    seed_all = layout.seed_index(dev)
-    anchors_all = tab.encode(tab.raw_train[seed_all], seed_all)
-    history, pseudo_rows = [], []
-    if layout.pre:
-        pt = Pretraining(tab, layout, cfg, importance, train_gens, anchors_all, prep.name)
-        _pretrain(pt, cfg, prep.name, ckpt, checkpoint_every, on_epoch, timings)
-        pt.copy_into(enc_all)
-        history, pseudo_rows = pt.history, pt.pseudo
+    _pretrain(members, ckpt, checkpoint_every, on_epoch, timings)
+    pt = members.pretraining
+    history, pseudo_rows = (pt.history, pt.pseudo) if pt is not None else ([], [])
 
     # ---------------------------------------------------------------- evaluation
     t2 = time.perf_counter()
+    dev = members.anchors.device
+    emb_tr, head = training.fit_member_heads(members, cfg)
     with torch.no_grad(), autocast(cfg, dev):
-        emb_tr = enc_all(anchors_all).float()
-        emb_te = embed(enc_all, tab, tab.raw_test[seed_all], seed_all).float()
+        emb_te = embed(members.encoders, tab, tab.raw_test[seed_all], seed_all).float()
     lab = tab.labeled[seed_all]
-    lab_rows = labeled_rows(lab)
     y_tr = tab.y_train[seed_all]
-    head = fit_heads(take(emb_tr, lab_rows), y_tr.gather(1, lab_rows), train_gens, cfg, tab.n_classes)
     with torch.no_grad(), autocast(cfg, dev):
         prob = torch.softmax(head(emb_te).float(), -1).cpu().numpy()
     bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())

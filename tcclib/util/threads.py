@@ -5,7 +5,9 @@ oversubscribe them: a benchmark ran 7.5x slower while one other 2-thread torch j
 cores.  So every job the sweep runs (``--workers N`` datasets at once, the units of a Dask worker
 host) is sized to its share, ``cores // jobs`` and at least 1, from this one place:
 
-* :func:`budget` computes it: an explicit ``threads`` (``--threads``) wins, then an
+* :func:`budget` computes it (:func:`plan`: with the device, which the sweep prints: on a GPU the
+  ``--workers N`` datasets train side by side on the one device, each with its share of the host's
+  cores for its importance fits); an explicit ``threads`` (``--threads``) wins, then an
   ``OMP_NUM_THREADS`` set by the user, else the share of the cores this process may use;
 * :func:`env` gives the variables the kernels the sweep starts inherit (``OMP_NUM_THREADS``,
   ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, and :data:`THREADS_ENV`, which tcclib reads);
@@ -85,6 +87,48 @@ def budget(jobs: int = 1, threads: int | None = None, n_cores: int | None = None
     if environ.get("OMP_NUM_THREADS"):
         return Budget(jobs, _positive(environ["OMP_NUM_THREADS"], "$OMP_NUM_THREADS"), n_cores, "OMP_NUM_THREADS")
     return Budget(jobs, max(1, n_cores // jobs), n_cores, "share of the cores")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the sweep chose for its jobs: their thread :class:`Budget` and where they train."""
+
+    budget: Budget
+    device: str  # the runs' device: "cpu", "cuda" or "cuda:N"
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.device.startswith("cuda")
+
+    def line(self, what: str = "worker") -> str:
+        """The line the sweep prints, e.g. ``threads: 2 workers x 8 threads (16 cores); GPU: 2
+        datasets side by side on cuda, ...``."""
+        out = f"threads: {self.budget.line(what)}"
+        if not self.on_gpu:
+            return out
+        n = self.budget.jobs
+        side = f"{n} datasets side by side on {self.device}" if n > 1 else f"1 dataset at a time on {self.device}"
+        return (
+            f"{out}; GPU: {side} (each job's {self.budget.threads} host thread"
+            f"{'' if self.budget.threads == 1 else 's'} for its data, importance fits and baselines)"
+        )
+
+
+def plan(
+    jobs: int,
+    device: str = "cpu",
+    threads: int | None = None,
+    n_cores: int | None = None,
+    environ=None,
+) -> Plan:
+    """The sweep's choice for ``jobs`` datasets at once (``--workers``) on ``device``.
+
+    On the CPU every job trains on its share of the cores (:func:`budget`).  On a GPU the ``jobs``
+    datasets train side by side on the one device (their kernels interleave: a small dataset's
+    epoch leaves the GPU mostly idle), and each keeps its share of the host's cores, ``cores //
+    jobs``, for what runs there: loading and preparing its data, its XGBoost importance fits (on
+    the CPU where XGBoost has no GPU) and its baselines."""
+    return Plan(budget(jobs, threads, n_cores, environ), str(device))
 
 
 def env(b: Budget | int) -> dict:
