@@ -6,7 +6,8 @@ module strings them together for a benchmark run, with checkpoints (:mod:`tcclib
 
 :func:`run_dataset` is the one call: load, preprocess per seed, (XGBoost importances if a
 correlation method is asked for), contrastive pretraining of all members together, then a frozen
-encoder + fresh classification head per member, trained on the labeled rows and scored on the
+encoder + fresh classification head per member (or an opt-in head variant, ``Config.head``:
+:func:`tcclib.method.training.fit_classifier`), trained on the labeled rows and scored on the
 test split.  It returns a :class:`RunResult` with a tidy results table, the contrastive-loss
 histories, the pseudo-label accuracy at each refresh and (optionally) embeddings for plots.
 
@@ -59,6 +60,7 @@ from tcclib.method.training import (  # noqa: F401
     autocast,
     embed,
     first_bad,
+    fit_classifier,
     fit_heads,
     init_encoders,
     labeled_rows,
@@ -198,15 +200,14 @@ def _run(
 
     # ---------------------------------------------------------------- evaluation
     t2 = time.perf_counter()
-    with torch.no_grad(), autocast(cfg, dev):
-        emb_tr = enc_all(anchors_all).float()
-        emb_te = embed(enc_all, tab, tab.raw_test[seed_all], seed_all).float()
     lab = tab.labeled[seed_all]
     lab_rows = labeled_rows(lab)
     y_tr = tab.y_train[seed_all]
-    head = fit_heads(take(emb_tr, lab_rows), y_tr.gather(1, lab_rows), train_gens, cfg, tab.n_classes)
+    model = fit_classifier(
+        enc_all, anchors_all, lab_rows, y_tr.gather(1, lab_rows), train_gens, cfg, tab.n_classes, layout.in_widths
+    )
     with torch.no_grad(), autocast(cfg, dev):
-        prob = torch.softmax(head(emb_te).float(), -1).cpu().numpy()
+        prob = torch.softmax(model.logits(tab, tab.raw_test[seed_all], seed_all), -1).cpu().numpy()
     bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())
     if bad is not None:
         raise TrainingDiverged(
@@ -237,7 +238,10 @@ def _run(
             )
         )
     embeddings = {}
-    if cfg.keep_embeddings:
+    if cfg.keep_embeddings:  # (the encoder the classifier uses: fine-tuned under head: finetune)
+        with torch.no_grad(), autocast(cfg, dev):
+            emb_tr = enc_all(anchors_all).float()
+            emb_te = embed(enc_all, tab, tab.raw_test[seed_all], seed_all).float()
         for j, (si, m) in enumerate(layout.members):
             if si == 0:
                 embeddings[m] = dict(
