@@ -250,7 +250,10 @@ def row_weights(y: np.ndarray, labeled: np.ndarray, sample_weight=None, class_we
     w[~labeled] = 0.0
     total = w[labeled].sum()
     if not total > 0:
-        raise ValueError("the weights of the labeled rows sum to 0: give at least one labeled row a positive weight")
+        raise ValueError(
+            "the weights of the labeled rows are all zero (sample_weight times class_weight): "
+            "give at least one labeled row a positive weight"
+        )
     return w * (labeled.sum() / total)
 
 
