@@ -130,7 +130,7 @@ def report(results: pd.DataFrame, args) -> str:
                         better=w["better"],
                         worse=w["worse"],
                         median_diff=round(w["median_diff"] * (100 if metric == "accuracy" else 1), 3),
-                        p=round(w["p"], 4),
+                        p=float(f"{w['p']:.2g}"),
                     )
                 )
         lines += [tables.to_markdown(pd.DataFrame(rows), index=False), ""]

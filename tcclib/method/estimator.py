@@ -8,8 +8,10 @@
 ``fit`` runs the paper's recipe on the rows it is given: the preprocessing (impute, z-score,
 category codes) is fitted on all of them, the encoder pretrains contrastively on all of them
 (labeled and unlabeled), then the encoder is frozen and a classification head trains on the
-labeled rows.  The steps are those of the benchmark runner (:mod:`tcclib.method.training`): a classifier
-with ``random_state=s`` trains exactly like the runner's member (seed ``s``, same method) on the
+labeled rows (``head="finetune"`` / ``"concat"``: the opt-in variants; ``sample_weight`` and
+``class_weight`` weigh the labeled rows in the heads' loss, never in pretraining).  The steps
+are those of the benchmark runner (:mod:`tcclib.method.training`): a classifier with
+``random_state=s`` trains exactly like the runner's member (seed ``s``, same method) on the
 same rows.  Unlabeled rows are marked ``-1`` in ``y``, scikit-learn's semi-supervised convention.
 
 New rows at ``predict`` are preprocessed as in training: columns are matched by name (any order;
