@@ -7,7 +7,8 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   training reads (the encoder and head sizes, optimiser, head epochs for every method; epochs,
   corruption rate and temperature for a pretrained one; the refresh interval for a
   pseudo-labelled one; the correlation sampler's settings and the importance key for a
-  correlation one), the method's rule and :data:`TRAIN_VERSION`;
+  correlation one), the method's rule, the head variant when it is not the paper's frozen
+  encoder (``head``, and ``encoder_lr`` for ``finetune``) and :data:`TRAIN_VERSION`;
 * a **baseline** (one seed x baseline): the split and, for XGBoost, its settings;
 * an **importance matrix** (one seed): the split and the XGBoost settings;
 * the **embeddings** of a method (first seed only): the key of the member they come from.
@@ -93,6 +94,13 @@ def _approximations(cfg: Config) -> tuple:
     return (approx,) if approx else ()
 
 
+def _head(cfg: Config) -> tuple:
+    """The key part for the opt-in head variant (:meth:`Config.head_variant`): none at the
+    default ``head: frozen``, so the published runs' keys stay what they were."""
+    variant = cfg.head_variant()
+    return (variant,) if variant else ()
+
+
 def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
     return _digest(
         "importance",
@@ -132,6 +140,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         *_fidelity(fcfg, ["encoder_init", *switches]),
         *((own,) if own else ()),
         *_step(cfg, spec),
+        *_head(cfg),
     )
 
 

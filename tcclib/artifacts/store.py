@@ -23,7 +23,7 @@ import torch
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts.importances import CacheWarning
-from tcclib.method.config import AUTO, FIDELITY_SWITCHES, XGB_MAX_BIN, Config
+from tcclib.method.config import AUTO, ENCODER_LR, FIDELITY_SWITCHES, XGB_MAX_BIN, Config
 from tcclib.util import paths
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
@@ -236,8 +236,8 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
 
     A file written before a setting existed lacks it: it ran with that setting's default (the
-    fidelity settings: ``fidelity: ours``, every switch ``auto``; ``xgb_max_bin``: XGBoost's 256; ``compile``: auto),
-    and is read so."""
+    fidelity settings: ``fidelity: ours``, every switch ``auto``; ``xgb_max_bin``: XGBoost's 256;
+    ``compile``: ``auto``; ``head``: ``frozen`` with the default ``encoder_lr``), and is read so."""
     f = Path(config_json)
     if not f.exists():
         return False, f"no {f.name} beside the reference"
@@ -246,6 +246,8 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
         **{n: AUTO for n in FIDELITY_SWITCHES},
         "xgb_max_bin": XGB_MAX_BIN,
         "compile": "auto",
+        "head": "frozen",
+        "encoder_lr": ENCODER_LR,
         **json.loads(f.read_text()),
     }
     mine = cfg.to_dict()

@@ -118,6 +118,18 @@ everywhere; ``cuda_graph``: captured on a GPU, eager (the fallback) on the CPU;
 ``torch_compile``: through :func:`torch.compile` (opt-in; on the CPU it does not pay,
 ``docs/performance.md``).  See :meth:`Config.step_mode`."""
 
+HEADS = ("frozen", "finetune", "concat")
+"""``Config.head``: how the classifier on the labeled rows uses the encoder
+(:func:`tcclib.method.training.fit_classifier`).  ``frozen`` (the paper, the default): the
+encoder is frozen and a fresh head trains on its embeddings; ``finetune`` (opt-in): the encoder
+trains together with the head on the labeled rows, at its own learning rate ``encoder_lr``;
+``concat`` (opt-in): the encoder is frozen and the head reads its embedding concatenated with
+the row's preprocessed features (the encoder's one-hot/z-scored input)."""
+
+ENCODER_LR = 1e-4
+"""``Config.encoder_lr``'s default: the encoder's learning rate under ``head: finetune``, a tenth
+of the head's ``lr`` (pretrained weights move less than a fresh head's)."""
+
 
 @dataclass(frozen=True)
 class Config:
@@ -140,6 +152,8 @@ class Config:
     hidden_dim: int = 256
     encoder_depth: int = 4
     head_depth: int = 2
+    head: str = "frozen"
+    encoder_lr: float = ENCODER_LR
     bias_init: float = 0.01
     device: str = "cpu"
     matmul_precision: str = "highest"
@@ -248,6 +262,7 @@ class Config:
             "temperature",
             "corr_temperature",
             "bias_init",
+            "encoder_lr",
             "xgb_eta",
             "xgb_subsample",
             "xgb_colsample",
@@ -258,6 +273,7 @@ class Config:
                 f"{name}: expected a finite number, got {v!r}" + _number_hint(v),
             )
         _check(self.lr > 0, f"lr: must be > 0, got {self.lr}")
+        self._validate_head()
         _check(self.temperature > 0 and self.corr_temperature > 0, "temperatures must be > 0")
         for name in ("corruption_rate", "labeled_fraction", "xgb_eta", "xgb_subsample", "xgb_colsample"):
             v = getattr(self, name)
@@ -287,6 +303,17 @@ class Config:
             f"device: 'cpu', 'cuda' or 'cuda:N' (N: the GPU's index), got {self.device!r}",
         )
         self._validate_fidelity()
+
+    def _validate_head(self) -> None:
+        _check(self.encoder_lr > 0, f"encoder_lr: must be > 0, got {self.encoder_lr}")
+        if not isinstance(self.head, str) or self.head not in HEADS:
+            close = difflib.get_close_matches(str(self.head), HEADS, n=1)
+            raise ConfigError(
+                f"head: 'frozen' (the paper: a head on the frozen encoder's embedding, the default), "
+                f"'finetune' (the encoder trains with the head on the labeled rows, at encoder_lr) or "
+                f"'concat' (a head on the embedding and the preprocessed features), got {self.head!r}"
+                + (f" (did you mean {close[0]!r}?)" if close else "")
+            )
 
     def _validate_fidelity(self) -> None:
         if not isinstance(self.fidelity, str) or self.fidelity not in FIDELITIES:
@@ -338,6 +365,14 @@ class Config:
         256): what importance content keys add, and nothing at the defaults, so that the published
         runs' keys stay what they were."""
         return {"xgb_max_bin": self.xgb_max_bin} if self.xgb_max_bin != XGB_MAX_BIN else {}
+
+    def head_variant(self) -> dict[str, Any]:
+        """The opt-in head variant in force (``head`` off ``frozen``, with ``encoder_lr`` for
+        ``finetune``): what member content keys add, and nothing at the default, so that the
+        published runs' keys stay what they were."""
+        if self.head == "frozen":
+            return {}
+        return {"head": self.head, "encoder_lr": self.encoder_lr} if self.head == "finetune" else {"head": self.head}
 
     def refresh_epochs(self, epochs: int | None = None) -> tuple[int, ...]:
         """0-based pretraining epochs at whose start the pseudo-labels are (re)computed.

@@ -8,12 +8,14 @@
 ``fit`` runs the paper's recipe on the rows it is given: the preprocessing (impute, z-score,
 category codes) is fitted on all of them, the encoder pretrains contrastively on all of them
 (labeled and unlabeled), then the encoder is frozen and a classification head trains on the
-labeled rows.  The steps are those of the benchmark runner (:mod:`tcclib.method.training`): a classifier
-with ``random_state=s`` trains exactly like the runner's member (seed ``s``, same method) on the
-same rows.  Unlabeled rows are marked ``-1`` in ``y`` (scikit-learn's semi-supervised
-convention), or NaN, None, ``pd.NA``; marker-like text (``'-1'``, ``'NA'``, ...) is refused
-(:func:`split_labels`).  :meth:`TCCClassifier.score` scores the labeled rows only, and
-:class:`SemiSupervisedKFold` and :func:`labeled_scorer` make model selection work with every marker.
+labeled rows (``head="finetune"`` / ``"concat"``: the opt-in variants; ``sample_weight`` and
+``class_weight`` weigh the labeled rows in the heads' loss, never in pretraining).  The steps are
+those of the benchmark runner (:mod:`tcclib.method.training`): a classifier with
+``random_state=s`` trains exactly like the runner's member (seed ``s``, same method) on the same
+rows.  Unlabeled rows are marked ``-1`` in ``y`` (scikit-learn's semi-supervised convention), or
+NaN, None, ``pd.NA``; marker-like text (``'-1'``, ``'NA'``, ...) is refused (:func:`split_labels`).
+:meth:`TCCClassifier.score` scores the labeled rows only, and :class:`SemiSupervisedKFold` and
+:func:`labeled_scorer` make model selection work with every marker.
 
 New rows at ``predict`` are preprocessed as in training: columns are matched by name (any order;
 extra columns are ignored with a warning, a missing one is an error naming it), missing values
@@ -39,6 +41,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.metrics import accuracy_score, get_scorer
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
@@ -79,6 +82,8 @@ _SETTINGS = (
     "hidden_dim",
     "encoder_depth",
     "head_depth",
+    "head",
+    "encoder_lr",
     "bias_init",
     "matmul_precision",
     "xgb_trees",
@@ -109,6 +114,20 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         ``matmul_precision="bf16"`` (opt-in) runs the networks' products in bfloat16, in fit
         and in prediction (about 1.3-1.7x faster on CPUs with AVX512_BF16 or AMX);
         ``xgb_max_bin`` below its default 256 (opt-in) makes the importance models faster.
+    head : {"frozen", "finetune", "concat"}, default "frozen"
+        The classifier on the labeled rows (:data:`tcclib.method.config.HEADS`): ``"frozen"``
+        (the paper: the encoder is frozen, a fresh head trains on its embeddings),
+        ``"finetune"`` (opt-in: the encoder trains with the head on the labeled rows, at
+        ``encoder_lr``) or ``"concat"`` (opt-in: a head on the embedding concatenated with the
+        row's preprocessed features).  docs/estimator.md has a measured comparison.
+    encoder_lr : float, default 1e-4
+        The encoder's learning rate under ``head="finetune"`` (the head keeps ``lr``); unused
+        otherwise.
+    class_weight : "balanced", dict or None, default None
+        Weights of the classes in the head's cross-entropy (and the pseudo-label heads'):
+        ``"balanced"`` weighs class c by ``n_labeled / (n_classes x n_c)`` over the labeled
+        rows (scikit-learn's rule), a dict ``{label: weight}`` gives them (absent classes: 1),
+        None weighs every class alike (the paper).  Multiplies ``sample_weight`` in ``fit``.
     device : str, default "cpu"
         "cpu", "cuda" or "cuda:N" for training (and prediction, where that device exists).
     random_state : int, RandomState or None
@@ -136,7 +155,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     classes_, n_features_in_, feature_names_in_ (DataFrame input), seed_ (the seed used),
     columns_ (the fitted preprocessing), datetime_parts_ (``{column: parts}`` of the expanded
     datetime columns), categorical_features_ (the columns made categorical by
-    ``categorical_features``), history_ (contrastive loss per epoch), pseudo_labels_
+    ``categorical_features``), encoder_ and head_ (the networks), head_kind_ (the ``head``
+    variant fitted), history_ (contrastive loss per epoch), pseudo_labels_
     (the last pseudo-labels of every row, pseudo-label methods), timings_.
 
     Notes
@@ -173,6 +193,9 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         hidden_dim: int = _D.hidden_dim,
         encoder_depth: int = _D.encoder_depth,
         head_depth: int = _D.head_depth,
+        head: str = _D.head,
+        encoder_lr: float = _D.encoder_lr,
+        class_weight=None,
         bias_init: float = _D.bias_init,
         matmul_precision: str = _D.matmul_precision,
         xgb_trees: int = _D.xgb_trees,
@@ -200,6 +223,9 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.hidden_dim = hidden_dim
         self.encoder_depth = encoder_depth
         self.head_depth = head_depth
+        self.head = head
+        self.encoder_lr = encoder_lr
+        self.class_weight = class_weight
         self.bias_init = bias_init
         self.matmul_precision = matmul_precision
         self.xgb_trees = xgb_trees
@@ -242,6 +268,9 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         if not isinstance(self.verbose, bool) and self.verbose != "auto":
             raise ConfigError(f"verbose: expected True, False or 'auto', got {self.verbose!r}")
         _thread_count(self.n_jobs)
+        cw = self.class_weight
+        if not (cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced")):
+            raise ConfigError(f"class_weight: 'balanced', a dict {{label: weight}} or None, got {self.class_weight!r}")
         return Config(
             seeds=(seed,),
             methods=(self.method,),
@@ -375,15 +404,20 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return [c for c in out if c in set(names)]
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, importance=None):
+    def fit(self, X, y, sample_weight=None, importance=None):
         """Pretrain on every row of ``X``, then fit the head on the labeled rows of ``y``.
 
         ``X``: DataFrame (numeric, categorical/text/bool, dates, missing values) or array; ``y``:
         one class label per row, ``-1``, NaN, None or ``pd.NA`` for an unlabeled row (see the
-        class docstring).  ``importance``: for the correlation
-        methods, an ``[M, M]`` importance matrix computed before on the same rows with the same
-        seed and XGBoost settings (``importance_`` of another fit) instead of computing it again.
-        Returns ``self``."""
+        class docstring).  ``sample_weight``: one non-negative weight per row (or a number for
+        all), or None (every row alike): it weighs the labeled rows in the cross-entropy of the
+        classification head and of the pseudo-label heads (``class`` methods), times
+        ``class_weight``, scaled so that the labeled rows' weights average 1; it does nothing to
+        pretraining (the contrastive loss is unsupervised and row-wise: every row, labeled or not,
+        is an anchor once per epoch) nor to the unlabeled rows.  ``importance``: for the
+        correlation methods, an ``[M, M]`` importance matrix computed before on the same rows with
+        the same seed and XGBoost settings (``importance_`` of another fit) instead of computing it
+        again.  Returns ``self``."""
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None (give -1 for unlabeled rows)"
@@ -407,6 +441,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.classes_ = classes
         codes = np.full(len(labeled), UNLABELED, dtype=np.int64)
         codes[labeled] = np.searchsorted(classes, labels)
+        weights = self._row_weights(sample_weight, labels, codes, labeled)
 
         t0 = time.perf_counter()
         cols = FittedColumns.fit(Xf)
@@ -438,13 +473,14 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         check_training_inputs(prep, cfg)
         cfg = cfg.replace(progress=self._progress(split, cfg))
         with _threads(self.n_jobs):
-            enc, head, tab, pt, importance = self._train(prep, split, cfg, importance)
+            model, tab, pt, importance = self._train(prep, split, cfg, importance, weights)
         self.columns_ = cols
         self.seed_ = seed
         self.importance_ = importance[0] if importance is not None else None
         self.table_ = _slim(tab)
-        self.encoder_ = _to_cpu(enc)
-        self.head_ = _to_cpu(head)
+        self.encoder_ = _to_cpu(model.enc)
+        self.head_ = _to_cpu(model.head)
+        self.head_kind_ = cfg.head
         self.history_ = pd.DataFrame([(e, lv) for (_, _, e, lv) in pt.history] if pt else [], columns=["epoch", "loss"])
         self.pseudo_labels_ = (
             classes[pt.labels[0].cpu().numpy()] if pt is not None and METHODS[self.method].pseudo_labelled else None
@@ -463,8 +499,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             or expected_fit_seconds(len(split.raw_train), int(split.widths.sum()), cfg) > AUTO_PROGRESS_SECONDS
         )
 
-    def _train(self, prep: Prepared, split: SeedSplit, cfg: Config, importance):
-        """Importances (correlation methods), pretraining and the head: ``(enc, head, tab, pt, importance)``."""
+    def _train(self, prep: Prepared, split: SeedSplit, cfg: Config, importance, weights):
+        """Importances (correlation methods), pretraining and the classifier: ``(model, tab, pt, importance)``."""
         cols = prep.feature_names
         if not METHODS[self.method].needs_importance:
             importance = None
@@ -479,8 +515,28 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         else:
             importance = importance_matrix(split, cfg)[None]
         with training.matmul_precision(cfg):
-            enc, head, tab, pt = _fit_member(prep, cfg, importance)
-        return enc, head, tab, pt, importance
+            model, tab, pt = _fit_member(prep, cfg, importance, weights)
+        return model, tab, pt, importance
+
+    def _row_weights(self, sample_weight, labels: np.ndarray, codes: np.ndarray, labeled: np.ndarray):
+        """Each row's weight in the heads' loss (:func:`tcclib.method.training.row_weights`), or
+        None when neither ``sample_weight`` nor ``class_weight`` is given."""
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, len(labeled))
+        cw = self.class_weight
+        if isinstance(cw, dict):
+            known = set(self.classes_.tolist())
+            unknown = [k for k in cw if k not in known]
+            if unknown:
+                raise ValueError(
+                    f"class_weight: {', '.join(map(repr, unknown[:10]))} not among the classes of the labeled "
+                    f"rows ({', '.join(map(repr, self.classes_.tolist()[:10]))}); give weights by class label"
+                )
+            given = [cw.get(c, 1.0) for c in self.classes_.tolist()]
+            cw = _check_sample_weight(given, len(given), "class_weight")
+        elif cw is not None:
+            cw = compute_class_weight(cw, classes=self.classes_, y=labels)
+        return training.row_weights(codes, labeled, sample_weight, cw)
 
     # ------------------------------------------------------------------ predict
     def _device(self) -> torch.device:
@@ -489,7 +545,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             return torch.device("cpu")  # a model fitted on a GPU, loaded on a CPU machine
         return dev
 
-    def _embed(self, X) -> torch.Tensor:
+    def _raw(self, X) -> torch.Tensor:
+        """Preprocessed rows ``[1, n, M]`` of ``X`` on the prediction device."""
         check_is_fitted(self, "encoder_")
         Xf = self._frame(X, reset=False)
         with np.errstate(over="ignore", invalid="ignore"):  # (non-finite values are named below)
@@ -503,6 +560,10 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                 "or finite numbers"
             )
         raw = torch.as_tensor(values, device=self._device())[None]
+        return raw
+
+    def _embed(self, X) -> torch.Tensor:
+        raw = self._raw(X)
         dev = raw.device
         tab = _on(self.table_, dev)
         enc = _on(self.encoder_, dev)
@@ -515,7 +576,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return training.autocast(self.matmul_precision, dev)
 
     def transform(self, X) -> np.ndarray:
-        """The frozen encoder's embeddings ``[n, hidden_dim]`` of rows ``X`` (float32)."""
+        """The encoder's embeddings ``[n, hidden_dim]`` of rows ``X`` (float32): the pretrained
+        encoder's, or under ``head="finetune"`` the fine-tuned one's."""
         return self._embed(X).cpu().numpy()
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
@@ -525,10 +587,13 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``[n, n_classes]`` in the order of ``classes_``."""
-        emb = self._embed(X)
-        head = _on(self.head_, emb.device)
-        with torch.no_grad(), self._autocast(emb.device):
-            prob = torch.softmax(head(emb[None])[0].float(), -1).double().cpu().numpy()
+        raw = self._raw(X)
+        dev = raw.device
+        model = training.Classifier(_on(self.encoder_, dev), _on(self.head_, dev), self.head_kind_)
+        first = torch.zeros(1, dtype=torch.int64, device=dev)
+        with torch.no_grad(), self._autocast(dev):
+            logits = model.logits(_on(self.table_, dev), raw, first, PREDICT_CHUNK)
+        prob = torch.softmax(logits[0], -1).double().cpu().numpy()
         return prob / prob.sum(1, keepdims=True)
 
     def predict(self, X) -> np.ndarray:
@@ -757,19 +822,42 @@ def _check_range(X: pd.DataFrame) -> None:
         )
 
 
-def _fit_member(prep: Prepared, cfg: Config, importance):
+def _check_sample_weight(weights, n: int, name: str = "sample_weight") -> np.ndarray:
+    """``weights`` as ``n`` finite non-negative floats (a number: the same for all)."""
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected numbers, got {type(weights).__name__}") from None
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,):
+        raise ValueError(f"{name}.shape == {w.shape}, expected {(n,)}: one weight per row of X")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"{name}: weights must be finite and non-negative (0 leaves a row out of the head's loss)")
+    return w
+
+
+def _fit_member(prep: Prepared, cfg: Config, importance, weights: np.ndarray | None = None):
     """One member through the core's sequence (:func:`tcclib.method.training.set_up`,
     :func:`~tcclib.method.training.pretrain`, :func:`~tcclib.method.training.fit_member_heads`),
-    the one the benchmark runner runs: encoders, pretraining, then the head on labeled rows."""
-    members = training.set_up(prep, cfg, importance, "X")
+    the one the benchmark runner runs: encoders, pretraining, then the classifier on the labeled
+    rows (``weights``: every row's weight in the heads' loss, None: unweighted)."""
+    dev = torch.device(cfg.device)
+    w = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=dev)[None]
+    members = training.set_up(prep, cfg, importance, "X", weights=w)
     training.pretrain(members, f"TCCClassifier({cfg.methods[0]}): pretraining")
-    _, head = training.fit_member_heads(members, cfg)
+    model = training.fit_member_heads(members, cfg, w)
     with torch.no_grad():
-        if not all(torch.isfinite(p).all() for p in head.parameters()):
+        if not all(torch.isfinite(p).all() for p in model.head.parameters() + model.enc.parameters()):
             raise training.TrainingDiverged(
-                "X", prep.splits[0].seed, cfg.methods[0], None, "a classification head weight is not finite", lr=cfg.lr
+                "X",
+                prep.splits[0].seed,
+                cfg.methods[0],
+                None,
+                "a classification head or encoder weight is not finite",
+                lr=cfg.lr,
             )
-    return members.encoders, head, members.tab, members.pretraining
+    return model, members.tab, members.pretraining
 
 
 def _slim(tab: TensorTable) -> TensorTable:

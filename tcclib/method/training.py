@@ -11,7 +11,11 @@ and train together, each with its own generator, labels and Adam state.  The ste
   :meth:`~Pretraining.refresh_pseudo_labels`, :meth:`~Pretraining.draw_views` (where and how to
   corrupt) and :meth:`~Pretraining.contrastive_epoch`; :meth:`~Pretraining.state_dict` /
   :meth:`~Pretraining.load_state_dict` for checkpoints (written by :mod:`tcclib.artifacts.store`);
-* :func:`fit_heads` / :func:`embed`: frozen-encoder embeddings and fresh classification heads.
+* :func:`fit_heads` / :func:`embed`: frozen-encoder embeddings and fresh classification heads;
+* :func:`fit_classifier`: the member's classifier on its labeled rows as ``Config.head`` says
+  (the paper's frozen encoder, or the opt-in ``finetune`` / ``concat`` variants), a
+  :class:`Classifier`; :func:`row_weights`: the heads' per-row weights (``sample_weight``,
+  ``class_weight``).
 
 * :func:`set_up`, :func:`pretrain` and :func:`fit_member_heads`: the one sequence (set-up in a
   fixed order, the epoch loop, the heads) that :func:`tcclib.running.train.run_prepared` runs for a
@@ -189,29 +193,147 @@ def training_generators(layout: Layout, device) -> list[torch.Generator]:
 
 
 def fit_heads(
-    emb: torch.Tensor, y: torch.Tensor, gens: list[torch.Generator], cfg: Config, n_classes: int
+    emb: torch.Tensor,
+    y: torch.Tensor,
+    gens: list[torch.Generator],
+    cfg: Config,
+    n_classes: int,
+    weights: torch.Tensor | None = None,
+    in_widths: list[int] | None = None,
 ) -> StackedMLP:
-    """Train fresh classification heads (2 layers) on frozen embeddings ``[K, NL, H]``."""
-    K, NL, H = emb.shape
-    head = StackedMLP(
-        K, [H] + [cfg.hidden_dim] * (cfg.head_depth - 1) + [n_classes], gens, bias_init=cfg.bias_init, device=emb.device
-    )
+    """Train fresh classification heads (``head_depth`` layers) on fixed inputs ``[K, NL, F]``
+    (the frozen embeddings, or for ``head: concat`` the embeddings and the features).
+
+    ``weights``: ``[K, NL]`` per-row weights of the cross-entropy (None: every row counts
+    once, the paper; see :func:`row_weights`); ``in_widths``: each member's true input width
+    (inputs zero-padded to ``F``; None: all ``F``)."""
+    K, NL, F_in = emb.shape
+    head = new_head(K, F_in, gens, cfg, n_classes, emb.device, in_widths)
     opt = adam(head.parameters(), cfg.lr)
-    steps = batches(NL, cfg.batch_size)
-    amp = autocast(cfg, emb.device)
+    _head_epochs(lambda idx: head(take(emb, idx)), opt, y, gens, cfg, n_classes, weights)
+    return head
+
+
+def new_head(K: int, width: int, gens, cfg: Config, n_classes: int, device, in_widths=None) -> StackedMLP:
+    """Fresh heads ``[width, hidden_dim, ..., n_classes]``, each from its member's generator."""
+    dims = [width] + [cfg.hidden_dim] * (cfg.head_depth - 1) + [n_classes]
+    return StackedMLP(K, dims, gens, in_widths, bias_init=cfg.bias_init, device=device)
+
+
+def _head_epochs(forward, opt, y: torch.Tensor, gens, cfg: Config, n_classes: int, weights) -> None:
+    """``cfg.head_epochs`` epochs over the ``NL`` labeled rows in each member's own order:
+    ``forward(idx)`` gives the logits of rows ``idx`` ``[K, b]``; one ``opt`` step per batch
+    on the sum over members of each member's mean (weighted) cross-entropy."""
+    K, NL = y.shape
+    dev = y.device
+    amp = autocast(cfg, dev)
     for _ in range(cfg.head_epochs):
-        perm = torch.stack([torch.randperm(NL, generator=g, device=emb.device) for g in gens])
-        for a, b in steps:
+        perm = torch.stack([torch.randperm(NL, generator=g, device=dev) for g in gens])
+        for a, b in batches(NL, cfg.batch_size):
             idx = perm[:, a:b]
             with amp:
-                logits = head(take(emb, idx))
+                logits = forward(idx)
             yb = y.gather(1, idx)
             loss = F.cross_entropy(logits.float().reshape(-1, n_classes), yb.reshape(-1), reduction="none")
-            loss = loss.view(K, -1).mean(1).sum()
+            loss = loss.view(K, -1)
+            if weights is not None:
+                loss = loss * weights.gather(1, idx)
+            loss = loss.mean(1).sum()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-    return head
+
+
+def row_weights(y: np.ndarray, labeled: np.ndarray, sample_weight=None, class_weight=None) -> np.ndarray | None:
+    """Each row's weight in the heads' cross-entropy: ``sample_weight`` times the weight of the
+    row's class, scaled so that the labeled rows' weights average 1 (the learning rate then
+    means what it means unweighted); unlabeled rows get 0.  None when neither is given.
+
+    ``y``: class codes ``0 .. C-1`` (anything on unlabeled rows); ``class_weight``: ``[C]``
+    (``"balanced"`` is ``n_labeled / (C x n_c)`` per class, scikit-learn's, computed by the
+    caller).  A labeled total of 0 is a ``ValueError``."""
+    if sample_weight is None and class_weight is None:
+        return None
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).copy()
+    if class_weight is not None:
+        w[labeled] *= np.asarray(class_weight, dtype=np.float64)[y[labeled]]
+    w[~labeled] = 0.0
+    total = w[labeled].sum()
+    if not total > 0:
+        raise ValueError(
+            "the weights of the labeled rows are all zero (sample_weight times class_weight): "
+            "give at least one labeled row a positive weight"
+        )
+    return w * (labeled.sum() / total)
+
+
+# --------------------------------------------------------------------------- classifiers
+
+
+def head_inputs(enc: StackedMLP, onehot: torch.Tensor, kind: str = "frozen") -> torch.Tensor:
+    """What a head of variant ``kind`` reads of one-hot rows ``[K, n, D]``: the embedding
+    ``[K, n, H]`` (``frozen``, ``finetune``), or the embedding and the rows ``[K, n, H + D]``
+    (``concat``).  No gradient; float32."""
+    with torch.no_grad():
+        emb = enc(onehot).float()
+    return torch.cat([emb, onehot.float()], -1) if kind == "concat" else emb
+
+
+@dataclass
+class Classifier:
+    """Every member's trained encoder and head, and how the head reads a row (``head``: the
+    :data:`tcclib.method.config.HEADS` variant): what :func:`fit_classifier` returns."""
+
+    enc: StackedMLP
+    head: StackedMLP
+    kind: str = "frozen"
+
+    def inputs(self, onehot: torch.Tensor) -> torch.Tensor:
+        """The head's inputs of one-hot rows ``[K, n, D]`` (:func:`head_inputs`)."""
+        return head_inputs(self.enc, onehot, self.kind)
+
+    def logits(self, tab: TensorTable, raw: torch.Tensor, seed_idx: torch.Tensor, chunk: int | None = None):
+        """Class logits ``[K, n, C]`` (float32) of raw rows ``[K, n, M]``, ``chunk`` rows per pass."""
+        parts = []
+        for a, b in batches(raw.shape[1], chunk or max(raw.shape[1], 1)):
+            parts.append(self.head(self.inputs(tab.encode(raw[:, a:b], seed_idx))).float())
+        return torch.cat(parts, 1) if len(parts) != 1 else parts[0]
+
+
+def fit_classifier(
+    enc: StackedMLP,
+    anchors: torch.Tensor,
+    rows: torch.Tensor,
+    y: torch.Tensor,
+    gens: list[torch.Generator],
+    cfg: Config,
+    n_classes: int,
+    in_widths: list[int],
+    weights: torch.Tensor | None = None,
+) -> Classifier:
+    """The classifier of every member on its labeled rows, as ``cfg.head`` says.
+
+    ``enc``: the (pretrained) encoders; ``anchors``: every member's one-hot training rows
+    ``[K, N, D]``; ``rows``: the labeled rows' positions ``[K, NL]``; ``y``: their class codes
+    ``[K, NL]``; ``in_widths``: each member's one-hot width; ``weights``: ``[K, NL]`` row weights
+    of the cross-entropy (None: unweighted).  ``frozen`` (the paper): :func:`fit_heads` on the
+    embeddings; ``concat``: on the embeddings and the one-hot rows; ``finetune``: the encoder
+    (updated in place) and a fresh head train together, the encoder at ``cfg.encoder_lr``.
+    Call it inside :func:`autocast` for ``bf16`` as the caller does its embedding passes."""
+    H = enc.dims[-1]
+    if cfg.head == "finetune":
+        lab = take(anchors, rows)
+        head = new_head(enc.K, H, gens, cfg, n_classes, anchors.device)
+        opt = torch.optim.Adam(
+            [{"params": head.parameters(), "lr": cfg.lr}, {"params": enc.parameters(), "lr": cfg.encoder_lr}],
+            fused=True,
+        )
+        _head_epochs(lambda idx: head(enc(take(lab, idx))), opt, y, gens, cfg, n_classes, weights)
+        return Classifier(enc, head, cfg.head)
+    with autocast(cfg, anchors.device):
+        inputs = head_inputs(enc, anchors, cfg.head)  # (every row, then the labeled ones, as published)
+    widths = [H + w for w in in_widths] if cfg.head == "concat" else None
+    return Classifier(enc, fit_heads(take(inputs, rows), y, gens, cfg, n_classes, weights, widths), cfg.head)
 
 
 @torch.no_grad()
@@ -260,7 +382,9 @@ class Pretraining:
     ``tab``: the stacked table; ``layout``: the members (only ``layout.pre`` pretrain);
     ``importance``: ``[S, M, M]`` matrices per table seed (correlation methods only);
     ``train_gens``: every member's generator (the pretraining members' are used and advanced);
-    ``anchors_all``: every member's one-hot training rows ``[K, N, D]``.
+    ``anchors_all``: every member's one-hot training rows ``[K, N, D]``; ``weights``: every
+    member's row weights ``[K, N]`` for the pseudo-label heads (None: unweighted; the contrastive
+    loss is never weighted: pretraining is unsupervised and row-wise).
 
     Labels: the ``oracle`` members corrupt within their true class, the pseudo-label members
     within their current pseudo-class (refreshed by :meth:`refresh_pseudo_labels`); a true label
@@ -276,6 +400,7 @@ class Pretraining:
         train_gens: list[torch.Generator],
         anchors_all: torch.Tensor,
         name: str = "dataset",
+        weights: torch.Tensor | None = None,
     ):
         dev = anchors_all.device
         self.cfg, self.name, self.tab, self.dev = cfg, name, tab, dev
@@ -319,6 +444,8 @@ class Pretraining:
             rule: rule.prepare(self.members(idx), importance if needed else None) for rule, idx in self.where_groups
         }
         self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
+        # the pseudo-label heads' row weights [Kp, NL] (None: unweighted, the paper)
+        self.lab_weights = None if weights is None else weights[self.pidx].gather(1, self.lab_rows)
         self.refresh_at = frozenset(cfg.refresh_epochs(cfg.epochs))  # pseudo_schedule
         self.batches = batches(N, cfg.batch_size)
         self.pairs: torch.Tensor | None = None  # [Kp, 2N, D]: anchors, then this epoch's views
@@ -346,6 +473,7 @@ class Pretraining:
             [self.gens[j] for j in pse],
             cfg,
             self.Cn,
+            None if self.lab_weights is None else self.lab_weights[pidx_t],
         )
         with torch.no_grad(), autocast(cfg, self.dev):
             logits = head(emb).float()
@@ -561,10 +689,13 @@ class Members:
     pretraining: Pretraining | None
 
 
-def set_up(prep: Prepared, cfg: Config, importance: np.ndarray | None, name: str) -> Members:
+def set_up(
+    prep: Prepared, cfg: Config, importance: np.ndarray | None, name: str, weights: torch.Tensor | None = None
+) -> Members:
     """The set-up sequence the runner and the estimator share, in its fixed order (the generators
     are drawn from in this order, so a member trains the same in both): table, layout, every
-    member's encoder, its generator, its one-hot rows, then the pretraining members' state."""
+    member's encoder, its generator, its one-hot rows, then the pretraining members' state
+    (``weights``: ``[K, N]`` row weights of the pseudo-label heads, None: unweighted)."""
     dev = torch.device(cfg.device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device='cuda' but torch sees no CUDA device; use device='cpu'")
@@ -582,7 +713,7 @@ def set_up(prep: Prepared, cfg: Config, importance: np.ndarray | None, name: str
     gens = training_generators(layout, dev)
     seed_idx = layout.seed_index(dev)
     anchors = tab.encode(tab.raw_train[seed_idx], seed_idx)
-    pt = Pretraining(tab, layout, cfg, importance, gens, anchors, name) if layout.pre else None
+    pt = Pretraining(tab, layout, cfg, importance, gens, anchors, name, weights=weights) if layout.pre else None
     return Members(tab, layout, encoders, gens, seed_idx, anchors, pt)
 
 
@@ -614,15 +745,22 @@ def pretrain(members: Members, desc: str, after_epoch: Callable[[Pretraining], N
     pt.pairs = pt.step = None  # (and the views' buffer, and a captured step's graph)
 
 
-def fit_member_heads(members: Members, cfg: Config) -> tuple[torch.Tensor, StackedMLP]:
-    """Every member's frozen-encoder embeddings of its training rows (float32 ``[K, N, H]``) and
-    a fresh classification head per member (:func:`fit_heads`) on its labeled rows."""
-    with torch.no_grad(), autocast(cfg, members.anchors.device):
-        emb = members.encoders(members.anchors).float()
+def fit_member_heads(members: Members, cfg: Config, weights: torch.Tensor | None = None) -> Classifier:
+    """Every member's classifier on its labeled rows (:func:`fit_classifier`, as ``cfg.head``
+    says); ``weights``: ``[K, N]`` row weights of the training rows (None: unweighted)."""
     rows = labeled_rows(members.tab.labeled[members.seed_idx])
     y = members.tab.y_train[members.seed_idx].gather(1, rows)
-    head = fit_heads(take(emb, rows), y, members.gens, cfg, members.tab.n_classes)
-    return emb, head
+    return fit_classifier(
+        members.encoders,
+        members.anchors,
+        rows,
+        y,
+        members.gens,
+        cfg,
+        members.tab.n_classes,
+        members.layout.in_widths,
+        None if weights is None else weights.gather(1, rows),
+    )
 
 
 # --------------------------------------------------------------------------- captured steps

@@ -135,7 +135,7 @@ def compare(
     importance = None  # the correlation methods share one importance matrix (same rows and seed)
     for m in methods:
         t = time.perf_counter()
-        clf = TCCClassifier(m, random_state=seed, verbose=verbose, **settings).fit(X_tr, y_fit, importance)
+        clf = TCCClassifier(m, random_state=seed, verbose=verbose, **settings).fit(X_tr, y_fit, importance=importance)
         if clf.importance_ is not None:
             importance = clf.importance_
         fit_s = time.perf_counter() - t

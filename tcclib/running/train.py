@@ -6,7 +6,8 @@ module strings them together for a benchmark run, with checkpoints (:mod:`tcclib
 
 :func:`run_dataset` is the one call: load, preprocess per seed, (XGBoost importances if a
 correlation method is asked for), contrastive pretraining of all members together, then a frozen
-encoder + fresh classification head per member, trained on the labeled rows and scored on the
+encoder + fresh classification head per member (or an opt-in head variant, ``Config.head``:
+:func:`tcclib.method.training.fit_classifier`), trained on the labeled rows and scored on the
 test split.  It returns a :class:`RunResult` with a tidy results table, the contrastive-loss
 histories, the pseudo-label accuracy at each refresh and (optionally) embeddings for plots.
 
@@ -59,6 +60,7 @@ from tcclib.method.training import (  # noqa: F401
     autocast,
     embed,
     first_bad,
+    fit_classifier,
     fit_heads,
     init_encoders,
     labeled_rows,
@@ -177,13 +179,11 @@ def _run(
     # ---------------------------------------------------------------- evaluation
     t2 = time.perf_counter()
     dev = members.anchors.device
-    emb_tr, head = training.fit_member_heads(members, cfg)
-    with torch.no_grad(), autocast(cfg, dev):
-        emb_te = embed(members.encoders, tab, tab.raw_test[seed_all], seed_all).float()
+    model = training.fit_member_heads(members, cfg)
     lab = tab.labeled[seed_all]
     y_tr = tab.y_train[seed_all]
     with torch.no_grad(), autocast(cfg, dev):
-        prob = torch.softmax(head(emb_te).float(), -1).cpu().numpy()
+        prob = torch.softmax(model.logits(tab, tab.raw_test[seed_all], seed_all), -1).cpu().numpy()
     bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())
     if bad is not None:
         raise TrainingDiverged(
@@ -214,7 +214,10 @@ def _run(
             )
         )
     embeddings = {}
-    if cfg.keep_embeddings:
+    if cfg.keep_embeddings:  # (the encoder the classifier uses: fine-tuned under head: finetune)
+        with torch.no_grad(), autocast(cfg, dev):
+            emb_tr = model.enc(members.anchors).float()
+            emb_te = embed(model.enc, tab, tab.raw_test[seed_all], seed_all).float()
         for j, (si, m) in enumerate(layout.members):
             if si == 0:
                 embeddings[m] = dict(
