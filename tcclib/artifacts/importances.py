@@ -31,20 +31,17 @@ class CacheWarning(UserWarning):
 
 
 def _cache_digest(split: SeedSplit, cfg: Config) -> str:
-    """sha256 of what an importance matrix depends on: the training rows, the active columns, the
-    XGBoost settings and the importance switches that depart from ours (the seed is in the file's
-    name and checked on its own)."""
-    h = hashlib.sha256()
-    h.update(split.raw_train.tobytes())
-    h.update(split.active.tobytes())
-    h.update(json.dumps([getattr(cfg, name) for name in XGB_SETTINGS]).encode())
-    approx = cfg.importance_approximations()
-    if approx:  # the opt-in approximation; the default adds nothing
-        h.update(json.dumps(approx).encode())
-    fid = cfg.departures(IMPORTANCE_SWITCHES)
-    if fid:  # only departures from our defaults: the default keys stay what they were
-        h.update(json.dumps(fid, sort_keys=True).encode())
-    return h.hexdigest()
+    """The key of an importance matrix (:func:`tcclib.artifacts.keys.digest`): the training rows,
+    the active columns, the XGBoost settings and the importance switches and approximations that
+    depart from the defaults (the seed is in the file's name and checked on its own)."""
+    return content_keys.digest(
+        "importance-cache",
+        split.raw_train,
+        split.active,
+        {name: getattr(cfg, name) for name in XGB_SETTINGS},
+        cfg.importance_approximations() or None,
+        cfg.departures(IMPORTANCE_SWITCHES) or None,
+    )
 
 
 def _cache_key(name: str, split: SeedSplit, cfg: Config) -> str:

@@ -53,7 +53,10 @@ _ALL = (
 _PRETRAIN = ("epochs", "corruption_rate", "temperature")
 
 
-def _digest(*parts) -> str:
+def digest(*parts) -> str:
+    """The one content-key scheme: sha256 over the parts in order (arrays by dtype, shape and bytes;
+    anything else as sorted JSON), its first 20 hex digits.  Every stored artefact's key (members,
+    baselines, importances, the importance cache, checkpoints, ablation grids) is one."""
     h = hashlib.sha256()
     for p in parts:
         if isinstance(p, np.ndarray):
@@ -66,7 +69,7 @@ def _digest(*parts) -> str:
 
 
 def split_digest(sp: SeedSplit, classes) -> str:
-    return _digest(
+    return digest(
         int(sp.seed),
         list(map(str, classes)),
         sp.raw_train,
@@ -102,7 +105,7 @@ def _head(cfg: Config) -> tuple:
 
 
 def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
-    return _digest(
+    return digest(
         "importance",
         IMPORTANCE_VERSION,
         split_digest(sp, classes),
@@ -129,7 +132,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
     extra = importance_key(sp, cfg, classes) if spec.needs_importance else None
     # a method with its own sampler rule is keyed as if corr_rule said so
     fcfg = cfg.replace(corr_rule=spec.rule) if spec.rule is not None and spec.needs_importance else cfg
-    return _digest(
+    return digest(
         "member",
         TRAIN_VERSION,
         split_digest(sp, classes),
@@ -153,7 +156,7 @@ def _step(cfg: Config, spec) -> tuple:
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:
     settings = {k: getattr(cfg, k) for k in get(name).settings}
-    return _digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings)
+    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings)
 
 
 @dataclass

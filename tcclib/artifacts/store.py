@@ -326,16 +326,16 @@ _NOT_IN_KEY = ("progress", "keep_embeddings", "baselines", "extra")
 
 
 def checkpoint_key(prep, cfg, importance: np.ndarray | None) -> str:
-    """A digest of everything pretraining depends on: data, splits, settings, importances."""
-    h = hashlib.sha256()
+    """The key of a pretraining checkpoint (:func:`tcclib.artifacts.keys.digest`): data, splits,
+    settings, importances."""
     settings = {k: v for k, v in cfg.to_dict().items() if k not in _NOT_IN_KEY}
-    h.update(json.dumps([prep.name, settings], sort_keys=True, default=str).encode())
-    for sp in prep.splits:
-        for a in (sp.raw_train, sp.y_train, sp.labeled, sp.active, sp.is_cat, sp.n_levels, sp.raw_test, sp.y_test):
-            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
-    if importance is not None:
-        h.update(np.ascontiguousarray(importance, dtype=np.float64).tobytes())
-    return h.hexdigest()[:16]
+    arrays = [
+        a
+        for sp in prep.splits
+        for a in (sp.raw_train, sp.y_train, sp.labeled, sp.active, sp.is_cat, sp.n_levels, sp.raw_test, sp.y_test)
+    ]
+    extra = [] if importance is None else [np.asarray(importance, dtype=np.float64)]
+    return content_keys.digest("checkpoint", prep.name, settings, *map(np.asarray, arrays), *extra)[:16]
 
 
 def checkpoint_path(checkpoint_dir, name: str, key: str) -> Path:

@@ -37,7 +37,7 @@ def grid_key(ds: Dataset, cfg: Config, labeled_fractions, corruption_rates, meth
     for name, value in points:
         c = cfg.replace(**{name: value})
         parts.append([name, value, content_keys.run_keys(prepare_config(ds, c), c).members])
-    return content_keys._digest("ablation", parts)
+    return content_keys.digest("ablation", parts)
 
 
 def run_grid(
