@@ -152,6 +152,25 @@ def importance_matrices(
     return np.stack(out)
 
 
+def stored_or_computed(prep, cfg: Config, splits, stored=None, cache_dir=None, progress: bool = False):
+    """``({seed: W}, computed)``: the importance matrix of every split in ``splits``, taken from the
+    stored run ``stored`` (:func:`tcclib.artifacts.keys.load`) where its key matches, else from the
+    importance cache or computed (``computed``: those, ``{seed: W}``)."""
+    found, todo = {}, []
+    for sp in splits:
+        W = stored.importance_of(sp.seed, content_keys.importance_key(sp, cfg, prep.classes)) if stored else None
+        if W is None:
+            todo.append(sp)
+        else:
+            found[sp.seed] = W
+    computed = {}
+    if todo:
+        mats = importance_matrices(prep.name, todo, cfg, cache_dir=cache_dir, progress=progress)
+        computed = {sp.seed: mats[i] for i, sp in enumerate(todo)}
+    found.update(computed)
+    return {sp.seed: found[sp.seed] for sp in splits}, computed
+
+
 def dataset_correlations(prep, cfg: Config, store_dir=None, cache_dir=None, reuse: bool = True, progress: bool = True):
     """What ``02_correlation`` shows: ``(ranges, W0, computed)``.
 
@@ -162,24 +181,14 @@ def dataset_correlations(prep, cfg: Config, store_dir=None, cache_dir=None, reus
     first seed's matrix when that one was never stored.  The caller saves with
     :func:`tcclib.artifacts.store.save_importances`."""
     stored = content_keys.load(store_dir) if (store_dir is not None and reuse) else None
-    keys = {str(sp.seed): content_keys.importance_key(sp, cfg, prep.classes) for sp in prep.splits}
-    ranges, W = {}, {}
+    ranges = {}
     for sp in prep.splits:
-        if stored is not None:
-            r = stored.corr_range_of(sp.seed, keys[str(sp.seed)])
-            if r is not None:
-                ranges[sp.seed] = r
-            w = stored.importance_of(sp.seed, keys[str(sp.seed)])
-            if w is not None:
-                W[sp.seed] = w
+        r = stored.corr_range_of(sp.seed, content_keys.importance_key(sp, cfg, prep.classes)) if stored else None
+        if r is not None:
+            ranges[sp.seed] = r
     first = prep.splits[0]
-    todo = [sp for sp in prep.splits if sp.seed not in W and (sp.seed not in ranges or sp.seed == first.seed)]
-    computed = {}
-    if todo:
-        mats = importance_matrices(prep.name, todo, cfg, cache_dir=cache_dir, progress=progress)
-        computed = {sp.seed: mats[i] for i, sp in enumerate(todo)}
-        W.update(computed)
-    for sp in prep.splits:
-        if sp.seed not in ranges:
-            ranges[sp.seed] = correlation_range(W[sp.seed], sp.active)
-    return ranges, W[first.seed], computed
+    needed = [sp for sp in prep.splits if sp.seed not in ranges or sp.seed == first.seed]
+    W, computed = stored_or_computed(prep, cfg, needed, stored, cache_dir, progress)
+    for sp in needed:
+        ranges.setdefault(sp.seed, correlation_range(W[sp.seed], sp.active))
+    return {sp.seed: ranges[sp.seed] for sp in prep.splits}, W[first.seed], computed

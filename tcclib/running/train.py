@@ -45,7 +45,7 @@ import torch
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
-from tcclib.artifacts.importances import importance_matrices
+from tcclib.artifacts.importances import stored_or_computed
 from tcclib.data.preprocess import Prepared
 from tcclib.data.sources import Dataset, load_dataset
 from tcclib.method import training
@@ -249,20 +249,9 @@ def _run(
 
 def _stored_importances(prep: Prepared, cfg: Config, seeds, stored, cache_dir, progress: bool) -> dict:
     """Importance matrices ``{seed: W}`` of ``seeds``: stored ones whose key matches, the rest
-    from the importance cache or computed."""
-    out, todo = {}, []
-    for sp in prep.splits:
-        if sp.seed not in seeds:
-            continue
-        W = stored.importance_of(sp.seed, content_keys.importance_key(sp, cfg, prep.classes)) if stored else None
-        if W is not None:
-            out[sp.seed] = W
-        else:
-            todo.append(sp)
-    if todo:
-        W = importance_matrices(prep.name, todo, cfg, cache_dir=cache_dir, progress=progress)
-        out.update({sp.seed: W[i] for i, sp in enumerate(todo)})
-    return out
+    from the importance cache or computed (:func:`tcclib.artifacts.importances.stored_or_computed`)."""
+    splits = [sp for sp in prep.splits if sp.seed in seeds]
+    return stored_or_computed(prep, cfg, splits, stored, cache_dir, progress)[0]
 
 
 def _subset(prep: Prepared, seeds) -> Prepared:
