@@ -59,6 +59,7 @@ import json
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from tcclib.artifacts import keys as content_keys
 from tcclib.method import registry
 from tcclib.paper import plots, tables
 
@@ -78,7 +79,7 @@ else:
 emb_file = fd / "embeddings.npz"
 classes = json.loads((fd / "classes.json").read_text()) if (fd / "classes.json").exists() else None
 if emb_file.exists():
-    emb = store.load_embeddings(emb_file)
+    emb = content_keys.load_embeddings(emb_file)
     methods = registry.with_group("how", present=emb)  # the how-to-corrupt methods (tcclib.method.registry)
     for part in ("train", "test"):
         fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)",

@@ -178,54 +178,27 @@ def _run(
 
     # ---------------------------------------------------------------- evaluation
     t2 = time.perf_counter()
-    dev = members.anchors.device
     model = training.fit_member_heads(members, cfg)
-    lab = tab.labeled[seed_all]
-    y_tr = tab.y_train[seed_all]
-    with torch.no_grad(), autocast(cfg, dev):
-        prob = torch.softmax(model.logits(tab, tab.raw_test[seed_all], seed_all), -1).cpu().numpy()
-    bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())
-    if bad is not None:
-        raise TrainingDiverged(
-            prep.name,
-            bad[0],
-            bad[1],
-            None,
-            f"the classification head's test probabilities are not finite after {cfg.head_epochs} head epochs",
-            bad[2],
-            cfg.lr,
-        )
+    prob = _test_probabilities(prep, cfg, members, model)
     y_te = tab.y_test[seed_all].cpu().numpy()
     timings["evaluate_s"] = time.perf_counter() - t2
-    rows = []
-    for j, (s, m) in enumerate(layout.named()):
-        rows.append(
-            dict(
-                dataset=prep.name,
-                did=did,
-                seed=s,
-                method=m,
-                accuracy=accuracy(y_te[j], prob[j]),
-                auroc=auroc(y_te[j], prob[j]),
-                n_train=N,
-                n_labeled=int(lab[j].sum()),
-                n_test=int(y_te.shape[1]),
-                n_features=layout.n_features[j],
-            )
+    lab = tab.labeled[seed_all]
+    rows = [
+        dict(
+            dataset=prep.name,
+            did=did,
+            seed=s,
+            method=m,
+            accuracy=accuracy(y_te[j], prob[j]),
+            auroc=auroc(y_te[j], prob[j]),
+            n_train=N,
+            n_labeled=int(lab[j].sum()),
+            n_test=int(y_te.shape[1]),
+            n_features=layout.n_features[j],
         )
-    embeddings = {}
-    if cfg.keep_embeddings:  # (the encoder the classifier uses: fine-tuned under head: finetune)
-        with torch.no_grad(), autocast(cfg, dev):
-            emb_tr = model.enc(members.anchors).float()
-            emb_te = embed(model.enc, tab, tab.raw_test[seed_all], seed_all).float()
-        for j, (si, m) in enumerate(layout.members):
-            if si == 0:
-                embeddings[m] = dict(
-                    train=emb_tr[j].cpu().numpy(),
-                    test=emb_te[j].cpu().numpy(),
-                    y_train=y_tr[j].cpu().numpy(),
-                    y_test=y_te[j],
-                )
+        for j, (s, m) in enumerate(layout.named())
+    ]
+    embeddings = _first_seed_embeddings(cfg, members, model, y_te) if cfg.keep_embeddings else {}
     timings["total_s"] = time.perf_counter() - t0
     if ckpt is not None:
         ckpt[0].unlink(missing_ok=True)  # finished: nothing left to resume
@@ -245,6 +218,43 @@ def _run(
         config=cfg,
         classes=list(prep.classes),
     )
+
+
+def _test_probabilities(prep: Prepared, cfg: Config, members, model) -> np.ndarray:
+    """Every member's class probabilities of its test rows ``[K, Nt, C]`` (a
+    :class:`TrainingDiverged` naming the first member whose are not finite)."""
+    tab, seed_all, layout = members.tab, members.seed_idx, members.layout
+    with torch.no_grad(), autocast(cfg, members.anchors.device):
+        prob = torch.softmax(model.logits(tab, tab.raw_test[seed_all], seed_all), -1).cpu().numpy()
+    bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())
+    if bad is not None:
+        raise TrainingDiverged(
+            prep.name,
+            bad[0],
+            bad[1],
+            None,
+            f"the classification head's test probabilities are not finite after {cfg.head_epochs} head epochs",
+            bad[2],
+            cfg.lr,
+        )
+    return prob
+
+
+def _first_seed_embeddings(cfg: Config, members, model, y_te: np.ndarray) -> dict:
+    """The first seed's train and test embeddings per method (the encoder the classifier uses:
+    fine-tuned under ``head: finetune``)."""
+    tab, seed_all = members.tab, members.seed_idx
+    with torch.no_grad(), autocast(cfg, members.anchors.device):
+        emb_tr = model.enc(members.anchors).float()
+        emb_te = embed(model.enc, tab, tab.raw_test[seed_all], seed_all).float()
+    y_tr = tab.y_train[seed_all]
+    return {
+        m: dict(
+            train=emb_tr[j].cpu().numpy(), test=emb_te[j].cpu().numpy(), y_train=y_tr[j].cpu().numpy(), y_test=y_te[j]
+        )
+        for j, (si, m) in enumerate(members.layout.members)
+        if si == 0
+    }
 
 
 def _stored_importances(prep: Prepared, cfg: Config, seeds, stored, cache_dir, progress: bool) -> dict:
@@ -287,99 +297,30 @@ def run_dataset(
     check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
     keys = content_keys.run_keys(prep, cfg)
     stored = content_keys.load(store_dir) if (store_dir is not None and reuse) else None
-    hit = {
-        (sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[content_keys.tag(sp.seed, m)]))
-        for sp in prep.splits
-        for m in cfg.methods
-    }
-    emb = stored.embeddings(keys.embeddings) if (stored is not None and cfg.keep_embeddings) else {}
-    if cfg.keep_embeddings:  # an embedding not stored needs its first-seed encoder trained
-        hit.update({(prep.splits[0].seed, m): False for m in cfg.methods if m not in emb})
+
+    # ------------------------------------------------------------------ what is stored, what trains
+    hit, emb = _reuse_plan(prep, cfg, keys, stored)
     need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
     need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
 
-    # importances: for the correlation members that train, and for correlation ranges not stored
-    timings: dict = {}
-    ranges: dict = {}
-    imp: dict = {}
+    # ------------------------------------------------------------------ importances and ranges
     t = time.perf_counter()
-    if any(METHODS[m].needs_importance for m in cfg.methods):
-        for sp in prep.splits:
-            r = stored.corr_range_of(sp.seed, keys.importance[str(sp.seed)]) if stored else None
-            if r is not None:
-                ranges[sp.seed] = r
-        want = {sp.seed for sp in prep.splits if sp.seed not in ranges}
-        if any(METHODS[m].needs_importance for m in need_methods):
-            want |= set(need_seeds)
-        imp = _stored_importances(prep, cfg, want, stored, cache_dir, cfg.progress)
-        for sp in prep.splits:
-            if sp.seed not in ranges:
-                ranges[sp.seed] = correlation_range(imp[sp.seed], sp.active)
-    timings["importance_s"] = time.perf_counter() - t
+    imp, ranges = _importances(prep, cfg, keys, stored, need_seeds, need_methods, cache_dir)
+    timings: dict = {"importance_s": time.perf_counter() - t}
 
+    # ------------------------------------------------------------------ train the members not stored
     new = None
     if need_seeds:
-        sub_cfg = cfg.replace(
-            seeds=need_seeds,
-            methods=need_methods,
-            baselines=[],
-            keep_embeddings=cfg.keep_embeddings
-            and need_seeds[0] == prep.splits[0].seed
-            and any(m not in emb for m in need_methods),
-        )
-        sub_imp = (
-            np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].needs_importance for m in need_methods) else None
-        )
-        ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
-        new = run_prepared(_subset(prep, need_seeds), sub_cfg, sub_imp, did=ds.did, checkpoint_dir=ckpt_dir)
+        new = _train_missing(prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir)
         timings.update(new.timings)
 
-    # assemble every member in the ensemble's order: stored where it matched, else new
-    order = {(sp.seed, m): i for i, (sp, m) in enumerate((sp, m) for sp in prep.splits for m in cfg.methods)}
-
-    def pick(frame_new, frame_stored, by_epoch: bool):
-        parts = []
-        for (s, m), i in order.items():
-            src = frame_stored if hit[s, m] else frame_new
-            if src is None or not len(src):
-                continue
-            part = src[(src.seed == s) & (src.method == m)]
-            parts.append(part.assign(_order=i))
-        if not parts:
-            return None
-        df = pd.concat(parts, ignore_index=True)
-        df = df.sort_values(["epoch", "_order"] if by_epoch else ["_order"], kind="stable")
-        return df.drop(columns="_order").reset_index(drop=True)
-
-    res = pick(new.results if new else None, stored.results if stored else None, False)
-    hist = pick(new.history if new else None, stored.history if stored else None, True)
-    pse = pick(new.pseudo if new else None, stored.pseudo if stored else None, True)
+    # ------------------------------------------------------------------ stitch stored and new, baselines
+    res, hist, pse = _stitch(prep, cfg, hit, new, stored)
     if cfg.baselines:
         t = time.perf_counter()
-        rows = []
-        for b in cfg.baselines:
-            miss = [
-                sp.seed
-                for sp in prep.splits
-                if not (stored and stored.has_baseline(sp.seed, b, keys.baselines[content_keys.tag(sp.seed, b)]))
-            ]
-            if miss:
-                rows.append(run_baselines(_subset(prep, miss), cfg, [b], ds.did))
-            if stored is not None and len(miss) < len(prep.splits):
-                st = stored.results
-                rows.append(st[(st.method == b) & ~st.seed.isin(miss)])
-        base = pd.concat(rows, ignore_index=True)
-        seed_pos = {sp.seed: i for i, sp in enumerate(prep.splits)}
-        base = base.assign(_s=base.seed.map(seed_pos), _b=base.method.map(list(cfg.baselines).index))
-        base = base.sort_values(["_s", "_b"], kind="stable").drop(columns=["_s", "_b"])
-        res = pd.concat([res, base], ignore_index=True)
+        res = pd.concat([res, _baselines(prep, cfg, ds.did, keys, stored)], ignore_index=True)
         timings["baselines_s"] = time.perf_counter() - t
     res["did"] = res["did"].astype("Int64")
-    cols = ["seed", "method", "epoch"]
-    hist = hist if hist is not None else pd.DataFrame(columns=[*cols, "loss"])
-    pse = pse if pse is not None else pd.DataFrame(columns=[*cols, "pseudo_accuracy"])
-    hist = hist.astype({"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"})
-    pse = pse.astype({"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"})
     n_trained = sum(not h for h in hit.values())
     timings.update(trained_members=n_trained, reused_members=len(hit) - n_trained)
     embeddings = {}
@@ -402,3 +343,105 @@ def run_dataset(
         trained=n_trained > 0,
         new_embeddings=bool(embeddings) and any(m not in emb for m in embeddings),
     )
+
+
+def _reuse_plan(prep: Prepared, cfg: Config, keys, stored) -> tuple[dict, dict]:
+    """``(hit, embeddings)``: ``hit[seed, method]`` is True when that member is stored with a
+    matching key; the stored embeddings whose key matches (a missing one makes its first-seed
+    member train again)."""
+    hit = {
+        (sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[content_keys.tag(sp.seed, m)]))
+        for sp in prep.splits
+        for m in cfg.methods
+    }
+    emb = stored.embeddings(keys.embeddings) if (stored is not None and cfg.keep_embeddings) else {}
+    if cfg.keep_embeddings:  # an embedding not stored needs its first-seed encoder trained
+        hit.update({(prep.splits[0].seed, m): False for m in cfg.methods if m not in emb})
+    return hit, emb
+
+
+def _importances(prep: Prepared, cfg: Config, keys, stored, need_seeds, need_methods, cache_dir):
+    """``(importances {seed: W}, correlation ranges {seed: r})``: for the correlation members
+    that train, and for the ranges not stored (nothing when no method needs importances)."""
+    imp, ranges = {}, {}
+    if not any(METHODS[m].needs_importance for m in cfg.methods):
+        return imp, ranges
+    for sp in prep.splits:
+        r = stored.corr_range_of(sp.seed, keys.importance[str(sp.seed)]) if stored else None
+        if r is not None:
+            ranges[sp.seed] = r
+    want = {sp.seed for sp in prep.splits if sp.seed not in ranges}
+    if any(METHODS[m].needs_importance for m in need_methods):
+        want |= set(need_seeds)
+    imp = _stored_importances(prep, cfg, want, stored, cache_dir, cfg.progress)
+    for sp in prep.splits:
+        if sp.seed not in ranges:
+            ranges[sp.seed] = correlation_range(imp[sp.seed], sp.active)
+    return imp, ranges
+
+
+def _train_missing(prep: Prepared, cfg: Config, did, imp, emb, need_seeds, need_methods, cache_dir) -> RunResult:
+    """Train the seeds x methods that are not stored, as one ensemble (checkpointed under
+    ``<cache_dir>/checkpoints``)."""
+    sub_cfg = cfg.replace(
+        seeds=need_seeds,
+        methods=need_methods,
+        baselines=[],
+        keep_embeddings=cfg.keep_embeddings
+        and need_seeds[0] == prep.splits[0].seed
+        and any(m not in emb for m in need_methods),
+    )
+    sub_imp = np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].needs_importance for m in need_methods) else None
+    ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
+    return run_prepared(_subset(prep, need_seeds), sub_cfg, sub_imp, did=did, checkpoint_dir=ckpt_dir)
+
+
+def _pick(order: dict, hit: dict, frame_new, frame_stored, by_epoch: bool):
+    """Every member's rows in the ensemble's ``order``: stored where it matched, else new."""
+    parts = []
+    for (s, m), i in order.items():
+        src = frame_stored if hit[s, m] else frame_new
+        if src is None or not len(src):
+            continue
+        parts.append(src[(src.seed == s) & (src.method == m)].assign(_order=i))
+    if not parts:
+        return None
+    df = pd.concat(parts, ignore_index=True)
+    df = df.sort_values(["epoch", "_order"] if by_epoch else ["_order"], kind="stable")
+    return df.drop(columns="_order").reset_index(drop=True)
+
+
+def _stitch(prep: Prepared, cfg: Config, hit: dict, new, stored):
+    """``(results, history, pseudo)`` of every member in the ensemble's order."""
+    order = {(sp.seed, m): i for i, (sp, m) in enumerate((sp, m) for sp in prep.splits for m in cfg.methods)}
+    frames = [
+        _pick(order, hit, getattr(new, name) if new else None, getattr(stored, name) if stored else None, by_epoch)
+        for name, by_epoch in (("results", False), ("history", True), ("pseudo", True))
+    ]
+    res, hist, pse = frames
+    cols = ["seed", "method", "epoch"]
+    hist = hist if hist is not None else pd.DataFrame(columns=[*cols, "loss"])
+    pse = pse if pse is not None else pd.DataFrame(columns=[*cols, "pseudo_accuracy"])
+    hist = hist.astype({"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"})
+    pse = pse.astype({"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"})
+    return res, hist, pse
+
+
+def _baselines(prep: Prepared, cfg: Config, did, keys, stored) -> pd.DataFrame:
+    """Every baseline's rows, seed by seed in order: stored where the key matches, else run."""
+    rows = []
+    for b in cfg.baselines:
+        miss = [
+            sp.seed
+            for sp in prep.splits
+            if not (stored and stored.has_baseline(sp.seed, b, keys.baselines[content_keys.tag(sp.seed, b)]))
+        ]
+        if miss:
+            rows.append(run_baselines(_subset(prep, miss), cfg, [b], did))
+        if stored is not None and len(miss) < len(prep.splits):
+            st = stored.results
+            rows.append(st[(st.method == b) & ~st.seed.isin(miss)])
+    base = pd.concat(rows, ignore_index=True)
+    seed_pos = {sp.seed: i for i, sp in enumerate(prep.splits)}
+    base = base.assign(_s=base.seed.map(seed_pos), _b=base.method.map(list(cfg.baselines).index))
+    return base.sort_values(["_s", "_b"], kind="stable").drop(columns=["_s", "_b"])
