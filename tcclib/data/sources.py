@@ -208,6 +208,12 @@ def source(item, data_dir=None, download: bool = True) -> Source:
             f"{item!r} is not a dataset id: OpenML ids are positive whole numbers (e.g. 31); "
             "give a dataset's id, its name, or your own table as PATH:TARGET"
         )
+    return _named_source(item, key, explicit, data_dir, download)
+
+
+def _named_source(item, key: str, explicit: bool, data_dir, download: bool) -> Source:
+    """A dataset given by OpenML id or name: the paper's, the data folder's MANIFEST, else OpenML
+    (or an error with the closest names)."""
     reg = _registry()
     hit = reg.loc[reg.did == int(key)] if key.isdigit() else reg.loc[reg.name.str.lower() == key.lower()]
     if len(hit):

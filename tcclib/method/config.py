@@ -197,6 +197,14 @@ class Config:
     # ------------------------------------------------------------------ checks
     def validate(self) -> None:
         """Check every field's type and range; a :class:`ConfigError` naming the field."""
+        self._validate_members()
+        self._validate_integers()
+        self._validate_numbers()
+        self._validate_choices()
+        self._validate_fidelity()
+
+    def _validate_members(self) -> None:
+        """Seeds, methods and baselines: known, distinct, in range."""
         _check(len(self.seeds) > 0, "seeds: give at least one seed")
         for s in self.seeds:
             _check(
@@ -227,6 +235,9 @@ class Config:
                     f"(a new one: tcclib.method.registry.register_baseline)"
                 )
         _check(len(set(self.baselines)) == len(self.baselines), "baselines: duplicates")
+
+    def _validate_integers(self) -> None:
+        """The whole-number settings: integers, in range."""
         for name in (
             "epochs",
             "head_epochs",
@@ -254,6 +265,9 @@ class Config:
             f"xgb_max_bin: must be >= 2 (XGBoost's histogram bins per feature; "
             f"{XGB_MAX_BIN}, the default, is XGBoost's own), got {self.xgb_max_bin}",
         )
+
+    def _validate_numbers(self) -> None:
+        """The real-valued settings: finite numbers, in range."""
         for name in (
             "lr",
             "corruption_rate",
@@ -279,6 +293,9 @@ class Config:
             v = getattr(self, name)
             _check(0 < v <= 1, f"{name}: must be in (0, 1], got {v}")
         _check(0 < self.test_fraction < 1, f"test_fraction: must be in (0, 1), got {self.test_fraction}")
+
+    def _validate_choices(self) -> None:
+        """The settings that take one of a few values, the flags and the device."""
         _check(
             self.corr_normalization in ("minmax", "sum"),
             f"corr_normalization: 'minmax' or 'sum', got {self.corr_normalization!r}",
@@ -302,7 +319,6 @@ class Config:
             isinstance(self.device, str) and re.fullmatch(r"cpu|cuda(:\d+)?", self.device) is not None,
             f"device: 'cpu', 'cuda' or 'cuda:N' (N: the GPU's index), got {self.device!r}",
         )
-        self._validate_fidelity()
 
     def _validate_head(self) -> None:
         _check(self.encoder_lr > 0, f"encoder_lr: must be > 0, got {self.encoder_lr}")

@@ -177,6 +177,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     mixing text and numbers is read like the DataFrame of the same columns (``x0``, ``x1``, ...).
     """
 
+    # long on purpose: scikit-learn estimators store each parameter as given, one line each
     def __init__(
         self,
         method: str = "class",
@@ -427,49 +428,11 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         if cfg.device.startswith("cuda"):
             cfg.check_device()
         Xf = self._frame(X, reset=True)
-        labels, labeled = split_labels(y)
-        if len(labeled) != len(Xf):
-            raise ValueError(f"X has {len(Xf)} rows but y has {len(labeled)} labels")
-        if len(labels):
-            check_classification_targets(labels)
-        classes = np.unique(labels)
-        if len(classes) < 2:
-            raise ValueError(
-                f"y has {len(classes)} class among its {int(labeled.sum())} labeled rows "
-                f"(unlabeled rows: -1, NaN, None or pd.NA); classification needs labeled rows of at least 2 classes"
-            )
-        self.classes_ = classes
-        codes = np.full(len(labeled), UNLABELED, dtype=np.int64)
-        codes[labeled] = np.searchsorted(classes, labels)
+        labels, labeled, codes = self._label_codes(y, len(Xf))
         weights = self._row_weights(sample_weight, labels, codes, labeled)
 
         t0 = time.perf_counter()
-        cols = FittedColumns.fit(Xf)
-        if not cols.active.any():
-            raise ValueError(
-                f"every one of the {Xf.shape[1]} feature(s) of X is constant or missing; nothing to learn from"
-            )
-        raw = cols.transform(Xf)
-        n = len(raw)
-        split = SeedSplit(
-            seed,
-            raw,
-            raw[:0],
-            codes,
-            codes[:0],
-            labeled,
-            cols.active,
-            cols.is_cat,
-            cols.n_levels,
-            np.arange(n),
-            np.arange(0),
-        )
-        prep = Prepared("X", cols.names, cols.is_cat, [str(c) for c in classes], [split])
-        if METHODS[self.method].pretrain and cfg.epochs > 0 and split.n_features < 2:
-            raise ConfigError(
-                f"X has {split.n_features} feature(s) that are not constant; corruption needs at "
-                "least 2 features; add features, or use method='no_pretrain'"
-            )
+        cols, split, prep = self._prepared(Xf, seed, codes, labeled, cfg)
         check_training_inputs(prep, cfg)
         cfg = cfg.replace(progress=self._progress(split, cfg))
         with _threads(self.n_jobs):
@@ -483,10 +446,52 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.head_kind_ = cfg.head
         self.history_ = pd.DataFrame([(e, lv) for (_, _, e, lv) in pt.history] if pt else [], columns=["epoch", "loss"])
         self.pseudo_labels_ = (
-            classes[pt.labels[0].cpu().numpy()] if pt is not None and METHODS[self.method].pseudo_labelled else None
+            self.classes_[pt.labels[0].cpu().numpy()]
+            if pt is not None and METHODS[self.method].pseudo_labelled
+            else None
         )
         self.timings_ = {"fit_s": time.perf_counter() - t0}
         return self
+
+    def _label_codes(self, y, n_rows: int):
+        """``(labels, labeled, codes)`` of ``y`` (:func:`split_labels`); sets ``classes_``."""
+        labels, labeled = split_labels(y)
+        if len(labeled) != n_rows:
+            raise ValueError(f"X has {n_rows} rows but y has {len(labeled)} labels")
+        if len(labels):
+            check_classification_targets(labels)
+        classes = np.unique(labels)
+        if len(classes) < 2:
+            raise ValueError(
+                f"y has {len(classes)} class among its {int(labeled.sum())} labeled rows "
+                f"(unlabeled rows: -1, NaN, None or pd.NA); classification needs labeled rows of at least 2 classes"
+            )
+        self.classes_ = classes
+        codes = np.full(len(labeled), UNLABELED, dtype=np.int64)
+        codes[labeled] = np.searchsorted(classes, labels)
+        return labels, labeled, codes
+
+    def _prepared(self, Xf: pd.DataFrame, seed: int, codes, labeled, cfg: Config):
+        """``(columns, split, prepared)``: the fitted preprocessing and every row as one training
+        split (no test rows), checked for what the method needs."""
+        cols = FittedColumns.fit(Xf)
+        if not cols.active.any():
+            raise ValueError(
+                f"every one of the {Xf.shape[1]} feature(s) of X is constant or missing; nothing to learn from"
+            )
+        raw = cols.transform(Xf)
+        n = len(raw)
+        split = SeedSplit(
+            seed, raw, raw[:0], codes, codes[:0], labeled, cols.active, cols.is_cat, cols.n_levels,
+            np.arange(n), np.arange(0),
+        )  # fmt: skip
+        prep = Prepared("X", cols.names, cols.is_cat, [str(c) for c in self.classes_], [split])
+        if METHODS[self.method].pretrain and cfg.epochs > 0 and split.n_features < 2:
+            raise ConfigError(
+                f"X has {split.n_features} feature(s) that are not constant; corruption needs at "
+                "least 2 features; add features, or use method='no_pretrain'"
+            )
+        return cols, split, prep
 
     def _progress(self, split: SeedSplit, cfg: Config) -> bool:
         """Whether to show the pretraining bar (``verbose``; ``"auto"``: see the class docstring)."""

@@ -391,6 +391,7 @@ class Pretraining:
     below 0 (an unlabeled row whose class nobody knows, as in the estimator) is never compared.
     """
 
+    # long on purpose: the pretraining state in one place (generators, rules, pseudo-labels, step)
     def __init__(
         self,
         tab: TensorTable,
