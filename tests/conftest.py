@@ -1,5 +1,8 @@
 """Shared fixtures."""
 
+import hashlib
+from pathlib import Path
+
 import pytest
 
 from tcclib.data.sources import from_frame, load_dataset
@@ -14,3 +17,18 @@ def bc():
 def bc_small(bc):
     """breast_cancer with 12 features: quick XGBoost importances for the correlation methods."""
     return from_frame(bc.X.iloc[:, :12], bc.y, name="bc12")
+
+
+def _folder_digest(folder: Path) -> dict:
+    """``{relative path: sha256}`` of every file under ``folder``: equal means byte for byte."""
+    return {
+        str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted(folder.rglob("*"))
+        if f.is_file()
+    }
+
+
+@pytest.fixture
+def folder_digest():
+    """The file digests of a folder (:func:`_folder_digest`), to show a run left it untouched."""
+    return _folder_digest

@@ -4,7 +4,6 @@ these tests are skipped).  The up-front check names the folder; a disk that fill
 is one line, with the finished results intact; a failed forced re-run's last line names the real
 ``.failed/<dataset>/_FAILED.json`` and keeps its note whole."""
 
-import hashlib
 import json
 import os
 import subprocess
@@ -80,14 +79,6 @@ def _params(tmp_path, notebooks="[01_data_prep]") -> Path:
     return p
 
 
-def _digest(folder: Path) -> dict:
-    return {
-        str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
-        for f in sorted(folder.rglob("*"))
-        if f.is_file()
-    }
-
-
 def _error(capsys) -> str:
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("error: ")]
@@ -152,13 +143,15 @@ def test_a_read_only_output_folder_for_root(tmp_path, capsys):
 
 
 @mounts
-def test_a_disk_that_fills_during_a_forced_rerun_is_one_line_and_keeps_the_results(tmp_path, monkeypatch, capsys):
+def test_a_disk_that_fills_during_a_forced_rerun_is_one_line_and_keeps_the_results(
+    tmp_path, monkeypatch, capsys, folder_digest
+):
     p = _params(tmp_path)
     ps = param_files.load(p)
     need = sum(folders.room_needed(ps, 1, 1))
     with _tmpfs(tmp_path / "out", f"{need // 2**20 + 8}m") as out:
         assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
-        before = _digest(out / "disk" / "breast_cancer")
+        before = folder_digest(out / "disk" / "breast_cancer")
         real = sweep.recover
 
         def fill_then_recover(set_dir, dataset):  # the disk fills after the up-front check
@@ -170,7 +163,7 @@ def test_a_disk_that_fills_during_a_forced_rerun_is_one_line_and_keeps_the_resul
         line = _error(capsys)
         assert "No space left on device (ENOSPC)" in line and "datasets.json" in line
         assert "every dataset finished before this is intact" in line
-        assert _digest(out / "disk" / "breast_cancer") == before
+        assert folder_digest(out / "disk" / "breast_cancer") == before
         assert not (out / "disk" / ".lock").exists()
 
 

@@ -1,6 +1,5 @@
 """A re-run never loses finished results; one sweep per set; read-only folders; kill -9 at the swap."""
 
-import hashlib
 import json
 import os
 import shutil
@@ -28,20 +27,12 @@ def _params(tmp_path, notebooks="[01_data_prep, 03_pretraining]") -> Path:
     return p
 
 
-def _digest(folder: Path) -> dict:
-    return {
-        str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
-        for f in sorted(folder.rglob("*"))
-        if f.is_file()
-    }
-
-
-def test_a_failed_rerun_keeps_the_previous_results_exactly(tmp_path, monkeypatch):
+def test_a_failed_rerun_keeps_the_previous_results_exactly(tmp_path, monkeypatch, folder_digest):
     ps = param_files.load(_params(tmp_path))
     out = tmp_path / "out"
     assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
     ddir = out / "safe" / "breast_cancer"
-    before = _digest(ddir)
+    before = folder_digest(ddir)
     # the next run of the notebooks fails (a broken notebook source)
     broken = tmp_path / "nbs"
     broken.mkdir()
@@ -50,7 +41,7 @@ def test_a_failed_rerun_keeps_the_previous_results_exactly(tmp_path, monkeypatch
     rep = sweep.sweep(ps, out, progress=False, force=["all"])
     assert "RuntimeError: boom" in rep["failed"]["breast_cancer"]
     assert "previous results are kept" in rep["failed"]["breast_cancer"]
-    assert _digest(ddir) == before  # results, marker and notebooks exactly as they were
+    assert folder_digest(ddir) == before  # results, marker and notebooks exactly as they were
     assert json.loads((out / "safe" / ".failed" / "breast_cancer" / "_FAILED.json").read_text())["error"]
     assert not (out / "safe" / ".previous" / "breast_cancer").exists()
     monkeypatch.delenv("TCC_NOTEBOOKS")

@@ -23,7 +23,7 @@ import torch
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts.importances import CacheWarning
-from tcclib.method.config import AUTO, ENCODER_LR, FIDELITY_SWITCHES, XGB_MAX_BIN, Config
+from tcclib.method.config import FIDELITY_SWITCHES, Config
 from tcclib.util import paths
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
@@ -231,25 +231,21 @@ def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
 _NOT_COMPARED = ("progress", "keep_embeddings")
 
 
+LATER_SETTINGS = ("fidelity", *FIDELITY_SWITCHES, "xgb_max_bin", "compile", "head", "encoder_lr")
+"""Settings added after the first stored runs: a ``config.json`` without one ran at its default."""
+
+
 def same_settings(config_json, cfg) -> tuple[bool, str]:
     """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
     embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
 
-    A file written before a setting existed lacks it: it ran with that setting's default (the
-    fidelity settings: ``fidelity: ours``, every switch ``auto``; ``xgb_max_bin``: XGBoost's 256;
-    ``compile``: ``auto``; ``head``: ``frozen`` with the default ``encoder_lr``), and is read so."""
+    A file written before a setting existed lacks it: it ran with that setting's default
+    (:data:`LATER_SETTINGS`, their values from :class:`Config`), and is read so."""
     f = Path(config_json)
     if not f.exists():
         return False, f"no {f.name} beside the reference"
-    ref = {
-        "fidelity": "ours",
-        **{n: AUTO for n in FIDELITY_SWITCHES},
-        "xgb_max_bin": XGB_MAX_BIN,
-        "compile": "auto",
-        "head": "frozen",
-        "encoder_lr": ENCODER_LR,
-        **json.loads(f.read_text()),
-    }
+    defaults = Config().to_dict()
+    ref = {**{k: defaults[k] for k in LATER_SETTINGS}, **json.loads(f.read_text())}
     mine = cfg.to_dict()
     diff = [
         _difference(k, mine.get(k), ref.get(k))
