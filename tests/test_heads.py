@@ -133,6 +133,24 @@ def test_stored_results_are_reused_per_head_variant(bc_small, tmp_path):
 
 # --------------------------------------------------------------------------- the estimator
 
+def test_a_kept_pretraining_serves_the_other_heads_bit_for_bit(bc_small, tmp_path, capsys):
+    cfg = _cfg(seeds=(11,), methods=("no_pretrain", "random", "class"), epochs=3)
+    kept = run_dataset(bc_small, cfg, cache_dir=tmp_path, keep_pretrained=True)
+    assert len(list((tmp_path / "checkpoints").glob("*.pt"))) == 1  # the finished pretraining, kept
+    for head in ("finetune", "concat"):
+        shared = run_dataset(bc_small, cfg.replace(head=head), cache_dir=tmp_path, keep_pretrained=True)
+        assert "pretraining of these members already finished" in capsys.readouterr().out
+        alone = run_dataset(bc_small, cfg.replace(head=head))
+        pd.testing.assert_frame_equal(shared.results, alone.results)
+        pd.testing.assert_frame_equal(shared.history, alone.history)
+        pd.testing.assert_frame_equal(shared.pseudo, alone.pseudo)
+    frozen_again = run_dataset(bc_small, cfg, cache_dir=tmp_path)  # without keep: resumed, then removed
+    pd.testing.assert_frame_equal(frozen_again.results, kept.results)
+    assert not list((tmp_path / "checkpoints").glob("*.pt"))
+    with pytest.raises(ValueError, match="keep_pretrained needs a checkpoint_dir"):
+        run_prepared(prepare_config(bc_small, cfg), cfg, keep_pretrained=True)
+
+
 
 def _table(n=240, seed=0):
     rng = np.random.default_rng(seed)

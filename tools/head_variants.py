@@ -3,13 +3,18 @@ opt-in ``finetune`` and ``concat`` heads, ``no_pretrain`` and the baselines, on 
 
     python tools/head_variants.py                                  # 4 small datasets, 30 epochs
     python tools/head_variants.py --datasets diabetes ilpd --epochs 50 --out runs/head_variants
+    python tools/head_variants.py --datasets all --epochs 100          # the paper's 30, smallest first
 
 For each head (``Config.head``) and dataset, :func:`tcclib.running.train.run_dataset` trains
 every seed x method (default the paper's 8 seeds; ``no_pretrain``, ``random`` and ``class``)
 and stores the run under ``OUT/<epochs>ep/<head>/<dataset>``; the baselines (``logreg``,
 ``self_training``, ``xgboost``) run with the frozen head (they do not depend on it).  A second
 call reuses every stored member whose content key matches, so it trains nothing (and a new head,
-dataset or epoch count trains only that).  Prints, for accuracy and AUROC: the mean over seeds per
+dataset or epoch count trains only that).  The heads of a dataset share one pretraining: the
+first head's run keeps its finished pretraining (``run_dataset(keep_pretrained=True)``; the head
+settings are not in the checkpoint key), the others start from it and fit only their heads (the
+same bits as pretraining again), and the checkpoint is removed once the dataset's heads are done
+(``--keep-pretrained`` keeps it, for a head added later).  Prints, for accuracy and AUROC: the mean over seeds per
 dataset and variant (a variant is ``method+head``; the frozen head keeps the method's name), the
 average rank, :func:`tcclib.paper.stats.rank_test` (Friedman + Nemenyi over the datasets), and a
 paired Wilcoxon test over every (dataset, seed) of each variant against ``logreg`` and against
@@ -19,6 +24,8 @@ paired Wilcoxon test over every (dataset, seed) of each variant against ``logreg
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -28,6 +35,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tcclib.artifacts import store  # noqa: E402
+from tcclib.data.sources import list_datasets  # noqa: E402
 from tcclib.method.config import HEADS, PAPER_SEEDS, Config  # noqa: E402
 from tcclib.paper import stats, tables  # noqa: E402
 from tcclib.running.train import run_dataset  # noqa: E402
@@ -42,33 +50,57 @@ def variant(method: str, head: str) -> str:
     return method if head == "frozen" else f"{method}+{head}"
 
 
+PAPER_STORE = Path(__file__).resolve().parents[1] / "outputs" / "paper"
+
+
+def paper_datasets_smallest_first() -> list[str]:
+    """The paper's 30 datasets, by the committed paper run's pretraining seconds (fastest first)."""
+    names = [n for n in list_datasets()["name"] if n != "breast_cancer"]
+
+    def seconds(name: str) -> float:
+        timings = PAPER_STORE / name / "timings.json"
+        return json.loads(timings.read_text()).get("pretrain_s", math.inf) if timings.is_file() else math.inf
+
+    return sorted(names, key=seconds)
+
+
+def head_config(args, head: str) -> Config:
+    return Config(
+        seeds=tuple(args.seeds),
+        methods=tuple(args.methods),
+        baselines=tuple(args.baselines) if head == "frozen" else (),
+        epochs=args.epochs,
+        head=head,
+        encoder_lr=args.encoder_lr,
+        progress=False,
+    )
+
+
 def run_all(args) -> pd.DataFrame:
-    """Every head x dataset, trained or reused from ``OUT``; the results with ``method`` renamed."""
+    """Every dataset x head, trained or reused from ``OUT`` (the heads of a dataset sharing one
+    pretraining); the results with ``method`` renamed."""
     base = Path(args.out) / f"{args.epochs}ep"
+    cache = Path(args.out) / "cache"
     parts = []
-    for head in args.heads:
-        cfg = Config(
-            seeds=tuple(args.seeds),
-            methods=tuple(args.methods),
-            baselines=tuple(args.baselines) if head == "frozen" else (),
-            epochs=args.epochs,
-            head=head,
-            encoder_lr=args.encoder_lr,
-            progress=False,
-        )
-        for name in args.datasets:
+    for i, name in enumerate(args.datasets, 1):
+        for head in args.heads:
             folder = base / head / name
             t = time.perf_counter()
-            run = run_dataset(name, cfg, data_dir=args.data_dir, cache_dir=Path(args.out) / "cache", store_dir=folder)
+            run = run_dataset(
+                name, head_config(args, head), args.data_dir, cache, store_dir=folder, keep_pretrained=True
+            )
             store.save_run(run, folder)
             print(
-                f"{head:8s} {name}: trained {run.timings.get('trained_members', 0)} member(s), "
-                f"reused {run.timings.get('reused_members', 0)}, {time.perf_counter() - t:.0f} s",
+                f"[{i}/{len(args.datasets)}] {head:8s} {name}: trained {run.timings.get('trained_members', 0)} "
+                f"member(s), reused {run.timings.get('reused_members', 0)}, {time.perf_counter() - t:.0f} s",
                 file=sys.stderr,
             )
             res = run.results.copy()
             res["method"] = [m if m in args.baselines else variant(m, head) for m in res["method"]]
             parts.append(res)
+        if not args.keep_pretrained:
+            for kept in (cache / "checkpoints").glob(f"{name}-*.pt"):
+                kept.unlink()
     return pd.concat(parts, ignore_index=True)
 
 
@@ -139,7 +171,7 @@ def report(results: pd.DataFrame, args) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), help="names, or all (the paper's 30)")
     ap.add_argument("--epochs", type=int, default=30, help="pretraining epochs (published: 500)")
     ap.add_argument("--seeds", nargs="+", type=int, default=list(PAPER_SEEDS))
     ap.add_argument("--methods", nargs="+", default=list(METHODS))
@@ -148,7 +180,10 @@ def main(argv=None):
     ap.add_argument("--encoder-lr", type=float, default=Config().encoder_lr, help="the encoder's lr under finetune")
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
     ap.add_argument("--out", default="runs/head_variants", help="where the runs are stored and reused")
+    ap.add_argument("--keep-pretrained", action="store_true", help="keep each dataset's finished pretraining")
     args = ap.parse_args(argv)
+    if args.datasets == ["all"]:
+        args.datasets = paper_datasets_smallest_first()
     if "frozen" not in args.heads and args.baselines:
         ap.error("the baselines run with the frozen head: add frozen to --heads, or give --baselines without names")
     results = run_all(args)

@@ -23,7 +23,7 @@ import torch
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts.importances import CacheWarning
-from tcclib.method.config import FIDELITY_SWITCHES, Config
+from tcclib.method.config import FIDELITY_SWITCHES, HEAD_ONLY_SETTINGS, Config
 from tcclib.util import paths
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
@@ -317,13 +317,14 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
 # :func:`tcclib.running.train.run_prepared` checkpoints pretraining every few epochs: the state of
 # :class:`tcclib.method.training.Pretraining` plus a key naming the run and the sha256 of the contents.
 
-# settings that do not change what a run computes (left out of the checkpoint key)
-_NOT_IN_KEY = ("progress", "keep_embeddings", "baselines", "extra")
+# settings that do not change what pretraining computes (left out of the checkpoint key): the
+# head variant's settings too, so that a kept final checkpoint serves every head
+_NOT_IN_KEY = ("progress", "keep_embeddings", "baselines", "extra", *HEAD_ONLY_SETTINGS)
 
 
 def checkpoint_key(prep, cfg, importance: np.ndarray | None) -> str:
     """The key of a pretraining checkpoint (:func:`tcclib.artifacts.keys.digest`): data, splits,
-    settings, importances."""
+    the settings pretraining reads (not the head variant's), importances."""
     settings = {k: v for k, v in cfg.to_dict().items() if k not in _NOT_IN_KEY}
     arrays = [
         a
@@ -406,8 +407,8 @@ def checkpoint_problem(state, key: str, expect: dict | None) -> str | None:
         if lab.numel() and (int(lab.min()) < 0 or int(lab.max()) >= expect["classes"]):
             return f"pseudo-labels outside 0..{expect['classes'] - 1}"
         epoch = state["epoch"]
-        if not isinstance(epoch, int) or not 1 <= epoch < expect["epochs"]:
-            return f"epoch {epoch!r} outside 1..{expect['epochs'] - 1}"
+        if not isinstance(epoch, int) or not 1 <= epoch <= expect["epochs"]:  # (the last: a kept pretraining)
+            return f"epoch {epoch!r} outside 1..{expect['epochs']}"
         if len(state["history"]) != epoch * expect["members"]:
             return f"{len(state['history'])} loss history rows, expected {epoch * expect['members']}"
         if not isinstance(state["pseudo"], list) or not isinstance(state["seconds"], (int, float)):

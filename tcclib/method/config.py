@@ -126,6 +126,10 @@ trains together with the head on the labeled rows, at its own learning rate ``en
 ``concat`` (opt-in): the encoder is frozen and the head reads its embedding concatenated with
 the row's preprocessed features (the encoder's one-hot/z-scored input)."""
 
+HEAD_ONLY_SETTINGS = ("head", "encoder_lr")
+"""Settings read only after pretraining, by the classifier on the labeled rows: the pretrained
+encoders do not depend on them, so a kept pretraining checkpoint serves every head variant."""
+
 ENCODER_LR = 1e-4
 """``Config.encoder_lr``'s default: the encoder's learning rate under ``head: finetune``, a tenth
 of the head's ``lr`` (pretrained weights move less than a fresh head's)."""

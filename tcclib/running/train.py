@@ -99,22 +99,29 @@ def run_prepared(
     checkpoint_dir=None,
     checkpoint_every: int = 10,
     on_epoch: Callable[[int], None] | None = None,
+    keep_pretrained: bool = False,
 ) -> RunResult:
     """Run all seeds x methods of a preprocessed dataset (see module docstring).
 
     checkpoint_dir: folder for the pretraining checkpoint (None: no checkpoint); a matching one
     found there is resumed.  checkpoint_every: epochs between checkpoints.  on_epoch: called with
     the number of finished pretraining epochs after each one (and after its checkpoint).
+    keep_pretrained: also checkpoint the finished pretraining and keep it, so that a run of the
+    same members with another head variant (``Config.head``, ``encoder_lr``: not in the
+    checkpoint key) resumes at the last epoch and fits only its heads; without it the checkpoint
+    is removed when the run finishes.
     """
     cfg = cfg or Config()
     if checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    if keep_pretrained and checkpoint_dir is None:
+        raise ValueError("keep_pretrained needs a checkpoint_dir to keep the pretraining in")
     ckpt = None
     if checkpoint_dir is not None:
         key = store.checkpoint_key(prep, cfg, importance)
         ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
     with matmul_precision(cfg):
-        return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch)
+        return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch, keep_pretrained)
 
 
 def _resume(pt: Pretraining, ckpt: tuple[Path, str] | None) -> float:
@@ -125,7 +132,10 @@ def _resume(pt: Pretraining, ckpt: tuple[Path, str] | None) -> float:
     if state is None:
         return 0.0
     pt.load_state_dict(state)
-    print(f"{pt.name}: resuming pretraining at epoch {pt.epoch} of {pt.cfg.epochs} from {ckpt[0]}")
+    if pt.epoch == pt.cfg.epochs:
+        print(f"{pt.name}: pretraining of these members already finished, taken from {ckpt[0]}")
+    else:
+        print(f"{pt.name}: resuming pretraining at epoch {pt.epoch} of {pt.cfg.epochs} from {ckpt[0]}")
     return state["seconds"]
 
 
@@ -135,8 +145,10 @@ def _pretrain(
     checkpoint_every: int,
     on_epoch: Callable[[int], None] | None,
     timings: dict,
+    keep: bool = False,
 ) -> None:
-    """:func:`tcclib.method.training.pretrain`, resuming from and writing checkpoints."""
+    """:func:`tcclib.method.training.pretrain`, resuming from and writing checkpoints (the last
+    epoch's too with ``keep``)."""
     pt = members.pretraining
     if pt is None:
         return
@@ -145,7 +157,8 @@ def _pretrain(
     t1 = time.perf_counter()
 
     def after_epoch(pt: Pretraining) -> None:
-        if ckpt is not None and pt.epoch % checkpoint_every == 0 and pt.epoch < epochs:
+        due = pt.epoch % checkpoint_every == 0 and pt.epoch < epochs
+        if ckpt is not None and (due or (keep and pt.epoch == epochs)):
             seconds = spent + time.perf_counter() - t1
             store.save_checkpoint(ckpt[0], dict(key=ckpt[1], seconds=seconds, **pt.state_dict()))
         if on_epoch is not None:
@@ -166,13 +179,14 @@ def _run(
     ckpt: tuple[Path, str] | None = None,
     checkpoint_every: int = 10,
     on_epoch: Callable[[int], None] | None = None,
+    keep_pretrained: bool = False,
 ) -> RunResult:
     t0 = time.perf_counter()
     members = training.set_up(prep, cfg, importance, prep.name)
     layout, tab, seed_all = members.layout, members.tab, members.seed_idx
     N = tab.raw_train.shape[1]
     timings: dict = {}
-    _pretrain(members, ckpt, checkpoint_every, on_epoch, timings)
+    _pretrain(members, ckpt, checkpoint_every, on_epoch, timings, keep_pretrained)
     pt = members.pretraining
     history, pseudo_rows = (pt.history, pt.pseudo) if pt is not None else ([], [])
 
@@ -200,7 +214,7 @@ def _run(
     ]
     embeddings = _first_seed_embeddings(cfg, members, model, y_te) if cfg.keep_embeddings else {}
     timings["total_s"] = time.perf_counter() - t0
-    if ckpt is not None:
+    if ckpt is not None and not keep_pretrained:
         ckpt[0].unlink(missing_ok=True)  # finished: nothing left to resume
     res = pd.DataFrame(rows)
     res["did"] = res["did"].astype("Int64")
@@ -277,6 +291,7 @@ def run_dataset(
     cache_dir=None,
     store_dir=None,
     reuse: bool = True,
+    keep_pretrained: bool = False,
 ) -> RunResult:
     """Load ``dataset`` (name, OpenML id or a :class:`Dataset`), run every seed x method, evaluate.
 
@@ -290,6 +305,10 @@ def run_dataset(
     settings that determine it) is taken as it is, and only the rest trains: re-rendering a
     finished dataset trains nothing, adding a method trains that method only.
     ``run.timings["trained_members"]`` / ``["reused_members"]`` say what happened.
+
+    ``keep_pretrained`` (needs ``cache_dir``): keep the finished pretraining in the checkpoints
+    folder, so that running the same members with another head variant (``Config.head``)
+    pretrains nothing (:func:`run_prepared`).
     """
     cfg = cfg or Config()
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
@@ -311,7 +330,7 @@ def run_dataset(
     # ------------------------------------------------------------------ train the members not stored
     new = None
     if need_seeds:
-        new = _train_missing(prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir)
+        new = _train_missing(prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir, keep_pretrained)
         timings.update(new.timings)
 
     # ------------------------------------------------------------------ stitch stored and new, baselines
@@ -380,7 +399,9 @@ def _importances(prep: Prepared, cfg: Config, keys, stored, need_seeds, need_met
     return imp, ranges
 
 
-def _train_missing(prep: Prepared, cfg: Config, did, imp, emb, need_seeds, need_methods, cache_dir) -> RunResult:
+def _train_missing(
+    prep: Prepared, cfg: Config, did, imp, emb, need_seeds, need_methods, cache_dir, keep_pretrained: bool = False
+) -> RunResult:
     """Train the seeds x methods that are not stored, as one ensemble (checkpointed under
     ``<cache_dir>/checkpoints``)."""
     sub_cfg = cfg.replace(
@@ -393,7 +414,9 @@ def _train_missing(prep: Prepared, cfg: Config, did, imp, emb, need_seeds, need_
     )
     sub_imp = np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].needs_importance for m in need_methods) else None
     ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
-    return run_prepared(_subset(prep, need_seeds), sub_cfg, sub_imp, did=did, checkpoint_dir=ckpt_dir)
+    return run_prepared(
+        _subset(prep, need_seeds), sub_cfg, sub_imp, did=did, checkpoint_dir=ckpt_dir, keep_pretrained=keep_pretrained
+    )
 
 
 def _pick(order: dict, hit: dict, frame_new, frame_stored, by_epoch: bool):
