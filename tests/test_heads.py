@@ -133,6 +133,7 @@ def test_stored_results_are_reused_per_head_variant(bc_small, tmp_path):
 
 # --------------------------------------------------------------------------- the estimator
 
+
 def test_a_kept_pretraining_serves_the_other_heads_bit_for_bit(bc_small, tmp_path, capsys):
     cfg = _cfg(seeds=(11,), methods=("no_pretrain", "random", "class"), epochs=3)
     kept = run_dataset(bc_small, cfg, cache_dir=tmp_path, keep_pretrained=True)
@@ -149,7 +150,6 @@ def test_a_kept_pretraining_serves_the_other_heads_bit_for_bit(bc_small, tmp_pat
     assert not list((tmp_path / "checkpoints").glob("*.pt"))
     with pytest.raises(ValueError, match="keep_pretrained needs a checkpoint_dir"):
         run_prepared(prepare_config(bc_small, cfg), cfg, keep_pretrained=True)
-
 
 
 def _table(n=240, seed=0):
