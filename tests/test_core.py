@@ -86,6 +86,70 @@ def test_inactive_features_are_never_chosen_and_k_is_per_member():
     assert (m.sum(-1) == k.view(2, 1)).all() and not m[1, :, 7:].any()
 
 
+def _textbook_uniform_mask(scores, active, k):
+    s = scores.masked_fill(~active.unsqueeze(1), 2.0)
+    return s.argsort(dim=-1).argsort(dim=-1) < k.view(-1, 1, 1)
+
+
+def _textbook_correlation_mask(importance, active, k, sign, draw, temperature, normalization):
+    """Algorithm 4 written plainly (gather, out-of-place steps, a mask for every member at every
+    step): what the faster :func:`rules.correlation_mask` must give bit for bit."""
+
+    def noise(u):
+        return -torch.log(-torch.log(u.clamp(torch.finfo(u.dtype).tiny, 1.0 - 1e-7)))
+
+    K, M, _ = importance.shape
+    act = active.unsqueeze(1)
+    pick = noise(draw(0)).masked_fill(~act, float("-inf")).argmax(-1)
+    N = pick.shape[1]
+    chosen = torch.zeros(K, N, M, dtype=torch.bool).scatter_(-1, pick.unsqueeze(-1), True)
+    minimp = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))
+    for t in range(1, int(k.max())):
+        cand = act & ~chosen
+        if normalization == "minmax":
+            lo = minimp.masked_fill(~cand, float("inf")).amin(-1, keepdim=True)
+            hi = minimp.masked_fill(~cand, float("-inf")).amax(-1, keepdim=True)
+            s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
+        else:
+            s = minimp / (minimp * cand).sum(-1, keepdim=True).clamp_min(1e-12)
+        logits = (sign.view(K, 1, 1) * s / temperature).masked_fill(~cand, float("-inf"))
+        pick = (logits + noise(draw(t))).argmax(-1)
+        take = (t < k).view(K, 1, 1)
+        chosen |= torch.zeros_like(chosen).scatter_(-1, pick.unsqueeze(-1), True) & take
+        row = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))
+        minimp = torch.where(take, torch.minimum(minimp, row), minimp)
+    return chosen
+
+
+@pytest.mark.parametrize("normalization", ["sum", "minmax"])
+@pytest.mark.parametrize("ks", [(5, 5, 5), (5, 3, 1)])
+def test_the_fast_samplers_give_the_textbook_masks_bit_for_bit(normalization, ks):
+    g = _gen(11)
+    K, N, M = 3, 400, 13
+    act = torch.ones(K, M, dtype=torch.bool)
+    act[2, 9:] = False
+    k = torch.tensor(ks)
+    # scores on a coarse grid: many ties, which both must break the same way
+    scores = torch.randint(0, 6, (K, N, M), generator=g).float() / 6
+    assert torch.equal(rules.uniform_mask(scores, act, k), _textbook_uniform_mask(scores, act, k))
+    W = torch.rand(K, M, M, generator=g)
+    W[0] = W[0].round(decimals=1)  # tied importances too
+    uniforms = torch.rand(max(ks), K, N, M, generator=g)
+    before = uniforms.clone()
+    sign = torch.tensor([1.0, -1.0, 1.0])
+    fast = rules.correlation_mask(W, act, k, sign, uniforms, 0.25, normalization)
+    plain = _textbook_correlation_mask(W, act, k, sign, lambda t: uniforms[t], 0.25, normalization)
+    assert torch.equal(fast, plain)
+    assert torch.equal(uniforms, before)  # the caller's draws are not overwritten
+
+
+def test_take_rows_is_gather_along_rows():
+    g = _gen(12)
+    x = torch.randn(4, 50, 7, generator=g)
+    idx = torch.randint(0, 50, (4, 30), generator=g)
+    assert torch.equal(rules.take_rows(x, idx), x.gather(1, idx.unsqueeze(-1).expand(-1, -1, 7)))
+
+
 def _block_importance(M=12):
     # features 0..5 predict each other strongly, 6..11 weakly, across blocks almost nothing
     W = torch.full((M, M), 0.002)

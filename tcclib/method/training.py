@@ -124,9 +124,7 @@ def batches(n: int, size: int):
     return [(i, min(i + size, n)) for i in range(0, n, size)]
 
 
-def take(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    """Rows ``idx`` ([K, b]) of ``x`` ([K, N, d]) -> [K, b, d]."""
-    return x.gather(1, idx.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+take = rules.take_rows  # rows [K, b] of [K, N, d]
 
 
 # --------------------------------------------------------------------------- layout
@@ -538,7 +536,7 @@ class Pretraining:
         then the where rule's."""
         Kp, N, M, dev, gens = self.Kp, self.N, self.M, self.dev, self.gens
         perm = torch.stack([torch.randperm(N, generator=g, device=dev) for g in gens])
-        donor_u = torch.stack([torch.rand(N, M, generator=g, device=dev) for g in gens])
+        donor_u = rules.member_uniforms(gens, (N, M), dev)
         mask = _stacked(
             [(idx, rule.mask(self.members(idx), self.where_state[rule])) for rule, idx in self.where_groups],
             (Kp, N, M),
