@@ -300,3 +300,54 @@ def test_class_weight_by_string_label():
     up = TCCClassifier("random", class_weight={"yes": 15.0}, random_state=0, **SMALL).fit(X, fit_y)
     assert list(up.classes_) == ["no", "yes"]
     assert _recall(up, X[test], names[test], "yes") > _recall(plain, X[test], names[test], "yes")
+
+
+# --------------------------------------------------------------------------- the comparison's tables
+
+
+def _variant_results(n_datasets=6, seeds=(1, 2)):
+    """A stored comparison where ``class+concat`` beats logreg on every dataset by 2 points and
+    ``class+finetune`` loses to it by 1, the others in between."""
+    offsets = {
+        "no_pretrain": -0.5,
+        "class": 0.0,
+        "no_pretrain+finetune": -3.0,
+        "class+finetune": -1.0,
+        "no_pretrain+concat": 0.5,
+        "class+concat": 2.0,
+        "logreg": 0.0,
+        "xgboost": -2.0,
+    }
+    rows = []
+    for d in range(n_datasets):
+        for s in seeds:
+            for m, off in offsets.items():
+                acc = 0.6 + 0.05 * d + (off + 0.01 * d * (m == "class")) / 100
+                rows.append(dict(dataset=f"d{d}", seed=s, method=m, accuracy=acc, auroc=acc, epochs=100))
+    return pd.DataFrame(rows)
+
+
+def test_head_tables_name_rank_and_pair_the_variants(tmp_path):
+    from tcclib.paper import heads
+
+    res = _variant_results()
+    assert heads.variant("class", "frozen") == "class" and heads.variant("class", "concat") == "class+concat"
+    assert heads.head_of("class+concat") == "concat" and heads.head_of("logreg") == "frozen"
+    assert heads.is_pretrained("class+finetune") and not heads.is_pretrained("no_pretrain+concat")
+    assert not heads.is_pretrained("logreg")
+    assert heads.names(res)[:2] == ["no_pretrain", "class"] and heads.names(res)[-2:] == ["logreg", "xgboost"]
+    ranks = heads.mean_table(res, "accuracy").loc["average rank"]
+    assert ranks["class+concat"] == 1 and ranks["no_pretrain+finetune"] == len(ranks)
+    pt = heads.paired_table(res, "accuracy").set_index(["variant", "against"])
+    assert pt.loc[("class+concat", "logreg"), "better"] == 6 and pt.loc[("class+concat", "logreg"), "worse"] == 0
+    assert pt.loc[("class+concat", "logreg"), "median_diff"] == pytest.approx(2.0, abs=0.1)
+    assert pt.loc[("class+finetune", "no_pretrain+finetune"), "better"] == 6  # its own head's reference
+    assert ("xgboost", "no_pretrain") not in pt.index  # a baseline is held against logreg only
+    words = "\n".join(heads.plain_answer(res))
+    assert "best pretrained variant, class+concat" in words and "above on 6 of 6 datasets" in words
+    # the paper report shows a stored comparison beside the paper set, and nothing without one
+    assert heads.section(tmp_path / "none") == []
+    (tmp_path / "head_variants").mkdir()
+    res.to_csv(tmp_path / "head_variants" / "results.csv", index=False)
+    text = "\n".join(heads.section(tmp_path / "head_variants"))
+    assert "## Does the head matter?" in text and "6 datasets x 2 seeds, 100 pretraining epochs" in text

@@ -14,11 +14,14 @@ dataset or epoch count trains only that).  The heads of a dataset share one pret
 first head's run keeps its finished pretraining (``run_dataset(keep_pretrained=True)``; the head
 settings are not in the checkpoint key), the others start from it and fit only their heads (the
 same bits as pretraining again), and the checkpoint is removed once the dataset's heads are done
-(``--keep-pretrained`` keeps it, for a head added later).  Prints, for accuracy and AUROC: the mean over seeds per
-dataset and variant (a variant is ``method+head``; the frozen head keeps the method's name), the
-average rank, :func:`tcclib.paper.stats.rank_test` (Friedman + Nemenyi over the datasets), and a
-paired Wilcoxon test over every (dataset, seed) of each variant against ``logreg`` and against
-``no_pretrain`` with the same head.  Tables go to ``OUT/<epochs>ep/*.md``.
+(``--keep-pretrained`` keeps it, for a head added later).
+
+Writes ``OUT/<epochs>ep/results.csv`` (every dataset x seed x variant: a variant is
+``method+head``, the frozen head keeping the method's name) and ``report.md``
+(:mod:`tcclib.paper.heads`: average ranks, Friedman + Nemenyi over the datasets, paired Wilcoxon
+tests over the datasets' means against ``logreg`` and against ``no_pretrain`` under the same
+head, the means per dataset).  The committed comparison, ``outputs/head_variants/``, is that
+``results.csv``; the paper report shows it.
 """
 
 from __future__ import annotations
@@ -37,17 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tcclib.artifacts import store  # noqa: E402
 from tcclib.data.sources import list_datasets  # noqa: E402
 from tcclib.method.config import HEADS, PAPER_SEEDS, Config  # noqa: E402
-from tcclib.paper import stats, tables  # noqa: E402
+from tcclib.paper import heads, tables  # noqa: E402
 from tcclib.running.train import run_dataset  # noqa: E402
 
 DATASETS = ("diabetes", "credit-g", "blood-transfusion-service-center", "ilpd")
 METHODS = ("no_pretrain", "random", "class")
 BASELINES = ("logreg", "self_training", "xgboost")
-
-
-def variant(method: str, head: str) -> str:
-    """The name of a method under a head in the tables: the method itself for the paper's head."""
-    return method if head == "frozen" else f"{method}+{head}"
 
 
 PAPER_STORE = Path(__file__).resolve().parents[1] / "outputs" / "paper"
@@ -96,7 +94,8 @@ def run_all(args) -> pd.DataFrame:
                 file=sys.stderr,
             )
             res = run.results.copy()
-            res["method"] = [m if m in args.baselines else variant(m, head) for m in res["method"]]
+            res["method"] = [m if m in args.baselines else heads.variant(m, head) for m in res["method"]]
+            res["epochs"] = args.epochs
             parts.append(res)
         if not args.keep_pretrained:
             for kept in (cache / "checkpoints").glob(f"{name}-*.pt"):
@@ -104,69 +103,14 @@ def run_all(args) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def order(args) -> list[str]:
-    return [variant(m, h) for h in args.heads for m in args.methods] + [b for b in args.baselines]
-
-
-def mean_table(results: pd.DataFrame, metric: str, names: list[str]) -> pd.DataFrame:
-    """Mean over seeds per dataset (rows) and variant (columns), the average rank last."""
-    wide = stats.dataset_means(results, metric, names)
-    ranks = wide.rank(axis=1, ascending=False, method="average").mean()
-    return pd.concat([wide, ranks.to_frame("average rank").T])
-
-
-def paired(results: pd.DataFrame, metric: str, a: str, b: str) -> dict:
-    """Wilcoxon over every (dataset, seed) that both ``a`` and ``b`` have."""
-    col = "accuracy" if metric == "accuracy" else "auroc"
-    wide = results.pivot_table(index=["dataset", "seed"], columns="method", values=col)
-    return stats.wilcoxon(wide[a], wide[b])
-
-
 def report(results: pd.DataFrame, args) -> str:
-    names = [n for n in order(args) if n in set(results["method"])]
-    lines = [
-        f"# Head variants: {len(args.datasets)} datasets ({', '.join(args.datasets)}), {len(args.seeds)} seeds, "
-        f"{args.epochs} pretraining epochs, encoder_lr {args.encoder_lr:g} (finetune); other settings published",
-        "",
-    ]
+    """The markdown of :func:`tcclib.paper.heads.section` for this run, with its per-dataset tables."""
+    out = [f"# Head variants: {len(args.datasets)} datasets", ""]
+    out += heads.section_lines(results, Path(args.out).name, title="## Summary")
     for metric in ("accuracy", "auroc"):
-        table = mean_table(results, metric, names)
-        lines += [f"## {metric} (mean over seeds{'; %' if metric == 'accuracy' else ''})", ""]
-        lines += [tables.to_markdown(table.T.round(3 if metric == "auroc" else 2)), ""]
-        rt = stats.rank_test(results, metric, names)
-        groups = "; ".join(", ".join(g) for g in rt.get("groups", [])) or "none"
-        pairs = ", ".join(f"{a} > {b}" for a, b, _ in rt.get("pairs", [])) or "none"
-        lines += [
-            f"Friedman over {rt['n']} datasets x {rt['k']} variants: chi2 {rt['chi2']:.2f}, p {rt['p']:.3g}; "
-            f"Nemenyi CD {rt.get('cd', float('nan')):.2f} (alpha {rt['alpha']}); significant pairs: {pairs}; "
-            f"groups within the CD: {groups}.",
-            "",
-            "Paired Wilcoxon over (dataset, seed), each variant against logreg and against no_pretrain "
-            "with its head (better/worse: pairs above/below; median difference of the metric):",
-            "",
-        ]
-        rows = []
-        for n in names:
-            if n == "logreg":
-                continue
-            head = n.split("+")[1] if "+" in n else "frozen"
-            for ref in ("logreg", variant("no_pretrain", head)):
-                if ref == n or ref not in names:
-                    continue
-                w = paired(results, metric, n, ref)
-                rows.append(
-                    dict(
-                        variant=n,
-                        against=ref,
-                        pairs=w["n"],
-                        better=w["better"],
-                        worse=w["worse"],
-                        median_diff=round(w["median_diff"] * (100 if metric == "accuracy" else 1), 3),
-                        p=float(f"{w['p']:.2g}"),
-                    )
-                )
-        lines += [tables.to_markdown(pd.DataFrame(rows), index=False), ""]
-    return "\n".join(lines)
+        out += [f"## {metric}: mean over seeds per dataset", ""]
+        out += [tables.to_markdown(heads.mean_table(results, metric).T.round(3 if metric == "auroc" else 2)), ""]
+    return "\n".join(out)
 
 
 def main(argv=None):
@@ -189,7 +133,7 @@ def main(argv=None):
     results = run_all(args)
     text = report(results, args)
     out = Path(args.out) / f"{args.epochs}ep"
-    results.to_csv(out / "results.csv", index=False)
+    results.to_csv(out / heads.RESULTS, index=False)
     (out / "report.md").write_text(text)
     print(text)
 

@@ -26,7 +26,7 @@ from tcclib.data.sources import Dataset, load_dataset
 from tcclib.method import registry
 from tcclib.method.config import FIDELITY_SWITCHES, Config
 from tcclib.method.inputs import prepare_config
-from tcclib.paper import stats, tables
+from tcclib.paper import heads, stats, tables
 from tcclib.paper.plots import savefig
 from tcclib.running.train import run_dataset
 
@@ -945,6 +945,17 @@ def _fidelity_section(set_dir: Path, results: pd.DataFrame) -> list[str]:
     return out
 
 
+HEAD_VARIANT_SETS = {"paper": "head_variants"}
+"""The report of a set (key) shows the head-variant comparison stored beside it (value;
+``tools/head_variants.py``, :mod:`tcclib.paper.heads`)."""
+
+
+def _head_variants_section(set_dir: Path) -> list[str]:
+    """The frozen encoder against the opt-in heads, when the set has a stored comparison."""
+    name = HEAD_VARIANT_SETS.get(set_dir.resolve().name)
+    return heads.section(set_dir.parent / name) if name else []
+
+
 def build_report(set_dir, title: str | None = None, figures: bool = True) -> str:
     """The whole report as markdown.
 
@@ -967,6 +978,7 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
     out += _wilcoxon_section(results)
     out += _win_matrix_section(results)
     out += _fidelity_section(set_dir, results)
+    out += _head_variants_section(set_dir)
     out += _corr_range_section(set_dir)
     out += _deviations_section()
     return "\n".join(out) + "\n"

@@ -1,0 +1,162 @@
+"""Does the head matter?  The comparison of the paper's frozen encoder with the opt-in head
+variants (``Config.head``: ``finetune``, ``concat``), ``no_pretrain`` and the baselines, measured
+by ``tools/head_variants.py`` and stored as one ``results.csv`` (``outputs/head_variants/``).
+
+A *variant* is a method under a head: the method's own name for the paper's frozen head,
+``method+head`` otherwise (``class+finetune``); the baselines keep their names.  The tables: the
+mean over seeds per dataset and the average rank (:func:`mean_table`), the rank test of
+:func:`tcclib.paper.stats.rank_test` (Friedman + Nemenyi over the datasets), and a paired Wilcoxon
+test over the datasets' means of each variant against ``logreg`` and against ``no_pretrain``
+under the same head (:func:`paired_table`).  :func:`plain_answer` says it in words;
+:func:`section` is the paper report's section.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from tcclib.method.registry import METHODS
+from tcclib.paper import stats, tables
+
+RESULTS = "results.csv"
+REFERENCE = "logreg"  # the baseline every variant is held against (the best one in the paper report)
+
+
+def variant(method: str, head: str) -> str:
+    """The name of ``method`` under ``head`` in the tables: the method itself for the paper's head."""
+    return method if head == "frozen" else f"{method}+{head}"
+
+
+def head_of(name: str) -> str:
+    """The head of a variant's name (``frozen`` for a plain method or a baseline)."""
+    return name.split("+", 1)[1] if "+" in name else "frozen"
+
+
+def base_method(name: str) -> str:
+    """The method (or baseline) of a variant's name."""
+    return name.split("+", 1)[0]
+
+
+def is_pretrained(name: str) -> bool:
+    """Whether the variant's method pretrains an encoder (not ``no_pretrain``, not a baseline)."""
+    method = METHODS.get(base_method(name))
+    return method is not None and method.pretrain
+
+
+def load(folder) -> pd.DataFrame | None:
+    """The stored comparison in ``folder`` (its ``results.csv``), or None when there is none."""
+    path = Path(folder) / RESULTS
+    return pd.read_csv(path) if path.is_file() else None
+
+
+def names(results: pd.DataFrame) -> list[str]:
+    """The variants in table order: by head (frozen, finetune, concat), then the baselines."""
+    present = list(dict.fromkeys(results["method"]))
+    methods = [n for n in present if base_method(n) in METHODS]
+    heads = list(dict.fromkeys(head_of(n) for n in methods))
+    ordered = [n for h in heads for n in methods if head_of(n) == h]
+    return ordered + [n for n in present if n not in ordered]
+
+
+def mean_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Mean over seeds per dataset (rows) and variant (columns; accuracy in percent), the
+    average rank (1 = best) as the last row."""
+    wide = stats.dataset_means(results, metric, names(results))
+    ranks = wide.rank(axis=1, ascending=False, method="average").mean()
+    return pd.concat([wide, ranks.to_frame("average rank").T])
+
+
+def paired_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Each variant against ``logreg`` and against ``no_pretrain`` under its head: a paired
+    Wilcoxon test over the datasets' means (better / worse: datasets above / below; the median
+    difference in points of accuracy or in AUROC)."""
+    wide = stats.dataset_means(results, metric, names(results))
+    rows = []
+    for n in wide.columns:
+        refs = [REFERENCE] + ([variant("no_pretrain", head_of(n))] if base_method(n) in METHODS else [])
+        for ref in refs:
+            if ref == n or ref not in wide.columns or n == REFERENCE:
+                continue
+            w = stats.wilcoxon(wide[n], wide[ref])
+            rows.append(
+                dict(
+                    variant=n,
+                    against=ref,
+                    datasets=w["n"],
+                    better=w["better"],
+                    worse=w["worse"],
+                    median_diff=round(w["median_diff"], 2 if metric == "accuracy" else 4),
+                    p=float(f"{w['p']:.2g}"),
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def rank_words(results: pd.DataFrame, metric: str) -> str:
+    """The rank test in one sentence (Friedman, Nemenyi's critical difference, the significant pairs)."""
+    rt = stats.rank_test(results, metric, names(results))
+    pairs = ", ".join(f"{a} > {b}" for a, b, _ in rt.get("pairs", [])) or "none"
+    return (
+        f"Friedman over {rt['n']} datasets x {rt['k']} variants: chi2 {rt['chi2']:.1f}, p {rt['p']:.2g}; "
+        f"Nemenyi critical difference {rt.get('cd', float('nan')):.2f} ranks (alpha {rt['alpha']}); "
+        f"significant pairs: {pairs}."
+    )
+
+
+def plain_answer(results: pd.DataFrame) -> list[str]:
+    """The answer in words, from the average ranks and the paired tests on both metrics."""
+    lines = []
+    for metric in ("accuracy", "auroc"):
+        ranks = mean_table(results, metric).loc["average rank"].sort_values()
+        pretrained = [n for n in ranks.index if is_pretrained(n)]
+        best = pretrained[0] if pretrained else None
+        pt = paired_table(results, metric)
+        against = pt[(pt.variant == best) & (pt.against == REFERENCE)] if best else pt.iloc[0:0]
+        unit = "points" if metric == "accuracy" else "AUROC"
+        line = f"- **{metric}**: best average rank {ranks.index[0]} ({ranks.iloc[0]:.2f})"
+        if best is not None and len(against):
+            a = against.iloc[0]
+            line += (
+                f"; the best pretrained variant, {best} ({ranks[best]:.2f}), against {REFERENCE} "
+                f"({ranks[REFERENCE]:.2f}): above on {a.better} of {a.datasets} datasets, below on {a.worse}, "
+                f"median difference {a.median_diff:+g} {unit}, Wilcoxon p {a.p:g}."
+            )
+        lines.append(line)
+    return lines
+
+
+def section(folder, title: str = "## Does the head matter? (head variants)") -> list[str]:
+    """The paper report's section on the stored comparison in ``folder`` (nothing when none is stored)."""
+    results = load(folder)
+    if results is None or results.empty:
+        return []
+    return section_lines(results, Path(folder).name, title)
+
+
+def section_lines(results: pd.DataFrame, where: str, title: str) -> list[str]:
+    """:func:`section`'s text for ``results`` stored in ``where``."""
+    epochs = sorted(results["epochs"].unique()) if "epochs" in results else []
+    n_data, n_seeds = results["dataset"].nunique(), results["seed"].nunique()
+    out = [
+        title,
+        "",
+        f"The paper freezes the pretrained encoder and trains a head on its embedding. The opt-in "
+        f"variants `head: finetune` (the encoder trains with the head, at `encoder_lr`) and `head: concat` "
+        f"(the head reads the embedding and the preprocessed features), each with `no_pretrain` under the "
+        f"same head as its reference, against the baselines on the same labeled rows: {n_data} datasets x "
+        f"{n_seeds} seeds, {', '.join(map(str, epochs)) or '?'} pretraining epochs, other settings published "
+        f"(`tools/head_variants.py`; stored in `{where}/`).",
+        "",
+    ]
+    out += plain_answer(results) + [""]
+    for metric in ("accuracy", "auroc"):
+        ranks = mean_table(results, metric)
+        summary = pd.DataFrame(
+            {"mean over datasets": ranks.iloc[:-1].mean(), "average rank": ranks.loc["average rank"]}
+        ).sort_values("average rank")
+        out += [f"### {metric}", "", rank_words(results, metric), ""]
+        out += [tables.to_markdown(summary.round(3 if metric == "auroc" else 2)), ""]
+        out += [tables.to_markdown(paired_table(results, metric), index=False), ""]
+    return out
