@@ -144,3 +144,23 @@ print(f"reloaded model, same probabilities: {same}")
 
 # %%
 loaded.predict(X_new[X_new.columns[::-1]])  # columns in any order
+
+# %% [markdown]
+# ## Does pretraining pay? What the benchmark says
+#
+# One table is one draw. Over the paper's 30 datasets x 8 seeds (`outputs/head_variants/`, made
+# by `tools/head_variants.py`), the paper's frozen encoder and the two opt-in heads
+# (`TCCClassifier(head="finetune")`: the encoder trains with the head; `head="concat"`: the head
+# reads the embedding and the features) against `no_pretrain` under each head and the baselines on
+# the same labeled rows: the average ranks (1 = best) and how the best pretrained variant fared
+# against logistic regression. Where logistic regression ranks ahead, it is the better choice.
+
+# %%
+from tcclib.paper import heads
+
+stored = heads.load(paths.reference_root() / "head_variants")
+if stored is None:
+    print("no stored comparison here: outputs/head_variants/results.csv comes with a checkout of the repository")
+else:
+    print("\n".join(heads.plain_answer(stored)))
+    _ = heads.rank_figure(stored)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from tcclib.method.registry import METHODS
@@ -94,6 +95,34 @@ def paired_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def rank_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: the mean over datasets and the average rank on accuracy and AUROC, best
+    accuracy rank first."""
+    cols = {}
+    for metric in ("accuracy", "auroc"):
+        table = mean_table(results, metric)
+        cols[f"{metric} rank"] = table.loc["average rank"]
+        cols[f"mean {metric}"] = table.iloc[:-1].mean()
+    return pd.DataFrame(cols).sort_values("accuracy rank")
+
+
+def rank_figure(results: pd.DataFrame):
+    """Average ranks of every variant on accuracy and AUROC (1 = best: shorter bars are better),
+    the pretrained variants coloured by head, logreg dark grey, ``no_pretrain`` and the other
+    baselines light grey."""
+    summary = rank_summary(results)
+    colours = {"frozen": "#4C72B0", "finetune": "#DD8452", "concat": "#55A868"}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.32 * len(summary) + 1.2), sharey=True)
+    for ax, metric in zip(axes, ("accuracy", "auroc")):
+        ranks = summary[f"{metric} rank"]
+        colour = [colours[head_of(n)] if is_pretrained(n) else "0.35" if n == REFERENCE else "0.7" for n in ranks.index]
+        ax.barh(ranks.index, ranks.values, color=colour)
+        ax.set(title=f"{metric}: average rank over {results['dataset'].nunique()} datasets", xlabel="rank (1 = best)")
+    axes[0].invert_yaxis()  # (the y axis is shared: the best variant on top in both)
+    fig.tight_layout()
+    return fig
+
+
 def rank_words(results: pd.DataFrame, metric: str) -> str:
     """The rank test in one sentence (Friedman, Nemenyi's critical difference, the significant pairs)."""
     rt = stats.rank_test(results, metric, names(results))
@@ -151,12 +180,8 @@ def section_lines(results: pd.DataFrame, where: str, title: str) -> list[str]:
         "",
     ]
     out += plain_answer(results) + [""]
+    out += [tables.to_markdown(rank_summary(results).round(3)), ""]
     for metric in ("accuracy", "auroc"):
-        ranks = mean_table(results, metric)
-        summary = pd.DataFrame(
-            {"mean over datasets": ranks.iloc[:-1].mean(), "average rank": ranks.loc["average rank"]}
-        ).sort_values("average rank")
         out += [f"### {metric}", "", rank_words(results, metric), ""]
-        out += [tables.to_markdown(summary.round(3 if metric == "auroc" else 2)), ""]
         out += [tables.to_markdown(paired_table(results, metric), index=False), ""]
     return out
