@@ -43,12 +43,14 @@ DEFAULT_NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "08")
 MAKEFILE_LAB_ENV = "JUPYTER_CONFIG_PATH=$(abspath jupyter-config)"
 WIDGET_ERROR = "Error displaying widget"
 POLL_S = 2.0
-# the notebook's scroller (Lab 4's windowed panel) to the top; then how far down its last cell ends
-# (not the scroll height, which adds Lab's scroll-past-end space)
-SCROLL_TOP_SCRIPT = """const s = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer');
+# the notebook's scroller (Lab 4's windowed panel) to the top; then how many more pixels it needs to
+# show down to its last cell's end (Lab's scroll-past-end space left out)
+MISSING_HEIGHT_SCRIPT = """const s = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer');
 if (!s) return 0; s.scrollTop = 0;
 const cells = s.querySelectorAll('.jp-Cell'); if (!cells.length) return 0;
-return cells[cells.length - 1].getBoundingClientRect().bottom - s.getBoundingClientRect().top"""
+const end = cells[cells.length - 1].getBoundingClientRect().bottom - s.getBoundingClientRect().top;
+return Math.ceil(end - s.clientHeight)"""
+MAX_HEIGHT = 16000  # pixels: Chromium's largest screenshot is about this tall
 
 try:
     from selenium import webdriver
@@ -224,14 +226,16 @@ def _widget_errors(driver) -> list[str]:
 
 def _screenshot(driver, path: Path) -> str:
     """The whole notebook in one picture: the window made as tall as its cells, scrolled to the top."""
-    size, height = driver.get_window_size(), 0
-    for _ in range(4):  # cells coming into view are measured, not estimated, once laid out
-        wanted = min(int(driver.execute_script(SCROLL_TOP_SCRIPT) or 0) + 200, 16000)
-        if wanted == height:
+    size = driver.get_window_size()
+    height = size["height"]
+    for _ in range(6):  # cells coming into view are measured, not estimated, once laid out
+        missing = int(driver.execute_script(MISSING_HEIGHT_SCRIPT) or 0)
+        if missing <= 0 or height >= MAX_HEIGHT:
             break
-        height = wanted
-        driver.set_window_size(size["width"], max(height, size["height"]))
+        height = min(height + missing + 40, MAX_HEIGHT)
+        driver.set_window_size(size["width"], height)
         time.sleep(1)
+    driver.execute_script(MISSING_HEIGHT_SCRIPT)  # back to the top
     driver.save_screenshot(str(path))
     driver.set_window_size(size["width"], size["height"])
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
