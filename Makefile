@@ -30,7 +30,8 @@ paper: install
 
 # JupyterLab on the notebook collection (runs write to runs/, never to the committed outputs/).
 # jupyter-config/ adds this repository's Lab defaults: a notebooks/*.py source opens as a notebook
-# (jupytext), and widget state is saved with a notebook; the paired .ipynb it writes is git-ignored
+# (jupytext), and widget state is saved with a notebook; the paired .ipynb it writes is git-ignored;
+# the kernels get CurveZMQ keys (their TCP traffic is encrypted)
 LAB_ENV := JUPYTER_CONFIG_PATH=$(abspath jupyter-config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 lab: install
 	$(LAB_ENV) $(PY) -m jupyter lab notebooks $(ARGS)

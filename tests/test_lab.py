@@ -8,6 +8,7 @@ notebook (jupytext), executes it in a real kernel, saves it with its outputs, ke
 ``git status --porcelain`` must print nothing.
 """
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -189,3 +191,44 @@ def test_a_finished_progress_bar_leaves_its_last_state_as_text_not_a_widget(tmp_
     assert outputs and not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
     text = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in outputs)
     assert "epochs: 100%" in text and "4/4" in text, outputs
+
+
+async def _execute_over_websocket(url: str, code: str) -> str:
+    """Run ``code`` in a Lab kernel through the server's websocket, as Lab's frontend does; its stdout."""
+    from tornado.websocket import websocket_connect  # deferred: only this test speaks to a kernel's websocket
+
+    connection = await websocket_connect(url)
+    message_id = uuid.uuid4().hex
+    header = {"msg_id": message_id, "msg_type": "execute_request", "username": "test", "session": message_id}
+    header |= {"date": "", "version": "5.3"}
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
+    await connection.write_message(
+        json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"})
+    )
+    printed = ""
+    while True:
+        message = json.loads(await asyncio.wait_for(connection.read_message(), 120))
+        if message["parent_header"].get("msg_id") != message_id:
+            continue
+        if message["msg_type"] == "stream":
+            printed += message["content"]["text"]
+        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+            connection.close()
+            return printed
+
+
+def test_lab_kernels_talk_over_encrypted_tcp(tmp_path):
+    """``jupyter-config/`` asks Lab's kernel manager for CurveZMQ keys: a kernel started as Lab
+    starts one runs code sent through the server's websocket, without ipykernel's warning about
+    unencrypted TCP (which every kernel printed into the ``make lab`` terminal)."""
+    lab = Lab(ROOT, tmp_path)
+    try:
+        kernel = lab.call("POST", "/api/kernels", {"name": "python3"})
+        url = lab.url.replace("http", "ws", 1) + f"/api/kernels/{kernel['id']}/channels?token={TOKEN}"
+        printed = asyncio.run(_execute_over_websocket(url, "print(6 * 7)"))
+        lab.call("DELETE", f"/api/kernels/{kernel['id']}")
+    finally:
+        lab.close()
+    assert printed == "42\n", printed
+    log = (tmp_path / "lab.log").read_text()
+    assert "Kernel is running over TCP without encryption" not in log, log[-2000:]
