@@ -16,12 +16,14 @@ settings are not in the checkpoint key), the others start from it and fit only t
 same bits as pretraining again), and the checkpoint is removed once the dataset's heads are done
 (``--keep-pretrained`` keeps it, for a head added later).
 
-Writes ``OUT/<epochs>ep/results.csv`` (every dataset x seed x variant: a variant is
-``method+head``, the frozen head keeping the method's name) and ``report.md``
-(:mod:`tcclib.paper.heads`: average ranks, Friedman + Nemenyi over the datasets, paired Wilcoxon
-tests over the datasets' means against ``logreg`` and against ``no_pretrain`` under the same
-head, the means per dataset).  The committed comparison, ``outputs/head_variants/``, is that
-``results.csv``; the paper report shows it.
+After each dataset it writes ``OUT/<epochs>ep/results.csv`` (every dataset stored there so far x
+seed x variant: a variant is ``method+head``, the frozen head keeping the method's name;
+:func:`tcclib.paper.heads.gather`) and ``report.md`` (:mod:`tcclib.paper.heads`: average ranks,
+Friedman + Nemenyi over the datasets, paired Wilcoxon tests over the datasets' means against
+``logreg`` and against ``no_pretrain`` under the same head, the means per dataset).  The
+committed comparison is ``--out outputs/head_variants`` (the stores are small: a second session
+resumes from them); the paper report and notebook 08 show it.  Importances and pretraining
+checkpoints go to ``--cache`` (under ``runs/``, not committed).
 """
 
 from __future__ import annotations
@@ -74,12 +76,12 @@ def head_config(args, head: str) -> Config:
     )
 
 
-def run_all(args) -> pd.DataFrame:
+def run_all(args) -> None:
     """Every dataset x head, trained or reused from ``OUT`` (the heads of a dataset sharing one
-    pretraining); the results with ``method`` renamed."""
+    pretraining); after each dataset, ``results.csv`` and ``report.md`` over every dataset stored
+    so far (so that an interrupted run loses nothing and a later one adds to it)."""
     base = Path(args.out) / f"{args.epochs}ep"
-    cache = Path(args.out) / "cache"
-    parts = []
+    cache = Path(args.cache)
     for i, name in enumerate(args.datasets, 1):
         for head in args.heads:
             folder = base / head / name
@@ -93,19 +95,24 @@ def run_all(args) -> pd.DataFrame:
                 f"member(s), reused {run.timings.get('reused_members', 0)}, {time.perf_counter() - t:.0f} s",
                 file=sys.stderr,
             )
-            res = run.results.copy()
-            res["method"] = [m if m in args.baselines else heads.variant(m, head) for m in res["method"]]
-            res["epochs"] = args.epochs
-            parts.append(res)
         if not args.keep_pretrained:
             for kept in (cache / "checkpoints").glob(f"{name}-*.pt"):
                 kept.unlink()
-    return pd.concat(parts, ignore_index=True)
+        write_tables(base, args)
+
+
+def write_tables(base: Path, args) -> str:
+    """``results.csv`` and ``report.md`` in ``base`` over every dataset stored there; the report's text."""
+    results = heads.gather(base)
+    results.to_csv(base / heads.RESULTS, index=False)
+    text = report(results, args)
+    (base / "report.md").write_text(text)
+    return text
 
 
 def report(results: pd.DataFrame, args) -> str:
     """The markdown of :func:`tcclib.paper.heads.section` for this run, with its per-dataset tables."""
-    out = [f"# Head variants: {len(args.datasets)} datasets", ""]
+    out = [f"# Head variants: {results['dataset'].nunique()} datasets", ""]
     out += heads.section_lines(results, Path(args.out).name, title="## Summary")
     for metric in ("accuracy", "auroc"):
         out += [f"## {metric}: mean over seeds per dataset", ""]
@@ -124,18 +131,19 @@ def main(argv=None):
     ap.add_argument("--encoder-lr", type=float, default=Config().encoder_lr, help="the encoder's lr under finetune")
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
     ap.add_argument("--out", default="runs/head_variants", help="where the runs are stored and reused")
+    ap.add_argument(
+        "--cache",
+        default="runs/head_variants/cache",
+        help="importance cache and pretraining checkpoints (not committed; default runs/head_variants/cache)",
+    )
     ap.add_argument("--keep-pretrained", action="store_true", help="keep each dataset's finished pretraining")
     args = ap.parse_args(argv)
     if args.datasets == ["all"]:
         args.datasets = paper_datasets_smallest_first()
     if "frozen" not in args.heads and args.baselines:
         ap.error("the baselines run with the frozen head: add frozen to --heads, or give --baselines without names")
-    results = run_all(args)
-    text = report(results, args)
-    out = Path(args.out) / f"{args.epochs}ep"
-    results.to_csv(out / heads.RESULTS, index=False)
-    (out / "report.md").write_text(text)
-    print(text)
+    run_all(args)
+    print(write_tables(Path(args.out) / f"{args.epochs}ep", args))
 
 
 if __name__ == "__main__":

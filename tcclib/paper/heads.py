@@ -13,11 +13,15 @@ under the same head (:func:`paired_table`).  :func:`plain_answer` says it in wor
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from tcclib.artifacts import store
+from tcclib.data.sources import list_datasets
+from tcclib.method.config import HEADS
 from tcclib.method.registry import METHODS
 from tcclib.paper import stats, tables
 
@@ -46,10 +50,37 @@ def is_pretrained(name: str) -> bool:
     return method is not None and method.pretrain
 
 
+def gather(base) -> pd.DataFrame:
+    """Every finished dataset stored under ``base/<head>/<dataset>/`` (``tools/head_variants.py``'s
+    ``OUT/<epochs>ep``), one frame: ``method`` renamed to its variant, the baselines kept, an
+    ``epochs`` column from the stored settings."""
+    parts = []
+    for head in HEADS:
+        res = store.gather(Path(base) / head)
+        if res.empty:
+            continue
+        res["method"] = [variant(m, head) if m in METHODS else m for m in res["method"]]
+        res["epochs"] = [_stored_epochs(Path(base) / head / d) for d in res["dataset"]]
+        parts.append(res)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _stored_epochs(folder: Path):
+    """The pretraining epochs in a stored run's ``config.json`` (NA without one)."""
+    path = folder / "config.json"
+    return json.loads(path.read_text()).get("epochs", pd.NA) if path.is_file() else pd.NA
+
+
 def load(folder) -> pd.DataFrame | None:
-    """The stored comparison in ``folder`` (its ``results.csv``), or None when there is none."""
-    path = Path(folder) / RESULTS
-    return pd.read_csv(path) if path.is_file() else None
+    """The stored comparison in ``folder``: its ``results.csv``, else that of its ``<E>ep``
+    subfolder with the most epochs; None when there is none."""
+    folder = Path(folder)
+    if (folder / RESULTS).is_file():
+        return pd.read_csv(folder / RESULTS)
+    runs = sorted(
+        (int(d.name[:-2]), d) for d in folder.glob("*ep") if d.name[:-2].isdigit() and (d / RESULTS).is_file()
+    )
+    return pd.read_csv(runs[-1][1] / RESULTS) if runs else None
 
 
 def names(results: pd.DataFrame) -> list[str]:
@@ -179,6 +210,14 @@ def section_lines(results: pd.DataFrame, where: str, title: str) -> list[str]:
         f"(`tools/head_variants.py`; stored in `{where}/`).",
         "",
     ]
+    paper = [n for n in list_datasets()["name"] if n != "breast_cancer"]
+    missing = [n for n in paper if n not in set(results["dataset"])]
+    if missing:
+        out += [
+            f"So far {len(paper) - len(missing)} of the paper's {len(paper)} datasets; still to run: "
+            f"{', '.join(missing)} (the same command resumes: stored members are reused).",
+            "",
+        ]
     out += plain_answer(results) + [""]
     out += [tables.to_markdown(rank_summary(results).round(3)), ""]
     for metric in ("accuracy", "auroc"):
