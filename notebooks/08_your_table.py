@@ -156,11 +156,13 @@ loaded.predict(X_new[X_new.columns[::-1]])  # columns in any order
 # against logistic regression. Where logistic regression ranks ahead, it is the better choice.
 
 # %%
+from IPython.display import Markdown, display
+
 from tcclib.paper import heads
 
 stored = heads.load(paths.reference_root() / "head_variants")
 if stored is None:
     print("no stored comparison here: outputs/head_variants/results.csv comes with a checkout of the repository")
 else:
-    print("\n".join(heads.plain_answer(stored)))
+    display(Markdown("\n".join([heads.coverage(stored), ""] + heads.plain_answer(stored))))
     _ = heads.rank_figure(stored)

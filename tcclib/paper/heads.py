@@ -165,6 +165,20 @@ def rank_words(results: pd.DataFrame, metric: str) -> str:
     )
 
 
+def coverage(results: pd.DataFrame) -> str:
+    """Which of the paper's 30 datasets the comparison covers, and how it was run."""
+    paper = [n for n in list_datasets()["name"] if n != "breast_cancer"]
+    missing = [n for n in paper if n not in set(results["dataset"])]
+    epochs = ", ".join(str(e) for e in sorted(results["epochs"].dropna().unique())) if "epochs" in results else "?"
+    text = (
+        f"{len(paper) - len(missing)} of the paper's {len(paper)} datasets x {results['seed'].nunique()} seeds, "
+        f"{epochs} pretraining epochs"
+    )
+    if missing:
+        text += f"; still to run: {', '.join(missing)} (the same command resumes: stored members are reused)"
+    return text + "."
+
+
 def plain_answer(results: pd.DataFrame) -> list[str]:
     """The answer in words, from the average ranks and the paired tests on both metrics."""
     lines = []
@@ -210,15 +224,7 @@ def section_lines(results: pd.DataFrame, where: str, title: str) -> list[str]:
         f"(`tools/head_variants.py`; stored in `{where}/`).",
         "",
     ]
-    paper = [n for n in list_datasets()["name"] if n != "breast_cancer"]
-    missing = [n for n in paper if n not in set(results["dataset"])]
-    if missing:
-        out += [
-            f"So far {len(paper) - len(missing)} of the paper's {len(paper)} datasets; still to run: "
-            f"{', '.join(missing)} (the same command resumes: stored members are reused).",
-            "",
-        ]
-    out += plain_answer(results) + [""]
+    out += [coverage(results), ""] + plain_answer(results) + [""]
     out += [tables.to_markdown(rank_summary(results).round(3)), ""]
     for metric in ("accuracy", "auroc"):
         out += [f"### {metric}", "", rank_words(results, metric), ""]
