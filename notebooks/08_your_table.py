@@ -33,9 +33,9 @@
 # papermill notebooks/08_your_table.ipynb runs/08_mine.ipynb -p path my_table.csv -p target label
 # ```
 #
-# With the defaults (5 methods, 3 baselines, 50 epochs) on the example table this notebook took
-# 8 min 25 s from a fresh clone on a 2-core CPU shared with other work; fewer `methods` or
-# `epochs` make it shorter.
+# With the defaults (5 methods, 3 baselines, 50 epochs) on the example table, Run All took 43 s in
+# JupyterLab from a fresh clone on an idle 2-core CPU (8 min 25 s on one shared with other work);
+# fewer `methods` or `epochs` make it shorter.
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
@@ -60,7 +60,7 @@ methods: list = ['no_pretrain', 'random', 'class', 'class_least', 'class_most'] 
 baselines: list = ['xgboost', 'logreg', 'self_training']  # baselines on the same labeled rows (tcclib.method.registry.baseline_names())
 labeled_fraction: float = 0.3  # share of the training rows that keep their label (paper: 0.3)
 test_fraction: float = 0.2  # share of the rows held out for testing (paper: 0.2)
-epochs: int = 50  # contrastive epochs (paper: 500; with 50 the whole notebook took 8 min 25 s on 2 shared cores)
+epochs: int = 50  # contrastive epochs (paper: 500; with 50 Run All took 43 s on an idle 2-core CPU)
 head_epochs: int = 100  # epochs of the classification head on the labeled rows (paper: 100)
 corruption_rate: float = 0.4  # share of the features corrupted per row (paper: 0.4)
 device: str = 'cpu'  # cpu or cuda[:N]
