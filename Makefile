@@ -33,8 +33,10 @@ paper: install
 # (jupytext), and widget state is saved with a notebook; the paired .ipynb it writes is git-ignored;
 # the kernels get CurveZMQ keys (their TCP traffic is encrypted)
 LAB_ENV := JUPYTER_CONFIG_PATH=$(abspath jupyter-config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
+# as root (a container), Jupyter refuses to start without --allow-root
+LAB_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 lab: install
-	$(LAB_ENV) $(PY) -m jupyter lab notebooks $(ARGS)
+	$(LAB_ENV) $(PY) -m jupyter lab notebooks $(LAB_ROOT) $(ARGS)
 
 # re-execute the committed renders of a set from the current notebook sources, reusing the stored
 # results (nothing retrains when data and settings are unchanged): make rerender SET=smoke
