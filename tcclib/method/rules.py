@@ -87,25 +87,21 @@ def correlation_mask(
     K, M, _ = importance.shape
     draw = uniforms if callable(uniforms) else (lambda t: uniforms[t])
     act = active.unsqueeze(1)  # [K, 1, M]
-    counts = k.tolist()
-    pick = gumbel(draw(0)).masked_fill_(~act, float("-inf")).argmax(-1)  # [K, N]
-    N = pick.shape[1]
+    first = gumbel(draw(0)).masked_fill_(~act, float("-inf")).argmax(-1)  # [K, N]
+    N = first.shape[1]
     chosen = torch.zeros(K, N, M, dtype=torch.bool, device=importance.device)
-    chosen.scatter_(-1, pick.unsqueeze(-1), True)
-    minimp = take_rows(importance, pick)  # W[first, :]
+    chosen.scatter_(-1, first.unsqueeze(-1), True)
+    minimp = take_rows(importance, first)  # W[first, :]
     sgn = sign.view(K, 1, 1)
-    for t in range(1, max(counts)):
+    for t in range(1, int(k.max())):
         cand = act & ~chosen
         logits = _candidate_logits(minimp, cand, sgn, temperature, normalization)
         pick = gumbel(draw(t)).add_(logits).argmax(-1)
-        row = take_rows(importance, pick)
-        if all(t < c for c in counts):  # every member picks (the same k for all: no masking)
-            chosen.scatter_(-1, pick.unsqueeze(-1), True)
-            torch.minimum(minimp, row, out=minimp)
-            continue
-        take = (t < k).view(K, 1, 1)
-        chosen |= torch.zeros_like(chosen).scatter_(-1, pick.unsqueeze(-1), True) & take
-        minimp = torch.where(take, torch.minimum(minimp, row), minimp)
+        # a member with all its k features chosen "picks" its first one again: already chosen,
+        # and its row cannot lower the running minimum, which started from it
+        pick = torch.where((t < k).view(K, 1), pick, first)
+        chosen.scatter_(-1, pick.unsqueeze(-1), True)
+        torch.minimum(minimp, take_rows(importance, pick), out=minimp)
     return chosen
 
 

@@ -124,9 +124,6 @@ def batches(n: int, size: int):
     return [(i, min(i + size, n)) for i in range(0, n, size)]
 
 
-take = rules.take_rows  # rows [K, b] of [K, N, d]
-
-
 # --------------------------------------------------------------------------- layout
 
 
@@ -208,7 +205,7 @@ def fit_heads(
     K, NL, F_in = emb.shape
     head = new_head(K, F_in, gens, cfg, n_classes, emb.device, in_widths)
     opt = adam(head.parameters(), cfg.lr)
-    _head_epochs(lambda idx: head(take(emb, idx)), opt, y, gens, cfg, n_classes, weights)
+    _head_epochs(lambda idx: head(rules.take_rows(emb, idx)), opt, y, gens, cfg, n_classes, weights)
     return head
 
 
@@ -320,18 +317,18 @@ def fit_classifier(
     Call it inside :func:`autocast` for ``bf16`` as the caller does its embedding passes."""
     H = enc.dims[-1]
     if cfg.head == "finetune":
-        lab = take(anchors, rows)
+        lab = rules.take_rows(anchors, rows)
         head = new_head(enc.K, H, gens, cfg, n_classes, anchors.device)
         opt = torch.optim.Adam(
             [{"params": head.parameters(), "lr": cfg.lr}, {"params": enc.parameters(), "lr": cfg.encoder_lr}],
             fused=True,
         )
-        _head_epochs(lambda idx: head(enc(take(lab, idx))), opt, y, gens, cfg, n_classes, weights)
+        _head_epochs(lambda idx: head(enc(rules.take_rows(lab, idx))), opt, y, gens, cfg, n_classes, weights)
         return Classifier(enc, head, cfg.head)
     with autocast(cfg, anchors.device):
         inputs = head_inputs(enc, anchors, cfg.head)  # (every row, then the labeled ones, as published)
     widths = [H + w for w in in_widths] if cfg.head == "concat" else None
-    return Classifier(enc, fit_heads(take(inputs, rows), y, gens, cfg, n_classes, weights, widths), cfg.head)
+    return Classifier(enc, fit_heads(rules.take_rows(inputs, rows), y, gens, cfg, n_classes, weights, widths), cfg.head)
 
 
 @torch.no_grad()
@@ -467,7 +464,7 @@ class Pretraining:
         with torch.no_grad(), autocast(cfg, self.dev):
             emb = self.enc(self.anchors[pidx_t], pidx_t)
         head = fit_heads(
-            take(emb, self.lab_rows[pidx_t]),
+            rules.take_rows(emb, self.lab_rows[pidx_t]),
             self.y_true[pidx_t].gather(1, self.lab_rows[pidx_t]),
             [self.gens[j] for j in pse],
             cfg,
@@ -586,7 +583,7 @@ class Pretraining:
     def forward_loss(self, idx: torch.Tensor) -> torch.Tensor:
         """The members' NT-Xent ``[Kp]`` on the batch ``idx`` (``[Kp, b]`` rows of the epoch's
         order): its anchors and their views, through encoder and projection head."""
-        x = take(self.pairs, torch.cat([idx, idx + self.N], dim=1))
+        x = rules.take_rows(self.pairs, torch.cat([idx, idx + self.N], dim=1))
         with autocast(self.cfg, self.dev, cache=self.mode != "cuda_graph"):
             z = self.proj(self.enc(x))
         return nt_xent_pairs(z, self.cfg.temperature)  # (bf16: its products in bf16, the rest float32)

@@ -67,7 +67,6 @@ from tcclib.method.training import (  # noqa: F401
     matmul_precision,
     member_layout,
     member_seed,
-    take,
     training_generators,
 )
 
