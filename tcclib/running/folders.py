@@ -186,9 +186,14 @@ def failure(dataset: str, error: str, trace: str = "") -> dict:
     }
 
 
-def run_dataset_notebooks(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> float:
+def run_dataset_notebooks(
+    ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True, kernel=None
+) -> float:
     """Execute the per-dataset notebooks of ``dataset`` in a :class:`DatasetFolder` transaction;
     ``_DONE.json`` last.
+
+    ``kernel``: a :class:`tcclib.running.notebooks.KernelSession` to run them in (the sweep keeps
+    one per worker, from dataset to dataset); without one, the notebooks share a kernel of their own.
 
     Re-running a finished dataset never loses it: the notebooks run in the dataset's folder
     (where the stored results are reused where they match) while the finished results wait in
@@ -199,10 +204,12 @@ def run_dataset_notebooks(ps: param_files.ParamSet, dataset: str, out_root: Path
     folder.begin()
     before = _files_digest(folder.path) if folder.previous is not None else {}
     params = notebooks.notebook_parameters(ps, dataset, out_root, reuse)
+    session = kernel if kernel is not None else notebooks.KernelSession()
     try:
         for nb in ps.per_dataset_notebooks:
-            notebooks.execute(nb, folder.path / f"{nb}.ipynb", params, folder.path)
+            notebooks.execute(nb, folder.path / f"{nb}.ipynb", params, folder.path, kernel=session)
     except BaseException as e:
+        session.close()  # the next dataset gets a fresh kernel, not one a failure left behind
         if not isinstance(e, Exception):  # an interrupt: recover() finishes or undoes it next time
             store.write_json(failure(dataset, error_line(e), traceback.format_exc()), folder.path / FAILED)
             raise
@@ -210,6 +217,9 @@ def run_dataset_notebooks(ps: param_files.ParamSet, dataset: str, out_root: Path
         if note is None:
             raise  # a first run: nothing to restore
         raise RerunFailed(error_line(e), note) from e
+    finally:
+        if kernel is None:
+            session.close()
     secs = time.perf_counter() - t
     folder.finish(_done_record(folder, dataset, secs, before))
     return secs

@@ -108,21 +108,100 @@ def needed_parameters(nb, parameters: dict) -> dict:
     }
 
 
-def execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
+# Run in a kernel before each notebook after its first: the kernel is as a fresh one would be for
+# the notebook (empty namespace, execution counts from 1, no open figures, warnings shown again,
+# the notebook's folder as working directory), while the modules it imported stay loaded.
+_RESET = """\
+import os as _os, sys as _sys, warnings as _warnings
+if "matplotlib.pyplot" in _sys.modules:
+    _sys.modules["matplotlib.pyplot"].close("all")
+_filters = _warnings.filters[:]
+_warnings.simplefilter("default")  # any change of the filters forgets which warnings were shown
+_warnings.filters[:] = _filters
+_os.chdir({cwd!r})
+get_ipython().reset(new_session=True)  # last: it clears the names above too
+__import__("gc").collect()
+"""
+
+
+class KernelSession:
+    """One kernel for several notebooks, started on the first and reset before each next one.
+
+    A kernel's start and a notebook's imports (torch, matplotlib, tcclib) take about 3 s, more than
+    most of the sweep's per-dataset notebooks take for their own work once the results are stored.
+    A session pays that once: before every notebook after its first, the kernel's namespace is
+    cleared and its execution count, figures, warnings and working directory reset (``_RESET``), so
+    the notebook runs as in a fresh kernel (its render is the same; ``tests/test_notebooks.py``).
+    A kernel that died is replaced by a fresh one; ``fresh=True`` starts one for every notebook
+    (the sweep's ``--fresh-kernels``).  Use it as a context manager, or :meth:`close`."""
+
+    def __init__(self, fresh: bool = False):
+        self.fresh = fresh
+        self.km = None
+        self.notebooks = 0
+
+    def kernel_for(self, cwd: Path):
+        """The session's kernel manager, its kernel running in ``cwd`` as if fresh."""
+        if not self.fresh and self.km is not None and self.km.is_alive():
+            try:
+                self._run(_RESET.format(cwd=str(cwd)))
+                self.notebooks += 1
+                return self.km
+            except RuntimeError:
+                pass  # a kernel that cannot be reset is replaced below
+        self.close()
+        self.km = kernel_manager()
+        self.km.start_kernel(cwd=str(cwd))
+        self.notebooks += 1
+        return self.km
+
+    def _run(self, code: str, timeout: float = 60) -> None:
+        client = self.km.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=timeout)
+            reply = client.execute_interactive(code, silent=True, timeout=timeout, output_hook=lambda msg: None)
+        finally:
+            client.stop_channels()
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(f"resetting the kernel failed: {reply['content'].get('evalue', '')}")
+
+    def close(self) -> None:
+        """Shut the kernel down and remove its connection folder."""
+        if self.km is None:
+            return
+        try:
+            if self.km.has_kernel:
+                self.km.shutdown_kernel(now=True)
+        finally:
+            shutil.rmtree(Path(self.km.ip).parent, ignore_errors=True)
+            self.km = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSession | None = None) -> None:
     """Execute notebook ``nb`` with ``parameters`` into ``out``, in this very interpreter
-    (:mod:`tcclib.util.kernel`), streaming the kernel's output (progress bars) to the console."""
+    (:mod:`tcclib.util.kernel`), streaming the kernel's output (progress bars) to the console.
+
+    ``kernel``: the :class:`KernelSession` to run it in (the kernel stays up for the session's
+    next notebook); without one, a kernel of its own, shut down afterwards."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.running.ipynb")
     share_tcclib_with_kernels()  # every path that runs a notebook (--aggregates too) needs it
-    km = kernel_manager()
     os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
+    session = kernel if kernel is not None else KernelSession()
     try:
         source = load_source(nb)
+        km = session.kernel_for(cwd)  # started in cwd: papermill need not change this process's
         pm.execute_notebook(
             source,
             str(tmp),
             parameters=needed_parameters(source, parameters),
-            cwd=str(cwd),
             progress_bar=False,
             kernel_name=KERNEL_NAME,
             km=km,
@@ -130,9 +209,8 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path) -> None:
             start_timeout=120,
         )
     finally:
-        if km.has_kernel:  # papermill leaves a kernel it was handed running
-            km.shutdown_kernel(now=True)
-        shutil.rmtree(Path(km.ip).parent, ignore_errors=True)
+        if kernel is None:
+            session.close()
         if tmp.exists():
             os.replace(tmp, out)  # keep the rendered notebook, failed or not
 

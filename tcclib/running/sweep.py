@@ -34,6 +34,7 @@ import difflib
 import importlib.util
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -61,15 +62,41 @@ from tcclib.util import paths
 from tcclib.util import threads as thread_budget
 
 
-def run_aggregate(ps: param_files.ParamSet, out_root: Path) -> None:
+def run_aggregate(ps: param_files.ParamSet, out_root: Path, fresh_kernels: bool = False) -> None:
     set_dir = out_root / ps.name
-    for nb in ps.aggregate_notebooks:
-        notebooks.execute(
-            nb,
-            set_dir / f"{nb}.ipynb",
-            dict(set_name=ps.name, set_dir=paths.relative_to_root(set_dir), figure_dataset=ps.figure_dataset),
-            set_dir,
-        )
+    with notebooks.KernelSession(fresh=fresh_kernels) as kernel:
+        for nb in ps.aggregate_notebooks:
+            notebooks.execute(
+                nb,
+                set_dir / f"{nb}.ipynb",
+                dict(set_name=ps.name, set_dir=paths.relative_to_root(set_dir), figure_dataset=ps.figure_dataset),
+                set_dir,
+                kernel=kernel,
+            )
+
+
+class _WorkerKernels:
+    """A :class:`~tcclib.running.notebooks.KernelSession` for each worker thread of the sweep, kept
+    from one dataset to the next (a kernel's start and imports are paid once per worker, not three
+    times per dataset); :meth:`close` shuts them all down."""
+
+    def __init__(self, fresh: bool = False):
+        self.fresh = fresh
+        self._local = threading.local()
+        self._sessions = []
+        self._lock = threading.Lock()
+
+    def current(self) -> notebooks.KernelSession:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = notebooks.KernelSession(fresh=self.fresh)
+            with self._lock:
+                self._sessions.append(session)
+        return session
+
+    def close(self) -> None:
+        for session in self._sessions:
+            session.close()
 
 
 def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
@@ -186,7 +213,8 @@ class SweepOptions:
     worker shared this filesystem); ``connect_timeout``: seconds for reaching a running scheduler
     (connection, handshake, first answer); ``worker_wait``: seconds to wait for its first worker.
     ``threads``: torch/XGBoost threads per job (default: the cores shared among the jobs,
-    :func:`tcclib.util.threads.budget`)."""
+    :func:`tcclib.util.threads.budget`).  ``fresh_kernels``: a kernel for every notebook instead of
+    one per worker thread, reset between notebooks (:class:`tcclib.running.notebooks.KernelSession`)."""
 
     data_dir: str | None = None
     workers: int | None = None
@@ -202,6 +230,7 @@ class SweepOptions:
     shared_fs: bool | None = None
     connect_timeout: float = dask_scale.CONNECT_TIMEOUT
     worker_wait: float = dask_scale.WORKER_WAIT
+    fresh_kernels: bool = False
 
 
 @dataclass
@@ -397,7 +426,7 @@ def _sweep_locked(ps, out_root: Path, plan: _Plan, options: SweepOptions, cluste
         if bar is not None:
             bar.close()
     if options.aggregate and (done or plan.skipped):
-        run_aggregate(ps, out_root)
+        run_aggregate(ps, out_root, options.fresh_kernels)
     write_index(ps, out_root)
     reference = {}
     for d in done + plan.skipped:
@@ -430,23 +459,31 @@ def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, 
     if todo:
         say(plan.line("worker"))
     failed, done = {}, []
-    with (
-        _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),
-        ThreadPoolExecutor(max_workers=workers) as pool,
-    ):
-        futs = {pool.submit(run_dataset_notebooks, ps, d, out_root, options.reuse): d for d in todo}
-        for f in as_completed(futs):
-            d = futs[f]
-            try:
-                secs = f.result()
-                done.append(d)
-                msg = f"{d}: done in {secs:.0f} s"
-            except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
-                failed[d] = short_line(e)
-                msg = f"{d}: FAILED: {failed[d]}"
-            if bar is not None:
-                bar.update(1)
-            say(msg)
+    kernels = _WorkerKernels(options.fresh_kernels)
+
+    def run(dataset: str) -> float:
+        return run_dataset_notebooks(ps, dataset, out_root, options.reuse, kernel=kernels.current())
+
+    try:
+        with (
+            _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),
+            ThreadPoolExecutor(max_workers=workers) as pool,
+        ):
+            futs = {pool.submit(run, d): d for d in todo}
+            for f in as_completed(futs):
+                d = futs[f]
+                try:
+                    secs = f.result()
+                    done.append(d)
+                    msg = f"{d}: done in {secs:.0f} s"
+                except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
+                    failed[d] = short_line(e)
+                    msg = f"{d}: FAILED: {failed[d]}"
+                if bar is not None:
+                    bar.update(1)
+                say(msg)
+    finally:
+        kernels.close()
     return done, failed
 
 
@@ -487,6 +524,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--only", nargs="*", default=None, help="run only these datasets of the set now")
     ap.add_argument("--no-aggregate", action="store_true", help="skip the aggregate notebooks")
+    ap.add_argument(
+        "--fresh-kernels",
+        action="store_true",
+        help="start a kernel for every notebook (default: one per worker, reset between notebooks, "
+        "which saves the kernel's start and imports, about 3 s a notebook)",
+    )
     ap.add_argument(
         "--aggregates",
         action="store_true",
@@ -544,6 +587,7 @@ def _options(a) -> SweepOptions:
         threads=a.threads,
         connect_timeout=a.connect_timeout,
         worker_wait=a.worker_wait,
+        fresh_kernels=a.fresh_kernels,
     )
 
 
@@ -612,7 +656,7 @@ def _run_command(a, ps: param_files.ParamSet) -> int:
     if a.aggregates:
         check_writable(out_root / ps.name)
         with set_lock(out_root / ps.name):
-            run_aggregate(ps, out_root)
+            run_aggregate(ps, out_root, a.fresh_kernels)
             write_index(ps, out_root)
         print(
             f"{ps.name}: aggregate notebooks re-rendered in {time.perf_counter() - t:.0f} s; outputs in "
