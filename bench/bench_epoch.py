@@ -16,12 +16,14 @@ For each dataset, at the published settings (``Config()``: 8 seeds, the 7 paper 
   concurrent single-threaded fits; ``--xgb-sample K`` fits only K of the M models, still at full
   width, and scales by M / K; ``--xgb-max-bin B`` times the opt-in approximation with B histogram
   bins instead of XGBoost's default 256);
-* pretraining: one warm-up epoch (the refresh before epoch 1, and the process's first-touch costs:
-  memory, kernels), then ``--epochs`` epochs timed (default 10, which include exactly one
-  pseudo-label refresh with its 100 head epochs: the published refresh cost amortised exactly) of
-  the whole ensemble, with the first seed's real importance matrix standing in for every seed's
-  (same sampler cost).  ``s/epoch`` is the steady-state mean of the timed epochs, the figure the
-  arithmetic ceiling is compared with; the warm-up's excess over it is a separate term;
+* pretraining: ``--warmup-epochs`` warm-up epochs (default 10, one pseudo-label cycle: the
+  process's first-touch costs, and the memory system settling, which on a 2-core EPYC made the
+  first 10 epochs after the first about 8 % slower than every later stretch of 10), then
+  ``--epochs`` epochs timed (default 10, which include exactly one pseudo-label refresh with its
+  100 head epochs: the published refresh cost amortised exactly) of the whole ensemble, with the
+  first seed's real importance matrix standing in for every seed's (same sampler cost).
+  ``s/epoch`` is the steady-state mean of the timed epochs, the figure the arithmetic ceiling is
+  compared with; the warm-up's excess over it is a separate term of the projection;
 * heads: the final frozen-encoder heads of all 56 members and their evaluation;
 * baselines: xgboost, logreg and self_training on the 8 seeds.
 
@@ -128,7 +130,9 @@ def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux: KiB
 
 
-def measure(name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sample=None) -> dict:
+def measure(
+    name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sample=None, warmup_epochs: int = 10
+) -> dict:
     t = time.perf_counter()
     ds = load_dataset(name, data_dir=data_dir)
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
@@ -150,9 +154,11 @@ def measure(name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sa
         xgb_seed = time.perf_counter() - t
     imp = np.stack([W0] * len(cfg.seeds))
     ends = [time.perf_counter()]
-    out = run_prepared(prep, cfg.replace(epochs=epochs + 1), imp, on_epoch=lambda _: ends.append(time.perf_counter()))
-    seconds = np.diff(ends)  # [0]: the warm-up epoch (out.timings' clock starts with the same loop)
-    steady = float(seconds[1:].mean())
+    out = run_prepared(
+        prep, cfg.replace(epochs=warmup_epochs + epochs), imp, on_epoch=lambda _: ends.append(time.perf_counter())
+    )
+    seconds = np.diff(ends)  # out.timings' clock starts with the same loop
+    steady = float(seconds[warmup_epochs:].mean())
     ceiling = epoch_ceiling(prep, cfg, imp)
     t = time.perf_counter()
     run_baselines(prep, cfg, BASELINES, ds.did)
@@ -168,7 +174,8 @@ def measure(name, cfg: Config, epochs: int, data_dir=None, xgb_jobs=None, xgb_sa
         data_s=data_s,
         xgb_seed_s=xgb_seed,
         s_per_epoch=steady,
-        warmup_s=float(seconds[0]) - steady,
+        warmup_s=float(seconds[:warmup_epochs].sum()) - warmup_epochs * steady,
+        warmup_epochs=warmup_epochs,
         heads_s=out.timings["evaluate_s"],
         baselines_s=base_s,
         members=n_pre,
@@ -243,6 +250,12 @@ def markdown(rows: list[dict], n_seeds: int = 8) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=10, help="pretraining epochs timed (10: one refresh)")
+    ap.add_argument(
+        "--warmup-epochs",
+        type=int,
+        default=10,
+        help="pretraining epochs run before the timed ones (10: one refresh cycle; at least 1)",
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--data-dir", default=None, help="folder of <did>.arff (default $TCC_DATA_DIR)")
     ap.add_argument("--all", action="store_true", help="measure all 30 paper datasets and sum the projection")
@@ -301,6 +314,8 @@ def main(argv=None):
         help="measure nothing: print the measurements of a --json file as a markdown table",
     )
     args = ap.parse_args(argv)
+    if args.warmup_epochs < 1:
+        ap.error(f"--warmup-epochs must be at least 1, got {args.warmup_epochs}")
     if args.report:
         print(markdown(json.loads(Path(args.report).read_text())))
         return
@@ -324,7 +339,7 @@ def main(argv=None):
     )
     print(
         f"# published settings: {len(cfg.seeds)} seeds x {len(cfg.methods)} methods, {PAPER_EPOCHS} epochs; "
-        f"{args.epochs} epochs timed after a warm-up epoch; "
+        f"{args.epochs} epochs timed after {args.warmup_epochs} warm-up epochs; "
         f"importance fits: {args.xgb_jobs or default_jobs()} at once; "
         + (
             f"notebook overhead {overhead:.1f} s per dataset and {measured['start']:.1f} s once per sweep worker "
@@ -357,7 +372,7 @@ def main(argv=None):
             r = {k: v for k, v in earlier[n].items() if k != "check"}
             print(f"(measurements of {n} from {args.measured})")
         else:
-            r = measure(n, cfg, args.epochs, args.data_dir, args.xgb_jobs, args.xgb_sample)
+            r = measure(n, cfg, args.epochs, args.data_dir, args.xgb_jobs, args.xgb_sample, args.warmup_epochs)
         r["projection"] = p = projection(r, len(cfg.seeds), overhead)
         rows.append(r)
         per = r["s_per_epoch"] / r["members"] * 1000

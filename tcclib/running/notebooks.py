@@ -162,7 +162,7 @@ class KernelSession:
             client.wait_for_ready(timeout=timeout)
             reply = client.execute_interactive(code, silent=True, timeout=timeout, output_hook=lambda msg: None)
         finally:
-            client.stop_channels()
+            self.km.stop_clients()
         if reply["content"]["status"] != "ok":
             raise RuntimeError(f"resetting the kernel failed: {reply['content'].get('evalue', '')}")
 
@@ -209,6 +209,8 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
             start_timeout=120,
         )
     finally:
+        if session.km is not None:
+            session.km.stop_clients()  # papermill's client: its heartbeat thread would outlive the notebook
         if kernel is None:
             session.close()
         if tmp.exists():

@@ -40,12 +40,28 @@ def _spec_manager_class():
 
 
 def kernel_manager():
-    """A fresh, unstarted KernelManager for this interpreter (IPC transport)."""
+    """A fresh, unstarted KernelManager for this interpreter (IPC transport) that keeps track of
+    the clients made from it: ``stop_clients()`` stops their channels (papermill leaves the client
+    of a kernel it was handed connected, with a heartbeat thread that would outlive the notebook)."""
     from jupyter_client.manager import KernelManager  # deferred: loads only when a kernel starts
+
+    class TrackedKernelManager(KernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.made_clients = []
+
+        def client(self, **kwargs):
+            made = super().client(**kwargs)
+            self.made_clients.append(made)
+            return made
+
+        def stop_clients(self) -> None:
+            while self.made_clients:
+                self.made_clients.pop().stop_channels()
 
     folder = tempfile.mkdtemp(prefix="tcc-kernel-")
     os.chmod(folder, 0o700)
-    return KernelManager(
+    return TrackedKernelManager(
         kernel_name=KERNEL_NAME,
         kernel_spec_manager=_spec_manager_class()(),
         transport="ipc",
