@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -76,6 +77,8 @@ def test_a_session_runs_each_notebook_as_in_a_fresh_kernel(sources, tmp_path):
     assert not first["leftover_seen"] and not second["leftover_seen"]  # the namespace was cleared
     assert first["counts"] == second["counts"] == [1, 2]  # counted from 1 again
     assert first["warned"] and second["warned"]  # the same warning is shown again
+    # papermill's clients were stopped: no heartbeat thread outlives its notebook
+    assert not [t for t in threading.enumerate() if type(t).__name__ == "HBChannel"]
 
 
 def test_fresh_sessions_start_a_kernel_per_notebook_and_a_dead_kernel_is_replaced(sources):

@@ -131,28 +131,25 @@ class KernelSession:
     most of the sweep's per-dataset notebooks take for their own work once the results are stored.
     A session pays that once: before every notebook after its first, the kernel's namespace is
     cleared and its execution count, figures, warnings and working directory reset (``_RESET``), so
-    the notebook runs as in a fresh kernel (its render is the same; ``tests/test_notebooks.py``).
+    the notebook runs as in a fresh kernel (its render is the same; ``tests/test_kernel_session.py``).
     A kernel that died is replaced by a fresh one; ``fresh=True`` starts one for every notebook
     (the sweep's ``--fresh-kernels``).  Use it as a context manager, or :meth:`close`."""
 
     def __init__(self, fresh: bool = False):
         self.fresh = fresh
         self.km = None
-        self.notebooks = 0
 
     def kernel_for(self, cwd: Path):
         """The session's kernel manager, its kernel running in ``cwd`` as if fresh."""
         if not self.fresh and self.km is not None and self.km.is_alive():
             try:
                 self._run(_RESET.format(cwd=str(cwd)))
-                self.notebooks += 1
                 return self.km
-            except RuntimeError:
+            except (RuntimeError, TimeoutError):
                 pass  # a kernel that cannot be reset is replaced below
         self.close()
         self.km = kernel_manager()
         self.km.start_kernel(cwd=str(cwd))
-        self.notebooks += 1
         return self.km
 
     def _run(self, code: str, timeout: float = 60) -> None:

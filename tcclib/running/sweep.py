@@ -6,7 +6,8 @@
     python -m tcclib params/smoke.yaml --force credit-g --retrain   # redo one dataset
 
 Each dataset's notebooks (``notebooks/*.py``, jupytext sources) are executed with papermill, in
-this interpreter (no kernelspec is consulted), into ``<outputs>/<set>/<dataset>/``; the default
+this interpreter (no kernelspec is consulted; each worker keeps one kernel, reset before every
+notebook, or ``--fresh-kernels``), into ``<outputs>/<set>/<dataset>/``; the default
 output root is ``runs/`` (not tracked by git), so a run never skips or overwrites the committed
 reference renders in ``outputs/``; a finished run is compared with the reference of the same set
 and dataset when there is one.  A ``_DONE.json`` marker, written last and atomically, marks a
