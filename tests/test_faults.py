@@ -124,6 +124,19 @@ def test_check_names_the_command_line_and_missing_notebook_sources(tmp_path, mon
     assert "notebook source 01_data_prep" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["soon", "-5", "nan"])
+def test_a_bad_checkpoint_interval_stops_the_sweep_before_any_work(tmp_path, monkeypatch, capsys, value):
+    p = tmp_path / "ok.yaml"
+    p.write_text(HEAD)
+    monkeypatch.setenv("TCC_CHECKPOINT_SECONDS", value)
+    assert sweep.main([str(p), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "$TCC_CHECKPOINT_SECONDS must be a number of seconds >= 0" in err and repr(value) in err
+    assert sweep.main([str(p), "--outputs", str(tmp_path / "out")]) == 2
+    assert "$TCC_CHECKPOINT_SECONDS" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "x").exists()  # nothing was started
+
+
 # ------------------------------------------------------------------ importance cache
 def _cfg(**kw):
     base = dict(

@@ -172,7 +172,7 @@ def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):
     sweep.sweep(param_files.load(p), clean, progress=False)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tcclib.running.sweep", str(p), "--outputs", str(out)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TCC_CHECKPOINT_SECONDS": "0"},  # (one every 10 epochs)
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -254,7 +254,11 @@ def test_a_worker_killed_mid_unit_loses_nothing(tmp_path):
     clean, out = tmp_path / "clean", tmp_path / "out"
     sweep.sweep(ps, clean, progress=False)
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, env={"OMP_NUM_THREADS": "1"}
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env={"OMP_NUM_THREADS": "1", "TCC_CHECKPOINT_SECONDS": "0"},  # (a checkpoint every 10 epochs)
     )
     client = distributed.Client(cluster)
     try:

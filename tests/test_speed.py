@@ -81,10 +81,14 @@ def test_benchmark_projection_adds_every_part_of_a_run():
     r = dict(data_s=1.0, xgb_seed_s=20.0, s_per_epoch=2.0, heads_s=5.0, baselines_s=3.0, checkpoint_s=0.5)
     p = bench.projection(r, 8, overhead)
     assert p["importances"] == 160.0 and p["pretraining"] == 1000.0  # 8 seeds, 500 epochs
-    assert p["checkpoints"] == 0.5 * 49  # one every 10 epochs, none after the last
-    assert p["total"] == pytest.approx(1.0 + 160.0 + 1000.0 + 24.5 + 5.0 + 3.0 + overhead)
+    # a checkpoint on a multiple of 10 epochs, a minute apart at least: at 2 s per epoch every 30 epochs
+    assert p["checkpoints"] == 0.5 * 16  # (epochs 30, 60, ..., 480; none after the last)
+    assert p["total"] == pytest.approx(1.0 + 160.0 + 1000.0 + 8.0 + 5.0 + 3.0 + overhead)
+    assert bench.checkpoint_count(10.0) == 49 and bench.checkpoint_count(6.0) == 49  # slow: every 10
+    # fast: a minute apart (every 20, 60 and 600 epochs)
+    assert [bench.checkpoint_count(s) for s in (5.9, 1.0, 0.1)] == [24, 8, 0]
     short = bench.projection(r, 8, 0.0, epochs=30)
-    assert short["pretraining"] == 60.0 and short["checkpoints"] == 1.0
+    assert short["pretraining"] == 60.0 and short["checkpoints"] == 0.0
     import yaml
 
     paper = yaml.safe_load((ROOT / "params" / "paper.yaml").read_text())

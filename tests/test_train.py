@@ -237,6 +237,38 @@ def test_interrupted_pretraining_resumes_from_its_checkpoint_bit_for_bit(bc_smal
     assert not list(tmp_path.glob("*.pt"))  # a finished run leaves no checkpoint
 
 
+def test_checkpoints_wait_their_least_interval(bc_small, tmp_path, monkeypatch):
+    from tcclib.running.checkpointing import CHECKPOINT_SECONDS, checkpoint_interval
+
+    cfg = _small_cfg(epochs=4, methods=("random",))
+    prep = prepare(bc_small, cfg.seeds)
+
+    def crash_at_3(epoch):
+        if epoch == 3:
+            raise _Stop
+
+    # due every epoch, but an hour apart at least: none written in three epochs
+    every = dict(checkpoint_dir=tmp_path, checkpoint_every=1, on_epoch=crash_at_3)
+    with pytest.raises(_Stop):
+        run_prepared(prep, cfg, checkpoint_seconds=3600, **every)
+    assert not list(tmp_path.glob("*.pt"))
+    # with no least interval, the checkpoint of epoch 3 is there
+    with pytest.raises(_Stop):
+        run_prepared(prep, cfg, checkpoint_seconds=0, **every)
+    (ck,) = tmp_path.glob("*.pt")
+    assert torch.load(ck, weights_only=False)["epoch"] == 3
+    with pytest.raises(ValueError, match="checkpoint_seconds must be a number of seconds >= 0"):
+        run_prepared(prep, cfg, checkpoint_dir=tmp_path, checkpoint_seconds=-1)
+    # run_dataset's interval: its argument, else the environment, else a minute
+    monkeypatch.delenv("TCC_CHECKPOINT_SECONDS", raising=False)
+    assert checkpoint_interval() == CHECKPOINT_SECONDS == 60.0
+    monkeypatch.setenv("TCC_CHECKPOINT_SECONDS", " 2.5 ")
+    assert checkpoint_interval() == 2.5 and checkpoint_interval(0) == 0.0
+    monkeypatch.setenv("TCC_CHECKPOINT_SECONDS", "later")
+    with pytest.raises(ValueError, match=r"\$TCC_CHECKPOINT_SECONDS must be .* got 'later'"):
+        run_dataset(bc_small, cfg)
+
+
 def test_checkpoint_of_other_settings_is_not_resumed(bc_small, tmp_path):
     cfg = _small_cfg(epochs=4, methods=("random",))
     prep = prepare(bc_small, cfg.seeds)

@@ -46,6 +46,7 @@ from tcclib.data.sources import DATA_DIR_ENV
 from tcclib.running import notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
+from tcclib.running.checkpointing import checkpoint_interval
 from tcclib.running.folders import (
     DISK_ERRNOS,
     PREVIOUS,
@@ -153,6 +154,15 @@ def resolve_data_dir(ps: param_files.ParamSet, explicit: str | None = None) -> s
             f"it at the folder holding the <did>.arff copies, or leave it out to download from OpenML"
         )
     return str(folder)
+
+
+def check_checkpoint_interval() -> None:
+    """A :class:`SweepError` before any work when ``$TCC_CHECKPOINT_SECONDS`` (the least seconds
+    between two pretraining checkpoints, :mod:`tcclib.running.checkpointing`) is not usable."""
+    try:
+        checkpoint_interval()
+    except ValueError as e:
+        raise SweepError(str(e)) from None
 
 
 STALE = "stale"  # --force stale: the finished datasets whose stored settings are not the file's
@@ -274,6 +284,7 @@ def sweep(ps: param_files.ParamSet, out_root: Path | None = None, options: Sweep
     :class:`SweepError` otherwise.  A full disk or a read-only folder met during the run is a
     :class:`SweepError` too (one line; every dataset finished before it is intact)."""
     options = options if options is not None else SweepOptions(**settings)
+    check_checkpoint_interval()
     cluster = _cluster(ps, options)
     out_root = paths.resolve(Path(out_root) if out_root is not None else paths.runs_root())
     data_dir = resolve_data_dir(ps, options.data_dir)
@@ -632,6 +643,7 @@ def _check_command(a, ps: param_files.ParamSet) -> int:
         except FileNotFoundError as e:
             problems.append(str(e))
     try:
+        check_checkpoint_interval()
         resolve_data_dir(ps, a.data_dir)
         out_root = paths.resolve(a.outputs) if a.outputs else paths.runs_root()
         todo = _plan(ps, out_root / ps.name, _options(a)).todo

@@ -11,7 +11,9 @@ encoder + fresh classification head per member (or an opt-in head variant, ``Con
 test split.  It returns a :class:`RunResult` with a tidy results table, the contrastive-loss
 histories, the pseudo-label accuracy at each refresh and (optionally) embeddings for plots.
 
-Pretraining can be checkpointed (``checkpoint_dir``): every ``checkpoint_every`` epochs the
+Pretraining can be checkpointed (``checkpoint_dir``): every ``checkpoint_every`` epochs, once at
+least ``checkpoint_seconds`` have passed since the last one (:func:`run_dataset`: a minute, or
+``$TCC_CHECKPOINT_SECONDS``; a checkpoint of 48 members is ~185 MiB and ~0.6 s to write), the
 whole training state (weights, Adam moments, every member's generator, pseudo-labels, histories)
 is written atomically, and a later call with the same dataset, settings and importances resumes
 from it, giving bit-for-bit the results of an uninterrupted run.  The checkpoint is removed once
@@ -69,6 +71,7 @@ from tcclib.method.training import (  # noqa: F401
     member_seed,
     training_generators,
 )
+from tcclib.running.checkpointing import CHECKPOINT_SECONDS, checkpoint_interval
 
 
 @dataclass
@@ -99,11 +102,14 @@ def run_prepared(
     checkpoint_every: int = 10,
     on_epoch: Callable[[int], None] | None = None,
     keep_pretrained: bool = False,
+    checkpoint_seconds: float = 0.0,
 ) -> RunResult:
     """Run all seeds x methods of a preprocessed dataset (see module docstring).
 
     checkpoint_dir: folder for the pretraining checkpoint (None: no checkpoint); a matching one
-    found there is resumed.  checkpoint_every: epochs between checkpoints.  on_epoch: called with
+    found there is resumed.  checkpoint_every: epochs between checkpoints; checkpoint_seconds:
+    and at least this many seconds of pretraining since the last one written (or since pretraining
+    started or resumed), so that a fast run does not spend its time writing.  on_epoch: called with
     the number of finished pretraining epochs after each one (and after its checkpoint).
     keep_pretrained: also checkpoint the finished pretraining and keep it, so that a run of the
     same members with another head variant (``Config.head``, ``encoder_lr``: not in the
@@ -113,6 +119,8 @@ def run_prepared(
     cfg = cfg or Config()
     if checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    if not checkpoint_seconds >= 0:
+        raise ValueError(f"checkpoint_seconds must be a number of seconds >= 0, got {checkpoint_seconds}")
     if keep_pretrained and checkpoint_dir is None:
         raise ValueError("keep_pretrained needs a checkpoint_dir to keep the pretraining in")
     ckpt = None
@@ -120,7 +128,8 @@ def run_prepared(
         key = store.checkpoint_key(prep, cfg, importance)
         ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
     with matmul_precision(cfg):
-        return _run(prep, cfg, importance, did, ckpt, checkpoint_every, on_epoch, keep_pretrained)
+        every = (checkpoint_every, checkpoint_seconds)
+        return _run(prep, cfg, importance, did, ckpt, every, on_epoch, keep_pretrained)
 
 
 def _resume(pt: Pretraining, ckpt: tuple[Path, str] | None) -> float:
@@ -141,25 +150,28 @@ def _resume(pt: Pretraining, ckpt: tuple[Path, str] | None) -> float:
 def _pretrain(
     members: training.Members,
     ckpt: tuple[Path, str] | None,
-    checkpoint_every: int,
+    every: tuple[int, float],
     on_epoch: Callable[[int], None] | None,
     timings: dict,
     keep: bool = False,
 ) -> None:
-    """:func:`tcclib.method.training.pretrain`, resuming from and writing checkpoints (the last
-    epoch's too with ``keep``)."""
+    """:func:`tcclib.method.training.pretrain`, resuming from and writing checkpoints (``every``:
+    epochs between them, and seconds at least; the last epoch's too with ``keep``)."""
     pt = members.pretraining
     if pt is None:
         return
     spent = _resume(pt, ckpt)
     start, epochs = pt.epoch, pt.cfg.epochs
     t1 = time.perf_counter()
+    last = [t1]  # when the last checkpoint was written (or pretraining began)
 
     def after_epoch(pt: Pretraining) -> None:
-        due = pt.epoch % checkpoint_every == 0 and pt.epoch < epochs
+        now = time.perf_counter()
+        due = pt.epoch % every[0] == 0 and pt.epoch < epochs and now - last[0] >= every[1]
         if ckpt is not None and (due or (keep and pt.epoch == epochs)):
-            seconds = spent + time.perf_counter() - t1
+            seconds = spent + now - t1
             store.save_checkpoint(ckpt[0], dict(key=ckpt[1], seconds=seconds, **pt.state_dict()))
+            last[0] = time.perf_counter()
         if on_epoch is not None:
             on_epoch(pt.epoch)
 
@@ -176,7 +188,7 @@ def _run(
     importance: np.ndarray | None,
     did: int | None,
     ckpt: tuple[Path, str] | None = None,
-    checkpoint_every: int = 10,
+    every: tuple[int, float] = (10, 0.0),
     on_epoch: Callable[[int], None] | None = None,
     keep_pretrained: bool = False,
 ) -> RunResult:
@@ -185,7 +197,7 @@ def _run(
     layout, tab, seed_all = members.layout, members.tab, members.seed_idx
     N = tab.raw_train.shape[1]
     timings: dict = {}
-    _pretrain(members, ckpt, checkpoint_every, on_epoch, timings, keep_pretrained)
+    _pretrain(members, ckpt, every, on_epoch, timings, keep_pretrained)
     pt = members.pretraining
     history, pseudo_rows = (pt.history, pt.pseudo) if pt is not None else ([], [])
 
@@ -291,6 +303,7 @@ def run_dataset(
     store_dir=None,
     reuse: bool = True,
     keep_pretrained: bool = False,
+    checkpoint_seconds: float | None = None,
 ) -> RunResult:
     """Load ``dataset`` (name, OpenML id or a :class:`Dataset`), run every seed x method, evaluate.
 
@@ -308,8 +321,12 @@ def run_dataset(
     ``keep_pretrained`` (needs ``cache_dir``): keep the finished pretraining in the checkpoints
     folder, so that running the same members with another head variant (``Config.head``)
     pretrains nothing (:func:`run_prepared`).
+
+    ``checkpoint_seconds``: the least seconds between two checkpoints (:func:`checkpoint_interval`;
+    None: ``$TCC_CHECKPOINT_SECONDS``, else a minute).
     """
     cfg = cfg or Config()
+    checkpoint_seconds = checkpoint_interval(checkpoint_seconds)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     prep = prepare_config(ds, cfg)  # (the labeled subset as labeled_split says)
     check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
@@ -329,7 +346,9 @@ def run_dataset(
     # ------------------------------------------------------------------ train the members not stored
     new = None
     if need_seeds:
-        new = _train_missing(prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir, keep_pretrained)
+        new = _train_missing(
+            prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir, keep_pretrained, checkpoint_seconds
+        )
         timings.update(new.timings)
 
     # ------------------------------------------------------------------ stitch stored and new, baselines
@@ -399,7 +418,16 @@ def _importances(prep: Prepared, cfg: Config, keys, stored, need_seeds, need_met
 
 
 def _train_missing(
-    prep: Prepared, cfg: Config, did, imp, emb, need_seeds, need_methods, cache_dir, keep_pretrained: bool = False
+    prep: Prepared,
+    cfg: Config,
+    did,
+    imp,
+    emb,
+    need_seeds,
+    need_methods,
+    cache_dir,
+    keep_pretrained: bool = False,
+    checkpoint_seconds: float = CHECKPOINT_SECONDS,
 ) -> RunResult:
     """Train the seeds x methods that are not stored, as one ensemble (checkpointed under
     ``<cache_dir>/checkpoints``)."""
@@ -414,7 +442,13 @@ def _train_missing(
     sub_imp = np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].needs_importance for m in need_methods) else None
     ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
     return run_prepared(
-        _subset(prep, need_seeds), sub_cfg, sub_imp, did=did, checkpoint_dir=ckpt_dir, keep_pretrained=keep_pretrained
+        _subset(prep, need_seeds),
+        sub_cfg,
+        sub_imp,
+        did=did,
+        checkpoint_dir=ckpt_dir,
+        keep_pretrained=keep_pretrained,
+        checkpoint_seconds=checkpoint_seconds,
     )
 
 
