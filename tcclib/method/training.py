@@ -357,7 +357,8 @@ def _stacked(parts, shape, dtype, device) -> torch.Tensor:
     when one part holds every member in order)."""
     if len(parts) == 1 and parts[0][0] == list(range(shape[0])):
         return parts[0][1]
-    out = torch.zeros(shape, dtype=dtype, device=device)
+    covered = sorted(j for idx, _ in parts for j in idx) == list(range(shape[0]))
+    out = (torch.empty if covered else torch.zeros)(shape, dtype=dtype, device=device)  # (no fill when all written)
     for idx, part in parts:
         out[idx] = part
     return out

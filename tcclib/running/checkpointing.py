@@ -14,10 +14,11 @@ CHECKPOINT_SECONDS_ENV = "TCC_CHECKPOINT_SECONDS"  # ... unless this says otherw
 
 
 def checkpoint_interval(seconds: float | None = None) -> float:
-    """The least seconds between two pretraining checkpoints of :func:`tcclib.running.train.run_dataset`: ``seconds``,
-    else ``$TCC_CHECKPOINT_SECONDS``, else :data:`CHECKPOINT_SECONDS`.  A checkpoint still falls on
-    a multiple of 10 epochs; a crash loses at most this long and 10 epochs of pretraining.  A value
-    that is not a number >= 0 is a ``ValueError`` naming where it came from."""
+    """The least seconds between two pretraining checkpoints of
+    :func:`tcclib.running.train.run_dataset`: ``seconds``, else ``$TCC_CHECKPOINT_SECONDS``, else
+    :data:`CHECKPOINT_SECONDS`.  A checkpoint still falls on a multiple of 10 epochs; a crash loses
+    at most this long and 10 epochs of pretraining.  A value that is not a number >= 0 is a
+    ``ValueError`` naming where it came from."""
     if seconds is None:
         text = os.environ.get(CHECKPOINT_SECONDS_ENV, "").strip()
         if not text:
