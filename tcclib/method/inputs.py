@@ -7,7 +7,6 @@ the dataset (too few features to corrupt, nothing unlabeled for pseudo-labels).
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -16,6 +15,7 @@ import numpy as np
 from tcclib.data.preprocess import Prepared, prepare
 from tcclib.data.sources import Dataset, DatasetError
 from tcclib.method.config import METHODS, Config, ConfigError
+from tcclib.util.environment import env_number
 
 
 def prepare_config(ds: Dataset, cfg: Config, seeds=None) -> Prepared:
@@ -39,13 +39,10 @@ overrides it (``inf``: no limit)."""
 
 def memory_budget_gb() -> float:
     """The memory budget in GiB: ``$TCC_MEMORY_BUDGET_GB`` if set, else :data:`MEMORY_BUDGET_GB`."""
-    text = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
-    if not text:
+    found = env_number(MEMORY_BUDGET_ENV)
+    if found is None:
         return MEMORY_BUDGET_GB
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
+    text, value = found
     if not value > 0:
         raise ConfigError(f"${MEMORY_BUDGET_ENV}={text!r}: expected a number of GiB > 0 (or inf for no limit)")
     return value

@@ -7,7 +7,7 @@ work starts.
 
 from __future__ import annotations
 
-import os
+from tcclib.util.environment import env_number
 
 CHECKPOINT_SECONDS = 60.0  # run_dataset's least seconds between two checkpoints
 CHECKPOINT_SECONDS_ENV = "TCC_CHECKPOINT_SECONDS"  # ... unless this says otherwise (0: every 10 epochs)
@@ -20,13 +20,10 @@ def checkpoint_interval(seconds: float | None = None) -> float:
     at most this long and 10 epochs of pretraining.  A value that is not a number >= 0 is a
     ``ValueError`` naming where it came from."""
     if seconds is None:
-        text = os.environ.get(CHECKPOINT_SECONDS_ENV, "").strip()
-        if not text:
+        found = env_number(CHECKPOINT_SECONDS_ENV)
+        if found is None:
             return CHECKPOINT_SECONDS
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
+        text, value = found
         if not value >= 0:
             raise ValueError(
                 f"${CHECKPOINT_SECONDS_ENV} must be a number of seconds >= 0 between two pretraining "
