@@ -27,9 +27,10 @@ For each dataset, at the published settings (``Config()``: 8 seeds, the 7 paper 
 * heads: the final frozen-encoder heads of all 56 members and their evaluation;
 * baselines: xgboost, logreg and self_training on the 8 seeds.
 
-The projection of a dataset is ``data + 8 x importance seed + warm-up + 500 x s/epoch + 49 x
-checkpoint + heads + baselines + notebook overhead``.  A checkpoint is one write of the ensemble's
-pretraining state, timed (the run writes one every 10 epochs).  The notebook overhead is measured
+The projection of a dataset is ``data + 8 x importance seed + warm-up + 500 x s/epoch + checkpoints
++ heads + baselines + notebook overhead``.  A checkpoint is one write of the ensemble's pretraining
+state with Adam's moments, timed, counted as the run writes them (every 10 epochs, at least a
+minute apart: :func:`checkpoint_count`).  The notebook overhead is measured
 first: the committed renders of three paper datasets re-rendered from their stored results
 (nothing trains) one after another in one kernel, as a sweep worker runs a dataset's notebooks;
 the first dataset's excess (the kernel's start and imports) counts once in ``--all``'s sum over
@@ -62,12 +63,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT_EVERY = 10  # run_dataset's default, which the sweep uses
-FALLBACK_OVERHEAD_S = 15.0
+FALLBACK_OVERHEAD_S = 15.0  # a dataset's notebooks, when no committed renders can be measured
 # the arithmetic ceiling is measured between the timed epochs, so that drift in the machine's speed
 # (a shared host's) touches both alike: this many passes over the epoch's products, spread over the
 # timed epochs, each product the best of this many calls in a row
 CEILING_PASSES = 3
-CEILING_REPS = 3  # a dataset's notebooks, when no committed renders can be measured
+CEILING_REPS = 3
 sys.path.insert(0, str(ROOT))
 
 from tcclib.util.threads import use_allocator  # noqa: E402
@@ -224,8 +225,8 @@ def measure(
 
 def checkpoint_seconds(pt: training.Pretraining, reps: int = 3) -> tuple[float, float]:
     """Seconds to write one pretraining checkpoint of the whole ensemble (weights, Adam state,
-    generators, labels; with its sha256, atomically), as the sweep's runs write one every
-    ``CHECKPOINT_EVERY`` epochs: the median of ``reps`` writes to a temporary folder; and its MiB."""
+    generators, labels; with its sha256, atomically), as the sweep's runs write them
+    (:func:`checkpoint_count`): the median of ``reps`` writes to a temporary folder; and its MiB."""
     times = []
     with tempfile.TemporaryDirectory(prefix="tcc-bench-checkpoint-") as folder:
         path = Path(folder) / "checkpoint.pt"

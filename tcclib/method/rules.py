@@ -58,9 +58,8 @@ def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) ->
 
 
 def gumbel(u: torch.Tensor) -> torch.Tensor:
-    """Gumbel(0, 1) noise from uniform draws."""
-    eps = torch.finfo(u.dtype).tiny
-    return u.clamp(eps, 1.0 - 1e-7).log_().neg_().log_().neg_()  # -log(-log(u)), one new tensor
+    """Gumbel(0, 1) noise from uniform draws (a new tensor)."""
+    return _log_neg_log_(u.clone()).neg_()  # -log(-log(u))
 
 
 def _log_neg_log_(u: torch.Tensor) -> torch.Tensor:
