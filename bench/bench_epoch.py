@@ -6,6 +6,7 @@ of the whole paper set (30 datasets x 8 seeds x 7 methods x 500 epochs + baselin
     python bench/bench_epoch.py --all                   # every paper dataset + the total (~1 h)
     python bench/bench_epoch.py --check balance-scale credit-g mfeat-fourier
                                                         # projection vs end-to-end runs (~2 h)
+    python bench/bench_epoch.py --only breast_cancer --compile torch_compile   # the opt-in compiled step
 
 For each dataset, at the published settings (``Config()``: 8 seeds, the 7 paper methods, batch
 256, 100 head epochs, pseudo-labels every 10 epochs) it measures, for real:
@@ -84,7 +85,7 @@ from tcclib.data.preprocess import prepare  # noqa: E402
 from tcclib.data.sources import DATA_DIR_ENV, list_datasets, load_dataset  # noqa: E402
 from tcclib.method import training  # noqa: E402
 from tcclib.method.baselines import run_baselines  # noqa: E402
-from tcclib.method.config import BASELINES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
+from tcclib.method.config import BASELINES, COMPILE_MODES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
 from tcclib.method.correlation import default_jobs, importance_matrix  # noqa: E402
 from tcclib.running.checkpointing import CHECKPOINT_SECONDS  # noqa: E402
 from tcclib.running.train import run_dataset, run_prepared  # noqa: E402
@@ -356,6 +357,14 @@ def main(argv=None):
         "float32 precisions), bf16 (the networks' products in bfloat16, opt-in)",
     )
     ap.add_argument(
+        "--compile",
+        default="auto",
+        choices=COMPILE_MODES,
+        help="how the contrastive step runs (Config.compile): auto (the default: eager on the CPU, "
+        "a CUDA graph on a GPU), off (eager), cuda_graph, torch_compile (opt-in; its compilation "
+        "falls in the warm-up epochs)",
+    )
+    ap.add_argument(
         "--methods", default=",".join(PAPER_SET_METHODS), help="methods of the ensemble (default: the paper set's 7)"
     )
     ap.add_argument("--json", default=None, help="also write the measurements to this file")
@@ -382,6 +391,7 @@ def main(argv=None):
         device=args.device,
         progress=False,
         matmul_precision=args.precision,
+        compile=args.compile,
         methods=tuple(args.methods.split(",")),
         xgb_max_bin=args.xgb_max_bin,
     )
@@ -393,6 +403,7 @@ def main(argv=None):
     print(
         f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
         f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
+        f"step {cfg.step_mode()}  "
         f"xgb_max_bin {args.xgb_max_bin}  allocator {allocator_words()}  "
         f"{platform.processor() or platform.machine()}{card}  load {os.getloadavg()[0]:.1f}"
     )
