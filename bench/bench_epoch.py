@@ -63,7 +63,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKPOINT_EVERY = 10  # run_dataset's default, which the sweep uses
 FALLBACK_OVERHEAD_S = 15.0  # a dataset's notebooks, when no committed renders can be measured
 # the arithmetic ceiling is measured between the timed epochs, so that drift in the machine's speed
 # (a shared host's) touches both alike: this many passes over the epoch's products, spread over the
@@ -87,7 +86,7 @@ from tcclib.method import training  # noqa: E402
 from tcclib.method.baselines import run_baselines  # noqa: E402
 from tcclib.method.config import BASELINES, COMPILE_MODES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
 from tcclib.method.correlation import default_jobs, importance_matrix  # noqa: E402
-from tcclib.running.checkpointing import CHECKPOINT_SECONDS  # noqa: E402
+from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS  # noqa: E402
 from tcclib.running.train import run_dataset, run_prepared  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))

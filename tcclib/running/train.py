@@ -71,7 +71,7 @@ from tcclib.method.training import (  # noqa: F401
     member_seed,
     training_generators,
 )
-from tcclib.running.checkpointing import CHECKPOINT_SECONDS, checkpoint_interval
+from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS, checkpoint_interval
 
 
 @dataclass
@@ -99,7 +99,7 @@ def run_prepared(
     importance: np.ndarray | None = None,
     did: int | None = None,
     checkpoint_dir=None,
-    checkpoint_every: int = 10,
+    checkpoint_every: int = CHECKPOINT_EVERY,
     on_epoch: Callable[[int], None] | None = None,
     keep_pretrained: bool = False,
     checkpoint_seconds: float = 0.0,
@@ -188,7 +188,7 @@ def _run(
     importance: np.ndarray | None,
     did: int | None,
     ckpt: tuple[Path, str] | None = None,
-    every: tuple[int, float] = (10, 0.0),
+    every: tuple[int, float] = (CHECKPOINT_EVERY, 0.0),
     on_epoch: Callable[[int], None] | None = None,
     keep_pretrained: bool = False,
 ) -> RunResult:
