@@ -25,7 +25,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from tcclib import TCCClassifier
 from tcclib.data import columns
-from tcclib.method import estimator
+from tcclib.method import estimator, training
 from tcclib.method.config import ConfigError
 
 TINY = dict(epochs=1, head_epochs=20, hidden_dim=16, encoder_depth=2, batch_size=64, random_state=0)
@@ -338,3 +338,24 @@ def test_pickle_round_trip_in_a_fresh_process(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300)
     assert out.stdout.split() == ["hour", "['region_code']"]
+
+
+@pytest.mark.parametrize("size", [1e307, 1e-300, 1e-320])
+def test_uniform_weights_of_any_size_give_the_model_of_weights_of_one(size):
+    """1e307 on every row overflowed the labeled total (a different model); 1e-320 ended in
+    "training diverged ... lower lr".  Uniform weights are now the unweighted fit, exactly."""
+    X, y, unlabeled = _wine()
+    ym = np.where(unlabeled, -1, y)
+    ones = TCCClassifier("random", **TINY).fit(X, ym, sample_weight=np.ones(len(y)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow or underflow on the way
+        sized = TCCClassifier("random", **TINY).fit(X, ym, sample_weight=np.full(len(y), size))
+        by_class = TCCClassifier("random", class_weight=dict.fromkeys(range(3), size), **TINY).fit(X, ym)
+    np.testing.assert_array_equal(sized.predict_proba(X), ones.predict_proba(X))
+    np.testing.assert_array_equal(by_class.predict_proba(X), ones.predict_proba(X))
+
+
+def test_huge_class_weights_times_huge_sample_weights_do_not_overflow():
+    y = np.array([0, 0, 1, 1, -1])
+    w = training.row_weights(y, y >= 0, np.full(5, 1e307), np.array([1e307, 3e307]))
+    np.testing.assert_allclose(w, [0.5, 0.5, 1.5, 1.5, 0.0])
