@@ -1,5 +1,5 @@
 """Does pretraining help, and does the head matter?  The paper's frozen encoder against the
-opt-in ``finetune`` and ``concat`` heads, ``no_pretrain`` and the baselines, on a few datasets.
+opt-in ``finetune``, ``concat`` and ``probe`` heads, ``no_pretrain`` and the baselines, on a few datasets.
 
     python tools/head_variants.py                                  # 4 small datasets, 30 epochs
     python tools/head_variants.py --datasets diabetes ilpd --epochs 50 --out runs/head_variants
@@ -7,7 +7,7 @@ opt-in ``finetune`` and ``concat`` heads, ``no_pretrain`` and the baselines, on 
 
 For each head (``Config.head``) and dataset, :func:`tcclib.running.train.run_dataset` trains
 every seed x method (default the paper's 8 seeds; ``no_pretrain``, ``random`` and ``class``)
-and stores the run under ``OUT/<epochs>ep/<head>/<dataset>``; the baselines (``logreg``,
+and stores the run under ``OUT/<epochs>ep/<head>/<dataset>``; the baselines (``logreg``, ``logreg_cv``,
 ``self_training``, ``xgboost``) run with the frozen head (they do not depend on it).  A second
 call reuses every stored member whose content key matches, so it trains nothing (and a new head,
 dataset or epoch count trains only that).  The heads of a dataset share one pretraining: the
@@ -47,7 +47,7 @@ from tcclib.running.train import run_dataset  # noqa: E402
 
 DATASETS = ("diabetes", "credit-g", "blood-transfusion-service-center", "ilpd")
 METHODS = ("no_pretrain", "random", "class")
-BASELINES = ("logreg", "self_training", "xgboost")
+BASELINES = ("logreg", "logreg_cv", "self_training", "xgboost")
 
 
 PAPER_STORE = Path(__file__).resolve().parents[1] / "outputs" / "paper"

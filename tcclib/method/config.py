@@ -118,13 +118,15 @@ everywhere; ``cuda_graph``: captured on a GPU, eager (the fallback) on the CPU;
 ``torch_compile``: through :func:`torch.compile` (opt-in; on the CPU it does not pay,
 ``docs/performance.md``).  See :meth:`Config.step_mode`."""
 
-HEADS = ("frozen", "finetune", "concat")
+HEADS = ("frozen", "finetune", "concat", "probe")
 """``Config.head``: how the classifier on the labeled rows uses the encoder
 (:func:`tcclib.method.training.fit_classifier`).  ``frozen`` (the paper, the default): the
 encoder is frozen and a fresh head trains on its embeddings; ``finetune`` (opt-in): the encoder
 trains together with the head on the labeled rows, at its own learning rate ``encoder_lr``;
 ``concat`` (opt-in): the encoder is frozen and the head reads its embedding concatenated with
-the row's preprocessed features (the encoder's one-hot/z-scored input)."""
+the row's preprocessed features (the encoder's one-hot/z-scored input); ``probe`` (opt-in): the
+encoder is frozen and a logistic regression reads the embedding and the features, its design and
+strength chosen by cross-validation on the labeled rows (:mod:`tcclib.method.probe`)."""
 
 HEAD_ONLY_SETTINGS = ("head", "encoder_lr")
 """Settings read only after pretraining, by the classifier on the labeled rows: the pretrained
@@ -330,8 +332,9 @@ class Config:
             close = difflib.get_close_matches(str(self.head), HEADS, n=1)
             raise ConfigError(
                 f"head: 'frozen' (the paper: a head on the frozen encoder's embedding, the default), "
-                f"'finetune' (the encoder trains with the head on the labeled rows, at encoder_lr) or "
-                f"'concat' (a head on the embedding and the preprocessed features), got {self.head!r}"
+                f"'finetune' (the encoder trains with the head on the labeled rows, at encoder_lr), "
+                f"'concat' (a head on the embedding and the preprocessed features) or 'probe' (a logistic "
+                f"regression on both, tuned by cross-validation on the labeled rows), got {self.head!r}"
                 + (f" (did you mean {close[0]!r}?)" if close else "")
             )
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tcclib.method import rules
+from tcclib.method.probe import TunedLogisticRegression
 from tcclib.util import threads
 
 _HOW_RULES: dict[str, rules.HowRule] = {}
@@ -642,6 +643,13 @@ def _logreg(seed, cfg):
     return LogisticRegression(max_iter=2000)
 
 
+def _logreg_cv(seed, cfg):
+    """Logistic regression with its strength chosen by stratified cross-validation on the
+    labeled rows, folds seeded by the split (:class:`tcclib.method.probe.TunedLogisticRegression`:
+    the ``probe`` head's procedure on the features alone)."""
+    return TunedLogisticRegression(random_state=seed)
+
+
 def _self_training(seed, cfg):
     from sklearn.linear_model import LogisticRegression  # deferred: scikit-learn loads only when this runs
     from sklearn.semi_supervised import SelfTrainingClassifier  # deferred: scikit-learn loads only when this runs
@@ -744,6 +752,7 @@ def _builtins() -> None:
     )
     _add_baseline("xgboost", _xgboost, False, tuple(XGB_SETTINGS), None, 8, _TAB10[7], None, check=False)
     _add_baseline("logreg", _logreg, False, (), None, 9, _TAB10[8], None, check=False)
+    _add_baseline("logreg_cv", _logreg_cv, False, (), None, 9.5, "#6b6ecf", None, check=False)
     _add_baseline("self_training", _self_training, True, (), None, 10, _TAB10[9], None, check=False)
 
 

@@ -41,7 +41,7 @@ from torch.nn import functional as F
 
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import Prepared
-from tcclib.method import rules
+from tcclib.method import probe, rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.losses import nt_xent_pairs
 from tcclib.method.model import StackedMLP, adam
@@ -278,10 +278,10 @@ def _unit_max(w: np.ndarray) -> np.ndarray:
 def head_inputs(enc: StackedMLP, onehot: torch.Tensor, kind: str = "frozen") -> torch.Tensor:
     """What a head of variant ``kind`` reads of one-hot rows ``[K, n, D]``: the embedding
     ``[K, n, H]`` (``frozen``, ``finetune``), or the embedding and the rows ``[K, n, H + D]``
-    (``concat``).  No gradient; float32."""
+    (``concat``, ``probe``).  No gradient; float32."""
     with torch.no_grad():
         emb = enc(onehot).float()
-    return torch.cat([emb, onehot.float()], -1) if kind == "concat" else emb
+    return torch.cat([emb, onehot.float()], -1) if kind in ("concat", "probe") else emb
 
 
 @dataclass
@@ -337,8 +337,43 @@ def fit_classifier(
         return Classifier(enc, head, cfg.head)
     with autocast(cfg, anchors.device):
         inputs = head_inputs(enc, anchors, cfg.head)  # (every row, then the labeled ones, as published)
+    if cfg.head == "probe":
+        return Classifier(
+            enc, fit_probes(rules.take_rows(inputs, rows), y, gens, H, in_widths, n_classes, weights), "probe"
+        )
     widths = [H + w for w in in_widths] if cfg.head == "concat" else None
     return Classifier(enc, fit_heads(rules.take_rows(inputs, rows), y, gens, cfg, n_classes, weights, widths), cfg.head)
+
+
+def fit_probes(
+    inputs: torch.Tensor,
+    y: torch.Tensor,
+    gens: list[torch.Generator],
+    H: int,
+    in_widths: list[int],
+    n_classes: int,
+    weights: torch.Tensor | None = None,
+) -> StackedMLP:
+    """``head: probe``: each member's logistic regression on its labeled rows' embedding and
+    features ``inputs`` ``[K, NL, H + D]`` (:mod:`tcclib.method.probe`: the design and ``C``
+    chosen by stratified cross-validation on those rows only, folds seeded by one draw of the
+    member's generator), folded into one linear layer ``[K, H + D, n_classes]``."""
+    fits = []
+    for k, g in enumerate(gens):
+        x = inputs[k, :, : H + in_widths[k]].double().cpu().numpy()
+        blocks = {"embedding": x[:, :H], "features": x[:, H:]}
+        yk = y[k].cpu().numpy()
+        wk = None if weights is None else weights[k].double().cpu().numpy()
+        seed = int(torch.randint(2**31 - 1, (1,), generator=g, device=g.device))
+        fits.append(probe.fit_linear(blocks, yk, probe.choose(blocks, yk, seed, wk), seed, wk))
+    W, b = probe.linear_layer(fits, [H + w for w in in_widths], n_classes)
+    layer = StackedMLP(
+        len(fits), [W.shape[1], n_classes], [torch.Generator(inputs.device) for _ in fits], device=inputs.device
+    )
+    with torch.no_grad():  # (the layer's own initialisation, from throwaway generators, is overwritten)
+        layer.weights[0].copy_(torch.as_tensor(W))
+        layer.biases[0].copy_(torch.as_tensor(b))
+    return layer
 
 
 @torch.no_grad()

@@ -55,6 +55,8 @@ def gather(base) -> pd.DataFrame:
     ``epochs`` column from the stored settings."""
     parts = []
     for head in HEADS:
+        if not (Path(base) / head).is_dir():  # (a head not measured there)
+            continue
         res = store.gather(Path(base) / head)
         if res.empty:
             continue
