@@ -190,7 +190,8 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.running.ipynb")
     share_tcclib_with_kernels()  # every path that runs a notebook (--aggregates too) needs it
-    os.environ[PROGRESS_ENV] = "text"  # kernels inherit it: text progress bars, streamed below
+    # kernels inherit it: text bars streamed below, frames to a terminal, else whole lines
+    os.environ[PROGRESS_ENV] = "text" if sys.stderr.isatty() else "lines"
     session = kernel if kernel is not None else KernelSession()
     try:
         source = load_source(nb)
