@@ -19,6 +19,7 @@ if (_CHECKOUT / "pyproject.toml").is_file():  # a source checkout (not an instal
 from tcclib.data.sources import from_frame, list_datasets, load_dataset  # noqa: E402
 from tcclib.method.config import METHODS, Config  # noqa: E402
 from tcclib.method.estimator import TCCClassifier  # noqa: E402
+from tcclib.method.plugins import load_many as load_plugins  # noqa: E402
 from tcclib.running.train import RunResult, run_dataset  # noqa: E402
 
 __all__ = [
@@ -29,5 +30,6 @@ __all__ = [
     "from_frame",
     "list_datasets",
     "load_dataset",
+    "load_plugins",
     "run_dataset",
 ]

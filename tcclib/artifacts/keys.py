@@ -8,8 +8,11 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   corruption rate and temperature for a pretrained one; the refresh interval for a
   pseudo-labelled one; the correlation sampler's settings and the importance key for a
   correlation one), the method's rule, the head variant when it is not the paper's frozen
-  encoder (``head``, and ``encoder_lr`` for ``finetune``) and :data:`TRAIN_VERSION`;
-* a **baseline** (one seed x baseline): the split and, for XGBoost, its settings;
+  encoder (``head``, and ``encoder_lr`` for ``finetune``), :data:`TRAIN_VERSION` and, for a
+  rule of a user's plugin, its code (:func:`tcclib.method.registry.code_identity`: a hash of its
+  source, or its ``version``; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
+* a **baseline** (one seed x baseline): the split, the settings it reads (XGBoost's) and, for a
+  user's baseline, its factory's code;
 * an **importance matrix** (one seed): the split and the XGBoost settings;
 * the **embeddings** of a method (first seed only): the key of the member they come from.
 
@@ -144,7 +147,30 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         *((own,) if own else ()),
         *_step(cfg, spec),
         *_head(cfg),
+        *_code(spec.code()),
     )
+
+
+def _code(identities) -> tuple:
+    """The key part for a user plugin's code (:func:`tcclib.method.registry.code_identity`): none
+    for tcclib's own rules and baselines, so their keys stay what they were."""
+    return (("code", identities),) if identities else ()
+
+
+def code_identities(cfg: Config) -> dict[str, dict | str]:
+    """``{method or baseline: its code identity}`` for those of ``cfg`` whose code is a user
+    plugin's (empty for the built-ins): saved with a run's settings, so that a finished dataset
+    whose plugin code changed since is reported stale."""
+    out: dict = {}
+    for m in cfg.methods:
+        code = METHODS[m].code()
+        if code:
+            out[m] = code
+    for b in cfg.baselines:
+        code = get(b).code
+        if code:
+            out[b] = code
+    return out
 
 
 def _step(cfg: Config, spec) -> tuple:
@@ -155,8 +181,9 @@ def _step(cfg: Config, spec) -> tuple:
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:
-    settings = {k: getattr(cfg, k) for k in get(name).settings}
-    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings)
+    entry = get(name)
+    settings = {k: getattr(cfg, k) for k in entry.settings}
+    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(entry.code))
 
 
 @dataclass

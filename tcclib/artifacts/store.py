@@ -114,7 +114,7 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     if run.classes:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
-        write_json(run.config.to_dict(), out / "config.json")  # provenance: every setting used
+        write_json(settings_record(run.config), out / "config.json")  # provenance: every setting used
     if write_marker and not (out / "_DONE.json").exists():
         write_json(
             {
@@ -235,6 +235,17 @@ LATER_SETTINGS = ("fidelity", *FIDELITY_SWITCHES, "xgb_max_bin", "compile", "hea
 """Settings added after the first stored runs: a ``config.json`` without one ran at its default."""
 
 
+PLUGIN_CODE = "plugin_code"
+"""``config.json``'s record of the code identity of each user plugin's method or baseline."""
+
+
+def settings_record(cfg) -> dict:
+    """What ``config.json`` holds: every setting, and the code identity of the run's methods and
+    baselines that come from a user's plugin (:func:`tcclib.artifacts.keys.code_identities`)."""
+    code = content_keys.code_identities(cfg)
+    return {**cfg.to_dict(), **({PLUGIN_CODE: code} if code else {})}
+
+
 def same_settings(config_json, cfg) -> tuple[bool, str]:
     """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
     embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
@@ -246,11 +257,15 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
         return False, f"no {f.name} beside the reference"
     defaults = Config().to_dict()
     ref = {**{k: defaults[k] for k in LATER_SETTINGS}, **json.loads(f.read_text())}
-    mine = cfg.to_dict()
+    mine = settings_record(cfg)
     diff = [
         _difference(k, mine.get(k), ref.get(k))
         for k in sorted(set(ref) | set(mine))
-        if k not in _NOT_COMPARED and ref.get(k) != mine.get(k)
+        if k not in (*_NOT_COMPARED, PLUGIN_CODE) and ref.get(k) != mine.get(k)
+    ]
+    stored_code = ref.get(PLUGIN_CODE) or {}
+    diff += [
+        f"code of {name} changed" for name, code in mine.get(PLUGIN_CODE, {}).items() if stored_code.get(name) != code
     ]
     return not diff, "; ".join(diff)
 
@@ -298,7 +313,8 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
         return None
     if not (run_dir / "results.csv").exists() or not (run_dir / "config.json").exists():
         return None
-    cfg = Config.from_dict(json.loads((run_dir / "config.json").read_text()))
+    recorded = json.loads((run_dir / "config.json").read_text())
+    cfg = Config.from_dict({k: v for k, v in recorded.items() if k != PLUGIN_CODE})
     ref_name = paths.relative_to_root(ref_dir)
     same, why = same_settings(ref_dir / "config.json", cfg)
     if not same:

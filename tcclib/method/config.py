@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcclib.method import registry
+from tcclib.method import plugins, registry
 from tcclib.method.registry import BASELINES, METHODS, paper_methods
 from tcclib.util.errors import ConfigError
 
@@ -83,6 +83,19 @@ FIDELITY_SWITCHES: dict[str, dict[str, str]] = {
 - ``encoder_init``: all methods of a seed start from one ``shared`` encoder, or each method from
   its own (``per_method``, the authors; :meth:`Config.encoder_init_tag`).
 """
+
+
+def _refuse_unknown(cls, settings) -> None:
+    """A :class:`ConfigError` naming every name in ``settings`` that is no setting of ``cls``, each
+    with the closest setting's name."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name != "extra"]
+    unknown = [k for k in settings if k not in names]
+    if unknown:
+        msgs = []
+        for k in unknown:
+            close = difflib.get_close_matches(str(k), names, n=1)
+            msgs.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ConfigError(f"unknown setting(s): {', '.join(msgs)}")
 
 
 def _check(cond: bool, msg: str) -> None:
@@ -182,6 +195,11 @@ class Config:
     encoder_init: str = AUTO
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
+    def __new__(cls, *args: Any, **kw: Any) -> Config:
+        # before the generated __init__: a misspelled keyword gets from_dict's one-line suggestion
+        _refuse_unknown(cls, [k for k in kw if k != "extra"])
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         # normalise lists from YAML into tuples; a single value where a list belongs is an error
         # (tuple("random") would silently become the methods 'r', 'a', 'n', ...)
@@ -227,18 +245,14 @@ class Config:
             if not isinstance(m, str) or m not in METHODS:
                 close = difflib.get_close_matches(str(m), METHODS, n=2)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ConfigError(
-                    f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)} "
-                    f"(a new one: tcclib.method.registry.register_method)"
-                )
+                raise ConfigError(f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}{plugins.hint()}")
         _check(len(set(self.methods)) == len(self.methods), "methods: duplicates")
         for b in self.baselines:
             if not isinstance(b, str) or b not in BASELINES:
                 close = difflib.get_close_matches(str(b), list(BASELINES), n=2)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
                 raise ConfigError(
-                    f"baselines: unknown baseline {b!r}{hint}; known: {', '.join(BASELINES)} "
-                    f"(a new one: tcclib.method.registry.register_baseline)"
+                    f"baselines: unknown baseline {b!r}{hint}; known: {', '.join(BASELINES)}{plugins.hint()}"
                 )
         _check(len(set(self.baselines)) == len(self.baselines), "baselines: duplicates")
 
@@ -486,14 +500,7 @@ class Config:
                 f"expected a mapping of settings, e.g. {{epochs: 5, seeds: [1, 2]}}, got {type(d).__name__} {d!r}"
             )
         d = dict(d or {})
-        names = [f.name for f in dataclasses.fields(cls) if f.name != "extra"]
-        unknown = [k for k in d if k not in names]
-        if unknown:
-            msgs = []
-            for k in unknown:
-                close = difflib.get_close_matches(str(k), names, n=1)
-                msgs.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-            raise ConfigError(f"unknown setting(s): {', '.join(msgs)}")
+        _refuse_unknown(cls, d)
         return cls(**d)
 
     def replace(self, **kw: Any) -> Config:
@@ -508,3 +515,4 @@ class Config:
 
 
 registry.know_settings(f.name for f in dataclasses.fields(Config))
+plugins.enable()  # from here on, the registry's first answer loads $TCC_PLUGINS and entry points

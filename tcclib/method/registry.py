@@ -40,14 +40,18 @@ registered with it); :class:`tcclib.method.training.Pretraining` dispatches to i
 
 from __future__ import annotations
 
+import colorsys
 import difflib
+import hashlib
+import inspect
+import itertools
+import math
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tcclib.method import rules
-from tcclib.method.probe import TunedLogisticRegression
-from tcclib.util import threads
 
 _HOW_RULES: dict[str, rules.HowRule] = {}
 """How values are drawn, by name (:func:`register_rule`): ``none`` (no pretraining), ``column``
@@ -62,9 +66,23 @@ GROUPS = ("how", "where", "published", "baseline")
 TABLE_KINDS = ("how", "where")
 
 # matplotlib's tab10, in the order the figures have always used
-_TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-# tab20's lighter shades: colours for entries registered later
-_MORE = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+# tab20's lighter shades, then tab20b's and tab20c's darker ones: colours for entries registered later
+_MORE = (
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
+    "#f7b6d2",
+    "#c7c7c7",
+    "#dbdb8d",
+    "#9edae5",
+) + ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
+BASELINE_ORDER = 100.0
+"""The baselines' places start here, so that a method registered later (placed after the last
+method by default) sorts among the methods, before every baseline."""
 
 
 _SETTING_NAMES: set[str] = set()
@@ -79,6 +97,143 @@ def know_settings(names) -> None:
 
 class RegistryError(ValueError):
     """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
+
+
+# --------------------------------------------------------------------------- plugins' hooks
+#
+# tcclib.method.plugins loads the code that registers entries (the built-ins, then the user's
+# plugins) and tells this module, through these hooks, which plugin is registering (a plugin
+# loaded again may redefine its own entries) and how to load the pending ones before a query.
+
+_loading: list[str] = []
+"""The plugin whose code is running now (innermost last); empty for a call from elsewhere."""
+_before_query: list[Callable[[], None]] = []
+"""Called before every query (the plugins loader's: load the pending plugins once)."""
+_hint: list[Callable[[], str]] = []
+"""Gives the text an unknown-name error ends with (which plugins were looked in, how to add one)."""
+
+
+def _ready() -> None:
+    for hook in _before_query:
+        hook()
+
+
+def current_origin() -> str | None:
+    """The plugin registering now (its module name), or None."""
+    return _loading[-1] if _loading else None
+
+
+def plugin_hint() -> str:
+    """Where an unknown name was looked for and how to add one (empty before the loader is set)."""
+    return _hint[0]() if _hint else ""
+
+
+def _redefinable(origin: str | None) -> bool:
+    """Whether the plugin registering now may redefine an entry first made by ``origin``: a
+    plugin file loaded again (edited) replaces what it registered before."""
+    return origin is not None and origin == current_origin()
+
+
+# --------------------------------------------------------------------------- code identity
+
+_SIMPLE = (int, float, str, bool, bytes, type(None))
+
+
+def code_identity(obj) -> str | None:
+    """What identifies the code of a user's rule object or baseline factory in a content key.
+
+    None for tcclib's own code (its rules and baselines are keyed by
+    :data:`tcclib.artifacts.keys.TRAIN_VERSION`, so the committed keys stay).  Otherwise:
+    ``"version:<v>"`` when the rule (or factory) sets a ``version`` attribute, which pins it (an
+    edit that changes no result keeps the stored members; bump it when one does); else
+    ``"source:<hash>"``, a sha256 of the source of its own classes (for a rule: every class of its
+    type's MRO that is not tcclib's) or of the factory, with the source of every function, class
+    and plain constant of the same module that they read by name, followed to any depth.  So
+    editing ``donors()``, ``mask()``, a helper they call or a factory changes the identity of what
+    it affects, and nothing else's.  Code without a source file (a notebook cell) is read from its
+    compiled form instead."""
+    version = getattr(obj, "version", None)
+    if version is not None:
+        return f"version:{version}"
+    if isinstance(obj, (rules.HowRule, rules.WhereRule)):
+        roots = [c for c in type(obj).__mro__ if c is not object and not _is_tcclib(c)]
+    else:
+        roots = [] if _is_tcclib(obj) else [obj]
+    if not roots:
+        return None
+    parts: list[str] = []
+    seen: set[int] = set()
+    for root in roots:
+        _collect_source(root, parts, seen)
+    return "source:" + hashlib.sha256("\n\x00".join(parts).encode()).hexdigest()[:16]
+
+
+def _is_tcclib(obj) -> bool:
+    module = getattr(obj, "__module__", None) or ""
+    return module == "tcclib" or module.startswith("tcclib.")
+
+
+def _collect_source(obj, parts: list[str], seen: set[int]) -> None:
+    """Append the source of ``obj`` (a class or function) and of what it reads by name from its
+    own module (functions, classes, plain constants), each once."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    try:
+        parts.append(inspect.getsource(obj))
+    except (OSError, TypeError):
+        parts.append(_compiled_text(obj))
+    module = getattr(obj, "__module__", None)
+    for code, namespace in _code_objects(obj):
+        for name in _names(code):
+            value = namespace.get(name)
+            if isinstance(value, (types.FunctionType, type)):
+                if getattr(value, "__module__", None) == module and not _is_tcclib(value):
+                    _collect_source(value, parts, seen)
+            elif isinstance(value, _SIMPLE) or (
+                isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value)
+            ):
+                parts.append(f"{name} = {value!r}")
+
+
+def _functions(obj) -> list:
+    """The functions of a class's own namespace (methods, static and class methods, properties),
+    or ``[obj]`` for a function."""
+    if isinstance(obj, types.FunctionType):
+        return [obj]
+    out = []
+    for value in vars(obj).values() if isinstance(obj, type) else ():
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if isinstance(value, property):
+            out += [f for f in (value.fget, value.fset) if f is not None]
+        elif isinstance(value, types.FunctionType):
+            out.append(value)
+    return out
+
+
+def _code_objects(obj):
+    """``(code object, its globals)`` of every function of ``obj``, nested code included."""
+    for function in _functions(obj):
+        stack = [function.__code__]
+        while stack:
+            code = stack.pop()
+            yield code, function.__globals__
+            stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+
+
+def _names(code: types.CodeType) -> tuple[str, ...]:
+    return code.co_names
+
+
+def _compiled_text(obj) -> str:
+    """A stable text of ``obj``'s compiled functions (bytecode, constants, names), for code with
+    no source file."""
+    out = [getattr(obj, "__qualname__", repr(obj))]
+    for code, _ in _code_objects(obj):
+        consts = [c.co_name if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
+        out.append(f"{code.co_name}:{code.co_code.hex()}:{consts}:{code.co_names}:{code.co_varnames}")
+    return "\n".join(out)
 
 
 def register_rule(rule, replace: bool = False):
@@ -97,26 +252,62 @@ def register_rule(rule, replace: bool = False):
         raise RegistryError(f"register_rule: a rule's name must be a simple identifier, got {rule.name!r}")
     if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
         raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
-    if table.get(rule.name, rule) is not rule and not replace:
+    _check_rule_settings(rule)
+    if table.get(rule.name, rule) is not rule and not replace and not _redefinable(_RULE_ORIGIN.get(rule.name)):
         raise RegistryError(
             f"register_rule: a different rule is already called {rule.name!r}; "
             f"choose another name, or pass replace=True"
         )
     table[rule.name] = rule
+    _RULE_ORIGIN[rule.name] = current_origin()
+    _RULE_CODE[id(rule)] = code_identity(rule)
     return rule
+
+
+_RULE_ORIGIN: dict[str, str | None] = {}
+"""The plugin that registered each rule name (None: registered by a direct call)."""
+_RULE_CODE: dict[int, str | None] = {}
+"""Each registered rule object's code identity (:func:`code_identity`), read when registered."""
+
+
+def rule_code(rule) -> str | None:
+    """The code identity of a registered rule object: None for tcclib's own rule classes."""
+    key = id(rule)
+    if key not in _RULE_CODE:
+        _RULE_CODE[key] = code_identity(rule)
+    return _RULE_CODE[key]
+
+
+def _check_rule_settings(rule) -> None:
+    """A rule's ``settings`` must be :class:`~tcclib.method.config.Config` fields, and its
+    ``switches`` fidelity switches, checked when it is registered (not later, in training)."""
+    for attribute in ("settings", "switches"):
+        names = getattr(rule, attribute, ())
+        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+            raise RegistryError(
+                f"rule {rule.name!r}: {attribute} must be a tuple of Config field names, "
+                f"e.g. {attribute} = ('epochs',); got {names!r}"
+            )
+        bad = [n for n in names if _SETTING_NAMES and n not in _SETTING_NAMES]
+        if bad:
+            close = {n: difflib.get_close_matches(n, sorted(_SETTING_NAMES), n=1) for n in bad}
+            hint = "; ".join(f"{n!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for n, c in close.items())
+            raise RegistryError(f"rule {rule.name!r}: {attribute} names that are not Config fields: {hint}")
 
 
 def how_rule(name: str) -> rules.HowRule:
     """The how rule called ``name``."""
+    _ready()
     if name not in _HOW_RULES:
-        raise RegistryError(f"unknown how rule {name!r}; known: {', '.join(_HOW_RULES)}")
+        raise RegistryError(f"unknown how rule {name!r}; known: {', '.join(_HOW_RULES)}{plugin_hint()}")
     return _HOW_RULES[name]
 
 
 def where_rule(name: str) -> rules.WhereRule:
     """The where rule called ``name``."""
+    _ready()
     if name not in _WHERE_RULES:
-        raise RegistryError(f"unknown where rule {name!r}; known: {', '.join(_WHERE_RULES)}")
+        raise RegistryError(f"unknown where rule {name!r}; known: {', '.join(_WHERE_RULES)}{plugin_hint()}")
     return _WHERE_RULES[name]
 
 
@@ -196,6 +387,16 @@ class MethodSpec:
         }
         return settings, switches, own
 
+    def code(self) -> dict[str, str]:
+        """The code identity of its rules that are not tcclib's own (:func:`code_identity`), by
+        rule name: it enters its members' content key, so an edited plugin rule retrains them."""
+        out = {}
+        for name, rule in ((self.how, self.draw), (self.ranking, self.choice)):
+            identity = rule_code(rule)
+            if identity:
+                out[name] = identity
+        return out
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -222,6 +423,8 @@ class Entry:
     separate: bool = False
     repeats: str | None = None
     about: str = ""
+    origin: str | None = None  # the plugin that registered it (None: a direct call)
+    code: str | None = None  # a user baseline factory's code identity (part of its content key)
 
     @property
     def is_baseline(self) -> bool:
@@ -238,7 +441,7 @@ _ENTRIES: dict[str, Entry] = {}
 def _check_name(name, replace: bool) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise RegistryError(f"register: name must be a simple identifier (letters, digits, _), got {name!r}")
-    if name in _ENTRIES and not replace:
+    if name in _ENTRIES and not replace and not _redefinable(_ENTRIES[name].origin):
         raise RegistryError(
             f"register: {name!r} is already registered ({_ENTRIES[name].group}); "
             f"choose another name, or pass replace=True to redefine it"
@@ -252,14 +455,36 @@ def _placed(name, group, order, color, tables, default_tables) -> dict:
     bad = [t for t in tables if t not in TABLE_KINDS]
     if bad:
         raise RegistryError(f"register {name!r}: tables must be among {', '.join(TABLE_KINDS)}, got {bad[0]!r}")
+    old = _ENTRIES.get(name)
     if order is None:
-        old = _ENTRIES.get(name)
-        order = old.order if old else max((e.order for e in _ENTRIES.values()), default=0) + 1
+        order = old.order if old else _next_order(group == "baseline")
     if color is None:
-        old = _ENTRIES.get(name)
-        used = {e.color for e in _ENTRIES.values()}
-        color = old.color if old else next((c for c in _TAB10 + _MORE if c not in used), "gray")
-    return dict(group=group, order=float(order), color=color, tables=tables)
+        color = old.color if old else _unused_color({e.color for n, e in _ENTRIES.items() if n != name})
+    return dict(group=group, order=float(order), color=color, tables=tables, origin=current_origin())
+
+
+def _next_order(baseline: bool) -> float:
+    """A new entry's default place: after the last method (before every baseline), or, for a
+    baseline, after the last baseline."""
+    if baseline:
+        return max((e.order for e in _ENTRIES.values()), default=BASELINE_ORDER - 1) + 1
+    top = max((e.order for e in _ENTRIES.values() if not e.is_baseline), default=0)
+    following = math.floor(top) + 1
+    return following if following < BASELINE_ORDER else (top + BASELINE_ORDER) / 2
+
+
+def _unused_color(used: set[str]) -> str:
+    """The first colour of the palette no entry uses; past the palette, a new hue each time
+    (golden-angle steps), never an existing entry's colour."""
+    for c in TAB10 + _MORE:
+        if c not in used:
+            return c
+    for i in itertools.count(len(used)):
+        r, g, b = colorsys.hsv_to_rgb((i * 0.618034) % 1.0, 0.65, 0.8)
+        c = f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+        if c not in used:
+            return c
+    raise AssertionError("unreachable")
 
 
 def register_method(
@@ -370,6 +595,13 @@ def register_baseline(
     return _add_baseline(name, factory, semi_supervised, settings, label, order, color, tables, check=True)
 
 
+def add_builtin_baseline(name, factory, *, semi_supervised=False, settings=(), order=None, color=None) -> Entry:
+    """Declare one of tcclib's own baselines (:mod:`tcclib.method.builtins`: loaded before
+    ``Config`` exists, so its settings are not checked against it here)."""
+    _check_name(name, False)
+    return _add_baseline(name, factory, semi_supervised, settings, None, order, color, None, check=False)
+
+
 def _add_baseline(name, factory, semi_supervised, settings, label, order, color, tables, check) -> Entry:
     if not callable(factory):
         raise RegistryError(
@@ -391,6 +623,7 @@ def _add_baseline(name, factory, semi_supervised, settings, label, order, color,
         factory=factory,
         semi_supervised=bool(semi_supervised),
         settings=tuple(settings),
+        code=code_identity(factory),
         **_placed(name, "baseline", order, color, tables, ("how",)),
     )
     _ENTRIES[name] = e
@@ -409,14 +642,18 @@ def unregister(name: str) -> None:
 
 def entries(group: str | None = None) -> list[Entry]:
     """All entries (or one group's) in their order."""
+    _ready()
     return sorted((e for e in _ENTRIES.values() if group is None or e.group == group), key=lambda e: e.order)
 
 
 def get(name: str) -> Entry:
+    _ready()
     if name not in _ENTRIES:
         close = difflib.get_close_matches(str(name), list(_ENTRIES), n=2)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise RegistryError(f"unknown method or baseline {name!r}{hint}; registered: {', '.join(order())}")
+        raise RegistryError(
+            f"unknown method or baseline {name!r}{hint}; registered: {', '.join(order())}{plugin_hint()}"
+        )
     return _ENTRIES[name]
 
 
@@ -447,6 +684,7 @@ def sort(names) -> list[str]:
 
 
 def label(name: str) -> str:
+    _ready()
     e = _ENTRIES.get(name)
     return e.label if e else str(name)
 
@@ -504,6 +742,7 @@ def rank_repeats() -> dict[str, str]:
 
 def pseudo_labelled(names) -> list[str]:
     """Those of ``names`` that are pseudo-labelled methods."""
+    _ready()
     return [m for m in names if m in _ENTRIES and not _ENTRIES[m].is_baseline and _ENTRIES[m].spec.pseudo_labelled]
 
 
@@ -514,6 +753,7 @@ class _MethodsView(Mapping):
     """``config.METHODS``: name -> :class:`MethodSpec` of every registered method, live."""
 
     def __getitem__(self, name):
+        _ready()
         e = _ENTRIES.get(name)
         if e is None or e.is_baseline:
             raise KeyError(name)
@@ -581,6 +821,7 @@ class _LabelsView(Mapping):
     """``plots.LABELS``: name -> label of the methods (baselines are shown by name), live."""
 
     def __getitem__(self, name):
+        _ready()
         e = _ENTRIES.get(name)
         if e is None:
             raise KeyError(name)
@@ -597,9 +838,9 @@ METHODS = _MethodsView()
 BASELINES = _NamesView(baseline_names)
 ORDER = _NamesView(order)
 LABELS = _LabelsView()
-HOWS = _NamesView(lambda: tuple(_HOW_RULES))
+HOWS = _NamesView(lambda: (_ready(), tuple(_HOW_RULES))[1])
 """The how rules' names (a live view)."""
-WHERES = _NamesView(lambda: tuple(_WHERE_RULES))
+WHERES = _NamesView(lambda: (_ready(), tuple(_WHERE_RULES))[1])
 """The where rules' names (a live view)."""
 
 
@@ -623,137 +864,3 @@ imported first and the xgboost baseline's settings are these.)"""
 def xgb_parameters(cfg) -> dict:
     """XGBoost's parameters for the :data:`XGB_SETTINGS` of ``cfg``."""
     return {parameter: getattr(cfg, field) for field, parameter in XGB_SETTINGS.items()}
-
-
-def _xgboost(seed, cfg):
-    from xgboost import XGBClassifier  # deferred: XGBoost loads only when a model is fitted
-
-    return XGBClassifier(
-        **xgb_parameters(cfg),
-        random_state=seed,
-        n_jobs=threads.n_jobs(),
-        tree_method="hist",
-        verbosity=0,
-    )
-
-
-def _logreg(seed, cfg):
-    from sklearn.linear_model import LogisticRegression  # deferred: scikit-learn loads only when this runs
-
-    return LogisticRegression(max_iter=2000)
-
-
-def _logreg_cv(seed, cfg):
-    """Logistic regression with its strength chosen by stratified cross-validation on the
-    labeled rows, folds seeded by the split (:class:`tcclib.method.probe.TunedLogisticRegression`:
-    the ``probe`` head's procedure on the features alone)."""
-    return TunedLogisticRegression(random_state=seed)
-
-
-def _self_training(seed, cfg):
-    from sklearn.linear_model import LogisticRegression  # deferred: scikit-learn loads only when this runs
-    from sklearn.semi_supervised import SelfTrainingClassifier  # deferred: scikit-learn loads only when this runs
-
-    return SelfTrainingClassifier(LogisticRegression(max_iter=2000), threshold=0.9)
-
-
-# long on purpose: a declaration list, one entry per built-in rule, method and baseline
-def _builtins() -> None:
-    for rule in (
-        rules.NoPretraining(),
-        rules.SameLabel("column"),
-        rules.SameLabel("pseudo", rules.PSEUDO_LABELS, settings=("pseudo_every",), switches=("pseudo_schedule",)),
-        rules.SameLabel("oracle", rules.TRUE_LABELS),
-        rules.Uniform(),
-        rules.Correlated("most"),
-        rules.Correlated("least"),
-    ):
-        register_rule(rule)
-    m = register_method
-    m(
-        "no_pretrain",
-        "none",
-        label="no pretraining",
-        order=1,
-        color=_TAB10[0],
-        paper=True,
-        paper_columns={"how": "no_pretrain"},
-    )
-    m("random", "column", label="random (SCARF)", order=2, color=_TAB10[1], paper=True, paper_columns={"how": "random"})
-    m(
-        "class",
-        "pseudo",
-        label="class-conditioned (pseudo)",
-        order=3,
-        color=_TAB10[2],
-        paper=True,
-        tables=("how", "where"),
-        paper_columns={"how": "class", "where": "random_features"},
-    )
-    m(
-        "oracle",
-        "oracle",
-        label="oracle (true labels)",
-        order=4,
-        color=_TAB10[3],
-        paper=True,
-        paper_columns={"how": "oracle"},
-    )
-    m(
-        "class_least",
-        "pseudo",
-        "least",
-        label="class + least-correlated",
-        order=5,
-        color=_TAB10[4],
-        paper=True,
-        paper_columns={"where": "least_correlated"},
-    )
-    m(
-        "class_most",
-        "pseudo",
-        "most",
-        label="class + most-correlated",
-        order=6,
-        color=_TAB10[5],
-        paper=True,
-        paper_columns={"where": "most_correlated"},
-    )
-    # the authors' flipped run: scored against class_most's column, so on its own
-    m(
-        "class_most_published",
-        "pseudo",
-        "most",
-        flipped=True,
-        label="class + 'most' (authors' flip)",
-        group="published",
-        order=7,
-        color=_TAB10[6],
-        paper_columns={"where": "most_correlated"},
-        separate=True,
-        about="the authors' flipped run",
-    )
-    # the authors' published "most correlated" run exactly: their flip and their sampling rule,
-    # whatever corr_rule says (class_most_published follows corr_rule); a fidelity re-run of it
-    m(
-        "class_most_published_exact",
-        "pseudo",
-        "most",
-        flipped=True,
-        rule="authors",
-        label="class + 'most' (authors' flip and rule)",
-        group="published",
-        order=7.5,
-        color=_MORE[6],
-        paper_columns={"where": "most_correlated"},
-        separate=True,
-        repeats="class_most_published",
-        about="the authors' flipped run with their sampling rule exactly",
-    )
-    _add_baseline("xgboost", _xgboost, False, tuple(XGB_SETTINGS), None, 8, _TAB10[7], None, check=False)
-    _add_baseline("logreg", _logreg, False, (), None, 9, _TAB10[8], None, check=False)
-    _add_baseline("logreg_cv", _logreg_cv, False, (), None, 9.5, "#6b6ecf", None, check=False)
-    _add_baseline("self_training", _self_training, True, (), None, 10, _TAB10[9], None, check=False)
-
-
-_builtins()

@@ -36,7 +36,10 @@ what enters its content key), and the built-ins over the functions above: :class
 
 from __future__ import annotations
 
+import inspect
+import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -498,3 +501,104 @@ class Correlated(WhereRule):
         return correlation_mask(
             W, members.active, members.corrupted, sign, draw, cfg.corr_temperature, cfg.corr_normalization
         )
+
+
+# --------------------------------------------------------------------------- the rules' contract
+
+
+class RuleContractError(ValueError):
+    """A rule returned what its contract does not allow, or failed: one line naming the rule."""
+
+
+def _rule_name(rule) -> str:
+    """``'mine' (myrule.py)``: the rule's name and, where known, its file."""
+    try:
+        where = Path(inspect.getsourcefile(type(rule)) or "").name
+    except TypeError:
+        where = ""
+    return f"{rule.name!r}" + (f" ({where})" if where else "")
+
+
+def check_donors(rule, donors, shape: tuple[int, int, int]) -> None:
+    """A how rule's first :meth:`HowRule.donors`: int64 row positions ``[k, N, M]`` in ``0..N-1``."""
+    k, N, M = shape
+    expected = f"int64 row positions of shape [k, N, M] = {list(shape)} in 0..{N - 1}"
+    if not isinstance(donors, torch.Tensor):
+        raise RuleContractError(
+            f"how rule {_rule_name(rule)}: donors() must return a torch tensor of {expected}; "
+            f"got {type(donors).__name__}"
+        )
+    if donors.dtype != torch.int64:
+        raise RuleContractError(
+            f"how rule {_rule_name(rule)}: donors() must return {expected}; got dtype {donors.dtype} (use .long())"
+        )
+    if tuple(donors.shape) != tuple(shape):
+        raise RuleContractError(
+            f"how rule {_rule_name(rule)}: donors() must return {expected}; got shape {list(donors.shape)}"
+        )
+    if donors.numel() and (int(donors.min()) < 0 or int(donors.max()) >= N):
+        raise RuleContractError(
+            f"how rule {_rule_name(rule)}: donors() must return {expected} (each member's own training rows); "
+            f"got values from {int(donors.min())} to {int(donors.max())}"
+        )
+
+
+def check_mask(rule, mask, shape: tuple[int, int, int]) -> None:
+    """A where rule's first :meth:`WhereRule.mask`: a bool ``[k, N, M]`` tensor."""
+    expected = f"a bool mask of shape [k, N, M] = {list(shape)} (True: the feature is replaced)"
+    if not isinstance(mask, torch.Tensor):
+        raise RuleContractError(
+            f"where rule {_rule_name(rule)}: mask() must return {expected}; got {type(mask).__name__}"
+        )
+    if mask.dtype != torch.bool:
+        raise RuleContractError(
+            f"where rule {_rule_name(rule)}: mask() must return {expected}; got dtype {mask.dtype} "
+            f"(compare, e.g. scores < p)"
+        )
+    if tuple(mask.shape) != tuple(shape):
+        raise RuleContractError(
+            f"where rule {_rule_name(rule)}: mask() must return {expected}; got shape {list(mask.shape)}"
+        )
+
+
+def call_rule(rule, what: str, action):
+    """Run a user rule's ``what`` (``prepare``, ``donors``, ``mask``); its own error becomes one
+    line naming the rule and the line of its file where it happened."""
+    try:
+        return action()
+    except RuleContractError:
+        raise
+    except Exception as e:  # the rule's own failure, named
+        raise RuleContractError(
+            f"{_kind(rule)} rule {_rule_name(rule)}: {what}() failed{_line_in(rule, e)}: "
+            f"{type(e).__name__}: {_first_line(e)}"
+        ) from e
+
+
+def _kind(rule) -> str:
+    return "how" if isinstance(rule, HowRule) else "where"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _line_in(rule, error: BaseException) -> str:
+    """`` at line 12`` of the rule's file in the error's traceback (empty when not there)."""
+    try:
+        source = inspect.getsourcefile(type(rule))
+    except TypeError:
+        return ""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if source and f.filename == source]
+    return f" at line {frames[-1].lineno}" if frames else ""
+
+
+def is_own(rule) -> bool:
+    """Whether ``rule`` is one of tcclib's own rule classes (its contract is not checked at run time)."""
+    return type(rule).__module__.startswith("tcclib.")
+
+
+def run_rule(rule, what: str, action):
+    """``action()`` for tcclib's own rules; :func:`call_rule` (errors named) for a user's."""
+    return action() if is_own(rule) else call_rule(rule, what, action)

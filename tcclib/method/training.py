@@ -480,11 +480,18 @@ class Pretraining:
         # the members of each how rule and each where rule, and what each rule prepares once
         self.how_groups = _groups(spec.draw for spec in self.specs)
         self.where_groups = _groups(spec.choice for spec in self.specs)
-        self.how_state = {rule: rule.prepare(self.members(idx)) for rule, idx in self.how_groups}
+        self.how_state = {
+            rule: rules.run_rule(rule, "prepare", lambda r=rule, i=idx: r.prepare(self.members(i)))
+            for rule, idx in self.how_groups
+        }
         needed = any(rule.needs_importance for rule, _ in self.where_groups)
         self.where_state = {
-            rule: rule.prepare(self.members(idx), importance if needed else None) for rule, idx in self.where_groups
+            rule: rules.run_rule(
+                rule, "prepare", lambda r=rule, i=idx: r.prepare(self.members(i), importance if needed else None)
+            )
+            for rule, idx in self.where_groups
         }
+        self.contract_checked = False  # a user rule's first draws are checked (rules.check_donors)
         self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
         # the pseudo-label heads' row weights [Kp, NL] (None: unweighted, the paper)
         self.lab_weights = None if weights is None else weights[self.pidx].gather(1, self.lab_rows)
@@ -580,23 +587,30 @@ class Pretraining:
         Kp, N, M, dev, gens = self.Kp, self.N, self.M, self.dev, self.gens
         perm = torch.stack([torch.randperm(N, generator=g, device=dev) for g in gens])
         donor_u = rules.member_uniforms(gens, (N, M), dev)
-        mask = _stacked(
-            [(idx, rule.mask(self.members(idx), self.where_state[rule])) for rule, idx in self.where_groups],
-            (Kp, N, M),
-            torch.bool,
-            dev,
-        )
-        donors = _stacked(
-            [
-                (idx, rule.donors(self.members(idx), self.how_state[rule], donor_u if len(idx) == Kp else donor_u[idx]))
-                for rule, idx in self.how_groups
-            ],
-            (Kp, N, M),
-            torch.int64,
-            dev,
-        )
+        masks = [(idx, self.rule_mask(rule, idx)) for rule, idx in self.where_groups]
+        donors = [
+            (idx, self.rule_donors(rule, idx, donor_u if len(idx) == Kp else donor_u[idx]))
+            for rule, idx in self.how_groups
+        ]
+        self.contract_checked = True
+        mask = _stacked(masks, (Kp, N, M), torch.bool, dev)
+        donors = _stacked(donors, (Kp, N, M), torch.int64, dev)
         views = self.tab.encode(rules.corrupt(self.raw, mask, donors), self.seed_idx)
         return perm, views
+
+    def rule_mask(self, rule, idx: list[int]) -> torch.Tensor:
+        """The where rule's mask for its members ``idx``; a user rule's first one is checked."""
+        mask = rules.run_rule(rule, "mask", lambda: rule.mask(self.members(idx), self.where_state[rule]))
+        if not self.contract_checked and not rules.is_own(rule):
+            rules.check_mask(rule, mask, (len(idx), self.N, self.M))
+        return mask
+
+    def rule_donors(self, rule, idx: list[int], u: torch.Tensor) -> torch.Tensor:
+        """The how rule's donor rows for its members ``idx``; a user rule's first ones are checked."""
+        donors = rules.run_rule(rule, "donors", lambda: rule.donors(self.members(idx), self.how_state[rule], u))
+        if not self.contract_checked and not rules.is_own(rule):
+            rules.check_donors(rule, donors, (len(idx), self.N, self.M))
+        return donors
 
     def contrastive_epoch(self, epoch: int) -> list[float]:
         """One pass over the rows in batches: NT-Xent between anchors and views, one Adam step per

@@ -41,6 +41,7 @@ import yaml
 
 from tcclib.data import sources as data_sources
 from tcclib.data.sources import list_datasets, resolve
+from tcclib.method import plugins as plugin_loader
 from tcclib.method.config import Config, ConfigError
 from tcclib.util import paths
 
@@ -62,6 +63,8 @@ KEYS = (
     "figure_dataset",
     "scheduler",
     "seeds_per_unit",
+    "plugins",
+    "screen",
 )
 
 
@@ -118,6 +121,8 @@ class ParamSet:
     seeds_per_unit: int | None = None  # on a cluster: split each dataset into groups of this many seeds
     path: Path | None = None
     sources: dict = field(default_factory=dict)  # dataset name -> the text load_dataset reads it from
+    plugins: list[str] = field(default_factory=list)  # loaded before the settings were checked
+    screen: dict | None = None  # a screen (tcclib.running.screen) instead of a sweep: its options
 
     def spec(self, dataset: str) -> str:
         """What ``load_dataset`` (and a notebook's ``dataset`` parameter) reads ``dataset`` from."""
@@ -252,13 +257,16 @@ def check_scheduler(value, where: str) -> str:
     return value
 
 
-def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSet:
+def parse(d: dict[str, Any], path: Path | None = None, data_dir=None, extra_plugins=()) -> ParamSet:
     """Validate a parameter set read from YAML (see the module docstring for what is checked).
 
     ``data_dir`` (else ``$TCC_DATA_DIR``, else the file's ``data_dir``): where OpenML datasets
-    and suites outside the paper's 30 are looked up offline."""
+    and suites outside the paper's 30 are looked up offline.  The file's ``plugins`` and
+    ``extra_plugins`` (the command line's ``--plugin``) are loaded first, so that the settings
+    may name their methods and baselines."""
     where = str(path) if path else "params"
     _check_top_level(d, where)
+    loaded = _plugins(d, where, path, extra_plugins)
     file_data_dir, sources = _datasets(d, where, data_dir)
     datasets = list(sources)
     cfg = _config(d, where)
@@ -296,7 +304,61 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None) -> ParamSe
         seeds_per_unit=spu,
         path=path,
         sources={n: s.spec for n, s in sources.items()},
+        plugins=loaded,
+        screen=_screen(d, where),
     )
+
+
+def _plugins(d: dict, where: str, path: Path | None, extra) -> list[str]:
+    """Load the file's ``plugins`` (paths of .py files, beside the file or under the repository
+    root, or module names) and then ``extra`` (relative to the working directory); returns what
+    each resolved to (a file's absolute path, a module's name)."""
+    specs = _name_list(d, "plugins", where, "[path/to/rule.py]")
+    out = []
+    for spec in specs:
+        if not isinstance(spec, str) or not spec.strip():
+            raise ParamsError(f"{where}: plugins: {spec!r} is not a path to a .py file or a module name")
+        base = None
+        if plugin_loader.is_file_spec(spec) and not Path(spec).is_absolute():
+            beside = path.parent / spec if path is not None else None
+            base = path.parent if beside is not None and beside.exists() else paths.project_root()
+        out.append(_load_plugin(spec, where, base))
+    for spec in extra:
+        out.append(_load_plugin(spec, "--plugin", None))
+    return list(dict.fromkeys(out))
+
+
+def _load_plugin(spec: str, where: str, base) -> str:
+    try:
+        plugin = plugin_loader.load(spec, where, base)
+    except plugin_loader.PluginError as e:
+        raise ParamsError(f"{where}: {e}") from None
+    return plugin.path if plugin_loader.is_file_spec(spec) else plugin.module
+
+
+SCREEN_KEYS = ("reference", "compare", "methods", "out")
+"""A ``screen:`` section's keys (:mod:`tcclib.running.screen`)."""
+
+
+def _screen(d: dict, where: str) -> dict | None:
+    """The ``screen:`` section: the set is a screen of new methods against stored results."""
+    if "screen" not in d:
+        return None
+    section = d["screen"] or {}
+    if not isinstance(section, dict):
+        raise ParamsError(
+            f"{where}: 'screen' must be a mapping, e.g. screen: {{reference: outputs/head_variants/100ep/frozen}}"
+        )
+    for k in section:
+        if k not in SCREEN_KEYS:
+            close = difflib.get_close_matches(str(k), SCREEN_KEYS, n=1)
+            raise ParamsError(
+                f"{where}: screen: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            )
+    for k in ("compare", "methods"):
+        if k in section:
+            _name_list(section, k, f"{where}: screen", "[class, random]")
+    return dict(section)
 
 
 def _check_top_level(d, where: str) -> None:
@@ -394,7 +456,11 @@ def _run_settings(d: dict, where: str) -> tuple:
     return description, workers, scheduler, spu
 
 
-def load(path: str | Path, data_dir=None) -> ParamSet:
+_NOT_TEXT = "not a parameter file: a binary file, where a YAML text file belongs"
+_NEEDS = "a parameter file needs at least `datasets: [NAME, ...]`; params/demo.yaml is an example"
+
+
+def load(path: str | Path, data_dir=None, plugins=()) -> ParamSet:
     """Read and validate a parameter file; a clear :class:`ParamsError` on any mistake.
 
     The YAML is read with a loader that refuses a key given twice in one mapping."""
@@ -402,13 +468,19 @@ def load(path: str | Path, data_dir=None) -> ParamSet:
     if not path.exists():
         raise ParamsError(f"no parameter file {path}")
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ParamsError(f"{path}: {_NOT_TEXT} (byte {e.start} is not UTF-8)") from None
+    except OSError as e:
         raise ParamsError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
+    if "\x00" in text:
+        raise ParamsError(f"{path}: {_NOT_TEXT} (it holds NUL bytes)")
+    if not text.strip() or all(line.lstrip().startswith("#") for line in text.splitlines() if line.strip()):
+        raise ParamsError(f"{path}: the file is empty; {_NEEDS}")
     try:
         d = yaml.load(text, Loader=_StrictLoader)
     except DuplicateKeyError as e:
         raise ParamsError(f"{path}: {e}") from None
     except yaml.YAMLError as e:
         raise ParamsError(f"{path}: not valid YAML: {e}") from None
-    return parse(d, path, data_dir)
+    return parse(d, path, data_dir, plugins)

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from tcclib.artifacts import store
 from tcclib.data.sources import DATA_DIR_ENV, load_dataset
+from tcclib.method import plugins
 from tcclib.running import folders, notebooks
 from tcclib.running import params as param_files
 from tcclib.running.train import run_dataset
@@ -380,6 +381,7 @@ def run_unit(u: dict) -> dict:
     shared = _sees(u["token"]) if u["shared"] is None else bool(u["shared"] and _sees(u["token"]))
     ps, dataset = u["ps"], u["dataset"]
     notebooks.share_tcclib_with_kernels()
+    plugins.on_worker(u.get("plugins"), Path(tempfile.gettempdir()) / "tcc-plugins")
     data_dir = u.get("data_dir")
     if data_dir and Path(data_dir).is_dir():
         os.environ[DATA_DIR_ENV] = data_dir
@@ -626,6 +628,7 @@ def _unit_base(ps, out_root: Path, tok: Path, budgets: dict, options: ClusterOpt
         data_dir=os.environ.get(DATA_DIR_ENV),
         threads={h: b.threads for h, b in budgets.items()},
         threads_opt=options.threads,
+        plugins=plugins.for_workers(),  # the user's plugin files travel with every unit
     )
 
 

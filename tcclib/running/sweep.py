@@ -43,6 +43,7 @@ from pathlib import Path
 
 from tcclib.artifacts import store
 from tcclib.data.sources import DATA_DIR_ENV
+from tcclib.method import plugins
 from tcclib.running import notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
@@ -285,6 +286,7 @@ def sweep(ps: param_files.ParamSet, out_root: Path | None = None, options: Sweep
     :class:`SweepError` too (one line; every dataset finished before it is intact)."""
     options = options if options is not None else SweepOptions(**settings)
     check_checkpoint_interval()
+    plugins.export()  # the kernels and local workers started from here load the same plugins
     cluster = _cluster(ps, options)
     out_root = paths.resolve(Path(out_root) if out_root is not None else paths.runs_root())
     data_dir = resolve_data_dir(ps, options.data_dir)
@@ -505,6 +507,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("params", help="parameter file, e.g. params/demo.yaml")
     ap.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="PATH_OR_MODULE",
+        help="load a plugin (a .py file or a module name that registers rules, methods or baselines) "
+        "before the parameter file is checked; repeat for several (also: the file's 'plugins' key, $TCC_PLUGINS)",
+    )
+    ap.add_argument(
         "--outputs",
         default=None,
         help="output root; a relative path lies under the repository root (default: runs/; "
@@ -606,7 +616,7 @@ def _options(a) -> SweepOptions:
 def main(argv=None) -> int:
     a = _parser().parse_args(argv)
     try:
-        ps = param_files.load(a.params, a.data_dir)
+        ps = param_files.load(a.params, a.data_dir, a.plugin)
         if a.force and a.force != ["all"]:
             _names_in_set([f for f in a.force if f != STALE], ps, "--force")
         if a.only:

@@ -1,0 +1,158 @@
+"""The built-in rules, methods and baselines: a plugin like a user's.
+
+:mod:`tcclib.method.plugins` loads this module first, by the same :func:`~tcclib.method.plugins.load`
+that loads a user's file, so the path every plugin takes runs in every process.  Each entry is
+declared once, here; everything else asks the registry (:mod:`tcclib.method.registry`).
+
+The built-ins' code is not part of their members' content keys (a user plugin's is): a change to
+what they compute bumps :data:`tcclib.artifacts.keys.TRAIN_VERSION` instead, so the committed
+results keep their keys.
+"""
+
+from __future__ import annotations
+
+from tcclib.method import rules
+from tcclib.method.probe import TunedLogisticRegression
+from tcclib.method.registry import BASELINE_ORDER, TAB10, XGB_SETTINGS, add_builtin_baseline, xgb_parameters
+from tcclib.method.registry import register_method as method
+from tcclib.method.registry import register_rule as rule
+from tcclib.util import threads
+
+
+def xgboost_classifier(seed, cfg):
+    """XGBoost at the published settings (``Config.xgb_*``), seeded by the split."""
+    from xgboost import XGBClassifier  # deferred: XGBoost loads only when a model is fitted
+
+    return XGBClassifier(
+        **xgb_parameters(cfg),
+        random_state=seed,
+        n_jobs=threads.n_jobs(),
+        tree_method="hist",
+        verbosity=0,
+    )
+
+
+def logistic_regression(seed, cfg):
+    """scikit-learn's logistic regression at its defaults (C = 1), untuned."""
+    from sklearn.linear_model import LogisticRegression  # deferred: scikit-learn loads only when this runs
+
+    return LogisticRegression(max_iter=2000)
+
+
+def tuned_logistic_regression(seed, cfg):
+    """Logistic regression with its strength chosen by stratified cross-validation on the
+    labeled rows, folds seeded by the split (:class:`tcclib.method.probe.TunedLogisticRegression`:
+    the ``probe`` head's procedure on the features alone)."""
+    return TunedLogisticRegression(random_state=seed)
+
+
+def self_training(seed, cfg):
+    """Self-training around the logistic regression (threshold 0.9), on every training row."""
+    from sklearn.linear_model import LogisticRegression  # deferred: scikit-learn loads only when this runs
+    from sklearn.semi_supervised import SelfTrainingClassifier  # deferred: scikit-learn loads only when this runs
+
+    return SelfTrainingClassifier(LogisticRegression(max_iter=2000), threshold=0.9)
+
+
+# --------------------------------------------------------------------------- rules
+
+for _rule in (
+    rules.NoPretraining(),
+    rules.SameLabel("column"),
+    rules.SameLabel("pseudo", rules.PSEUDO_LABELS, settings=("pseudo_every",), switches=("pseudo_schedule",)),
+    rules.SameLabel("oracle", rules.TRUE_LABELS),
+    rules.Uniform(),
+    rules.Correlated("most"),
+    rules.Correlated("least"),
+):
+    rule(_rule)
+
+# --------------------------------------------------------------------------- methods (the paper's six first)
+
+method(
+    "no_pretrain",
+    "none",
+    label="no pretraining",
+    order=1,
+    color=TAB10[0],
+    paper=True,
+    paper_columns={"how": "no_pretrain"},
+)
+method("random", "column", label="random (SCARF)", order=2, color=TAB10[1], paper=True, paper_columns={"how": "random"})
+method(
+    "class",
+    "pseudo",
+    label="class-conditioned (pseudo)",
+    order=3,
+    color=TAB10[2],
+    paper=True,
+    tables=("how", "where"),
+    paper_columns={"how": "class", "where": "random_features"},
+)
+method(
+    "oracle",
+    "oracle",
+    label="oracle (true labels)",
+    order=4,
+    color=TAB10[3],
+    paper=True,
+    paper_columns={"how": "oracle"},
+)
+method(
+    "class_least",
+    "pseudo",
+    "least",
+    label="class + least-correlated",
+    order=5,
+    color=TAB10[4],
+    paper=True,
+    paper_columns={"where": "least_correlated"},
+)
+method(
+    "class_most",
+    "pseudo",
+    "most",
+    label="class + most-correlated",
+    order=6,
+    color=TAB10[5],
+    paper=True,
+    paper_columns={"where": "most_correlated"},
+)
+# the authors' flipped run: scored against class_most's column, so on its own
+method(
+    "class_most_published",
+    "pseudo",
+    "most",
+    flipped=True,
+    label="class + 'most' (authors' flip)",
+    group="published",
+    order=7,
+    color=TAB10[6],
+    paper_columns={"where": "most_correlated"},
+    separate=True,
+    about="the authors' flipped run",
+)
+# the authors' published "most correlated" run exactly: their flip and their sampling rule,
+# whatever corr_rule says (class_most_published follows corr_rule); a fidelity re-run of it
+method(
+    "class_most_published_exact",
+    "pseudo",
+    "most",
+    flipped=True,
+    rule="authors",
+    label="class + 'most' (authors' flip and rule)",
+    group="published",
+    order=7.5,
+    color="#f7b6d2",
+    paper_columns={"where": "most_correlated"},
+    separate=True,
+    repeats="class_most_published",
+    about="the authors' flipped run with their sampling rule exactly",
+)
+
+# --------------------------------------------------------------------------- baselines (after every method)
+
+add_builtin_baseline("xgboost", xgboost_classifier, settings=tuple(XGB_SETTINGS), order=BASELINE_ORDER, color=TAB10[7])
+add_builtin_baseline("logreg", logistic_regression, order=BASELINE_ORDER + 1, color=TAB10[8])
+add_builtin_baseline("logreg_cv", tuned_logistic_regression, order=BASELINE_ORDER + 1.5, color="#6b6ecf")
+add_builtin_baseline("self_training", self_training, semi_supervised=True, order=BASELINE_ORDER + 2, color=TAB10[9])
