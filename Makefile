@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 STAMP := .cache/install.stamp
 NBVAL_DIR := .cache/nbval
 
-.PHONY: install demo smoke paper lab lint test test-lib test-notebooks bench notebooks rerender own wheel
+.PHONY: install demo smoke paper lab lint test test-lib test-notebooks bench notebooks rerender own wheel slurm-test
 
 $(STAMP): pyproject.toml
 	# torch first, pinned: 2.13.0 is the CPU wheel on this disk (a bare "torch" pulls a CUDA build)
@@ -67,6 +67,18 @@ test-notebooks: install
 	rm -rf $(NBVAL_DIR)
 
 test: lint test-lib test-notebooks
+
+# the Slurm example of docs/scale-out.md on a one-node Slurm that tests/test_slurm.py starts in a
+# temporary folder and stops (about 4 min); installs Slurm and munge first where missing (as root:
+# apt-get). make test runs the same test where Slurm is installed and skips it where not
+slurm-test: export PATH := $(PATH):/usr/sbin:/sbin
+slurm-test: install
+	@if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then \
+	    if [ "$$(id -u)" != 0 ]; then echo "Slurm or munge is missing: as root, apt-get install slurm-wlm munge" >&2; exit 1; fi; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge; \
+	fi
+	slurmctld -V
+	$(PY) -m pytest -q -rs -s tests/test_slurm.py
 
 bench: install
 	$(PY) bench/bench_epoch.py $(ARGS)
