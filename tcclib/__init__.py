@@ -16,6 +16,10 @@ if (_CHECKOUT / "pyproject.toml").is_file():  # a source checkout (not an instal
     # and ~/.config; kernels and sweep workers started from here inherit it
     _os.environ.setdefault("MPLCONFIGDIR", str(_CHECKOUT / ".cache" / "matplotlib"))
 
+from tcclib.util.moved import install as _install_moved  # noqa: E402
+
+_install_moved()  # tcclib.config, tcclib.sweep, ...: one line naming where each module moved
+
 from tcclib.data.sources import from_frame, list_datasets, load_dataset  # noqa: E402
 from tcclib.method.config import METHODS, Config  # noqa: E402
 from tcclib.method.estimator import TCCClassifier  # noqa: E402

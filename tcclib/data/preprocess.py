@@ -117,6 +117,18 @@ def _split_words(test_fraction: float, labeled_fraction: float) -> str:
     )
 
 
+CONTINUOUS_MIN_CLASSES = 20
+"""A numeric target with at least this many distinct values, most of them too rare to split, or
+any of them fractional, looks continuous (a regression target) rather than a few classes."""
+
+
+def _looks_continuous(classes, n_small: int) -> bool:
+    values = pd.to_numeric(pd.Series([str(c) for c in classes]), errors="coerce")
+    if len(values) < CONTINUOUS_MIN_CLASSES or values.isna().any():
+        return False
+    return bool((values % 1 != 0).any()) or n_small > len(values) / 2
+
+
 def check_class_sizes(
     y: np.ndarray, classes, test_fraction: float = 0.2, labeled_fraction: float = 0.3, name: str = "dataset"
 ) -> None:
@@ -129,6 +141,13 @@ def check_class_sizes(
     small = [i for i in np.argsort(counts, kind="stable") if counts[i] < need]
     if not small:
         return
+    if _looks_continuous(classes, len(small)):
+        raise DatasetError(
+            f"{name}: the target looks continuous ({len(classes)} distinct numbers in {counts.sum()} rows, "
+            f"{len(small)} of them too rare to split, e.g. {', '.join(map(str, list(classes)[:3]))}): a regression "
+            "target? tcclib classifies: give the table's class column as the target, or bin the numbers into "
+            "a few classes first (e.g. pandas.qcut(y, 4))"
+        )
     first, rest = small[0], small[1:]
     others = (
         (

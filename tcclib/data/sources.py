@@ -869,12 +869,44 @@ def _checked_arff_frame(path: Path, did: int) -> pd.DataFrame:
 def _load_arff(src: Source, path: Path) -> Dataset:
     df = _checked_arff_frame(path, src.did)
     if src.target not in df.columns:
-        raise DatasetError(f"{path}: target column {src.target!r} not found (columns: {_names(df.columns, 8)})")
+        raise DatasetError(_missing_arff_target(path, src, list(df.columns)))
     y = df.pop(src.target)
     X = df.drop(columns=[c for c in src.ignore if c in df.columns])
     if src.kind == "openml":  # not the paper's curated copies: any column type a table may have
         X, y = _standard_types(X, src.name), y.astype("category")
     return Dataset(src.name, src.did, X, y, str(path))
+
+
+TARGET_LIKE = ("class", "target", "label", "y", "outcome")
+"""Column names (any case) that look like a table's target."""
+
+
+def _missing_arff_target(path: Path, src: Source, columns: list) -> str:
+    """The message for an ARFF file without the target column its source names: where that name
+    came from (the ``MANIFEST.tsv`` row, when it is the manifest's) and the column that looks like
+    the target."""
+    row = _manifest_rows(path.parent).get(src.did) if src.did is not None else None
+    from_manifest = row is not None and row["target"] == src.target
+    said = f"{path.parent / MANIFEST_NAME} names target_name {src.target!r} for {src.did}" if from_manifest else ""
+    guess, why = _target_like(columns, src.target)
+    fix = f"set that row's target_name to {guess!r}" if from_manifest else f"give the file as {path}:{guess}"
+    return (
+        f"{path}: no column {src.target!r}" + (f" ({said})" if said else "") + f"; the column that looks like the "
+        f"target is {guess!r} ({why}): {fix}; its columns: {_names(columns, 8)}"
+    )
+
+
+def _target_like(columns: list, target: str) -> tuple[str, str]:
+    """The column most like a target named ``target``, and why: the closest name, a target-like
+    name, else the last column (where OpenML's ARFF files put it)."""
+    names = [str(c) for c in columns]
+    close = difflib.get_close_matches(target.lower(), [n.lower() for n in names], n=1, cutoff=0.6)
+    if close:
+        return next(n for n in names if n.lower() == close[0]), "the closest name"
+    for n in names:
+        if n.lower() in TARGET_LIKE:
+            return n, "named like a target"
+    return names[-1], "the last column, where OpenML puts the target"
 
 
 NUMERIC_TEXT_SHARE = 0.9

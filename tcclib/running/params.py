@@ -476,7 +476,7 @@ def load(path: str | Path, data_dir=None, plugins=()) -> ParamSet:
     if "\x00" in text:
         raise ParamsError(f"{path}: {_NOT_TEXT} (it holds NUL bytes)")
     if not text.strip() or all(line.lstrip().startswith("#") for line in text.splitlines() if line.strip()):
-        raise ParamsError(f"{path}: the file is empty; {_NEEDS}")
+        raise ParamsError(f"{path}: holds no settings (empty, or only comments); {_NEEDS}")
     try:
         d = yaml.load(text, Loader=_StrictLoader)
     except DuplicateKeyError as e:
