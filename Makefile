@@ -84,9 +84,11 @@ bench: install
 	$(PY) bench/bench_epoch.py $(ARGS)
 
 # the paired notebooks/*.ipynb (git-ignored) from their .py sources, keeping the outputs they hold;
-# JupyterLab writes them itself when it saves a notebook, papermill reads them
+# JupyterLab writes them itself when it saves a notebook, papermill reads them. --quiet: jupytext
+# would say "Writing ..." three times and "Notebook is not trusted" once per notebook whose outputs
+# this machine's notary has not signed (only their display in Lab depends on it); errors still show
 notebooks:
-	$(PY) -m jupytext --to ipynb --update notebooks/*.py
+	$(PY) -m jupytext --quiet --to ipynb --update notebooks/*.py
 
 # the wheel the notebooks' Colab cell installs (attach it to the GitHub release of its version)
 wheel:
