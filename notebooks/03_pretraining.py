@@ -39,11 +39,13 @@
 # **What a first run computes, and how long it takes.** Before pretraining, the correlation-guided
 # methods (`class_least`, `class_most`, `class_most_published`) need XGBoost feature importances:
 # one model per feature and seed, so 240 models for `breast_cancer` (30 features × 8 seeds). From a
-# fresh clone on a 2-core CPU shared with other work they took 5 min 15 s; pretraining and
-# evaluation with the defaults (100 epochs) took 2 min 16 s on an idle 2-core machine. The
-# matrices are cached under `runs/.cache/` (the sweep's `make demo` caches the same ones), so every
-# later run of any notebook on this dataset takes them from there: run `make demo` first, or
-# expect the first run to take the longest. The line after the run says where the time went.
+# fresh clone on an idle 2-core CPU they took 1 min 29 s (as notebook 02's first run), and
+# pretraining and evaluation with the defaults (100 epochs) 1 min 45 s (docs/notebooks.md has every
+# notebook's time). The matrices are cached under `runs/.cache/` (the sweep's `make demo` caches the
+# same ones), so every later run of any notebook on this dataset takes them from there: run `make
+# demo` first, or expect the first run to take the longest. The lines after the run say where the
+# time went; a re-render that trains nothing says so, with the record of the training that produced
+# the stored results (`timings.json` in the results folder).
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
@@ -121,12 +123,7 @@ from tcclib.running.train import run_dataset
 stored, stored_from = store.results_to_compare(out, set_name, ds.name, cfg)  # None on a first run
 run = run_dataset(ds, cfg, cache_dir=run_.cache_dir, store_dir=out, reuse=run_.reuse)
 store.save_run(run, out, write_marker=run_.write_marker)
-print(f"members trained now: {run.timings['trained_members']}, reused from stored results: {run.timings['reused_members']}")
-t = run.timings
-spent = {k: t[f"{key}_s"] for k, key in  # what ran (a re-render that trains nothing has no pretraining time)
-         (("XGBoost importances", "importance"), ("pretraining and evaluation", "total"), ("baselines", "baselines"))
-         if f"{key}_s" in t}
-print("time (s):", ", ".join(f"{k} {v:.1f}" for k, v in spent.items()) + f"; in all {sum(spent.values()):.1f}")
+print(store.time_record(run, out))  # what trained now and how long; a re-render: the stored training's record
 
 # %% [markdown]
 # ## Results per method (mean over seeds)
@@ -147,8 +144,7 @@ print(summary.round(3).to_string())
 # %%
 cmp = store.compare_means(stored, run.results) if stored is not None else None
 if cmp is None:
-    print("nothing to compare with: a first run, and no committed reference with these settings; "
-          "the drift check below has nothing that could have moved, so it reads 'none'")
+    print("nothing to compare with: a first run, and no committed reference with these settings")
 else:
     print(f"compared with {stored_from}: identical {bool((cmp['diff'].abs() < 1e-5).all() and cmp.same_seeds.all())}; "
           f"largest change of a mean: {cmp['diff'].abs().max():.4f}")

@@ -131,7 +131,9 @@ def test_reproduction_check_allows_cpu_rounding_and_names_real_changes():
     ]
     stored = pd.DataFrame(rows)
     assert store.drift_line(store.compare_means(stored, stored)).endswith(": none")
-    assert store.drift_line(None).endswith(": none")  # nothing stored: nothing moved
+    assert store.drift_line(None).endswith(
+        ": nothing compared (no stored results, and no committed reference with these settings)"
+    )
     nudged = stored.assign(accuracy=stored.accuracy + 0.003)  # another CPU's rounding
     cmp = store.compare_means(stored, nudged)
     assert cmp.within.all() and cmp["diff"].abs().max() == pytest.approx(0.003)
@@ -143,6 +145,30 @@ def test_reproduction_check_allows_cpu_rounding_and_names_real_changes():
     assert "(not run on the same seeds both times)" in store.drift_line(store.compare_means(stored, other_seeds))
     missing = stored[stored.method != "random"]
     assert "random (not run" in store.drift_line(store.compare_means(stored, missing))
+
+
+def test_time_record_of_a_rerender_is_the_stored_training_not_zeros(tmp_path):
+    """The committed 03 render said "members trained now: 0 ... in all 0.0": a re-render now names
+    the record of the training that produced the stored results."""
+    from types import SimpleNamespace
+
+    from tcclib.artifacts import store
+
+    (tmp_path / "timings.json").write_text(json.dumps({"pretrain_s": 573.5, "total_s": 586.256, "importance_s": 0.03}))
+    (tmp_path / "_DONE.json").write_text(json.dumps({"finished": "2026-11-23T19:59:17"}))
+    rerender = SimpleNamespace(timings={"trained_members": 0, "reused_members": 48, "importance_s": 0.0})
+    lines = store.time_record(rerender, tmp_path).splitlines()
+    assert lines[0] == "members trained now: 0, reused from stored results: 48"
+    assert lines[1].startswith("re-rendered from stored results; their training, as recorded in ")
+    assert lines[1].endswith("timings.json (finished 2026-11-23T19:59:17): pretraining and evaluation 586.3 s")
+    trained = SimpleNamespace(
+        timings={"trained_members": 48, "reused_members": 0, "importance_s": 61.0, "total_s": 105.0}
+    )
+    assert store.time_record(trained, tmp_path).splitlines()[1] == (
+        "time (s): XGBoost importances 61.0, pretraining and evaluation 105.0"
+    )
+    (tmp_path / "timings.json").unlink()
+    assert "no record of their training" in store.time_record(rerender, tmp_path)
 
 
 def test_kernels_import_this_checkouts_tcclib(tmp_path, monkeypatch):

@@ -212,11 +212,13 @@ def compare_means(
 
 
 def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
-    """One line naming the method means that moved more than ``tol`` ('none' when nothing did,
-    or when there was nothing stored to compare with).  Meant for a checked notebook cell: its text
-    is the same on every machine unless results really changed."""
+    """One line naming the method means that moved more than ``tol`` ('none' when nothing did;
+    'nothing compared' when there was nothing stored to compare with).  Meant for a checked
+    notebook cell: its text is the same on every machine unless results really changed."""
     head = f"means (accuracy, AUROC) that moved more than {tol} from the stored results:"
-    bad = cmp[~cmp.within] if cmp is not None else []
+    if cmp is None:
+        return f"{head} nothing compared (no stored results, and no committed reference with these settings)"
+    bad = cmp[~cmp.within]
     if not len(bad):
         return f"{head} none"
     parts = [
@@ -237,6 +239,41 @@ LATER_SETTINGS = ("fidelity", *FIDELITY_SWITCHES, "xgb_max_bin", "compile", "hea
 
 PLUGIN_CODE = "plugin_code"
 """``config.json``'s record of the code identity of each user plugin's method or baseline."""
+
+
+TIMED = (
+    ("XGBoost importances", "importance_s"),
+    ("pretraining and evaluation", "total_s"),
+    ("baselines", "baselines_s"),
+)
+"""The parts of a run's ``timings`` that notebook 03 reports, in seconds."""
+
+
+def time_record(run, out_dir) -> str:
+    """Notebook 03's lines on where the time went: the members this run trained and reused, then
+    its seconds per part; a run that trained nothing (a re-render) gives instead the record of the
+    training that produced the stored results, from ``timings.json`` in ``out_dir``."""
+    t = run.timings
+    lines = [f"members trained now: {t['trained_members']}, reused from stored results: {t['reused_members']}"]
+    if t["trained_members"] or t.get("baselines_s"):
+        spent = ", ".join(f"{k} {t[key]:.1f}" for k, key in TIMED if key in t)
+        return "\n".join([*lines, f"time (s): {spent}"])
+    record = Path(out_dir) / "timings.json"
+    stored = json.loads(record.read_text()) if record.is_file() else {}
+    spent = {k: stored[key] for k, key in TIMED if stored.get(key, 0) >= 0.05}  # 0.0: taken from a cache
+    where = paths.relative_to_root(record)
+    if not spent:
+        return "\n".join([*lines, f"re-rendered from stored results; no record of their training in {where}"])
+    took = ", ".join(f"{k} {v:.1f} s" for k, v in spent.items())
+    record_line = f"re-rendered from stored results; their training, as recorded in {where}{_finished(Path(out_dir))}"
+    return "\n".join([*lines, f"{record_line}: {took}"])
+
+
+def _finished(out: Path) -> str:
+    """`` (finished AT)`` from the dataset's ``_DONE.json`` (empty without one)."""
+    done = out / "_DONE.json"
+    at = json.loads(done.read_text()).get("finished") if done.is_file() else None
+    return f" (finished {at})" if at else ""
 
 
 def settings_record(cfg) -> dict:
