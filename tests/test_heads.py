@@ -33,7 +33,7 @@ def _cfg(**kw):
 
 def test_head_settings_are_checked_and_default_to_the_paper():
     assert Config().head == "frozen" and Config().head_variant() == {}
-    assert HEADS == ("frozen", "finetune", "concat")
+    assert HEADS == ("frozen", "finetune", "concat", "probe")
     with pytest.raises(ConfigError, match=r"head: .*got 'fine_tune' \(did you mean 'finetune'\?\)"):
         Config(head="fine_tune")
     with pytest.raises(ConfigError, match="encoder_lr: must be > 0"):
@@ -41,6 +41,7 @@ def test_head_settings_are_checked_and_default_to_the_paper():
     with pytest.raises(ConfigError, match="encoder_lr: expected a finite number"):
         Config.from_dict({"encoder_lr": "1e-4"})
     assert Config(head="concat").head_variant() == {"head": "concat"}
+    assert Config(head="probe").head_variant() == {"head": "probe"}
     assert Config(head="finetune", encoder_lr=3e-4).head_variant() == {"head": "finetune", "encoder_lr": 3e-4}
 
 
@@ -51,7 +52,7 @@ def test_a_head_variant_is_its_own_member_key_and_nothing_else_moves(bc_small):
     # encoder_lr is unused by the frozen head: no key moves
     assert content_keys.run_keys(prep, cfg.replace(encoder_lr=5e-4)).members == base.members
     seen = {"frozen": base.members}
-    for variant in ("finetune", "concat"):
+    for variant in ("finetune", "concat", "probe"):
         k = content_keys.run_keys(prep, cfg.replace(head=variant))
         assert all(k.members[t] != base.members[t] for t in base.members), variant
         assert k.baselines == base.baselines and k.importance == base.importance, variant
@@ -138,7 +139,7 @@ def test_a_kept_pretraining_serves_the_other_heads_bit_for_bit(bc_small, tmp_pat
     cfg = _cfg(seeds=(11,), methods=("no_pretrain", "random", "class"), epochs=3)
     kept = run_dataset(bc_small, cfg, cache_dir=tmp_path, keep_pretrained=True)
     assert len(list((tmp_path / "checkpoints").glob("*.pt"))) == 1  # the finished pretraining, kept
-    for head in ("finetune", "concat"):
+    for head in ("finetune", "concat", "probe"):
         shared = run_dataset(bc_small, cfg.replace(head=head), cache_dir=tmp_path, keep_pretrained=True)
         assert "pretraining of these members already finished" in capsys.readouterr().out
         alone = run_dataset(bc_small, cfg.replace(head=head))

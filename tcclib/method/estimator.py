@@ -8,7 +8,7 @@
 ``fit`` runs the paper's recipe on the rows it is given: the preprocessing (impute, z-score,
 category codes) is fitted on all of them, the encoder pretrains contrastively on all of them
 (labeled and unlabeled), then the encoder is frozen and a classification head trains on the
-labeled rows (``head="finetune"`` / ``"concat"``: the opt-in variants; ``sample_weight`` and
+labeled rows (``head="finetune"`` / ``"concat"`` / ``"probe"``: the opt-in variants; ``sample_weight`` and
 ``class_weight`` weigh the labeled rows in the heads' loss, never in pretraining).  The steps are
 those of the benchmark runner (:mod:`tcclib.method.training`): a classifier with
 ``random_state=s`` trains exactly like the runner's member (seed ``s``, same method) on the same
@@ -114,12 +114,15 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         ``matmul_precision="bf16"`` (opt-in) runs the networks' products in bfloat16, in fit
         and in prediction (about 1.3-1.7x faster on CPUs with AVX512_BF16 or AMX);
         ``xgb_max_bin`` below its default 256 (opt-in) makes the importance models faster.
-    head : {"frozen", "finetune", "concat"}, default "frozen"
+    head : {"frozen", "finetune", "concat", "probe"}, default "frozen"
         The classifier on the labeled rows (:data:`tcclib.method.config.HEADS`): ``"frozen"``
         (the paper: the encoder is frozen, a fresh head trains on its embeddings),
         ``"finetune"`` (opt-in: the encoder trains with the head on the labeled rows, at
-        ``encoder_lr``) or ``"concat"`` (opt-in: a head on the embedding concatenated with the
-        row's preprocessed features).  docs/estimator.md has a measured comparison.
+        ``encoder_lr``), ``"concat"`` (opt-in: a head on the embedding concatenated with the
+        row's preprocessed features) or ``"probe"`` (opt-in: a logistic regression on the
+        embedding and the features, the design and ``C`` chosen by stratified cross-validation
+        on the labeled rows only, folds seeded by ``random_state``: :mod:`tcclib.method.probe`).
+        docs/estimator.md has a measured comparison.
     encoder_lr : float, default 1e-4
         The encoder's learning rate under ``head="finetune"`` (the head keeps ``lr``); unused
         otherwise.

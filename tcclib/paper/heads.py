@@ -1,14 +1,16 @@
 """Does the head matter?  The comparison of the paper's frozen encoder with the opt-in head
-variants (``Config.head``: ``finetune``, ``concat``), ``no_pretrain`` and the baselines, measured
+variants (``Config.head``: ``finetune``, ``concat``, ``probe``), ``no_pretrain`` and the baselines, measured
 by ``tools/head_variants.py`` and stored as one ``results.csv`` (``outputs/head_variants/``).
 
 A *variant* is a method under a head: the method's own name for the paper's frozen head,
 ``method+head`` otherwise (``class+finetune``); the baselines keep their names.  The tables: the
 mean over seeds per dataset and the average rank (:func:`mean_table`), the rank test of
 :func:`tcclib.paper.stats.rank_test` (Friedman + Nemenyi over the datasets), and a paired Wilcoxon
-test over the datasets' means of each variant against ``logreg`` and against ``no_pretrain``
-under the same head (:func:`paired_table`).  :func:`plain_answer` says it in words;
-:func:`section` is the paper report's section.
+test over the datasets' means of each variant against ``logreg``, against the tuned
+``logreg_cv`` and against ``no_pretrain`` under the same head (:func:`paired_table`).  Every table
+is over the datasets where every variant has results (:func:`complete`): while a newly added
+variant is being measured, that is the datasets it has reached, and :func:`coverage` says so.
+:func:`plain_answer` says it in words; :func:`section` is the paper report's section.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tcclib.paper import stats, tables
 
 RESULTS = "results.csv"
 REFERENCE = "logreg"  # the baseline every variant is held against (the best one in the paper report)
+TUNED = "logreg_cv"  # the same with its strength tuned on the labeled rows (the probe's procedure)
 
 
 def variant(method: str, head: str) -> str:
@@ -93,6 +96,12 @@ def names(results: pd.DataFrame) -> list[str]:
     return ordered + [n for n in present if n not in ordered]
 
 
+def complete(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the datasets where every variant in ``results`` has results."""
+    counts = results.groupby("dataset")["method"].nunique()
+    return results[results["dataset"].isin(counts.index[counts == results["method"].nunique()])]
+
+
 def mean_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean over seeds per dataset (rows) and variant (columns; accuracy in percent), the
     average rank (1 = best) as the last row."""
@@ -102,15 +111,15 @@ def mean_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def paired_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Each variant against ``logreg`` and against ``no_pretrain`` under its head: a paired
-    Wilcoxon test over the datasets' means (better / worse: datasets above / below; the median
-    difference in points of accuracy or in AUROC)."""
+    """Each variant against ``logreg``, ``logreg_cv`` and ``no_pretrain`` under its head: a
+    paired Wilcoxon test over the datasets' means (better / worse: datasets above / below; the
+    median difference in points of accuracy or in AUROC)."""
     wide = stats.dataset_means(results, metric, names(results))
     rows = []
     for n in wide.columns:
-        refs = [REFERENCE] + ([variant("no_pretrain", head_of(n))] if base_method(n) in METHODS else [])
+        refs = [REFERENCE, TUNED] + ([variant("no_pretrain", head_of(n))] if base_method(n) in METHODS else [])
         for ref in refs:
-            if ref == n or ref not in wide.columns or n == REFERENCE:
+            if ref == n or ref not in wide.columns or n in (REFERENCE, TUNED):
                 continue
             w = stats.wilcoxon(wide[n], wide[ref])
             rows.append(
@@ -143,11 +152,14 @@ def rank_figure(results: pd.DataFrame):
     the pretrained variants coloured by head, logreg dark grey, ``no_pretrain`` and the other
     baselines light grey."""
     summary = rank_summary(results)
-    colours = {"frozen": "#4C72B0", "finetune": "#DD8452", "concat": "#55A868"}
+    colours = {"frozen": "#4C72B0", "finetune": "#DD8452", "concat": "#55A868", "probe": "#C44E52"}
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.32 * len(summary) + 1.2), sharey=True)
     for ax, metric in zip(axes, ("accuracy", "auroc")):
         ranks = summary[f"{metric} rank"]
-        colour = [colours[head_of(n)] if is_pretrained(n) else "0.35" if n == REFERENCE else "0.7" for n in ranks.index]
+        colour = [
+            colours[head_of(n)] if is_pretrained(n) else "0.35" if n in (REFERENCE, TUNED) else "0.7"
+            for n in ranks.index
+        ]
         ax.barh(ranks.index, ranks.values, color=colour)
         ax.set(title=f"{metric}: average rank over {results['dataset'].nunique()} datasets", xlabel="rank (1 = best)")
     axes[0].invert_yaxis()  # (the y axis is shared: the best variant on top in both)
@@ -168,10 +180,19 @@ def rank_words(results: pd.DataFrame, metric: str) -> str:
 
 def coverage(results: pd.DataFrame) -> str:
     """How the comparison was run (datasets, seeds, epochs) and which of the paper's datasets it
-    covers (those the published tables report, as the paper report counts them)."""
-    ours = set(results["dataset"])
+    covers (those the published tables report, as the paper report counts them): the datasets
+    where every variant has results; a variant that has not reached every stored dataset yet is
+    named (a partial run)."""
+    ours = set(complete(results)["dataset"])
     epochs = ", ".join(str(e) for e in sorted(results["epochs"].dropna().unique())) if "epochs" in results else "?"
     text = f"{len(ours)} datasets x {results['seed'].nunique()} seeds, {epochs} pretraining epochs"
+    per = results.groupby("method")["dataset"].nunique()
+    newer = list(per.index[per < results["dataset"].nunique()])
+    if newer:
+        text += (
+            f" (**partial**: {', '.join(newer)} measured so far on {len(ours)} of the "
+            f"{results['dataset'].nunique()} stored datasets; every table is over those {len(ours)})"
+        )
     paper = list(dict.fromkeys(tables.paper_long("accuracy", "how")["dataset"]))
     missing = [n for n in paper if n not in ours]
     if not missing:
@@ -185,23 +206,27 @@ def coverage(results: pd.DataFrame) -> str:
 
 
 def plain_answer(results: pd.DataFrame) -> list[str]:
-    """The answer in words, from the average ranks and the paired tests on both metrics."""
+    """The answer in words, from the average ranks and the paired tests on both metrics: the
+    best pretrained variant against ``logreg`` and the tuned ``logreg_cv`` (where measured)."""
     lines = []
     for metric in ("accuracy", "auroc"):
         ranks = mean_table(results, metric).loc["average rank"].sort_values()
         pretrained = [n for n in ranks.index if is_pretrained(n)]
         best = pretrained[0] if pretrained else None
         pt = paired_table(results, metric)
-        against = pt[(pt.variant == best) & (pt.against == REFERENCE)] if best else pt.iloc[0:0]
         unit = "points" if metric == "accuracy" else "AUROC"
         line = f"- **{metric}**: best average rank {ranks.index[0]} ({ranks.iloc[0]:.2f})"
-        if best is not None and len(against):
-            a = against.iloc[0]
-            line += (
-                f"; the best pretrained variant, {best} ({ranks[best]:.2f}), against {REFERENCE} "
-                f"({ranks[REFERENCE]:.2f}): above on {a.better} of {a.datasets} datasets, below on {a.worse}, "
-                f"median difference {a.median_diff:+g} {unit}, Wilcoxon p {a.p:g}."
-            )
+        parts = []
+        for ref in (REFERENCE, TUNED):
+            against = pt[(pt.variant == best) & (pt.against == ref)] if best else pt.iloc[0:0]
+            if len(against):
+                a = against.iloc[0]
+                parts.append(
+                    f"against {ref} ({ranks[ref]:.2f}): above on {a.better} of {a.datasets} datasets, below on "
+                    f"{a.worse}, median difference {a.median_diff:+g} {unit}, Wilcoxon p {a.p:g}"
+                )
+        if parts:
+            line += f"; the best pretrained variant, {best} ({ranks[best]:.2f}), " + "; ".join(parts) + "."
         lines.append(line)
     return lines
 
@@ -220,9 +245,11 @@ def section_lines(results: pd.DataFrame, where: str, title: str) -> list[str]:
         title,
         "",
         f"The paper freezes the pretrained encoder and trains a head on its embedding. The opt-in "
-        f"variants `head: finetune` (the encoder trains with the head, at `encoder_lr`) and `head: concat` "
-        f"(the head reads the embedding and the preprocessed features), each with `no_pretrain` under the "
-        f"same head as its reference, against the baselines on the same labeled rows, other settings "
+        f"variants `head: finetune` (the encoder trains with the head, at `encoder_lr`), `head: concat` "
+        f"(the head reads the embedding and the preprocessed features) and `head: probe` (a logistic "
+        f"regression on both, its design and strength chosen by cross-validation on the labeled rows), "
+        f"each with `no_pretrain` under the same head as its reference, against the baselines on the same "
+        f"labeled rows (`logreg_cv`: the probe's tuning on the features alone), other settings "
         f"published (`tools/head_variants.py`; stored in `{where}/`): {coverage(results)}",
         "",
     ]
