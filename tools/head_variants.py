@@ -112,7 +112,10 @@ def write_tables(base: Path, args) -> str:
 
 def report(results: pd.DataFrame, args) -> str:
     """The markdown of :func:`tcclib.paper.heads.section` for this run, with its per-dataset tables."""
-    out = [f"# Head variants: {results['dataset'].nunique()} datasets", ""]
+    done = heads.complete(results)["dataset"].nunique()
+    stored = results["dataset"].nunique()
+    partial = f" with every variant (of {stored} stored)" if done < stored else ""
+    out = [f"# Head variants: {done} datasets{partial}", ""]
     out += heads.section_lines(results, Path(args.out).name, title="## Summary")
     for metric in ("accuracy", "auroc"):
         out += [f"## {metric}: mean over seeds per dataset", ""]
