@@ -197,3 +197,30 @@ def test_logreg_cv_chooses_its_strength_like_the_probe_on_the_features():
     model = probe.TunedLogisticRegression(random_state=7).fit(X, np.array(["a", "b", "c"])[y])
     assert model.choice_ == probe.choose({"features": X}, y, 7)
     assert set(model.predict(X)) <= {"a", "b", "c"} and model.score(X, np.array(["a", "b", "c"])[y]) > 0.6
+
+
+# --------------------------------------------------------------------------- the report while measuring
+
+
+def test_a_partly_measured_variant_is_compared_apart_and_the_rest_stays_whole():
+    from tcclib.paper import heads
+
+    rows = []
+    for d in range(6):
+        for s in (1, 2):
+            for m, off in {"class": 0.0, "logreg": 1.0, "logreg_cv": 0.5, "class+probe": 2.0}.items():
+                if m in ("class+probe", "logreg_cv") and d >= 3:
+                    continue  # the new variants reached 3 of the 6 datasets so far
+                acc = 0.6 + 0.05 * d + off / 100
+                rows.append(dict(dataset=f"d{d}", seed=s, method=m, accuracy=acc, auroc=acc, epochs=100))
+    res = pd.DataFrame(rows)
+    assert heads.newer(res) == ["class+probe", "logreg_cv"]
+    assert set(heads.everywhere(res)["method"]) == {"class", "logreg"}
+    assert set(heads.complete(res)["dataset"]) == {"d0", "d1", "d2"}
+    assert "**Partial**: class+probe, logreg_cv measured so far on 3 of these 6 datasets" in heads.coverage(res)
+    words = "\n".join(heads.plain_answer(res))
+    assert "above on 0 of 6 datasets" in words  # class against logreg over all six
+    assert "class+probe (1.00), against logreg (2.00): above on 3 of 3 datasets" in words
+    assert "against logreg_cv (3.00): above on 3 of 3 datasets" in words
+    text = "\n".join(heads.section_lines(res, "x", "## t"))
+    assert "### Partial: every variant on the 3 datasets" in text and "### accuracy (partial)" in text

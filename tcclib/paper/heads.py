@@ -102,6 +102,17 @@ def complete(results: pd.DataFrame) -> pd.DataFrame:
     return results[results["dataset"].isin(counts.index[counts == results["method"].nunique()])]
 
 
+def newer(results: pd.DataFrame) -> list[str]:
+    """The variants that have not reached every stored dataset yet (being measured)."""
+    per = results.groupby("method")["dataset"].nunique()
+    return list(per.index[per < results["dataset"].nunique()])
+
+
+def everywhere(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the variants measured on every stored dataset."""
+    return results[~results["method"].isin(newer(results))]
+
+
 def mean_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean over seeds per dataset (rows) and variant (columns; accuracy in percent), the
     average rank (1 = best) as the last row."""
@@ -151,7 +162,7 @@ def rank_figure(results: pd.DataFrame):
     """Average ranks of every variant on accuracy and AUROC (1 = best: shorter bars are better),
     the pretrained variants coloured by head, logreg dark grey, ``no_pretrain`` and the other
     baselines light grey."""
-    summary = rank_summary(results)
+    summary = rank_summary(everywhere(results))
     colours = {"frozen": "#4C72B0", "finetune": "#DD8452", "concat": "#55A868", "probe": "#C44E52"}
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.32 * len(summary) + 1.2), sharey=True)
     for ax, metric in zip(axes, ("accuracy", "auroc")):
@@ -180,19 +191,11 @@ def rank_words(results: pd.DataFrame, metric: str) -> str:
 
 def coverage(results: pd.DataFrame) -> str:
     """How the comparison was run (datasets, seeds, epochs) and which of the paper's datasets it
-    covers (those the published tables report, as the paper report counts them): the datasets
-    where every variant has results; a variant that has not reached every stored dataset yet is
-    named (a partial run)."""
-    ours = set(complete(results)["dataset"])
+    covers (those the published tables report, as the paper report counts them); a variant that
+    has not reached every stored dataset yet is named, with how many it has (a partial run)."""
+    ours = set(results["dataset"])
     epochs = ", ".join(str(e) for e in sorted(results["epochs"].dropna().unique())) if "epochs" in results else "?"
     text = f"{len(ours)} datasets x {results['seed'].nunique()} seeds, {epochs} pretraining epochs"
-    per = results.groupby("method")["dataset"].nunique()
-    newer = list(per.index[per < results["dataset"].nunique()])
-    if newer:
-        text += (
-            f" (**partial**: {', '.join(newer)} measured so far on {len(ours)} of the "
-            f"{results['dataset'].nunique()} stored datasets; every table is over those {len(ours)})"
-        )
     paper = list(dict.fromkeys(tables.paper_long("accuracy", "how")["dataset"]))
     missing = [n for n in paper if n not in ours]
     if not missing:
@@ -202,12 +205,30 @@ def coverage(results: pd.DataFrame) -> str:
             f"; {len(paper) - len(missing)} of the paper's {len(paper)}, still to run: {', '.join(missing)} "
             f"(the same command resumes: stored members are reused)"
         )
+    if newer(results):
+        done = sorted(complete(results)["dataset"].unique())
+        text += (
+            f". **Partial**: {', '.join(newer(results))} measured so far on {len(done)} of these "
+            f"{len(ours)} datasets ({', '.join(done)}; the same command resumes), compared on those apart"
+        )
     return text + "."
 
 
 def plain_answer(results: pd.DataFrame) -> list[str]:
     """The answer in words, from the average ranks and the paired tests on both metrics: the
-    best pretrained variant against ``logreg`` and the tuned ``logreg_cv`` (where measured)."""
+    best pretrained variant against ``logreg`` and the tuned ``logreg_cv`` (where measured); over
+    the variants measured on every dataset, then (a partial run) over every variant on the
+    datasets they all have."""
+    lines = _answer(everywhere(results))
+    if newer(results):
+        n = complete(results)["dataset"].nunique()
+        lines += [f"- **Partial**, every variant on the {n} datasets that {', '.join(newer(results))} reached so far:"]
+        lines += ["  " + line for line in _answer(complete(results))]
+    return lines
+
+
+def _answer(results: pd.DataFrame) -> list[str]:
+    """:func:`plain_answer` of ``results``, one line per metric."""
     lines = []
     for metric in ("accuracy", "auroc"):
         ranks = mean_table(results, metric).loc["average rank"].sort_values()
@@ -254,8 +275,18 @@ def section_lines(results: pd.DataFrame, where: str, title: str) -> list[str]:
         "",
     ]
     out += plain_answer(results) + [""]
-    out += [tables.to_markdown(rank_summary(results).round(3)), ""]
+    out += _tables(everywhere(results), "")
+    if newer(results):
+        n = complete(results)["dataset"].nunique()
+        out += [f"### Partial: every variant on the {n} datasets that {', '.join(newer(results))} reached so far", ""]
+        out += _tables(complete(results), " (partial)")
+    return out
+
+
+def _tables(results: pd.DataFrame, tag: str) -> list[str]:
+    """The rank summary, then per metric the rank test and the paired tests, of ``results``."""
+    out = [tables.to_markdown(rank_summary(results).round(3)), ""]
     for metric in ("accuracy", "auroc"):
-        out += [f"### {metric}", "", rank_words(results, metric), ""]
+        out += [f"### {metric}{tag}", "", rank_words(results, metric), ""]
         out += [tables.to_markdown(paired_table(results, metric), index=False), ""]
     return out
