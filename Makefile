@@ -28,15 +28,16 @@ smoke: install
 paper: install
 	$(PY) -m tcclib params/paper.yaml $(ARGS)
 
-# JupyterLab on the notebook collection (runs write to runs/, never to the committed outputs/).
-# jupyter-config/ adds this repository's Lab defaults: a notebooks/*.py source opens as a notebook
-# (jupytext), and widget state is saved with a notebook; the paired .ipynb it writes is git-ignored;
-# the kernels get CurveZMQ keys (their TCP traffic is encrypted)
+# JupyterLab on the repository, opened at notebooks/ (runs write to runs/, never to the committed
+# outputs/, which the file browser reaches one folder up). jupyter-config/ adds this repository's
+# Lab defaults: a notebooks/*.py source opens as a notebook (jupytext), one entry per notebook (the
+# paired .ipynb it writes on save is git-ignored and left out of the listing), widget state is saved
+# with a notebook, the start page is notebooks/; the kernels get CurveZMQ keys (encrypted TCP)
 LAB_ENV := JUPYTER_CONFIG_PATH=$(abspath jupyter-config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 # as root (a container), Jupyter refuses to start without --allow-root
 LAB_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 lab: install
-	$(LAB_ENV) $(PY) -m jupyter lab notebooks $(LAB_ROOT) $(ARGS)
+	$(LAB_ENV) $(PY) -m jupyter lab $(LAB_ROOT) $(ARGS)
 
 # re-execute the committed renders of a set from the current notebook sources, reusing the stored
 # results (nothing retrains when data and settings are unchanged): make rerender SET=smoke
@@ -61,6 +62,7 @@ test-lib: install
 test-notebooks: install
 	rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR)/outputs
 	cp -r outputs/smoke outputs/demo outputs/own $(NBVAL_DIR)/outputs/
+	find $(NBVAL_DIR)/outputs -name .ipynb_checkpoints -prune -exec rm -rf {} +  # Lab's copies of opened renders
 	TCC_ROOT=$(abspath $(NBVAL_DIR)) TCC_REUSE=0 $(PY) -m pytest -q -p no:cacheprovider --nbval-lax \
 	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	    --rootdir $(NBVAL_DIR) $(NBVAL_DIR)/outputs/smoke $(NBVAL_DIR)/outputs/demo $(NBVAL_DIR)/outputs/own

@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "tcc-test-lab"
@@ -73,7 +74,7 @@ class Lab:
         }
         self.env = env
         port = self.url.rsplit(":", 1)[1]
-        cmd = [sys.executable, "-m", "jupyter", "lab", "notebooks", "--no-browser", "--ip=127.0.0.1"]
+        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1"]  # root: the repository
         cmd += [f"--port={port}", f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0"]
         cmd += ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
         self.log = open(scratch / "lab.log", "w")
@@ -156,24 +157,49 @@ def test_opening_running_and_saving_notebooks_in_lab_leaves_git_status_clean(tmp
         docmanager = lab.call("GET", "/lab/api/settings/@jupyterlab/docmanager-extension:plugin")["schema"]
         viewers = docmanager["properties"]["defaultViewers"]["default"]
         assert viewers["python"] == "Jupytext Notebook", viewers  # a double-clicked .py opens as a notebook
-        for name in sources:  # every notebook opened; autosave writes it once the kernel connected
-            lab.save(name, _as_lab_after_connecting(lab.open_notebook(name)))
-        first = "01_data_prep.py"  # one notebook run (seconds on breast_cancer) and saved with its outputs
+        for name in sources:  # every notebook opened and saved (Ctrl+S, or the autosave tick)
+            lab.save(f"notebooks/{name}", _as_lab_after_connecting(lab.open_notebook(f"notebooks/{name}")))
+        listed = {e["name"] for e in lab.call("GET", "/api/contents/notebooks")["content"]}
+        assert listed == set(sources), listed  # one entry per notebook: the paired .ipynb left out
+        first = "notebooks/01_data_prep.py"  # one notebook run (seconds on breast_cancer) and saved with its outputs
         monkeypatch.setenv("PYTHONPATH", str(repo))  # the kernel imports the copy's tcclib
         monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))  # its connection file
         ran = _run(_as_lab_after_connecting(lab.open_notebook(first)), repo / "notebooks")
         assert any(c.get("outputs") for c in ran["cells"])
         lab.save(first, ran)
-        paired = "01_data_prep.ipynb"  # the paired .ipynb, with the outputs, opened and saved in turn
+        paired = "notebooks/01_data_prep.ipynb"  # the paired .ipynb, opened by its path and saved in turn
         reopened = lab.open_notebook(paired)
         assert any(c.get("outputs") for c in reopened["cells"]), "the outputs are kept in the paired .ipynb"
         lab.save(paired, reopened)
     finally:
         lab.close()
     assert {p.name: p.read_bytes() for p in (repo / "notebooks").glob("*.py")} == sources
-    assert (repo / "notebooks" / paired).exists()
+    assert (repo / paired).exists() and len(list((repo / "notebooks").glob("*.ipynb"))) == len(sources)
     status = _git(repo, "status", "--porcelain", "--untracked-files=all")
     assert status == "", f"browsing in JupyterLab changed the checkout:\n{status}"
+
+
+def test_lab_opens_at_the_notebooks_and_reaches_the_committed_renders(tmp_path):
+    """``make lab`` serves the repository with notebooks/ as its start page, so the committed renders
+    under outputs/ open from the same Lab (served from notebooks/, they answered 404)."""
+    lab = Lab(ROOT, tmp_path)
+    try:
+        req = urllib.request.Request(f"{lab.url}/?token={TOKEN}")
+        opener = urllib.request.build_opener(_NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            opener.open(req, timeout=60)
+        assert redirect.value.headers["Location"].split("?")[0].endswith("/lab/tree/notebooks")
+        render = lab.open_notebook("outputs/demo/breast_cancer/03_pretraining.ipynb")
+        assert any(c.get("outputs") for c in render["cells"])
+        listed = {e["name"] for e in lab.call("GET", "/api/contents/notebooks")["content"]}
+        assert not {n for n in listed if n.endswith(".ipynb")}, listed
+    finally:
+        lab.close()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
 
 
 def test_a_finished_progress_bar_leaves_its_last_state_as_text_not_a_widget(tmp_path, monkeypatch):

@@ -196,10 +196,13 @@ def test_paired_notebooks_are_ignored_by_git():
 
 
 def stale_renders(folder: Path) -> list[str]:
-    """Rendered notebooks under ``folder`` whose recorded source hash is not the current one."""
+    """Rendered notebooks under ``folder`` whose recorded source hash is not the current one (Lab's
+    ignored ``.ipynb_checkpoints`` copies of opened renders are not renders)."""
     current = {f"notebooks/{s.name}": hashlib.sha256(s.read_bytes()).hexdigest() for s in SOURCES}
     bad = []
     for nb in sorted(folder.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in nb.relative_to(folder).parts:
+            continue
         meta = json.loads(nb.read_text()).get("metadata", {}).get("tcc", {})
         if current.get(meta.get("source")) != meta.get("source_sha256"):
             bad.append(str(nb.relative_to(folder)))
@@ -217,6 +220,9 @@ def test_a_stale_render_is_detected(tmp_path):
     assert stale_renders(tmp_path) == []
     nb.metadata["tcc"]["source_sha256"] = "0" * 64  # rendered from an older source
     nbformat.write(nb, tmp_path / "old.ipynb")
+    assert stale_renders(tmp_path) == ["old.ipynb"]
+    (tmp_path / "demo" / ".ipynb_checkpoints").mkdir(parents=True)  # Lab opened a render once
+    nbformat.write(nb, tmp_path / "demo" / ".ipynb_checkpoints" / "04_evaluation-checkpoint.ipynb")
     assert stale_renders(tmp_path) == ["old.ipynb"]
 
 

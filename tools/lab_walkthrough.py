@@ -4,7 +4,7 @@
     python tools/lab_walkthrough.py               # 01 02 03 04 05 06 08
     python tools/lab_walkthrough.py 01 02 --timeout-min 10
 
-Starts JupyterLab as ``make lab`` does (``jupyter lab notebooks`` from the checkout with
+Starts JupyterLab as ``make lab`` does (``jupyter lab`` from the checkout, which opens at notebooks/, with
 ``JUPYTER_CONFIG_PATH=jupyter-config``, ``TCC_DATA_DIR`` and ``MPLBACKEND`` as the Makefile sets
 them), on a free port with a random token and ``--no-browser``, and drives Chromium
 (``/usr/bin/chromium`` and ``/usr/bin/chromedriver`` unless ``--chromium``/``--chromedriver``)
@@ -14,7 +14,10 @@ Run > Run All Cells, waits until the kernel is idle and no cell is queued, saves
 screenshot, closes the tab (answering Lab's "save your work?" with Save) and reads the saved
 notebook back: every code cell must have an execution count and no output may be an error; no
 cell may show "Error displaying widget". Then it reopens the first notebook that ran and checks
-that its outputs show without "Error displaying widget" (saved widget state). Finally it shuts
+that its outputs show without "Error displaying widget" (saved widget state). Then it opens every
+notebook in ``notebooks/``, saves it (Ctrl+S) and closes it, checking that no "File Changed" dialog
+appears, and that the file browser then lists one entry per notebook (the paired ``.ipynb`` files
+that the saves wrote are left out: ``jupyter-config/jupyter_server_config.py``). Finally it shuts
 Lab down, prints ``git status --porcelain`` (which must be empty) and writes
 ``walkthrough.md`` (notebook, seconds, errors, screenshot) beside the screenshots in ``--out``
 (default ``runs/lab_walkthrough/``, git-ignored). Exit status 1 on any error or a dirty tree.
@@ -57,6 +60,7 @@ try:
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:  # reported in main(), with the fix
     webdriver = None
@@ -84,7 +88,7 @@ class Lab:
         self._wait_until_up(out / "lab.log")
 
     def _command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "jupyter", "lab", "notebooks", "--no-browser", "--ip=127.0.0.1"]
+        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1"]
         cmd += [f"--port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}"]
         return cmd + (["--allow-root"] if os.geteuid() == 0 else [])
 
@@ -111,7 +115,7 @@ class Lab:
 
     def session(self, name: str) -> dict | None:
         """The kernel session Lab opened for notebook ``name``, if any."""
-        return next((s for s in self.api("GET", "/api/sessions") if s["path"] == name), None)
+        return next((s for s in self.api("GET", "/api/sessions") if s["path"] == f"notebooks/{name}"), None)
 
     def kernel_state(self, name: str) -> str:
         """``idle``, ``busy``, ``starting``... of the notebook's kernel (``none`` without one)."""
@@ -172,7 +176,7 @@ def _click_text(driver, selector: str, text: str) -> None:
 
 
 def _open_lab(driver, lab: Lab) -> None:
-    driver.get(f"{lab.url}/lab?token={lab.token}")
+    driver.get(f"{lab.url}/?token={lab.token}")  # as make lab's browser: the start page, notebooks/
     _wait(driver, 120, lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-DirListing-item"), "the file browser")
 
 
@@ -262,7 +266,7 @@ def _click_text_soon(driver, selector: str, text: str, seconds: float) -> None:
 
 def _saved_errors(lab: Lab, name: str) -> list[str]:
     """Error outputs and unexecuted code cells in the notebook as saved (the .py with its paired outputs)."""
-    cells = lab.api("GET", f"/api/contents/{name}?type=notebook&content=1")["content"]["cells"]
+    cells = lab.api("GET", f"/api/contents/notebooks/{name}?type=notebook&content=1")["content"]["cells"]
     errors = []
     for index, cell in enumerate(cells, start=1):
         if cell["cell_type"] != "code":
@@ -322,6 +326,33 @@ def reopen_check(driver, lab: Lab, name: str, out: Path) -> Outcome:
         outcome.screenshot = _failure_screenshot(driver, out / f"{Path(name).stem}_reopened_failed.png")
     outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def open_and_save_every_notebook(driver, lab: Lab) -> Outcome:
+    """Open each notebook in notebooks/, save it with Ctrl+S and close it: no "File Changed" dialog
+    may appear; then the file browser must list one entry per notebook (no paired ``.ipynb``)."""
+    sources = sorted(p.name for p in (ROOT / "notebooks").glob("*.py"))
+    outcome, start = Outcome("every notebook opened, saved and closed; the file browser"), time.monotonic()
+    try:
+        for name in sources:
+            _open_by_double_click(driver, name)
+            ActionChains(driver).key_down(Keys.CONTROL).send_keys("s").key_up(Keys.CONTROL).perform()
+            time.sleep(3)  # the save's round trip; a conflict would show its dialog by then
+            outcome.errors += [f"{name}: {text}" for text in _dialogs(driver) if "File Changed" in text]
+            _close_tab(driver, lab, name)
+        time.sleep(12)  # the file browser polls its folder every 10 s
+        listed = [e.text.strip() for e in driver.find_elements(By.CSS_SELECTOR, ".jp-DirListing-itemText")]
+        if sorted(listed) != sources:
+            outcome.errors.append(f"the file browser lists {listed}, not one entry per notebook {sources}")
+    except Exception as error:  # any failure is the check's outcome
+        outcome.errors.append(f"{type(error).__name__}: {error}")
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def _dialogs(driver) -> list[str]:
+    """The text of every dialog Lab shows now."""
+    return [d.text for d in driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog") if d.is_displayed()]
 
 
 def notebook_names(prefixes: list[str]) -> list[str]:
@@ -398,6 +429,8 @@ def main(argv=None) -> int:
             if ran:
                 outcomes.append(reopen_check(driver, lab, ran, args.out))
                 print(f"{outcomes[-1].name}: errors: {outcomes[-1].errors or 'none'}", flush=True)
+            outcomes.append(open_and_save_every_notebook(driver, lab))
+            print(f"{outcomes[-1].name}: errors: {outcomes[-1].errors or 'none'}", flush=True)
         finally:
             driver.quit()
     finally:
