@@ -18,8 +18,6 @@ Its members' content key holds this file's code (a hash of the rule's source), s
 retrains them, and only them.
 """
 
-from __future__ import annotations
-
 import torch
 
 from tcclib.method import registry, rules

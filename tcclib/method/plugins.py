@@ -185,6 +185,18 @@ def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
     return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ")
 
 
+def unload(spec) -> None:
+    """Forget a loaded plugin (a file's path or a module's name) and remove every entry it
+    registered (a notebook or a test trying variants); the built-ins cannot be unloaded."""
+    identity = str(Path(spec).expanduser().resolve()) if is_file_spec(str(spec)) else str(spec)
+    plugin = _LOADED.get(identity)
+    if plugin is None or plugin.module == BUILTINS:
+        raise PluginError(f"unload: {spec} is not a loaded plugin; loaded: {', '.join(p.name for p in loaded()) or 'none'}")
+    registry.remove_origin(plugin.module)
+    del _LOADED[identity]
+    sys.modules.pop(plugin.module, None)
+
+
 # --------------------------------------------------------------------------- what this process loaded
 
 

@@ -637,6 +637,16 @@ def unregister(name: str) -> None:
     del _ENTRIES[name]
 
 
+def remove_origin(origin: str) -> None:
+    """Remove every entry and rule the plugin ``origin`` registered (:func:`tcclib.method.plugins.unload`)."""
+    for name in [n for n, e in _ENTRIES.items() if e.origin == origin]:
+        del _ENTRIES[name]
+    for name in [n for n, o in _RULE_ORIGIN.items() if o == origin]:
+        _HOW_RULES.pop(name, None)
+        _WHERE_RULES.pop(name, None)
+        del _RULE_ORIGIN[name]
+
+
 # --------------------------------------------------------------------------- queries
 
 

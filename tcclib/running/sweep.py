@@ -501,7 +501,8 @@ def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, 
     return done, failed
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m tcclib`` (the sweep's options, and the screen's ``--methods``)."""
     ap = argparse.ArgumentParser(
         prog="python -m tcclib", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -513,6 +514,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH_OR_MODULE",
         help="load a plugin (a .py file or a module name that registers rules, methods or baselines) "
         "before the parameter file is checked; repeat for several (also: the file's 'plugins' key, $TCC_PLUGINS)",
+    )
+    ap.add_argument(
+        "--methods",
+        nargs="*",
+        default=None,
+        help="with a screen (params/screen.yaml): the new methods to train (default: those the plugins register)",
     )
     ap.add_argument(
         "--outputs",
@@ -614,7 +621,7 @@ def _options(a) -> SweepOptions:
 
 
 def main(argv=None) -> int:
-    a = _parser().parse_args(argv)
+    a = parser().parse_args(argv)
     try:
         ps = param_files.load(a.params, a.data_dir, a.plugin)
         if a.force and a.force != ["all"]:

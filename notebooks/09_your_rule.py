@@ -1,0 +1,188 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version,-jupytext.text_representation.format_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · Your rule: from a new corruption rule to a verdict over the paper's 30 datasets
+#
+# Write a corruption rule in the cell below (it is written to a plugin file, so that every
+# process that trains it, the sweep's kernels and Dask workers too, loads the same code), run the
+# notebook, and read the verdict: your method ranked among `class`, `random`, `no_pretrain`,
+# `logreg`, `self_training` and `xgboost` over the paper's 30 datasets at 100 pretraining epochs x
+# the paper's 8 seeds. Only your method trains: the others' results are the committed store
+# `outputs/head_variants/100ep/frozen`, and your method trains with each dataset's stored settings
+# (same seeds, splits and settings). Its results are stored under `out_dir`: run the notebook again
+# with the rule unchanged and nothing trains; edit the rule and only its members train again (the
+# rule's code is part of their content key).
+#
+# ```
+# papermill notebooks/09_your_rule.ipynb runs/09_mine.ipynb -p plugin path/to/rule.py
+# python -m tcclib params/screen.yaml --plugin path/to/rule.py      # the same screen, from a shell
+# ```
+#
+# A rule is a `tcclib.method.rules.HowRule` (which row gives each replaced value: `donors`) or
+# `WhereRule` (which features are replaced: `mask`) and one `registry.register_method` call
+# ([Adding a method](../docs/methods.md#adding-a-method) says what a rule may read and must return;
+# a wrong dtype, shape or row range stops at the first draw with a message naming the rule).
+# The example is the `nearby` rule of `examples/nearby_rule.py`: each replaced value comes from a
+# row whose value of that feature ranks close to the anchor's own. Its screen from a fresh clone
+# took the time given in the README (next to the two commands).
+
+# %%
+# Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("tcclib") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                           "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
+import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
+
+# %matplotlib inline
+
+# %% tags=["parameters"]
+# Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
+plugin: str = ""  # a plugin file (.py) or module to screen instead of the rule written below (empty: that rule)
+methods: list = []  # the new methods to train (empty: every method the plugin registers)
+datasets: list = []  # only these datasets (empty: all of the reference, the paper's 30)
+reference: str = "outputs/head_variants/100ep/frozen"  # the stored built-ins (relative to the repository root)
+out_dir: str = "runs/screen"  # where the new method's results and the verdict go (relative to the repository root)
+progress: bool = True  # progress bars
+
+# %%
+from tcclib.running import nbparams
+from tcclib.util import paths
+
+nbparams.check_injected(globals(), ["plugin", "methods", "datasets", "reference", "out_dir", "progress"])
+methods, datasets = nbparams.as_list(methods), nbparams.as_list(datasets)
+out = paths.resolve(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+rule_file = out / "my_rule.py"
+
+# %% [markdown]
+# ## Your rule
+#
+# This cell writes the rule to `<out_dir>/my_rule.py` (edit it and run the notebook again). With
+# the `plugin` parameter set, that plugin is screened instead.
+
+# %%
+# %%writefile {rule_file}
+"""A corruption rule in one file: each replaced value is a nearby value of the same column.
+
+SCARF replaces a corrupted value by the value of a random row of the whole column, so a view may
+jump from the smallest value of a feature to the largest.  This rule keeps the jump small: the
+donor of feature j is a random row among the ``width`` share of rows whose value of j ranks
+closest to the anchor's own (by rank in the column, so it works the same on any scale and on
+category codes).  No labels, no importance matrices: a view stays close to its anchor feature
+by feature.
+
+Load it the documented way (any process: the sweep's kernels and Dask workers too)::
+
+    python -m tcclib params/screen.yaml --plugin examples/nearby_rule.py   # the 30-dataset verdict
+    python -m tcclib params/demo.yaml --plugin examples/nearby_rule.py     # (with methods: [..., nearby])
+    tcclib.load_plugins("examples/nearby_rule.py")                         # Python, a notebook cell
+
+and the method ``nearby`` is valid in ``Config.methods`` and ``TCCClassifier(method="nearby")``.
+Its members' content key holds this file's code (a hash of the rule's source), so an edit
+retrains them, and only them.
+"""
+
+import torch
+
+from tcclib.method import registry, rules
+
+
+class NearbyValue(rules.HowRule):
+    """Donors drawn uniformly among the rows whose value of the feature ranks within
+    ``width / 2`` of the anchor's (a share of the rows, at least one row on each side)."""
+
+    needs = rules.NOTHING
+
+    def __init__(self, width: float = 0.1, name: str = "nearby"):
+        if not 0 < width <= 1:
+            raise ValueError(f"width: the share of rows to draw from must be in (0, 1], got {width!r}")
+        self.width, self.name = width, name
+
+    def key_params(self) -> dict:
+        return {"width": self.width}
+
+    def prepare(self, members: rules.Members):
+        """Each member's rows sorted by each feature (``order``) and each row's place in that order (``rank``)."""
+        order = members.raw.argsort(dim=1, stable=True)  # [k, N, M]: row at each sorted place
+        rank = order.argsort(dim=1)  # [k, N, M]: each row's place
+        return order, rank
+
+    def donors(self, members: rules.Members, state, u: torch.Tensor) -> torch.Tensor:
+        order, rank = state
+        n_rows = order.shape[1]
+        half = max(1, round(self.width * n_rows / 2))
+        offset = (u * (2 * half + 1)).long().clamp_max(2 * half) - half  # -half .. +half
+        place = (rank + offset).clamp(0, n_rows - 1)
+        return order.gather(1, place)
+
+
+registry.register_method("nearby", NearbyValue(width=0.1), "uniform", label="nearby value (10 % of ranks)")
+
+# %% [markdown]
+# ## The screen
+#
+# The plugin is loaded here (an edited file is run again and replaces what it registered), then
+# every dataset of the reference trains the new method(s), smallest first, each saved as soon as
+# it is done (an interrupted run resumes). A line per dataset says what trained and what was reused.
+
+# %%
+from tcclib.method import plugins
+from tcclib.running import screen
+
+loaded = plugins.load(plugin or str(rule_file), "notebook 09", base=paths.project_root())
+methods = methods or screen.new_methods([loaded.module])
+job = screen.Screen(methods=tuple(methods), reference=paths.resolve(reference), datasets=tuple(datasets) or None,
+                    out=out, progress=progress)
+results = screen.run(job)
+
+# %% [markdown]
+# ## The verdict
+#
+# Average ranks over the datasets' means (1 = best), then a paired Wilcoxon test over the
+# datasets' means against each compared method, Friedman + Nemenyi with the critical-difference
+# diagram, and per dataset the wins and losses by Welch's t-test over the seeds.
+
+# %%
+from IPython.display import Markdown
+
+from tcclib.paper import verdict
+
+compared = list(job.compared)
+page = verdict.write(results, list(job.methods), compared, out)
+Markdown("\n\n".join(verdict.sentences(results, list(job.methods), compared)))
+
+# %%
+verdict.summary(results, list(job.methods), compared).round(3)
+
+# %%
+fig = verdict.rank_figure(results, list(job.methods), compared)
+
+# %%
+for metric in verdict.METRICS:
+    fig, rank_test = verdict.cd_figure(results, list(job.methods), compared, metric)
+    display(verdict.paired(results, list(job.methods), compared, metric).assign(metric=metric))  # noqa: F821
+
+# %%
+for method in job.methods:
+    display(verdict.wins(results, method, compared))  # noqa: F821
+    fig = verdict.difference_figure(results, method, "class")
+
+# %% [markdown]
+# The same page, with the figures as files, is `<out_dir>/verdict.md`; the combined results
+# (new and compared, every dataset and seed) are `<out_dir>/results.csv`.

@@ -1,0 +1,223 @@
+"""The screen's verdict: is a new method better than ``class``, ``random``, no pretraining and the
+baselines over the datasets?  Reads results only (:mod:`tcclib.running.screen` trains them).
+
+For the new method(s) among the compared ones, on accuracy and AUROC: average ranks over the
+datasets' means (:func:`summary`), a paired Wilcoxon test over the datasets' means against each
+compared method (:func:`paired`), Friedman + Nemenyi with a critical-difference diagram
+(:func:`tcclib.paper.stats.rank_test`, :func:`~tcclib.paper.stats.plot_cd`), per-dataset wins by
+Welch's t-test over the seeds (:func:`wins`), and the answer in plain sentences
+(:func:`sentences`).  :func:`write` puts it all on one page, ``verdict.md``, with its figures.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from tcclib.method import registry
+from tcclib.paper import plots, stats, tables
+
+ALPHA = 0.05
+METRICS = ("accuracy", "auroc")
+
+
+def methods_of(new, compared) -> list[str]:
+    """The ranked methods: the new ones first, then the compared ones."""
+    return list(dict.fromkeys([*new, *compared]))
+
+
+def summary(results: pd.DataFrame, new, compared) -> pd.DataFrame:
+    """Per method: mean over the datasets and average rank (1 = best) on accuracy and AUROC,
+    best accuracy rank first."""
+    columns = {}
+    for metric in METRICS:
+        wide = stats.dataset_means(results, metric, methods_of(new, compared))
+        columns[f"{metric} rank"] = wide.rank(axis=1, ascending=False, method="average").mean()
+        columns[f"mean {metric}"] = wide.mean()
+    return pd.DataFrame(columns).sort_values("accuracy rank")
+
+
+def paired(results: pd.DataFrame, new, compared, metric: str) -> pd.DataFrame:
+    """Each new method against each compared one: paired Wilcoxon over the datasets' means
+    (``better`` / ``worse``: datasets above / below; ``median_diff`` in points of accuracy or in AUROC)."""
+    wide = stats.dataset_means(results, metric, methods_of(new, compared))
+    rows = []
+    for n in new:
+        for c in compared:
+            if c not in wide.columns or n not in wide.columns:
+                continue
+            w = stats.wilcoxon(wide[n], wide[c])
+            rows.append(
+                dict(
+                    method=n,
+                    against=c,
+                    datasets=w["n"],
+                    better=w["better"],
+                    worse=w["worse"],
+                    median_diff=round(w["median_diff"], 2 if metric == "accuracy" else 4),
+                    p=float(f"{w['p']:.2g}") if np.isfinite(w["p"]) else np.nan,
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def wins(results: pd.DataFrame, method: str, compared, metric: str = "accuracy") -> pd.DataFrame:
+    """Per dataset: ``win`` / ``loss`` where ``method``'s seeds differ from the compared one's by
+    Welch's t-test at :data:`ALPHA` (``=`` otherwise), and the mean difference; a last row counts
+    the wins, ties and losses."""
+    rows = {}
+    for dataset, part in results.groupby("dataset"):
+        mine = part.loc[part["method"] == method, metric].dropna().to_numpy()
+        row = {}
+        for c in compared:
+            theirs = part.loc[part["method"] == c, metric].dropna().to_numpy()
+            row[c] = _welch(mine, theirs)
+        rows[dataset] = row
+    table = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=list(compared))
+    counts = {c: "{} / {} / {}".format(*(int((table[c] == k).sum()) for k in ("win", "=", "loss"))) for c in table}
+    return pd.concat([table, pd.DataFrame(counts, index=["wins / ties / losses"])])
+
+
+def _welch(a: np.ndarray, b: np.ndarray) -> str:
+    if len(a) < 2 or len(b) < 2:
+        return ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # equal seeds give a NaN statistic: a tie
+        p = scipy_stats.ttest_ind(a, b, equal_var=False).pvalue
+    if not np.isfinite(p) or p >= ALPHA:
+        return "="
+    return "win" if a.mean() > b.mean() else "loss"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def sentences(results: pd.DataFrame, new, compared) -> list[str]:
+    """The answer in plain words, one sentence per new method."""
+    table = summary(results, new, compared)
+    n_datasets = results["dataset"].nunique()
+    out = []
+    for n in new:
+        if n not in table.index:
+            out.append(f"{n}: no results to compare.")
+            continue
+        places = []
+        for metric in METRICS:
+            ranks = table[f"{metric} rank"].sort_values()
+            place = list(ranks.index).index(n) + 1
+            places.append(f"{_ordinal(place)} of {len(ranks)} on {metric} (average rank {ranks[n]:.2f})")
+        parts = []
+        for metric in METRICS:
+            pt = paired(results, [n], compared, metric)
+            ahead = [r.against for r in pt.itertuples() if r.p < ALPHA and r.better > r.worse]
+            behind = [r.against for r in pt.itertuples() if r.p < ALPHA and r.better < r.worse]
+            level = [r.against for r in pt.itertuples() if not (r.p < ALPHA)]
+            bits = []
+            if ahead:
+                bits.append(f"significantly ahead of {', '.join(ahead)}")
+            if behind:
+                bits.append(f"significantly behind {', '.join(behind)}")
+            if level:
+                bits.append(f"not distinguishable from {', '.join(level)}")
+            parts.append(f"on {metric} it is " + "; ".join(bits))
+        out.append(
+            f"{n} ranks {' and '.join(places)} over {n_datasets} datasets; in paired Wilcoxon tests over "
+            f"the datasets' means (p < {ALPHA}), " + "; ".join(parts) + "."
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def rank_figure(results: pd.DataFrame, new, compared):
+    """Average ranks on accuracy and AUROC (shorter is better), the new methods in their colour."""
+    table = summary(results, new, compared)
+    colours = registry.colors()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.35 * len(table) + 1.3), sharey=True)
+    for ax, metric in zip(axes, METRICS):
+        ranks = table[f"{metric} rank"]
+        ax.barh(ranks.index, ranks.values, color=[colours.get(m, "0.6") if m in new else "0.7" for m in ranks.index])
+        ax.set(title=f"{metric}: average rank over {results['dataset'].nunique()} datasets", xlabel="rank (1 = best)")
+    axes[0].invert_yaxis()
+    fig.tight_layout()
+    return fig
+
+
+def cd_figure(results: pd.DataFrame, new, compared, metric: str):
+    """The critical-difference diagram (Friedman + Nemenyi) of the new and compared methods."""
+    rt = stats.rank_test(results, metric, methods_of(new, compared))
+    ax = stats.plot_cd(rt)
+    return ax.figure, rt
+
+
+def difference_figure(results: pd.DataFrame, method: str, against: str, metric: str = "accuracy"):
+    """Per dataset: ``method``'s mean minus ``against``'s (points of accuracy, or AUROC), sorted."""
+    wide = stats.dataset_means(results, metric, [method, against])
+    diff = (wide[method] - wide[against]).sort_values()
+    fig, ax = plt.subplots(figsize=(7, 0.22 * len(diff) + 1.2))
+    ax.barh(diff.index, diff.values, color=["tab:green" if v > 0 else "tab:red" for v in diff.values])
+    ax.axvline(0, color="black", lw=0.8)
+    unit = "points" if metric == "accuracy" else "AUROC"
+    ax.set(title=f"{method} minus {against}, {metric} ({unit}), per dataset", xlabel=unit)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
+    """The verdict page ``out/verdict.md`` with its figures under ``out/figures/``; returns its path."""
+    out = Path(out)
+    figures = out / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"# Verdict: {', '.join(new)} against {', '.join(compared)}",
+        "",
+        f"{results['dataset'].nunique()} datasets x {results['seed'].nunique()} seeds; the compared methods' "
+        f"results are the stored ones, the new method(s) trained with each dataset's stored settings "
+        f"(`tcclib.running.screen`).",
+        "",
+        *sentences(results, new, compared),
+        "",
+        "## Average ranks",
+        "",
+        tables.to_markdown(summary(results, new, compared).round(3)),
+        "",
+    ]
+    plots.savefig(rank_figure(results, new, compared), figures / "ranks")
+    lines += ["![average ranks](figures/ranks.png)", ""]
+    for metric in METRICS:
+        fig, rt = cd_figure(results, new, compared, metric)
+        plots.savefig(fig, figures / f"cd_{metric}")
+        pairs = ", ".join(f"{a} > {b}" for a, b, _ in rt.get("pairs", [])) or "none"
+        lines += [
+            f"## {metric}",
+            "",
+            f"Friedman over {rt['n']} datasets x {rt['k']} methods: chi2 {rt['chi2']:.1f}, p {rt['p']:.2g}; "
+            f"Nemenyi critical difference {rt.get('cd', float('nan')):.2f} ranks; significant pairs: {pairs}.",
+            "",
+            f"![critical difference, {metric}](figures/cd_{metric}.png)",
+            "",
+            "Paired Wilcoxon over the datasets' means:",
+            "",
+            tables.to_markdown(paired(results, new, compared, metric), index=False),
+            "",
+        ]
+    for n in new:
+        lines += [f"## Per dataset: {n} (Welch's t-test over the seeds, accuracy)", ""]
+        lines += [tables.to_markdown(wins(results, n, compared)), ""]
+        if "class" in compared:
+            plots.savefig(difference_figure(results, n, "class"), figures / f"{n}_minus_class")
+            lines += [f"![{n} minus class](figures/{n}_minus_class.png)", ""]
+    page = out / "verdict.md"
+    page.write_text("\n".join(lines), encoding="utf-8")
+    plt.close("all")
+    return page

@@ -1,0 +1,173 @@
+"""The screen: from a new rule to a verdict over the paper's 30 datasets, training only the new rule.
+
+    python -m tcclib params/screen.yaml --plugin examples/nearby_rule.py     # or: make screen PLUGIN=...
+
+The built-ins' results at the screen's settings are stored already (``outputs/head_variants/100ep/frozen``:
+the paper's 30 datasets, 8 seeds, 100 pretraining epochs, ``no_pretrain``, ``random``, ``class``
+and the baselines).  For each of those datasets the screen takes the stored run's settings (its
+``config.json``: the same seeds, splits and every setting), trains the new method(s) with them
+into ``runs/screen/<dataset>/`` and reuses what is stored there (so a second run with the rule
+unchanged trains nothing, and an edited rule retrains only its own members: its code is in its
+content key).  The reference store is only read.  :func:`run` returns the new and the compared
+results together (also written as ``runs/screen/results.csv``); :mod:`tcclib.paper.verdict`
+(which only reads results) ranks the new method(s) among the compared ones and writes the
+verdict page, ``runs/screen/verdict.md`` with its figures (``python -m tcclib`` and notebook
+``09_your_rule`` call both).
+
+Datasets run smallest first (by the reference's recorded time), each saved as soon as it is done:
+an interrupted screen resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from tcclib.artifacts import store
+from tcclib.method import plugins, registry
+from tcclib.method.config import Config
+from tcclib.running.train import run_dataset
+from tcclib.util import paths
+from tcclib.util.errors import ConfigError
+
+REFERENCE = Path("outputs") / "head_variants" / "100ep" / "frozen"
+"""The stored built-ins the screen compares with (under the project root)."""
+COMPARED = ("class", "random", "no_pretrain", "logreg", "self_training", "xgboost")
+"""What the new method is ranked among (those the reference store holds)."""
+OUT = Path("runs") / "screen"
+
+
+class ScreenError(ConfigError):
+    """A screen that cannot start: no new method, an unknown one, no reference store."""
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What a screen runs: the new ``methods``, the ``reference`` store, what they are ``compared``
+    with, the ``datasets`` (default: every finished one of the reference, smallest first) and
+    where it writes (``out``)."""
+
+    methods: tuple[str, ...]
+    reference: Path = REFERENCE
+    compared: tuple[str, ...] = COMPARED
+    datasets: tuple[str, ...] | None = None
+    out: Path = OUT
+    progress: bool = True
+    data_dir: str | None = None
+    extra: dict = field(default_factory=dict)  # Config fields set for the new methods (e.g. device)
+
+
+def new_methods(loaded) -> list[str]:
+    """The methods the plugins ``loaded`` (their module names) registered, in order."""
+    modules = set(loaded)
+    return [e.name for e in registry.entries() if not e.is_baseline and e.origin in modules]
+
+
+def plan(screen: Screen) -> list[tuple[str, Config]]:
+    """``(dataset, settings)`` for every dataset the screen trains, before any work: each
+    dataset's settings are its stored run's, with the new methods and no baselines."""
+    reference = paths.resolve(screen.reference)
+    if not reference.is_dir():
+        raise ScreenError(
+            f"screen: no reference store at {reference}; it holds the built-ins' stored results "
+            f"(tools/head_variants.py --datasets all --epochs 100 --out outputs/head_variants makes it)"
+        )
+    if not screen.methods:
+        raise ScreenError(
+            "screen: no new method to train; load a plugin that registers one (--plugin path/to/rule.py) "
+            "or name methods with --methods"
+        )
+    for m in screen.methods:
+        registry.get(m)  # an unknown name: the registry's message, with where it looked
+        if registry.get(m).is_baseline:
+            raise ScreenError(f"screen: {m!r} is a baseline, not a pretraining method; the screen trains methods")
+    finished = {
+        d.name: d for d in reference.iterdir() if (d / "_DONE.json").is_file() and (d / "config.json").is_file()
+    }
+    names = list(screen.datasets) if screen.datasets else sorted(finished, key=lambda n: _seconds(finished[n]))
+    missing = [n for n in names if n not in finished]
+    if missing:
+        raise ScreenError(
+            f"screen: {', '.join(missing)} not finished in {reference}; it has {', '.join(sorted(finished))}"
+        )
+    out = []
+    for name in names:
+        recorded = json.loads((finished[name] / "config.json").read_text())
+        recorded.pop(store.PLUGIN_CODE, None)
+        cfg = Config.from_dict(
+            {
+                **recorded,
+                **screen.extra,
+                "methods": list(screen.methods),
+                "baselines": [],
+                "keep_embeddings": False,
+                "progress": screen.progress,
+            }
+        )
+        out.append((name, cfg))
+    return out
+
+
+def _seconds(folder: Path) -> float:
+    timings = folder / "timings.json"
+    return float(json.loads(timings.read_text()).get("total_s", 0.0)) if timings.is_file() else float("inf")
+
+
+def run(screen: Screen, say=print) -> pd.DataFrame:
+    """Train the new methods on every dataset (reusing what ``screen.out`` stores); returns the
+    combined results (new and compared, every dataset and seed)."""
+    todo = plan(screen)
+    out = paths.resolve(screen.out)
+    out.mkdir(parents=True, exist_ok=True)
+    reference = paths.resolve(screen.reference)
+    t0 = time.perf_counter()
+    trained = 0
+    for i, (name, cfg) in enumerate(todo, 1):
+        t = time.perf_counter()
+        result = run_dataset(
+            name, cfg, data_dir=screen.data_dir, cache_dir=out / ".cache", store_dir=out / name, reuse=True
+        )
+        store.save_run(result, out / name)  # saved at once: an interrupted screen resumes here
+        n = int(result.timings.get("trained_members", 0))
+        trained += n
+        say(
+            f"[{i}/{len(todo)}] {name}: trained {n}, reused {int(result.timings.get('reused_members', 0))} "
+            f"members in {time.perf_counter() - t:.0f} s"
+        )
+    results = combined(screen, out, reference, [name for name, _ in todo])
+    say(f"screen: {len(todo)} datasets, {trained} members trained, in {time.perf_counter() - t0:.0f} s")
+    return results
+
+
+def combined(screen: Screen, out: Path, reference: Path, datasets: list[str]) -> pd.DataFrame:
+    """The new methods' stored results and the reference's compared ones, for ``datasets``."""
+    parts = []
+    for name in datasets:
+        ours = pd.read_csv(out / name / "results.csv")
+        theirs = pd.read_csv(reference / name / "results.csv")
+        parts.append(ours[ours["method"].isin(screen.methods)])
+        parts.append(theirs[theirs["method"].isin(screen.compared)])
+    results = pd.concat(parts, ignore_index=True)
+    store.write_csv(results, out / "results.csv")
+    return results
+
+
+def from_params(ps, methods=None, progress: bool = True) -> Screen:
+    """The :class:`Screen` of a parameter set with a ``screen:`` section (``params/screen.yaml``);
+    the new methods: ``methods``, else the section's, else those its plugins registered."""
+    section = ps.screen or {}
+    modules = [plugins.load(p).module for p in ps.plugins]
+    chosen = methods or section.get("methods") or new_methods(modules)
+    return Screen(
+        methods=tuple(chosen),
+        reference=Path(section.get("reference", REFERENCE)),
+        compared=tuple(section.get("compare", COMPARED)),
+        datasets=tuple(ps.datasets),
+        out=Path(section.get("out", OUT / ps.name if ps.name != "screen" else OUT)),
+        progress=progress,
+        data_dir=ps.data_dir,
+    )

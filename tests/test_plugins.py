@@ -1,0 +1,465 @@
+"""Plugins reach every process, keys never go stale, and a broken rule is named (issue 40).
+
+A rule written outside the repository as one file (a rule none of the docs show: each donor is the
+row ``step`` places further in the column's order) is loaded the documented ways and trains in
+``run_dataset``, ``TCCClassifier``, the sweep's notebook kernels, a Dask LocalCluster and notebook
+09 under papermill, with no file of the package edited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import tcclib
+from tcclib.artifacts import keys, store
+from tcclib.method import plugins, registry, rules
+from tcclib.method.config import Config, ConfigError
+from tcclib.method.inputs import prepare_config
+from tcclib.running.train import run_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SHIFT_RULE = '''
+"""A rule no doc shows: the donor of each value is the row STEP places further in the table."""
+import torch
+
+from tcclib.method import registry, rules
+
+STEP = {step}
+
+
+def shifted(n_rows, shape, device):
+    return (torch.arange(n_rows, device=device).view(1, n_rows, 1) + STEP) % n_rows
+
+
+class Shift(rules.HowRule):
+    needs = rules.NOTHING
+
+    def __init__(self, name="shift"):
+        self.name = name
+
+    def donors(self, members, state, u):
+        k, n_rows, n_features = members.shape
+        return shifted(n_rows, u.shape, u.device).expand(k, n_rows, n_features).contiguous()
+
+
+registry.register_method("shift", Shift(), "uniform", label="shifted rows")
+'''
+
+
+def write_rule(folder: Path, step: int = 1, name: str = "shift_rule.py") -> Path:
+    path = folder / name
+    path.write_text(SHIFT_RULE.format(step=step))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def no_plugins_left():
+    """Each test starts and ends with the built-ins alone (what a test loads is unloaded)."""
+    yield
+    for plugin in plugins.loaded():
+        plugins.unload(plugin.path or plugin.module)
+
+
+@pytest.fixture
+def rule_file(tmp_path):
+    return write_rule(tmp_path)
+
+
+TINY = dict(seeds=(0, 1), epochs=2, head_epochs=2, progress=False)
+
+
+def test_the_builtins_load_through_the_plugin_path():
+    builtins = [p for p in plugins.loaded(include_builtins=True) if p.module == plugins.BUILTINS]
+    assert builtins and builtins[0].origin == "built-in"
+    assert registry.get("class").origin == plugins.BUILTINS
+    assert registry.METHODS["class"].code() == {}  # the built-ins' keys hold no code
+
+
+def test_a_plugin_file_trains_in_run_dataset_and_the_estimator(rule_file, bc):
+    plugins.load(str(rule_file))
+    run = run_dataset(bc, Config(methods=("random", "shift"), **TINY))
+    assert set(run.results["method"]) == {"random", "shift"}
+    X, y = bc.X.iloc[:120], bc.y.iloc[:120].to_numpy().copy()
+    y[40:] = -1
+    clf = tcclib.TCCClassifier(method="shift", epochs=2, head_epochs=2, random_state=0, verbose=False).fit(X, y)
+    assert clf.predict(X).shape == (120,)
+
+
+def test_an_unknown_method_names_the_plugins_and_how_to_add_one(rule_file):
+    plugins.load(str(rule_file))
+    with pytest.raises(ConfigError) as e:
+        Config(methods=("shfit",))
+    text = str(e.value)
+    assert "did you mean shift" in text and "shift_rule.py" in text and "--plugin" in text and "\n" not in text
+
+
+def test_a_plugin_that_fails_to_import_is_one_line_with_its_file_and_line(tmp_path):
+    bad = tmp_path / "broken_rule.py"
+    bad.write_text("import torch\n\nx = 1\ny = undefined_name + x\n")
+    with pytest.raises(plugins.PluginError) as e:
+        plugins.load(str(bad))
+    assert str(e.value) == f"plugin {bad}, line 4: NameError: name 'undefined_name' is not defined"
+    bad.write_text("def f(:\n    pass\n")
+    with pytest.raises(plugins.PluginError, match=r"broken_rule.py, line 1: SyntaxError"):
+        plugins.load(str(bad))
+    with pytest.raises(plugins.PluginError, match="no such file"):
+        plugins.load(str(tmp_path / "missing.py"))
+    with pytest.raises(plugins.PluginError, match="no module of that name"):
+        plugins.load("no_such_plugin_module_here")
+
+
+def test_editing_a_plugin_retrains_exactly_its_members(tmp_path, bc):
+    path = write_rule(tmp_path, step=1)
+    plugins.load(str(path))
+    cfg = Config(methods=("random", "shift"), **TINY)
+    first = run_dataset(bc, cfg)
+    store.save_run(first, tmp_path / "store")
+    again = run_dataset(bc, cfg, store_dir=tmp_path / "store")
+    assert again.timings["trained_members"] == 0  # no edit: all reused
+    assert store.same_settings(tmp_path / "store" / "config.json", cfg)[0]
+    path.write_text(SHIFT_RULE.format(step=3))  # an edit of a constant the rule reads
+    plugins.load(str(path))  # the edited file runs again and redefines its method
+    same, why = store.same_settings(tmp_path / "store" / "config.json", cfg)
+    assert not same and why == "code of shift changed"  # the sweep reports the dataset stale
+    edited = run_dataset(bc, cfg, store_dir=tmp_path / "store")
+    assert edited.timings["trained_members"] == 2 and edited.timings["reused_members"] == 2
+
+    def rows(run, method):
+        return run.results[run.results.method == method].drop(columns="fit_s", errors="ignore").reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(rows(first, "random"), rows(edited, "random"))  # reused as stored
+    losses = [run.history[run.history.method == "shift"]["loss"].to_numpy() for run in (first, edited)]
+    assert not np.array_equal(*losses)  # the edited rule really trained again
+
+
+def test_code_identity_follows_the_source_and_a_version_pins_it(tmp_path):
+    a = write_rule(tmp_path, step=1, name="a_rule.py")
+    plugins.load(str(a))
+    first = registry.METHODS["shift"].code()
+    a.write_text(SHIFT_RULE.format(step=1) + "\n# a comment outside the rule's code\n")
+    plugins.load(str(a))
+    assert registry.METHODS["shift"].code() == first  # nothing the rule reads changed
+    a.write_text(SHIFT_RULE.format(step=1).replace("% n_rows\n", "% max(n_rows, 1)\n"))
+    plugins.load(str(a))
+    assert registry.METHODS["shift"].code() != first  # a helper the rule calls changed
+    a.write_text(
+        SHIFT_RULE.format(step=2).replace("    needs = rules.NOTHING", '    needs = rules.NOTHING\n    version = "7"')
+    )
+    plugins.load(str(a))
+    assert registry.METHODS["shift"].code() == {"shift": "version:7"}
+
+
+def test_a_baseline_factorys_code_enters_its_key(tmp_path, bc):
+    path = tmp_path / "forest_plugin.py"
+    text = textwrap.dedent(
+        """
+        from sklearn.ensemble import RandomForestClassifier
+        from tcclib.method import registry
+
+        def forest(seed, cfg):
+            return RandomForestClassifier(n_estimators={n}, random_state=seed)
+
+        registry.register_baseline("forest_p", forest)
+        """
+    )
+    path.write_text(text.format(n=5))
+    plugins.load(str(path))
+    prep = prepare_config(bc, Config(seeds=(0,), progress=False))
+    before = keys.baseline_key(prep.splits[0], "forest_p", Config(), prep.classes)
+    logreg = keys.baseline_key(prep.splits[0], "logreg", Config(), prep.classes)
+    path.write_text(text.format(n=7))
+    plugins.load(str(path))
+    assert keys.baseline_key(prep.splits[0], "forest_p", Config(), prep.classes) != before
+    assert keys.baseline_key(prep.splits[0], "logreg", Config(), prep.classes) == logreg
+
+
+# --------------------------------------------------------------------------- the rule's contract
+
+
+class _Donors(rules.HowRule):
+    needs = rules.NOTHING
+
+    def __init__(self, name, make):
+        self.name, self.make = name, make
+
+    def donors(self, members, state, u):
+        return self.make(members, u)
+
+
+class _Mask(rules.WhereRule):
+    def __init__(self, name, make):
+        self.name, self.make = name, make
+
+    def mask(self, members, state):
+        return self.make(members)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda m, u: u * 3,
+            r"how rule 'bad_how' \(test_plugins.py\): donors\(\) must return int64 row positions "
+            r".* got dtype torch.float32 \(use .long\(\)\)",
+        ),
+        (lambda m, u: u[:, :5].long(), r"donors\(\) must return int64 .* got shape \[2, 5, "),
+        (
+            lambda m, u: (u * 1000).long() + m.shape[1],
+            r"donors\(\) must return int64 .* in 0\.\.\d+ \(each member's own training rows\); "
+            r"got values from \d+ to \d+",
+        ),
+        (lambda m, u: torch.zeros(3, dtype=torch.long), r"donors\(\) must return int64 .* got shape \[3\]"),
+        (
+            lambda m, u: 1 / 0,
+            r"how rule 'bad_how' \(test_plugins.py\): donors\(\) failed at line \d+: "
+            r"ZeroDivisionError: division by zero",
+        ),
+    ],
+)
+def test_a_broken_how_rule_is_one_line_naming_it(bc, make, message):
+    registry.register_method("bad_how", _Donors("bad_how", make), "uniform", replace=True, replace_rule=True)
+    try:
+        with pytest.raises(rules.RuleContractError, match=message) as e:
+            run_dataset(bc, Config(methods=("bad_how",), **TINY))
+        assert "\n" not in str(e.value)
+    finally:
+        registry.unregister("bad_how")
+
+
+def test_a_broken_where_rule_is_one_line_naming_it(bc):
+    make = lambda m: torch.rand(m.shape) < 0.5  # noqa: E731
+    registry.register_method(
+        "bad_where", "column", _Mask("bad_where", lambda m: make(m).float()), replace=True, replace_rule=True
+    )
+    try:
+        with pytest.raises(
+            rules.RuleContractError,
+            match=r"where rule 'bad_where' .* mask\(\) must return a bool mask .* got dtype torch.float32",
+        ):
+            run_dataset(bc, Config(methods=("bad_where",), **TINY))
+    finally:
+        registry.unregister("bad_where")
+
+
+def test_a_misspelt_setting_is_refused_at_registration():
+    rule = _Donors("spelt", lambda m, u: None)
+    rule.settings = ("epoch",)
+    with pytest.raises(
+        registry.RegistryError,
+        match=r"rule 'spelt': settings names that are not Config fields: 'epoch' \(did you mean 'epochs'\?\)",
+    ):
+        registry.register_method("spelt", rule, "uniform")
+    assert "spelt" not in registry.METHODS
+
+
+def test_a_new_method_sorts_among_the_methods_with_a_colour_of_its_own(rule_file):
+    plugins.load(str(rule_file))
+    order = registry.order()
+    assert order.index("shift") < min(order.index(b) for b in registry.baseline_names())
+    colours = registry.colors()
+    assert colours["shift"] not in {c for m, c in colours.items() if m != "shift"}
+    names = [f"extra{i}" for i in range(25)]
+    try:
+        for n in names:
+            registry.register_method(n, "column")
+        used = [registry.colors()[n] for n in names]
+        assert len(set(used)) == len(used) and "gray" not in used
+    finally:
+        for n in names:
+            registry.unregister(n)
+
+
+# --------------------------------------------------------------------------- other processes
+
+
+def _env(**extra) -> dict:
+    env = {**os.environ, "TCC_DATA_DIR": str(ROOT.parent / "shared" / "datasets" / "openml-cc18"), **extra}
+    env.pop(plugins.ENV, None)
+    env.update(extra)
+    return env
+
+
+def test_tcc_plugins_and_an_entry_point_load_in_a_fresh_process(tmp_path):
+    rule = write_rule(tmp_path, name="env_rule.py")
+    code = "from tcclib import Config; print(Config(methods=['shift']).methods)"
+    out = subprocess.run([sys.executable, "-c", code], env=_env(TCC_PLUGINS=str(rule)), capture_output=True, text=True)
+    assert out.returncode == 0 and "shift" in out.stdout, out.stderr
+    # an installed package's entry point: a distribution's metadata on the path
+    package = tmp_path / "site"
+    (package / "shiftpkg").mkdir(parents=True)
+    (package / "shiftpkg" / "__init__.py").write_text(SHIFT_RULE.format(step=2))
+    info = package / "shiftpkg-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shiftpkg\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[tcclib.plugins]\nshift = shiftpkg\n")
+    env = _env(PYTHONPATH=os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "shift" in out.stdout, out.stderr
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('no')\n")
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=_env(TCC_PLUGINS=str(broken)), capture_output=True, text=True
+    )
+    assert out.returncode != 0 and f"plugin {broken}, line 1: RuntimeError: no" in out.stderr
+
+
+def _tiny_set(tmp_path: Path, rule: Path, scheduler: str | None = None) -> Path:
+    lines = [
+        "name: tiny_plugin",
+        "datasets: [breast_cancer]",
+        f"plugins: [{rule}]",
+        "config: {seeds: [0], epochs: 2, head_epochs: 2, methods: [random, shift], baselines: []}",
+        "per_dataset_notebooks: [03_pretraining]",
+        "aggregate_notebooks: []",
+    ]
+    if scheduler:
+        lines.append(f"scheduler: {scheduler}")
+    path = tmp_path / "tiny.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("scheduler", [None, "local:1"], ids=["kernels", "dask"])
+def test_the_sweep_runs_a_plugin_in_its_kernels_and_on_dask(tmp_path, scheduler):
+    rule = write_rule(tmp_path)
+    params = _tiny_set(tmp_path, rule, scheduler)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "tcclib", str(params), "--outputs", str(out)]
+    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    results = pd.read_csv(out / "tiny_plugin" / "breast_cancer" / "results.csv")
+    assert set(results["method"]) == {"random", "shift"}
+    recorded = json.loads((out / "tiny_plugin" / "breast_cancer" / "config.json").read_text())
+    assert set(recorded[store.PLUGIN_CODE]) == {"shift"}
+    # the edited rule: the sweep says the dataset is stale; --force stale retrains the rule only
+    rule.write_text(SHIFT_RULE.format(step=4))
+    again = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert again.returncode == 0 and "code of shift changed" in again.stdout, again.stdout + again.stderr
+    forced = subprocess.run(
+        cmd + ["--force", "stale"], env=_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-3000:]
+    timings = json.loads((out / "tiny_plugin" / "breast_cancer" / "timings.json").read_text())
+    assert timings["trained_members"] == 1 and timings["reused_members"] == 1
+
+
+def test_a_plugin_travels_to_a_worker_without_the_file(tmp_path, rule_file):
+    """A Dask unit carries the plugin's text: a worker that cannot read the file loads it."""
+    plugins.load(str(rule_file))
+    payload = plugins.for_workers()
+    assert [name for name, _ in payload["files"]] == ["shift_rule.py"]
+    code = textwrap.dedent(
+        f"""
+        import pickle, sys, pathlib
+        from tcclib.method import plugins, registry
+        payload = pickle.loads(pathlib.Path({str(tmp_path / "payload.pkl")!r}).read_bytes())
+        plugins.on_worker(payload, pathlib.Path({str(tmp_path / "worker")!r}))
+        print(registry.METHODS["shift"].code())
+        """
+    )
+    (tmp_path / "payload.pkl").write_bytes(__import__("pickle").dumps(payload))
+    rule_file.rename(tmp_path / "gone.py")  # the worker has no copy of the original file
+    out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(registry.METHODS["shift"].code())  # the same code identity, so the same keys
+
+
+# --------------------------------------------------------------------------- the screen and notebook 09
+
+
+@pytest.fixture(scope="module")
+def tiny_reference(tmp_path_factory, bc):
+    """A reference store of two finished datasets (the built-ins and a baseline, tiny settings)."""
+    folder = tmp_path_factory.mktemp("reference")
+    cfg = Config(methods=("no_pretrain", "random", "class"), baselines=("logreg",), **TINY)
+    for name in ("breast_cancer", "balance-scale"):
+        run = run_dataset(bc if name == "breast_cancer" else name, cfg)
+        store.save_run(run, folder / name)
+    return folder
+
+
+def test_the_screen_trains_only_the_new_method_and_reuses_the_rest(tmp_path, tiny_reference, rule_file):
+    from tcclib.paper import verdict
+    from tcclib.running import screen
+
+    loaded = plugins.load(str(rule_file))
+    job = screen.Screen(
+        methods=tuple(screen.new_methods([loaded.module])),
+        reference=tiny_reference,
+        compared=("class", "random", "no_pretrain", "logreg"),
+        out=tmp_path / "screen",
+        progress=False,
+    )
+    assert job.methods == ("shift",)
+    lines = []
+    results = screen.run(job, say=lines.append)
+    assert sorted(results["method"].unique()) == ["class", "logreg", "no_pretrain", "random", "shift"]
+    assert all("trained 2, reused 0" in line for line in lines[:2])
+    reference_results = pd.read_csv(tiny_reference / "breast_cancer" / "results.csv")
+    ours = results[(results.dataset == "breast_cancer") & (results.method == "class")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(ours, reference_results[reference_results.method == "class"].reset_index(drop=True))
+    lines.clear()
+    screen.run(job, say=lines.append)
+    assert all("trained 0, reused 2" in line for line in lines[:2])  # unchanged: nothing trains
+    page = verdict.write(results, ["shift"], list(job.compared), tmp_path / "screen")
+    text = page.read_text()
+    assert "shift ranks" in text and "Friedman" in text and "(figures/cd_accuracy.png)" in text
+    assert (tmp_path / "screen" / "figures" / "cd_auroc.png").is_file()
+
+
+def test_the_screen_refuses_what_it_cannot_run(tmp_path, tiny_reference):
+    from tcclib.running import screen
+
+    with pytest.raises(screen.ScreenError, match="no new method"):
+        screen.plan(screen.Screen(methods=(), reference=tiny_reference))
+    with pytest.raises(screen.ScreenError, match="no reference store"):
+        screen.plan(screen.Screen(methods=("random",), reference=tmp_path / "nothing"))
+    with pytest.raises(registry.RegistryError, match="unknown method or baseline 'nearbyy'"):
+        screen.plan(screen.Screen(methods=("nearbyy",), reference=tiny_reference))
+
+
+def test_notebook_09_runs_a_plugin_under_papermill(tmp_path, tiny_reference, rule_file):
+    nb = tmp_path / "09.ipynb"
+    convert = [
+        sys.executable,
+        "-m",
+        "jupytext",
+        "--to",
+        "ipynb",
+        "-o",
+        str(nb),
+        str(ROOT / "notebooks" / "09_your_rule.py"),
+    ]
+    subprocess.run(convert, check=True, capture_output=True)
+    run = [sys.executable, "-m", "papermill", str(nb), str(tmp_path / "09_out.ipynb"), "--cwd", str(tmp_path)]
+    for name, value in dict(plugin=rule_file, reference=tiny_reference, out_dir=tmp_path / "screen").items():
+        run += ["-p", name, str(value)]
+    done = subprocess.run(run + ["-p", "progress", "False"], env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rendered = json.loads((tmp_path / "09_out.ipynb").read_text())
+    text = "".join(
+        "".join(o.get("text", "")) + json.dumps(o.get("data", {}))
+        for c in rendered["cells"]
+        for o in c.get("outputs", [])
+    )
+    assert "shift ranks" in text and "trained 2, reused 0" in text
+    assert (tmp_path / "screen" / "verdict.md").is_file()
+    assert (tmp_path / "screen" / "my_rule.py").is_file()  # the rule cell wrote its file (not screened: plugin given)
+
+
+def test_notebook_09s_rule_is_the_example_file():
+    """The rule cell of notebook 09 is examples/nearby_rule.py, so its committed verdict is that file's."""
+    source = (ROOT / "notebooks" / "09_your_rule.py").read_text()
+    cell = source.split("# %%writefile {rule_file}\n", 1)[1].split("\n# %% [markdown]", 1)[0]
+    assert cell.strip() == (ROOT / "examples" / "nearby_rule.py").read_text().strip()
