@@ -676,12 +676,13 @@ def test_switch_effects_runs_only_the_switches_that_reach_the_methods():
 
     from tcclib.data import sources
     from tcclib.paper.report import switch_effects
+    from tcclib.running.switches import switch_runs
 
     data = Path(os.environ.get(sources.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
     if not (data / "23381.arff").exists():
         pytest.skip(f"no ARFF folder at {data}")
     cfg = Config(seeds=(614579, 336466), head_epochs=5, progress=False)
-    out = switch_effects("dresses-sales", ["no_pretrain"], cfg, data_dir=data)
+    out = switch_effects(switch_runs("dresses-sales", ["no_pretrain"], cfg, data_dir=data), ["no_pretrain"])
     # no_pretrain depends on the labeled subset and the initial encoder only
     assert set(out.switch) == {"none", "labeled_split", "encoder_init", "all"}
     assert set(out.metric) == {"accuracy", "auroc"} and set(out.method) == {"no_pretrain"}
@@ -699,12 +700,13 @@ def test_switch_effects_reuses_the_stored_runs_of_ours_and_the_authors_mode():
 
     from tcclib.data import sources
     from tcclib.paper.report import switch_effects
+    from tcclib.running.switches import switch_runs
 
     data = Path(os.environ.get(sources.DATA_DIR_ENV) or ROOT.parent / "shared/datasets/openml-cc18")
     if not (data / "23381.arff").exists():
         pytest.skip(f"no ARFF folder at {data}")
     said = []
-    out = switch_effects(
+    runs = switch_runs(
         "dresses-sales",
         ["no_pretrain"],
         Config(progress=False),
@@ -712,6 +714,7 @@ def test_switch_effects_reuses_the_stored_runs_of_ours_and_the_authors_mode():
         stores=[ROOT / "outputs/paper", ROOT / "outputs/authors"],
         say=said.append,
     )
+    out = switch_effects(runs, ["no_pretrain"])
     assert said[0].startswith("none: 8 of 8 members reused from") and said[0].endswith("paper/dresses-sales")
     assert said[-1].startswith("all: 8 of 8 members reused from") and said[-1].endswith("authors/dresses-sales")
     assert "labeled_split: 0 of 8 members reused" in said and "encoder_init: 0 of 8 members reused" in said

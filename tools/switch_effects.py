@@ -6,8 +6,9 @@
 
 Runs the methods at the published settings (8 seeds) with our defaults, with each fidelity
 switch that reaches them set alone to the authors' value, and with all of them (``fidelity:
-authors``), and prints each run's mean next to the paper's (:func:`tcclib.paper.report.switch_effects`;
-accuracy in %).  Nothing is stored: the runs train what they need (``no_pretrain`` takes a
+authors``), and prints each run's mean next to the paper's (:func:`tcclib.running.switches.switch_runs`
+trains, :func:`tcclib.paper.report.switch_effects` compares; accuracy in %).  Nothing is stored:
+the runs train what they need (``no_pretrain`` takes a
 minute; a pretrained method the time of its pretraining, once per switch that reaches it);
 ``--stores`` names set folders whose stored runs are reused where a member's key matches (ours
 from the paper set, the authors' mode from its set), so that only the single switches train.
@@ -22,8 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tcclib.method.config import Config  # noqa: E402
-from tcclib.paper import tables
+from tcclib.paper import tables  # noqa: E402
 from tcclib.paper.report import switch_effects  # noqa: E402
+from tcclib.running.switches import switch_runs  # noqa: E402
 
 
 def main(argv=None):
@@ -38,7 +40,7 @@ def main(argv=None):
         help="set folders whose stored runs are reused where they match, e.g. outputs/paper outputs/authors",
     )
     args = ap.parse_args(argv)
-    out = switch_effects(
+    runs = switch_runs(
         args.dataset,
         args.methods,
         Config(progress=False),
@@ -46,6 +48,7 @@ def main(argv=None):
         stores=args.stores,
         say=lambda line: print(line, file=sys.stderr),
     )
+    out = switch_effects(runs, args.methods)
     print(f"# {args.dataset}: {', '.join(args.methods)}, published settings, each switch alone vs the paper\n")
     print(tables.to_markdown(out.round({"paper_mean": 3, "mean": 3, "gap": 3}), index=False))
 

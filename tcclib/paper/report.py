@@ -21,14 +21,9 @@ import numpy as np
 import pandas as pd
 
 from tcclib.artifacts import store
-from tcclib.artifacts.keys import load, run_keys, tag
-from tcclib.data.sources import Dataset, load_dataset
 from tcclib.method import registry
-from tcclib.method.config import FIDELITY_SWITCHES, Config
-from tcclib.method.inputs import prepare_config
 from tcclib.paper import heads, stats, tables
 from tcclib.paper.plots import savefig
-from tcclib.running.train import run_dataset
 
 CLAIMS = [
     ("class", "random", "class-conditioned corruption beats conventional (random) corruption"),
@@ -593,50 +588,15 @@ def fidelity_summary(cmp: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-def switch_effects(
-    dataset, methods, cfg=None, data_dir=None, metrics=("accuracy", "auroc"), stores=(), say=None
-) -> pd.DataFrame:
-    """Which fidelity switch moves ``methods`` on ``dataset`` towards the paper: one run per switch
-    set alone to the authors' value, besides ours (``switch`` "none") and all of them ("all":
-    ``fidelity: authors``), each compared with the paper (:func:`tcclib.paper.tables.compare_with_paper`).
-
-    Only switches that change some member's content key (:mod:`tcclib.artifacts.keys`: what the member
-    depends on) are run; the others cannot change these methods' results (e.g. ``no_pretrain``
-    depends on the labeled subset and the initial encoder only).  ``cfg``: the other settings
-    (default: the published ones).  ``stores``: set folders (e.g. ``outputs/paper``,
-    ``outputs/authors``) whose stored runs of the dataset are reused where a member's key matches,
-    so that ours and the authors' mode need not train again; ``say``: a function told, per run,
-    how many members it reused.  Columns: switch, method, metric, paper_mean, mean, gap (|ours -
-    paper|), inside (the paper's mean in our 95 % interval).  Accuracy in %, as in the paper."""
-    cfg = (cfg or Config()).replace(methods=list(methods), baselines=[], fidelity="ours")
-    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
-    base = run_keys(prepare_config(ds, cfg), cfg).members
-    runs = {"none": cfg}
-    for name, values in FIDELITY_SWITCHES.items():
-        c = cfg.replace(**{name: values["authors"]})
-        if run_keys(prepare_config(ds, c), c).members != base:
-            runs[name] = c
-    runs["all"] = cfg.replace(fidelity="authors")
-    stored = [st for f in stores if (st := load(Path(f) / ds.name)) is not None]
-
-    def best_store(c):  # the stored run with the most members of ``c`` (None: train them all)
-        prep = prepare_config(ds, c)
-        keys = run_keys(prep, c).members
-        hits = [
-            sum(st.has_member(sp.seed, m, keys[tag(sp.seed, m)]) for sp in prep.splits for m in c.methods)
-            for st in stored
-        ]
-        return (stored[hits.index(max(hits))].folder, max(hits)) if hits and max(hits) else (None, 0)
-
+def switch_effects(runs: dict, methods, metrics=("accuracy", "auroc")) -> pd.DataFrame:
+    """Which fidelity switch moves ``methods`` towards the paper: each run of
+    :func:`tcclib.running.switches.switch_runs` (``{switch: results}``: ours "none", each switch
+    alone at the authors' value, all of them "all") compared with the paper
+    (:func:`tcclib.paper.tables.compare_with_paper`).  Columns: switch, method, metric,
+    paper_mean, mean, gap (|ours - paper|), inside (the paper's mean in our 95 % interval).
+    Accuracy in %, as in the paper."""
     parts = []
-    for switch, c in runs.items():
-        folder, n = best_store(c)
-        if say is not None:
-            say(
-                f"{switch}: {n} of {len(c.seeds) * len(c.methods)} members reused"
-                + (f" from {folder}" if folder is not None else "")
-            )
-        res = run_dataset(ds, c, store_dir=folder).results
+    for switch, res in runs.items():
         for metric in metrics:
             for kind in ("how", "where"):
                 cmp = tables.compare_with_paper(res, metric, kind)
