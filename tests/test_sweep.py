@@ -149,18 +149,20 @@ def test_reproduction_check_allows_cpu_rounding_and_names_real_changes():
 
 def test_time_record_of_a_rerender_is_the_stored_training_not_zeros(tmp_path):
     """The committed 03 render said "members trained now: 0 ... in all 0.0": a re-render now names
-    the record of the training that produced the stored results."""
+    the record of the last training stored with the results."""
     from types import SimpleNamespace
 
     from tcclib.artifacts import store
 
-    (tmp_path / "timings.json").write_text(json.dumps({"pretrain_s": 573.5, "total_s": 586.256, "importance_s": 0.03}))
-    (tmp_path / "_DONE.json").write_text(json.dumps({"finished": "2026-11-23T19:59:17"}))
-    rerender = SimpleNamespace(timings={"trained_members": 0, "reused_members": 48, "importance_s": 0.0})
+    record = {"pretrain_s": 131.3, "total_s": 132.569, "importance_s": 6.901, "baselines_s": 0.006}
+    (tmp_path / "timings.json").write_text(json.dumps({**record, "trained_members": 8}))
+    rerender = SimpleNamespace(
+        timings={"trained_members": 0, "reused_members": 64, "importance_s": 0.0, "baselines_s": 0.04}
+    )
     lines = store.time_record(rerender, tmp_path).splitlines()
-    assert lines[0] == "members trained now: 0, reused from stored results: 48"
-    assert lines[1].startswith("re-rendered from stored results; their training, as recorded in ")
-    assert lines[1].endswith("timings.json (finished 2026-11-23T19:59:17): pretraining and evaluation 586.3 s")
+    assert lines[0] == "members trained now: 0, reused from stored results: 64"
+    assert lines[1].startswith("re-rendered from stored results; the last training stored here (")
+    assert lines[1].endswith("timings.json, 8 members): XGBoost importances 6.9 s, pretraining and evaluation 132.6 s")
     trained = SimpleNamespace(
         timings={"trained_members": 48, "reused_members": 0, "importance_s": 61.0, "total_s": 105.0}
     )

@@ -12,7 +12,9 @@ table).  For each table, :func:`tcclib.running.train.run_dataset` runs ``class``
 heads: ``keep_pretrained``), with ``logreg`` and ``logreg_cv`` on the same labeled rows
 (``labeled_fraction`` 0.1, the other settings published).  Stored per table and head under
 ``--out`` (a re-run reuses every stored member), then ``results.csv`` and ``report.md`` there:
-the mean per table, and the probe against ``logreg_cv`` over the (table, seed) pairs.
+the mean per table, and the probe against ``logreg_cv`` over the (table, seed) pairs.  The
+committed run is ``outputs/probe_check/`` (``--out outputs/probe_check`` reuses it and trains
+nothing); docs/estimator.md shows it.
 """
 
 from __future__ import annotations

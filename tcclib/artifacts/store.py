@@ -251,11 +251,11 @@ TIMED = (
 
 def time_record(run, out_dir) -> str:
     """Notebook 03's lines on where the time went: the members this run trained and reused, then
-    its seconds per part; a run that trained nothing (a re-render) gives instead the record of the
-    training that produced the stored results, from ``timings.json`` in ``out_dir``."""
+    its seconds per part; a run that trained no member (a re-render) gives instead the record of
+    the last training stored in ``out_dir`` (its ``timings.json``, which only a training writes)."""
     t = run.timings
     lines = [f"members trained now: {t['trained_members']}, reused from stored results: {t['reused_members']}"]
-    if t["trained_members"] or t.get("baselines_s"):
+    if t["trained_members"]:
         spent = ", ".join(f"{k} {t[key]:.1f}" for k, key in TIMED if key in t)
         return "\n".join([*lines, f"time (s): {spent}"])
     record = Path(out_dir) / "timings.json"
@@ -265,15 +265,9 @@ def time_record(run, out_dir) -> str:
     if not spent:
         return "\n".join([*lines, f"re-rendered from stored results; no record of their training in {where}"])
     took = ", ".join(f"{k} {v:.1f} s" for k, v in spent.items())
-    record_line = f"re-rendered from stored results; their training, as recorded in {where}{_finished(Path(out_dir))}"
-    return "\n".join([*lines, f"{record_line}: {took}"])
-
-
-def _finished(out: Path) -> str:
-    """`` (finished AT)`` from the dataset's ``_DONE.json`` (empty without one)."""
-    done = out / "_DONE.json"
-    at = json.loads(done.read_text()).get("finished") if done.is_file() else None
-    return f" (finished {at})" if at else ""
+    members = f", {stored['trained_members']} members" if stored.get("trained_members") else ""
+    head = f"re-rendered from stored results; the last training stored here ({where}{members})"
+    return "\n".join([*lines, f"{head}: {took}"])
 
 
 def settings_record(cfg) -> dict:
