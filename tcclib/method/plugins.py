@@ -191,7 +191,9 @@ def unload(spec) -> None:
     identity = str(Path(spec).expanduser().resolve()) if is_file_spec(str(spec)) else str(spec)
     plugin = _LOADED.get(identity)
     if plugin is None or plugin.module == BUILTINS:
-        raise PluginError(f"unload: {spec} is not a loaded plugin; loaded: {', '.join(p.name for p in loaded()) or 'none'}")
+        raise PluginError(
+            f"unload: {spec} is not a loaded plugin; loaded: {', '.join(p.name for p in loaded()) or 'none'}"
+        )
     registry.remove_origin(plugin.module)
     del _LOADED[identity]
     sys.modules.pop(plugin.module, None)

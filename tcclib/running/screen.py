@@ -21,7 +21,9 @@ an interrupted screen resumes where it stopped.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +33,7 @@ from tcclib.artifacts import store
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
 from tcclib.running.train import run_dataset
-from tcclib.util import paths
+from tcclib.util import paths, threads
 from tcclib.util.errors import ConfigError
 
 REFERENCE = Path("outputs") / "head_variants" / "100ep" / "frozen"
@@ -59,6 +61,7 @@ class Screen:
     progress: bool = True
     data_dir: str | None = None
     extra: dict = field(default_factory=dict)  # Config fields set for the new methods (e.g. device)
+    workers: int | None = None  # datasets trained at once (default: one per core, each on one thread)
 
 
 def new_methods(loaded) -> list[str]:
@@ -88,14 +91,14 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
     finished = {
         d.name: d for d in reference.iterdir() if (d / "_DONE.json").is_file() and (d / "config.json").is_file()
     }
-    names = list(screen.datasets) if screen.datasets else sorted(finished, key=lambda n: _seconds(finished[n]))
+    names = list(screen.datasets) if screen.datasets else list(finished)
     missing = [n for n in names if n not in finished]
     if missing:
         raise ScreenError(
             f"screen: {', '.join(missing)} not finished in {reference}; it has {', '.join(sorted(finished))}"
         )
     out = []
-    for name in names:
+    for name in sorted(names, key=lambda n: -_seconds(finished[n])):  # the longest first: workers end together
         recorded = json.loads((finished[name] / "config.json").read_text())
         recorded.pop(store.PLUGIN_CODE, None)
         cfg = Config.from_dict(
@@ -119,28 +122,60 @@ def _seconds(folder: Path) -> float:
 
 def run(screen: Screen, say=print) -> pd.DataFrame:
     """Train the new methods on every dataset (reusing what ``screen.out`` stores); returns the
-    combined results (new and compared, every dataset and seed)."""
+    combined results (new and compared, every dataset and seed).
+
+    The datasets train ``screen.workers`` at a time in worker processes (default: one per core,
+    each on its share of the cores), the longest first; with one worker they train here, in turn."""
     todo = plan(screen)
     out = paths.resolve(screen.out)
     out.mkdir(parents=True, exist_ok=True)
     reference = paths.resolve(screen.reference)
+    workers = max(1, min(screen.workers or threads.cores(), len(todo)))
+    budget = threads.budget(workers)
+    say(f"screen: {len(todo)} datasets, {', '.join(screen.methods)}; {budget.line()}")
     t0 = time.perf_counter()
     trained = 0
-    for i, (name, cfg) in enumerate(todo, 1):
-        t = time.perf_counter()
-        result = run_dataset(
-            name, cfg, data_dir=screen.data_dir, cache_dir=out / ".cache", store_dir=out / name, reuse=True
-        )
-        store.save_run(result, out / name)  # saved at once: an interrupted screen resumes here
-        n = int(result.timings.get("trained_members", 0))
-        trained += n
+    jobs = [
+        (name, cfg.replace(progress=cfg.progress and workers == 1), screen.data_dir, str(out)) for name, cfg in todo
+    ]
+    for i, (name, timings, seconds) in enumerate(_train_all(jobs, workers, budget.threads), 1):
+        trained += int(timings.get("trained_members", 0))
         say(
-            f"[{i}/{len(todo)}] {name}: trained {n}, reused {int(result.timings.get('reused_members', 0))} "
-            f"members in {time.perf_counter() - t:.0f} s"
+            f"[{i}/{len(todo)}] {name}: trained {int(timings.get('trained_members', 0))}, reused "
+            f"{int(timings.get('reused_members', 0))} members in {seconds:.0f} s"
         )
     results = combined(screen, out, reference, [name for name, _ in todo])
     say(f"screen: {len(todo)} datasets, {trained} members trained, in {time.perf_counter() - t0:.0f} s")
     return results
+
+
+def _train_all(jobs: list, workers: int, n_threads: int):
+    """``(dataset, timings, seconds)`` of each job as it finishes: here in turn (one worker), or in
+    ``workers`` processes of ``n_threads`` threads each, which load this process's plugins."""
+    if workers == 1:
+        for job in jobs:
+            yield train_one(*job)
+        return
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch state forked
+    specs = plugins.user_specs()
+    with ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=(n_threads, specs)) as pool:
+        futures = [pool.submit(train_one, *job) for job in jobs]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def _start_worker(n_threads: int, specs: list[str]) -> None:
+    threads.apply(n_threads)
+    plugins.load_many(specs, "screen worker")
+
+
+def train_one(name: str, cfg: Config, data_dir, out: str) -> tuple[str, dict, float]:
+    """Train (or reuse) the new methods of one dataset and store them in ``out/<name>``."""
+    t = time.perf_counter()
+    folder = Path(out) / name
+    result = run_dataset(name, cfg, data_dir=data_dir, cache_dir=Path(out) / ".cache", store_dir=folder, reuse=True)
+    store.save_run(result, folder)  # saved at once: an interrupted screen resumes here
+    return name, dict(result.timings), time.perf_counter() - t
 
 
 def combined(screen: Screen, out: Path, reference: Path, datasets: list[str]) -> pd.DataFrame:
