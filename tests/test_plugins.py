@@ -465,3 +465,20 @@ def test_notebook_09s_rule_is_the_example_file():
     source = (ROOT / "notebooks" / "09_your_rule.py").read_text()
     cell = source.split("# %%writefile {rule_file}\n", 1)[1].split("\n# %% [markdown]", 1)[0]
     assert cell.strip() == (ROOT / "examples" / "nearby_rule.py").read_text().strip()
+
+
+def _factory(seed, cfg, trees=3):
+    return None
+
+
+def test_a_bound_factorys_identity_is_its_function_and_arguments():
+    import functools
+
+    five, six = (registry.code_identity(functools.partial(_factory, trees=n)) for n in (5, 6))
+    assert five != six and five == registry.code_identity(functools.partial(_factory, trees=5))
+    script = (
+        "import functools, sys; sys.path.insert(0, {tests!r}); import test_plugins as t; "
+        "from tcclib.method import registry; print(registry.code_identity(functools.partial(t._factory, trees=5)))"
+    ).format(tests=str(ROOT / "tests"))
+    out = subprocess.run([sys.executable, "-c", script], env=_env(), capture_output=True, text=True)
+    assert out.stdout.strip() == five, out.stderr  # the same in another process: no address in it

@@ -42,11 +42,13 @@ from __future__ import annotations
 
 import colorsys
 import difflib
+import functools
 import hashlib
 import inspect
 import itertools
 import math
 import types
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,13 +157,16 @@ def code_identity(obj) -> str | None:
     version = getattr(obj, "version", None)
     if version is not None:
         return f"version:{version}"
-    if isinstance(obj, (rules.HowRule, rules.WhereRule)):
-        roots = [c for c in type(obj).__mro__ if c is not object and not _is_tcclib(c)]
-    else:
+    parts: list[str] = []
+    if isinstance(obj, functools.partial):  # a factory with arguments bound: the function and its arguments
+        parts.append(repr((obj.args, sorted(obj.keywords.items()))))
+        obj = obj.func
+    if isinstance(obj, (types.FunctionType, type)):
         roots = [] if _is_tcclib(obj) else [obj]
+    else:  # a rule object, or a callable instance: its classes
+        roots = [c for c in type(obj).__mro__ if c is not object and not _is_tcclib(c)]
     if not roots:
         return None
-    parts: list[str] = []
     seen: set[int] = set()
     for root in roots:
         _collect_source(root, parts, seen)
@@ -185,7 +190,7 @@ def _collect_source(obj, parts: list[str], seen: set[int]) -> None:
         parts.append(_compiled_text(obj))
     module = getattr(obj, "__module__", None)
     for code, namespace in _code_objects(obj):
-        for name in _names(code):
+        for name in code.co_names:
             value = namespace.get(name)
             if isinstance(value, (types.FunctionType, type)):
                 if getattr(value, "__module__", None) == module and not _is_tcclib(value):
@@ -222,10 +227,6 @@ def _code_objects(obj):
             stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
 
 
-def _names(code: types.CodeType) -> tuple[str, ...]:
-    return code.co_names
-
-
 def _compiled_text(obj) -> str:
     """A stable text of ``obj``'s compiled functions (bytecode, constants, names), for code with
     no source file."""
@@ -260,22 +261,21 @@ def register_rule(rule, replace: bool = False):
         )
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
-    _RULE_CODE[id(rule)] = code_identity(rule)
+    _RULE_CODE[rule] = code_identity(rule)
     return rule
 
 
 _RULE_ORIGIN: dict[str, str | None] = {}
 """The plugin that registered each rule name (None: registered by a direct call)."""
-_RULE_CODE: dict[int, str | None] = {}
+_RULE_CODE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Each registered rule object's code identity (:func:`code_identity`), read when registered."""
 
 
 def rule_code(rule) -> str | None:
     """The code identity of a registered rule object: None for tcclib's own rule classes."""
-    key = id(rule)
-    if key not in _RULE_CODE:
-        _RULE_CODE[key] = code_identity(rule)
-    return _RULE_CODE[key]
+    if rule not in _RULE_CODE:
+        _RULE_CODE[rule] = code_identity(rule)
+    return _RULE_CODE[rule]
 
 
 def _check_rule_settings(rule) -> None:
