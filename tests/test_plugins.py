@@ -482,3 +482,25 @@ def test_a_bound_factorys_identity_is_its_function_and_arguments():
     ).format(tests=str(ROOT / "tests"))
     out = subprocess.run([sys.executable, "-c", script], env=_env(), capture_output=True, text=True)
     assert out.stdout.strip() == five, out.stderr  # the same in another process: no address in it
+
+
+def test_a_correlation_rules_screen_takes_the_committed_importances(tmp_path):
+    """The screen's settings are the paper set's splits and XGBoost settings: the committed
+    importance matrices of outputs/paper have the keys its run asks for, so none is fitted again."""
+    from tcclib.artifacts.keys import load
+    from tcclib.data.sources import load_dataset
+    from tcclib.running import screen
+
+    rule = tmp_path / "least_rule.py"
+    rule.write_text(
+        'from tcclib.method import registry\nregistry.register_method("column_least_p", "column", "least")\n'
+    )
+    plugins.load(str(rule))
+    job = screen.Screen(methods=("column_least_p",), datasets=("kc2",), out=tmp_path / "screen")
+    [(name, cfg)] = screen.plan(job)
+    assert screen._seed_importances(tmp_path / "screen" / name, ROOT / "outputs" / "paper" / name)
+    prep = prepare_config(load_dataset(name), cfg)
+    wanted = keys.run_keys(prep, cfg).importance
+    stored = load(tmp_path / "screen" / name)
+    assert all(stored.importance_of(sp.seed, wanted[str(sp.seed)]) is not None for sp in prep.splits)
+    assert not screen._seed_importances(tmp_path / "screen" / name, ROOT / "outputs" / "paper" / name)  # once

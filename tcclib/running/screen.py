@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
@@ -38,6 +39,9 @@ from tcclib.util.errors import ConfigError
 
 REFERENCE = Path("outputs") / "head_variants" / "100ep" / "frozen"
 """The stored built-ins the screen compares with (under the project root)."""
+IMPORTANCES = Path("outputs") / "paper"
+"""A committed store of the same datasets, splits and XGBoost settings whose importance matrices a
+correlation rule's screen takes (reused only where an importance key matches; the rest computed)."""
 COMPARED = ("class", "random", "no_pretrain", "logreg", "self_training", "xgboost")
 """What the new method is ranked among (those the reference store holds)."""
 OUT = Path("runs") / "screen"
@@ -62,6 +66,7 @@ class Screen:
     data_dir: str | None = None
     extra: dict = field(default_factory=dict)  # Config fields set for the new methods (e.g. device)
     workers: int | None = None  # datasets trained at once (default: one per core, each on one thread)
+    importances: Path | None = IMPORTANCES  # where a correlation rule's importance matrices may come from
 
 
 def new_methods(loaded) -> list[str]:
@@ -135,6 +140,9 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     say(f"screen: {len(todo)} datasets, {', '.join(screen.methods)}; {budget.line()}")
     t0 = time.perf_counter()
     trained = 0
+    if any(registry.METHODS[m].needs_importance for m in screen.methods) and screen.importances is not None:
+        taken = sum(_seed_importances(out / name, paths.resolve(screen.importances) / name) for name, _ in todo)
+        say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
     jobs = [
         (name, cfg.replace(progress=cfg.progress and workers == 1), screen.data_dir, str(out)) for name, cfg in todo
     ]
@@ -176,6 +184,30 @@ def train_one(name: str, cfg: Config, data_dir, out: str) -> tuple[str, dict, fl
     result = run_dataset(name, cfg, data_dir=data_dir, cache_dir=Path(out) / ".cache", store_dir=folder, reuse=True)
     store.save_run(result, folder)  # saved at once: an interrupted screen resumes here
     return name, dict(result.timings), time.perf_counter() - t
+
+
+def _seed_importances(folder: Path, source: Path) -> bool:
+    """Put the importance matrices (and correlation ranges) that ``source`` stores, with their keys,
+    in the screen's ``folder`` where it has none of its own: :func:`run_dataset` then takes those
+    whose key is the run's (the same split and XGBoost settings) instead of fitting them."""
+    theirs, mine = content_keys.load(source), content_keys.load(folder)
+    if theirs is None or not (source / content_keys.IMPORTANCE_FILE).is_file():
+        return False
+    have = mine.keys.importance if mine is not None else {}
+    seeds = [seed for seed in theirs.keys.importance if seed not in have]
+    matrices = {int(s): theirs.importance_of(int(s), theirs.keys.importance[s]) for s in seeds}
+    ranges = {int(s): theirs.corr_range_of(int(s), theirs.keys.importance[s]) for s in seeds}
+    kept = [s for s in seeds if matrices[int(s)] is not None and ranges[int(s)] is not None]
+    if not kept:
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    store.save_importances(
+        folder,
+        {int(s): matrices[int(s)] for s in kept},
+        {int(s): ranges[int(s)] for s in kept},
+        {s: theirs.keys.importance[s] for s in kept},
+    )
+    return True
 
 
 def combined(screen: Screen, out: Path, reference: Path, datasets: list[str]) -> pd.DataFrame:
