@@ -219,7 +219,7 @@ def test_a_finished_progress_bar_leaves_its_last_state_as_text_not_a_widget(tmp_
     assert "epochs: 100%" in text and "4/4" in text, outputs
 
 
-async def _execute_over_websocket(url: str, code: str) -> str:
+async def _execute_over_websocket(url: str, code: str, timeout: float = 120) -> str:
     """Run ``code`` in a Lab kernel through the server's websocket, as Lab's frontend does; its stdout."""
     from tornado.websocket import websocket_connect  # deferred: only this test speaks to a kernel's websocket
 
@@ -233,7 +233,7 @@ async def _execute_over_websocket(url: str, code: str) -> str:
     )
     printed = ""
     while True:
-        message = json.loads(await asyncio.wait_for(connection.read_message(), 120))
+        message = json.loads(await asyncio.wait_for(connection.read_message(), timeout))
         if message["parent_header"].get("msg_id") != message_id:
             continue
         if message["msg_type"] == "stream":
@@ -258,3 +258,31 @@ def test_lab_kernels_talk_over_encrypted_tcp(tmp_path):
     assert printed == "42\n", printed
     log = (tmp_path / "lab.log").read_text()
     assert "Kernel is running over TCP without encryption" not in log, log[-2000:]
+
+
+def test_a_plugin_rule_trains_in_a_lab_kernel(tmp_path):
+    """A rule in one file outside the repository, loaded the documented way in a notebook cell of
+    the Lab that ``make lab`` starts, trains there (issue 40)."""
+    rule = tmp_path / "lab_rule.py"
+    rule.write_text(
+        "import torch\nfrom tcclib.method import registry, rules\n\n\n"
+        "class Reversed(rules.HowRule):\n    needs = rules.NOTHING\n    name = 'reversed_rows'\n\n"
+        "    def donors(self, members, state, u):\n        k, n, m = members.shape\n"
+        "        return torch.arange(n - 1, -1, -1).view(1, n, 1).expand(k, n, m).contiguous()\n\n\n"
+        "registry.register_method('reversed_rows', Reversed(), 'uniform')\n"
+    )
+    code = (
+        f"import tcclib\ntcclib.load_plugins({str(rule)!r})\n"
+        "from tcclib import Config, run_dataset\n"
+        "run = run_dataset('breast_cancer', Config(methods=('random', 'reversed_rows'), seeds=(0,), epochs=2, "
+        "head_epochs=2, progress=False))\nprint(sorted(set(run.results.method)))"
+    )
+    lab = Lab(ROOT, tmp_path)
+    try:
+        kernel = lab.call("POST", "/api/kernels", {"name": "python3"})
+        url = lab.url.replace("http", "ws", 1) + f"/api/kernels/{kernel['id']}/channels?token={TOKEN}"
+        printed = asyncio.run(_execute_over_websocket(url, code, timeout=600))
+        lab.call("DELETE", f"/api/kernels/{kernel['id']}")
+    finally:
+        lab.close()
+    assert printed.strip().splitlines()[-1] == "['random', 'reversed_rows']", printed
