@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 STAMP := .cache/install.stamp
 NBVAL_DIR := .cache/nbval
 
-.PHONY: install demo smoke paper screen lab lint test test-lib test-notebooks bench notebooks rerender own wheel slurm-test
+.PHONY: install demo smoke paper screen screen-render lab lint test test-lib test-notebooks bench notebooks rerender own wheel slurm-test
 
 $(STAMP): pyproject.toml
 	# torch first, pinned: 2.13.0 is the CPU wheel on this disk (a bare "torch" pulls a CUDA build)
@@ -87,6 +87,10 @@ slurm-test: install
 PLUGIN ?= examples/nearby_rule.py
 screen: install
 	$(PY) -m tcclib params/screen.yaml --plugin $(PLUGIN) $(if $(METHOD),--methods $(METHOD)) $(ARGS)
+
+# notebook 09 on the screen stored in outputs/screen/ (nothing retrains), as the committed reference render
+screen-render: install
+	$(PY) -c "from tcclib.running import screen; print(screen.render_notebook('outputs/screen'))"
 
 bench: install
 	$(PY) bench/bench_epoch.py $(ARGS)

@@ -33,6 +33,7 @@ from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
+from tcclib.running import notebooks
 from tcclib.running.train import run_dataset
 from tcclib.util import paths, threads
 from tcclib.util.errors import ConfigError
@@ -153,8 +154,23 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
             f"{int(timings.get('reused_members', 0))} members in {seconds:.0f} s"
         )
     results = combined(screen, out, reference, [name for name, _ in todo])
-    say(f"screen: {len(todo)} datasets, {trained} members trained, in {time.perf_counter() - t0:.0f} s")
+    say(f"screen: {len(todo)} datasets, {trained} members trained now, in {time.perf_counter() - t0:.0f} s")
+    say(training_record(out, [name for name, _ in todo]))
     return results
+
+
+def training_record(out: Path, datasets: list[str]) -> str:
+    """What training the stored members took (each dataset's ``timings.json``, written by the run
+    that trained them): a re-run that trains nothing still says where its numbers come from."""
+    timings = [
+        json.loads((out / d / "timings.json").read_text()) for d in datasets if (out / d / "timings.json").is_file()
+    ]
+    members = sum(int(t.get("trained_members", 0)) for t in timings)
+    seconds = sum(float(t.get("total_s", 0.0)) for t in timings)
+    return (
+        f"training record: the stored results of {len(timings)} datasets come from {members} members trained in "
+        f"{seconds / 60:.1f} min of run_dataset time in all (timings.json in each dataset's folder of {out})"
+    )
 
 
 def _train_all(jobs: list, workers: int, n_threads: int):
@@ -238,3 +254,14 @@ def from_params(ps, methods=None, progress: bool = True) -> Screen:
         progress=progress,
         data_dir=ps.data_dir,
     )
+
+
+def render_notebook(out_dir, reference=REFERENCE) -> Path:
+    """Notebook 09 executed on the screen stored in ``out_dir`` (its rule cell's plugin, its stored
+    results reused), rendered as ``out_dir/09_your_rule.ipynb``: the committed reference render is
+    ``render_notebook("outputs/screen")`` (``make screen-render``)."""
+    out = paths.resolve(out_dir)
+    target = out / "09_your_rule.ipynb"
+    parameters = {"out_dir": paths.relative_to_root(out), "reference": str(reference)}
+    notebooks.execute("09_your_rule", target, parameters, out)
+    return target
