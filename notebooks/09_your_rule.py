@@ -15,6 +15,8 @@
 # %% [markdown]
 # # 09 · Your rule: from a new corruption rule to a verdict over the paper's 30 datasets
 #
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F09_your_rule.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/screen/09_your_rule.ipynb)
+#
 # Write a corruption rule in the cell below (it is written to a plugin file, so that every
 # process that trains it, the sweep's kernels and Dask workers too, loads the same code), run the
 # notebook, and read the verdict: your method ranked among `class`, `random`, `no_pretrain`,
@@ -36,7 +38,9 @@
 # a wrong dtype, shape or row range stops at the first draw with a message naming the rule).
 # The example is the `nearby` rule of `examples/nearby_rule.py`: each replaced value comes from a
 # row whose value of that feature ranks close to the anchor's own. Its screen from a fresh clone
-# took the time given in the README (next to the two commands).
+# took the time given in the README (next to the two commands). The screen needs the repository
+# (the stored built-ins under `outputs/`): on Colab, read the committed render; run it in a clone
+# (or on Binder).
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
