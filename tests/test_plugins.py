@@ -504,3 +504,21 @@ def test_a_correlation_rules_screen_takes_the_committed_importances(tmp_path):
     stored = load(tmp_path / "screen" / name)
     assert all(stored.importance_of(sp.seed, wanted[str(sp.seed)]) is not None for sp in prep.splits)
     assert not screen._seed_importances(tmp_path / "screen" / name, ROOT / "outputs" / "paper" / name)  # once
+
+
+def test_an_edited_plugin_drops_what_it_no_longer_registers_and_a_failed_one_leaves_nothing(tmp_path):
+    path = tmp_path / "two_rules.py"
+    path.write_text(
+        "from tcclib.method import registry\n"
+        "registry.register_method('first_p', 'column')\nregistry.register_method('second_p', 'pseudo')\n"
+    )
+    plugins.load(str(path))
+    assert {"first_p", "second_p"} <= set(registry.METHODS)
+    path.write_text("from tcclib.method import registry\nregistry.register_method('first_p', 'column')\n")
+    plugins.load(str(path))
+    assert "first_p" in registry.METHODS and "second_p" not in registry.METHODS
+    path.write_text("from tcclib.method import registry\nregistry.register_method('third_p', 'column')\n1 / 0\n")
+    with pytest.raises(plugins.PluginError, match=r"two_rules.py, line 3: ZeroDivisionError"):
+        plugins.load(str(path))
+    assert not {"first_p", "third_p"} & set(registry.METHODS)  # nothing half-registered is left
+    assert str(path) not in [p.path for p in plugins.loaded()]

@@ -116,6 +116,8 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
     if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
         return twin
     module_name = known.module if known else _module_name(path)
+    if known is not None:  # edited: what it registered before goes, what it registers now comes
+        registry.remove_origin(module_name)
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module
@@ -159,15 +161,23 @@ def _run(action, module_name: str, path: str | None, spec: str) -> None:
     try:
         action()
     except PluginError:
-        sys.modules.pop(module_name, None)
+        _undo(module_name)
         raise
     except BaseException as e:  # a plugin's own error of any kind: one line, before any work
-        sys.modules.pop(module_name, None)
+        _undo(module_name)
         if isinstance(e, KeyboardInterrupt):
             raise
         raise PluginError(_failure_line(e, path, spec)) from e
     finally:
         registry._loading.pop()
+
+
+def _undo(module_name: str) -> None:
+    """Forget a plugin that failed: its module and whatever it registered before failing."""
+    sys.modules.pop(module_name, None)
+    registry.remove_origin(module_name)
+    for identity in [i for i, p in _LOADED.items() if p.module == module_name]:
+        del _LOADED[identity]
 
 
 def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
