@@ -57,7 +57,7 @@ import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's c
 
 # %% tags=["parameters"]
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
-plugin: str = ""  # a plugin file (.py) or module to screen instead of the rule written below (empty: that rule)
+plugin: str = ""  # a plugin file (.py, relative to the repository root) or module to screen instead of the rule below (empty: that rule)
 methods: list = []  # the new methods to train (empty: every method the plugin registers)
 datasets: list = []  # only these datasets (empty: all of the reference, the paper's 30)
 reference: str = "outputs/head_variants/100ep/frozen"  # the stored built-ins (relative to the repository root)
@@ -65,6 +65,8 @@ out_dir: str = "runs/screen"  # where the new method's results and the verdict g
 progress: bool = True  # progress bars
 
 # %%
+import os
+
 from tcclib.running import nbparams
 from tcclib.util import paths
 
@@ -72,7 +74,8 @@ nbparams.check_injected(globals(), ["plugin", "methods", "datasets", "reference"
 methods, datasets = nbparams.as_list(methods), nbparams.as_list(datasets)
 out = paths.resolve(out_dir)
 out.mkdir(parents=True, exist_ok=True)
-rule_file = out / "my_rule.py"
+rule_path = out / "my_rule.py"
+rule_file = os.path.relpath(rule_path)  # (for the cell below: relative to the kernel's folder, no machine path)
 
 # %% [markdown]
 # ## Your rule
@@ -149,7 +152,7 @@ registry.register_method("nearby", NearbyValue(width=0.1), "uniform", label="nea
 from tcclib.method import plugins
 from tcclib.running import screen
 
-loaded = plugins.load(plugin or str(rule_file), "notebook 09", base=paths.project_root())
+loaded = plugins.load(plugin or str(rule_path), "notebook 09", base=paths.project_root())
 methods = methods or screen.new_methods([loaded.module])
 job = screen.Screen(methods=tuple(methods), reference=paths.resolve(reference), datasets=tuple(datasets) or None,
                     out=out, progress=progress)

@@ -169,7 +169,8 @@ def training_record(out: Path, datasets: list[str]) -> str:
     seconds = sum(float(t.get("total_s", 0.0)) for t in timings)
     return (
         f"training record: the stored results of {len(timings)} datasets come from {members} members trained in "
-        f"{seconds / 60:.1f} min of run_dataset time in all (timings.json in each dataset's folder of {out})"
+        f"{seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in each dataset's "
+        f"folder of {paths.relative_to_root(out)})"
     )
 
 
