@@ -49,7 +49,7 @@ def test_the_builtin_entries_are_the_old_lists():
     assert list(config.METHODS) == [*config.PAPER_METHODS, "class_most_published", "class_most_published_exact"]
     assert config.METHODS["class_most_published"] == registry.MethodSpec("pseudo", "most", flipped=True)
     assert config.METHODS["class_most_published_exact"] == registry.MethodSpec("pseudo", "most", True, "authors")
-    assert tuple(config.BASELINES) == ("xgboost", "logreg", "self_training")
+    assert tuple(config.BASELINES) == ("xgboost", "logreg", "logreg_cv", "self_training")
     assert list(plots.METHOD_ORDER) == [*config.METHODS, *config.BASELINES]
     assert plots.LABELS["random"] == "random (SCARF)" and plots.LABELS["xgboost"] == "xgboost"
     assert list(tables.SET_HOW_METHODS) == [
@@ -59,6 +59,7 @@ def test_the_builtin_entries_are_the_old_lists():
         "oracle",
         "xgboost",
         "logreg",
+        "logreg_cv",
         "self_training",
     ]
     assert list(tables.SET_WHERE_METHODS) == [
@@ -127,7 +128,8 @@ def test_a_baseline_added_as_one_entry_runs(bc_small, forest):
 
 
 def test_unknown_and_bad_registrations_are_clear_errors(column_least):
-    with pytest.raises(ConfigError, match=r"unknown method 'colum_least' \(did you mean column_least.*looked in the built-ins.*load_plugins"):
+    unknown = r"unknown method 'colum_least' \(did you mean column_least.*looked in the built-ins.*load_plugins"
+    with pytest.raises(ConfigError, match=unknown):
         Config(methods=("colum_least",))
     with pytest.raises(ConfigError, match="unknown baseline 'forest'.*--plugin path/to/rule.py"):
         Config(baselines=("forest",))
