@@ -132,18 +132,7 @@ def paired_table(results: pd.DataFrame, metric: str) -> pd.DataFrame:
         for ref in refs:
             if ref == n or ref not in wide.columns or n in (REFERENCE, TUNED):
                 continue
-            w = stats.wilcoxon(wide[n], wide[ref])
-            rows.append(
-                dict(
-                    variant=n,
-                    against=ref,
-                    datasets=w["n"],
-                    better=w["better"],
-                    worse=w["worse"],
-                    median_diff=round(w["median_diff"], 2 if metric == "accuracy" else 4),
-                    p=float(f"{w['p']:.2g}"),
-                )
-            )
+            rows.append(dict(variant=n, against=ref, **stats.paired_row(wide[n], wide[ref], metric)))
     return pd.DataFrame(rows)
 
 

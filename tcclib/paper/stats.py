@@ -235,6 +235,19 @@ def wilcoxon(a, b, alternative: str = "two-sided") -> dict:
     return out
 
 
+def paired_row(a, b, metric: str) -> dict:
+    """:func:`wilcoxon` of ``a`` against ``b`` as a table row: ``datasets``, ``better``, ``worse``,
+    ``median_diff`` (2 decimals of accuracy points, 4 of AUROC) and ``p`` (2 significant digits)."""
+    w = wilcoxon(a, b)
+    return dict(
+        datasets=w["n"],
+        better=w["better"],
+        worse=w["worse"],
+        median_diff=round(w["median_diff"], 2 if metric == "accuracy" else 4),
+        p=float(f"{w['p']:.2g}"),
+    )
+
+
 def paper_wilcoxon(metric: str, kind: str, a: str, b: str, alternative: str = "two-sided", datasets=None) -> dict:
     """:func:`wilcoxon` on the paper's published per-dataset means of methods ``a`` and ``b``
     (our names) in the table of ``metric`` and ``kind``; ``datasets``: restrict to these OpenML

@@ -51,18 +51,7 @@ def paired(results: pd.DataFrame, new, compared, metric: str) -> pd.DataFrame:
         for c in compared:
             if c not in wide.columns or n not in wide.columns:
                 continue
-            w = stats.wilcoxon(wide[n], wide[c])
-            rows.append(
-                dict(
-                    method=n,
-                    against=c,
-                    datasets=w["n"],
-                    better=w["better"],
-                    worse=w["worse"],
-                    median_diff=round(w["median_diff"], 2 if metric == "accuracy" else 4),
-                    p=float(f"{w['p']:.2g}") if np.isfinite(w["p"]) else np.nan,
-                )
-            )
+            rows.append(dict(method=n, against=c, **stats.paired_row(wide[n], wide[c], metric)))
     return pd.DataFrame(rows)
 
 
