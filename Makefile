@@ -11,10 +11,12 @@ NBVAL_DIR := .cache/nbval
 
 .PHONY: install demo smoke paper screen screen-render lab lint test test-lib test-notebooks bench notebooks rerender own wheel slurm-test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml jupyter-config/ipython_kernel_config.py
 	# torch first, pinned: 2.13.0 is the CPU wheel on this disk (a bare "torch" pulls a CUDA build)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[dev]"
+	# the kernels' settings (a wheel installs them as data-files; an editable install does not)
+	$(PY) tools/install_kernel_config.py
 	mkdir -p $(dir $(STAMP)) && touch $(STAMP)
 
 install: $(STAMP)

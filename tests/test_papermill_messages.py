@@ -1,5 +1,6 @@
 """papermill as the docs show it, and ``make notebooks``: a misspelled or ill-typed parameter
-ends with its one line (no kernel traceback in between), and ``make notebooks`` prints no
+ends with its one line (no kernel traceback in between), a plain run prints no warning about
+unencrypted TCP (jupyter-config/ipython_kernel_config.py), and ``make notebooks`` prints no
 "Notebook is not trusted"."""
 
 from __future__ import annotations
@@ -9,10 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jupyter_client
 import jupytext
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+UNENCRYPTED = "Kernel is running over TCP without encryption"
+KERNEL_CONFIG = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
 
 
 @pytest.mark.parametrize(
@@ -43,3 +48,54 @@ def test_make_notebooks_is_quiet_about_outputs_this_machine_has_not_signed(tmp_p
     )
     assert out.returncode == 0 and (out.stdout + out.stderr).strip() == "", out.stdout + out.stderr
     assert jupytext.read(tmp_path / "notebooks" / "01_data_prep.ipynb").cells[-1].get("outputs") is not None
+
+
+def test_plain_papermill_prints_no_unencrypted_tcp_warning(tmp_path):
+    """The kernel of a plain papermill run listens on 127.0.0.1 with no CurveZMQ keys; ipykernel's
+    warning about it was the first thing every documented papermill command printed."""
+    assert KERNEL_CONFIG.is_file(), (
+        f"{KERNEL_CONFIG} is missing: make install (tools/install_kernel_config.py) puts it there"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, tmp_path / "in.ipynb")
+    cmd = [sys.executable, "-m", "papermill", "in.ipynb", "out.ipynb"]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert nbformat.read(tmp_path / "out.ipynb", 4).cells[0].outputs[0]["text"] == "42\n"
+    assert UNENCRYPTED not in out.stdout + out.stderr, out.stderr[-2000:]
+
+
+def test_a_kernel_listening_beyond_loopback_still_warns(tmp_path):
+    """The warning is left out on loopback only: a kernel bound to every address keeps it."""
+    assert KERNEL_CONFIG.is_file(), f"{KERNEL_CONFIG} is missing: make install puts it there"
+    connection, _ = jupyter_client.write_connection_file(str(tmp_path / "kernel.json"), ip="0.0.0.0")
+    kernel = subprocess.Popen(
+        [sys.executable, "-m", "ipykernel_launcher", "-f", connection],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        seen = ""
+        for line in kernel.stderr:  # the warning comes before the kernel binds its sockets
+            seen += line
+            if UNENCRYPTED in line:
+                break
+    finally:
+        kernel.kill()
+        kernel.wait(timeout=30)
+    assert UNENCRYPTED in seen, seen[-2000:]
+
+
+def test_the_kernel_config_installs_and_leaves_a_foreign_file_alone(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    from install_kernel_config import SOURCE, install
+
+    assert install(tmp_path).read_text() == SOURCE.read_text()
+    foreign = tmp_path / "other"
+    (foreign / "etc" / "ipython").mkdir(parents=True)
+    (foreign / "etc" / "ipython" / SOURCE.name).write_text("c.IPKernelApp.log_level = 'DEBUG'\n")
+    assert install(foreign) is None
+    assert (foreign / "etc" / "ipython" / SOURCE.name).read_text() == "c.IPKernelApp.log_level = 'DEBUG'\n"
