@@ -35,7 +35,9 @@
 #
 # With the defaults (5 methods, 3 baselines, 50 epochs) on the example table, Run All took 43 s in
 # JupyterLab from a fresh clone on an idle 2-core CPU (8 min 25 s on one shared with other work);
-# fewer `methods` or `epochs` make it shorter.
+# fewer `methods` or `epochs` make it shorter. A method may name its head after a `+`:
+# `random+probe` is `TCCClassifier("random", head="probe")`, the setting the benchmark below
+# recommends for tables like the paper's (`-p methods "[random, random+probe]"`).
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
@@ -156,7 +158,10 @@ loaded.predict(X_new[X_new.columns[::-1]])  # columns in any order
 # the same labeled rows (`logreg_cv`: logistic regression tuned the probe's way): the average ranks
 # (1 = best) and how the best pretrained variant fared against logistic regression, untuned and
 # tuned. Variants still being measured are compared apart, on the datasets they have reached
-# (marked partial). Where logistic regression ranks ahead, it is the better choice.
+# (marked partial). Where logistic regression ranks ahead, it is the better choice; where a
+# pretrained variant ranks first and beats the tuned logistic regression (on the datasets measured
+# so far: `random+probe`), add it to `methods` above and keep whichever wins on your split
+# (docs/estimator.md says when to choose it).
 
 # %%
 from IPython.display import Markdown, display

@@ -230,3 +230,20 @@ def test_your_own_table_compares_every_method_with_the_baselines_on_one_split(tm
     assert set(cmp.models["class"].predict(ds.X.iloc[:20])) <= set(cmp.classes)
     with pytest.raises(ConfigError, match="method: 'oracle'"):
         own.compare(ds, ["oracle"], [], epochs=1)
+
+
+def test_your_own_table_takes_a_head_after_the_method():
+    """``random+probe`` in notebook 08's ``methods`` is ``TCCClassifier("random", head="probe")``,
+    the variant the head comparison recommends; a misspelled head is refused before any work."""
+    from tcclib.data.sources import from_frame
+    from tcclib.running import own
+
+    X, y = own.synthetic_table(n_rows=240, n_features=5, n_classes=2, seed=3)
+    ds = from_frame(X, y, name="t")
+    small = dict(seed=1, epochs=2, head_epochs=5, hidden_dim=16)
+    cmp = own.compare(ds, ["random", "random+probe"], ["logreg"], **small)
+    assert list(cmp.results.method) == ["random", "random+probe", "logreg"]
+    assert cmp.models["random"].head == "frozen" and cmp.models["random+probe"].head == "probe"
+    assert cmp.results.accuracy.between(0, 1).all()
+    with pytest.raises(ConfigError, match="prob"):
+        own.compare(ds, ["random+prob"], [], **small)

@@ -113,8 +113,11 @@ def compare(
 ) -> Comparison:
     """Fit each method and baseline on ``ds`` with one seed's split; see the module docstring.
 
-    ``settings``: any :class:`~tcclib.method.estimator.TCCClassifier` setting (``epochs=50``, ...), used by
-    every method (the XGBoost settings also by the XGBoost baseline)."""
+    A method may name its head after a ``+`` (``"random+probe"``: ``TCCClassifier("random",
+    head="probe")``, as the head-variant comparison names its variants); without one it takes the
+    ``head`` of ``settings`` (default: the paper's frozen head).  ``settings``: any
+    :class:`~tcclib.method.estimator.TCCClassifier` setting (``epochs=50``, ...), used by every method
+    (the XGBoost settings also by the XGBoost baseline)."""
     cfg = Config(
         seeds=(seed,),
         test_fraction=test_fraction,
@@ -122,7 +125,7 @@ def compare(
         **{k: v for k, v in settings.items() if k.startswith("xgb_")},
     )
     for m in methods:  # every setting and method checked before any work
-        TCCClassifier(m, random_state=seed, **settings).config(seed)
+        _estimator(m, seed, settings).config(seed)
     prep = prepare(ds, cfg.seeds, test_fraction, labeled_fraction)
     sp = prep.splits[0]
     codes, classes = encode_target(ds.y)
@@ -135,7 +138,7 @@ def compare(
     importance = None  # the correlation methods share one importance matrix (same rows and seed)
     for m in methods:
         t = time.perf_counter()
-        clf = TCCClassifier(m, random_state=seed, verbose=verbose, **settings).fit(X_tr, y_fit, importance=importance)
+        clf = _estimator(m, seed, {**settings, "verbose": verbose}).fit(X_tr, y_fit, importance=importance)
         if clf.importance_ is not None:
             importance = clf.importance_
         fit_s = time.perf_counter() - t
@@ -161,6 +164,12 @@ def compare(
         base["fit_s"] = time.perf_counter() - t
         rows.extend(base.drop(columns=["did", "n_features"]).to_dict("records"))
     return Comparison(pd.DataFrame(rows), models, sp.train_index, sp.test_index, sp.labeled, y_te, classes)
+
+
+def _estimator(method: str, seed: int, settings: dict) -> TCCClassifier:
+    """The estimator of ``method`` (``"random+probe"``: the method and its head) with ``settings``."""
+    name, plus, head = method.partition("+")
+    return TCCClassifier(name, random_state=seed, **{**settings, **({"head": head} if plus else {})})
 
 
 NOTEBOOK = "08_your_table"
