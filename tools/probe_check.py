@@ -7,14 +7,14 @@ The tables need no download: scikit-learn's bundled ``wine``, ``iris``, ``breast
 ``digits``, and two synthetic tables of :func:`tcclib.running.own.synthetic_table` (numeric and
 categorical columns, missing values; ``synthetic3``: 3 classes, 1500 rows; ``synthetic5``: 5
 classes, 2000 rows, 20 features).  None is one of the paper's 30 (``breast_cancer`` is the demo's
-table).  For each table, :func:`tcclib.running.train.run_dataset` runs ``class`` and
+table).  For each table, :func:`tcclib.running.train.run_dataset` runs ``class``, ``random`` and
 ``no_pretrain`` under the paper's frozen head and under ``probe`` (one pretraining serves both
 heads: ``keep_pretrained``), with ``logreg`` and ``logreg_cv`` on the same labeled rows
 (``labeled_fraction`` 0.1, the other settings published).  Stored per table and head under
 ``--out`` (a re-run reuses every stored member), then ``results.csv`` and ``report.md`` there:
 the mean per table, and the probe against ``logreg_cv`` over the (table, seed) pairs.  The
 committed run is ``outputs/probe_check/`` (``--out outputs/probe_check`` reuses it and trains
-nothing); docs/estimator.md shows it.
+nothing; pretraining checkpoints go to ``--cache``, under ``runs/``); docs/estimator.md shows it.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from tcclib.running.train import run_dataset  # noqa: E402
 
 TABLES = ("wine", "iris", "breast_cancer", "digits", "synthetic3", "synthetic5")
 SEEDS = (0, 1, 2, 3, 4)
-PROBE, TUNED = "class+probe", "logreg_cv"
+METHODS = ("no_pretrain", "random", "class")
+PROBES, TUNED = ("class+probe", "random+probe"), "logreg_cv"
 
 
 def table(name: str):
@@ -55,13 +56,13 @@ def table(name: str):
 
 def run(args) -> pd.DataFrame:
     """Every table x head, trained or reused; the gathered results (variants as in :mod:`tcclib.paper.heads`)."""
-    out, cache = Path(args.out), Path(args.out) / "cache"
+    out, cache = Path(args.out), Path(args.cache)
     for name in args.tables:
         ds = table(name)
         for head in ("frozen", "probe"):
             cfg = Config(
                 seeds=tuple(args.seeds),
-                methods=("no_pretrain", "class"),
+                methods=tuple(args.methods),
                 baselines=("logreg", "logreg_cv") if head == "frozen" else (),
                 epochs=args.epochs,
                 labeled_fraction=args.labeled,
@@ -97,12 +98,16 @@ def report(results: pd.DataFrame, args) -> str:
         f"{results['seed'].nunique()} seeds, {args.epochs} epochs, {args.labeled:.0%} labeled",
         "",
     ]
+    measured = set(results["method"])
     for metric in ("accuracy", "auroc"):
-        lines += [
-            f"- **{metric}**, (table, seed) pairs above / below: {PROBE} vs {TUNED} "
-            f"{pairs(results, PROBE, TUNED, metric)}; class vs {TUNED} {pairs(results, 'class', TUNED, metric)}; "
-            f"{PROBE} vs no_pretrain+probe {pairs(results, PROBE, 'no_pretrain+probe', metric)}.",
+        compared = [
+            f"{probe} vs {against} {pairs(results, probe, against, metric)}"
+            for probe in PROBES
+            for against in (TUNED, "logreg", "no_pretrain+probe", probe.split("+")[0])
+            if {probe, against} <= measured
         ]
+        compared.append(f"class (the paper's head) vs {TUNED} {pairs(results, 'class', TUNED, metric)}")
+        lines.append(f"- **{metric}**, (table, seed) pairs above / below: " + "; ".join(compared) + ".")
     lines.append("")
     for metric in ("accuracy", "auroc"):
         lines += [f"## {metric}: mean over seeds per table", ""]
@@ -114,9 +119,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tables", nargs="+", default=list(TABLES), choices=TABLES)
     ap.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    ap.add_argument("--methods", nargs="+", default=list(METHODS))
     ap.add_argument("--epochs", type=int, default=100)
     ap.add_argument("--labeled", type=float, default=0.1, help="labeled share of the training rows")
     ap.add_argument("--out", default="runs/probe_check", help="where the runs are stored and reused")
+    ap.add_argument(
+        "--cache",
+        default="runs/probe_check/cache",
+        help="pretraining checkpoints, removed once a table's heads are done (not committed)",
+    )
     args = ap.parse_args(argv)
     results = run(args)
     text = report(results, args)
