@@ -106,7 +106,8 @@ def report(results: pd.DataFrame, args) -> str:
             for against in (TUNED, "logreg", "no_pretrain+probe", probe.split("+")[0])
             if {probe, against} <= measured
         ]
-        compared.append(f"class (the paper's head) vs {TUNED} {pairs(results, 'class', TUNED, metric)}")
+        if {"class", TUNED} <= measured:
+            compared.append(f"class (the paper's head) vs {TUNED} {pairs(results, 'class', TUNED, metric)}")
         lines.append(f"- **{metric}**, (table, seed) pairs above / below: " + "; ".join(compared) + ".")
     lines.append("")
     for metric in ("accuracy", "auroc"):
