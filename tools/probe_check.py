@@ -103,7 +103,7 @@ def report(results: pd.DataFrame, args) -> str:
         compared = [
             f"{probe} vs {against} {pairs(results, probe, against, metric)}"
             for probe in PROBES
-            for against in (TUNED, "logreg", "no_pretrain+probe", probe.split("+")[0])
+            for against in (TUNED, "logreg", "no_pretrain+probe", heads.base_method(probe))
             if {probe, against} <= measured
         ]
         if {"class", TUNED} <= measured:
