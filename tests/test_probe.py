@@ -4,6 +4,7 @@ runner, the estimator (scikit-learn's checks, pickling in a fresh process) and a
 
 from __future__ import annotations
 
+import os
 import pickle
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from tcclib import TCCClassifier
 from tcclib.method import probe, training
@@ -78,6 +80,34 @@ def test_the_folded_linear_map_is_scikit_learns_model():
         p /= p.sum(1, keepdims=True)
         np.testing.assert_allclose(p[:, :n_classes], ref.predict_proba(X * scale + shift), atol=1e-9)
         assert (p[:, n_classes:] < 1e-30).all()
+
+
+def test_every_fit_and_score_runs_on_one_blas_thread_whatever_is_in_force(monkeypatch):
+    seen = []
+
+    class Recording(LogisticRegression):
+        def fit(self, *args, **kwargs):
+            seen.append(_blas_threads())
+            return super().fit(*args, **kwargs)
+
+        def predict_proba(self, X):
+            seen.append(_blas_threads())
+            return super().predict_proba(X)
+
+    monkeypatch.setattr(probe, "LogisticRegression", Recording)
+    blocks, y = _blocks()
+    scores = []
+    for outside in (1, 2):
+        with threadpool_limits(outside, user_api="blas"):
+            assert _blas_threads() == {min(outside, os.cpu_count())}
+            scores.append(probe.path_scores(blocks, "both", y, probe.folds(y, 3), 3, None))
+            probe.fit_linear(blocks, y, probe.Choice("both", 1.0, float("nan"), 0), 3)
+    assert seen and all(threads == {probe.BLAS_THREADS} for threads in seen)
+    np.testing.assert_array_equal(scores[0], scores[1])
+
+
+def _blas_threads() -> set[int]:
+    return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
 
 
 def test_both_weighs_the_embedding_block_as_the_features_block():
