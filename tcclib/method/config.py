@@ -141,6 +141,20 @@ the row's preprocessed features (the encoder's one-hot/z-scored input); ``probe`
 encoder is frozen and a logistic regression reads the embedding and the features, its design and
 strength chosen by cross-validation on the labeled rows (:mod:`tcclib.method.probe`)."""
 
+
+def variant_name(method: str, head: str) -> str:
+    """A method (or baseline) under ``head`` as the tables and notebook 08 name it: ``method+head``,
+    or the method itself under the paper's ``frozen`` head."""
+    return method if head == "frozen" else f"{method}+{head}"
+
+
+def split_variant(name: str) -> tuple[str, str]:
+    """The method and head of a :func:`variant_name` (``"random+probe"`` -> ``("random", "probe")``;
+    a plain name's head is ``frozen``)."""
+    method, plus, head = name.partition("+")
+    return method, (head if plus else "frozen")
+
+
 HEAD_ONLY_SETTINGS = ("head", "encoder_lr")
 """Settings read only after pretraining, by the classifier on the labeled rows: the pretrained
 encoders do not depend on them, so a kept pretraining checkpoint serves every head variant."""

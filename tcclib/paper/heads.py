@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from tcclib.artifacts import store
-from tcclib.method.config import HEADS
+from tcclib.method.config import HEADS, split_variant, variant_name
 from tcclib.method.registry import METHODS
 from tcclib.paper import stats, tables
 
@@ -32,18 +32,18 @@ TUNED = "logreg_cv"  # the same with its strength tuned on the labeled rows (the
 
 
 def variant(method: str, head: str) -> str:
-    """The name of ``method`` under ``head`` in the tables: the method itself for the paper's head."""
-    return method if head == "frozen" else f"{method}+{head}"
+    """The name of ``method`` under ``head`` in the tables (:func:`tcclib.method.config.variant_name`)."""
+    return variant_name(method, head)
 
 
 def head_of(name: str) -> str:
     """The head of a variant's name (``frozen`` for a plain method or a baseline)."""
-    return name.split("+", 1)[1] if "+" in name else "frozen"
+    return split_variant(name)[1]
 
 
 def base_method(name: str) -> str:
     """The method (or baseline) of a variant's name."""
-    return name.split("+", 1)[0]
+    return split_variant(name)[0]
 
 
 def is_pretrained(name: str) -> bool:

@@ -22,7 +22,7 @@ from tcclib.artifacts.store import write_csv
 from tcclib.data.preprocess import encode_target, prepare
 from tcclib.data.sources import Dataset
 from tcclib.method.baselines import run_baselines
-from tcclib.method.config import Config
+from tcclib.method.config import Config, split_variant
 from tcclib.method.estimator import TCCClassifier
 from tcclib.method.metrics import accuracy, auroc
 from tcclib.running.notebooks import execute
@@ -168,8 +168,8 @@ def compare(
 
 def _estimator(method: str, seed: int, settings: dict) -> TCCClassifier:
     """The estimator of ``method`` (``"random+probe"``: the method and its head) with ``settings``."""
-    name, plus, head = method.partition("+")
-    return TCCClassifier(name, random_state=seed, **{**settings, **({"head": head} if plus else {})})
+    name, head = split_variant(method)
+    return TCCClassifier(name, random_state=seed, **{**settings, **({"head": head} if "+" in method else {})})
 
 
 NOTEBOOK = "08_your_table"
