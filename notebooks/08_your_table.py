@@ -159,8 +159,8 @@ loaded.predict(X_new[X_new.columns[::-1]])  # columns in any order
 # (1 = best) and how the best pretrained variant fared against logistic regression, untuned and
 # tuned. Variants still being measured are compared apart, on the datasets they have reached
 # (marked partial). Where logistic regression ranks ahead, it is the better choice; where a
-# pretrained variant ranks first and beats the tuned logistic regression (on the datasets measured
-# so far: `random+probe`), add it to `methods` above and keep whichever wins on your split
+# pretrained variant ranks first and beats the tuned logistic regression (on the paper's 30:
+# `random+probe`), add it to `methods` above and keep whichever wins on your split
 # (docs/estimator.md says when to choose it).
 
 # %%
