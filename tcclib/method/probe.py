@@ -114,16 +114,21 @@ def _model(C: float, seed: int) -> LogisticRegression:
     return LogisticRegression(C=C, max_iter=MAX_ITER, warm_start=True, random_state=seed % 2**32)
 
 
+def _one_blas_thread():
+    """BLAS held to :data:`BLAS_THREADS` threads, for a whole path of fits (entering costs a few
+    milliseconds: threadpoolctl looks up the loaded libraries each time)."""
+    return threadpool_limits(BLAS_THREADS, user_api="blas")
+
+
 def _fit(model: LogisticRegression, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> LogisticRegression:
-    with warnings.catch_warnings(), threadpool_limits(BLAS_THREADS, user_api="blas"):
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # a weak penalty on separable rows
         return model.fit(X, y, sample_weight=w)
 
 
 def _held_out(model: LogisticRegression, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
     """Mean (weighted) log-likelihood of rows ``X`` with labels ``y``."""
-    with threadpool_limits(BLAS_THREADS, user_api="blas"):
-        prob = model.predict_proba(X)
+    prob = model.predict_proba(X)
     col = np.searchsorted(model.classes_, y)
     ll = np.log(np.clip(prob[np.arange(len(y)), col], 1e-15, None))
     return float(np.average(ll, weights=w if w is not None and w.sum() > 0 else None))
@@ -133,13 +138,14 @@ def path_scores(blocks: dict[str, np.ndarray], block: str, y: np.ndarray, splits
     """Held-out log-likelihood ``[folds, len(STRENGTHS)]`` of candidate ``block``, standardised
     on each fold's training rows; each fold's path warm-started from the previous (smaller) ``C``."""
     out = np.empty((len(splits), len(STRENGTHS)))
-    for f, (tr, te) in enumerate(splits):
-        X = _designed(blocks, block, tr)
-        model = _model(STRENGTHS[0], seed)
-        for j, C in enumerate(STRENGTHS):
-            model.set_params(C=C)
-            _fit(model, X[tr], y[tr], None if w is None else w[tr])
-            out[f, j] = _held_out(model, X[te], y[te], None if w is None else w[te])
+    with _one_blas_thread():
+        for f, (tr, te) in enumerate(splits):
+            X = _designed(blocks, block, tr)
+            model = _model(STRENGTHS[0], seed)
+            for j, C in enumerate(STRENGTHS):
+                model.set_params(C=C)
+                _fit(model, X[tr], y[tr], None if w is None else w[tr])
+                out[f, j] = _held_out(model, X[te], y[te], None if w is None else w[te])
     return out
 
 
@@ -170,7 +176,8 @@ def fit_linear(blocks: dict[str, np.ndarray], y: np.ndarray, choice: Choice, see
     classes = np.unique(y)
     if len(classes) < 2:
         return Linear(np.zeros((X.shape[1], 1)), np.zeros(1), classes)
-    model = _fit(_model(choice.C, seed), X * scale + shift, y, w)
+    with _one_blas_thread():
+        model = _fit(_model(choice.C, seed), X * scale + shift, y, w)
     coef, icpt = model.coef_.T, model.intercept_
     if len(classes) == 2:  # one logit: class 1 against class 0 (logit 0)
         coef, icpt = np.concatenate([np.zeros_like(coef), coef], 1), np.concatenate([[0.0], icpt])
