@@ -84,7 +84,15 @@ from tcclib.data.preprocess import prepare  # noqa: E402
 from tcclib.data.sources import DATA_DIR_ENV, list_datasets, load_dataset  # noqa: E402
 from tcclib.method import training  # noqa: E402
 from tcclib.method.baselines import run_baselines  # noqa: E402
-from tcclib.method.config import BASELINES, COMPILE_MODES, MATMUL_PRECISIONS, PAPER_METHODS, XGB_MAX_BIN, Config  # noqa: E402
+from tcclib.method.config import (  # noqa: E402
+    BASELINES,
+    COMPILE_MODES,
+    DRAWS,
+    MATMUL_PRECISIONS,
+    PAPER_METHODS,
+    XGB_MAX_BIN,
+    Config,
+)
 from tcclib.method.correlation import default_jobs, importance_matrix  # noqa: E402
 from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS  # noqa: E402
 from tcclib.running.train import run_dataset, run_prepared  # noqa: E402
@@ -364,6 +372,13 @@ def main(argv=None):
         "falls in the warm-up epochs)",
     )
     ap.add_argument(
+        "--draws",
+        default="auto",
+        choices=DRAWS,
+        help="where the views' random numbers come from (Config.draws): auto (the default: counter draws "
+        "on a GPU, each member's generator on the CPU), generator, counter",
+    )
+    ap.add_argument(
         "--methods", default=",".join(PAPER_SET_METHODS), help="methods of the ensemble (default: the paper set's 7)"
     )
     ap.add_argument("--json", default=None, help="also write the measurements to this file")
@@ -391,6 +406,7 @@ def main(argv=None):
         progress=False,
         matmul_precision=args.precision,
         compile=args.compile,
+        draws=args.draws,
         methods=tuple(args.methods.split(",")),
         xgb_max_bin=args.xgb_max_bin,
     )
@@ -402,7 +418,7 @@ def main(argv=None):
     print(
         f"# tcclib benchmark  torch {torch.__version__}  device {args.device}  "
         f"threads {torch.get_num_threads()}  cores {os.cpu_count()}  matmul precision {args.precision}  "
-        f"step {cfg.step_mode()}  "
+        f"step {cfg.step_mode()}  draws {cfg.draw_scheme()}  "
         f"xgb_max_bin {args.xgb_max_bin}  allocator {allocator_words()}  "
         f"{platform.processor() or platform.machine()}{card}  load {os.getloadavg()[0]:.1f}"
     )

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Issue 32's GPU checks as one run on a machine with a CUDA GPU: the CUDA tests, the GPU benchmark
-# of breast_cancer, three small paper datasets end to end (a real sweep, compared with the
-# committed results), then the paper set's projection there.  Everything it prints goes to
+# The GPU checks (issues 32 and 47) as one run on a machine with a CUDA GPU, about 8 minutes of
+# timeouts for a 10-minute call: the CUDA tests (CUDA vs CPU, captured step and captured epoch vs
+# eager, counter draws' bits on both), the launch structure, the GPU benchmark of breast_cancer
+# under counter draws (the whole epoch captured) and under generators (the captured step), of
+# mfeat-fourier, three small paper datasets end to end (a real sweep, compared with the committed
+# results), then the paper set's projection there.  Everything it prints goes to
 # $OUT/gpu_check.log; the benchmark's figures to $OUT/*.json.
 #
 #   DEVICE=cpu QUICK=1 WHEELS=none OUT=/tmp/gpu-dry bash bench/gpu_check.sh   # dry run on a CPU
@@ -59,13 +62,22 @@ step() { echo; echo "== $* ($(date +%T))"; }
     nvidia-smi || true
     python3 -c "import sys, torch; print(sys.version.split()[0], torch.__version__, 'cuda', torch.cuda.is_available())"
 
-    step "CUDA tests (CUDA vs CPU, captured vs eager step, GPU-fitted estimator on a CPU)"
-    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_train.py tests/test_estimator.py \
-        -k "cuda or gpu"
+    step "CUDA tests (CUDA vs CPU, captured step and epoch vs eager, counter draws, GPU-fitted estimator on a CPU)"
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_train.py tests/test_estimator.py \
+        tests/test_draws.py -k "cuda or gpu"
 
-    step "benchmark: breast_cancer on $DEVICE"
-    timeout 180 python3 bench/bench_epoch.py --device "$DEVICE" --only breast_cancer "${bench_args[@]}" \
+    step "launch structure: operators and host reads per epoch, 1 vs 8 seeds, generator vs counter draws"
+    timeout 60 python3 bench/profile_epoch.py --launches --methods random,class,oracle,class_most
+
+    step "benchmark: breast_cancer on $DEVICE, counter draws (auto) and each member's generator"
+    timeout 60 python3 bench/bench_epoch.py --device "$DEVICE" --only breast_cancer "${bench_args[@]}" \
         --json "$OUT/bench_breast_cancer.json"
+    timeout 45 python3 bench/bench_epoch.py --device "$DEVICE" --only breast_cancer --draws generator \
+        "${bench_args[@]}" --json "$OUT/bench_breast_cancer_generator.json"
+
+    step "benchmark: mfeat-fourier on $DEVICE"
+    timeout 60 python3 bench/bench_epoch.py --device "$DEVICE" --only mfeat-fourier "${bench_args[@]}" \
+        --json "$OUT/bench_mfeat_fourier.json"
 
     step "end to end: three paper datasets side by side on $DEVICE, $sweep_epochs epochs"
     python3 - "$work/gpu_check.yaml" "$DEVICE" "$sweep_epochs" <<'EOF'
@@ -79,11 +91,11 @@ d["config"].update(device=sys.argv[2], epochs=int(sys.argv[3]))
 yaml.safe_dump(d, open(sys.argv[1], "w"))
 EOF
     start=$(date +%s)
-    timeout 240 python3 -m tcclib "$work/gpu_check.yaml" --outputs "$work/out" --workers 3
+    timeout 150 python3 -m tcclib "$work/gpu_check.yaml" --outputs "$work/out" --workers 3
     echo "end to end: $(( $(date +%s) - start )) s for the three datasets"
 
     step "benchmark: the paper set's projection on $DEVICE"
-    timeout 300 python3 bench/bench_epoch.py --device "$DEVICE" "${projection[@]}" "${bench_args[@]}" \
+    timeout 120 python3 bench/bench_epoch.py --device "$DEVICE" "${projection[@]}" "${bench_args[@]}" \
         --json "$OUT/bench_all.json"
     step done
 } 2>&1 | tee "$OUT/gpu_check.log"

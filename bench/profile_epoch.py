@@ -23,6 +23,15 @@ best rate this CPU reaches on one clean ``baddbmm`` of the ensemble's own hidden
 practical ceiling of the exact float32 path.  From that it prints the lowest time per
 seed-method epoch the arithmetic allows, next to the 15 ms target of issue 20.  ``--ops`` adds
 torch.profiler's table of the top operators of one epoch.
+
+``--launches`` prints the launch structure instead (issue 47), on any machine: torch operators
+per pretraining epoch (every aten call at torch's dispatcher, which is what a GPU launches one
+kernel or more for; "kernels" leaves out the views, which launch nothing) and host reads per epoch
+(``.item()``/``int()``/``bool()`` on a tensor, ``.tolist()``, ``.numpy()``), for 1 and for 8 seeds
+of the same methods, under each ``draws`` scheme, the refresh amortised over ``pseudo_every``:
+
+    python bench/profile_epoch.py --launches                        # the paper set's 7 methods
+    python bench/profile_epoch.py --launches --methods random,class,oracle,class_most
 """
 
 from __future__ import annotations
@@ -51,8 +60,8 @@ import torch  # noqa: E402
 from tcclib.data.encoding import TensorTable  # noqa: E402
 from tcclib.data.preprocess import prepare  # noqa: E402
 from tcclib.data.sources import Dataset, load_dataset  # noqa: E402
-from tcclib.method import training  # noqa: E402
-from tcclib.method.config import MATMUL_PRECISIONS, PAPER_METHODS, Config  # noqa: E402
+from tcclib.method import losses, training  # noqa: E402
+from tcclib.method.config import MATMUL_PRECISIONS, PAPER_METHODS, PAPER_SEEDS, Config  # noqa: E402
 from tcclib.method.correlation import importance_matrix  # noqa: E402
 from tcclib.method.model import StackedMLP  # noqa: E402
 
@@ -275,6 +284,105 @@ def ceiling_gflops(pt: training.Pretraining, cfg: Config, reps: int = 20) -> flo
     return 2 * pt.Kp * B * H * H / best / 1e9
 
 
+class OperatorCount:
+    """Counts torch's operator calls (at the dispatcher) and host reads while active."""
+
+    READS = ("tolist", "numpy", "item")
+
+    def __init__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        counter = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                counter.ops += 1
+                counter.kernels += not func.is_view
+                counter.reads += func is torch.ops.aten._local_scalar_dense.default
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Mode()
+        self.ops = self.kernels = self.reads = 0
+        self.originals = {}
+
+    def _patch_reads(self):
+        for name in ("tolist", "numpy"):  # (no dispatcher call on the CPU; a device-to-host copy on a GPU)
+            original = getattr(torch.Tensor, name)
+            self.originals[name] = original
+
+            def counted(tensor, *a, _original=original, **kw):
+                self.reads += 1
+                return _original(tensor, *a, **kw)
+
+            setattr(torch.Tensor, name, counted)
+
+    def __enter__(self):
+        self._patch_reads()
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.mode.__exit__(*exc)
+        for name, original in self.originals.items():
+            setattr(torch.Tensor, name, original)
+
+
+def launch_structure(dataset, methods, seeds, scheme, data_dir=None) -> dict:
+    """Operators, kernel operators and host reads of one pretraining epoch of ``methods`` x
+    ``seeds`` under draws ``scheme`` (a contrastive epoch after a warm-up one, plus one refresh
+    over ``pseudo_every``)."""
+    cfg = Config(progress=False, methods=tuple(methods), seeds=tuple(seeds), draws=scheme)
+    pt, _ = build(dataset, cfg, data_dir)
+    pt.run_epoch()  # warm-up (and the refresh before epoch 0)
+    with OperatorCount() as epoch:
+        pt.contrastive_epoch(1)
+    refresh = OperatorCount()
+    if pt.pse:
+        with refresh:
+            pt.refresh_pseudo_labels(pt.epoch)
+            pt.contrastive_epoch(2)  # (its read carries the refresh's checks)
+        refresh.ops -= epoch.ops  # (the refresh alone, reads included)
+        refresh.kernels -= epoch.kernels
+        refresh.reads -= epoch.reads
+    per = cfg.pseudo_every
+    return dict(
+        members=pt.Kp,
+        ops=epoch.ops + refresh.ops / per,
+        kernels=epoch.kernels + refresh.kernels / per,
+        contrastive_ops=epoch.ops,
+        refresh_ops=refresh.ops,
+        reads=epoch.reads,
+        refresh_reads=refresh.reads,
+    )
+
+
+def print_launches(args) -> None:
+    methods = args.methods.split(",")
+    losses.SYNC_FREE = True  # NT-Xent as on a GPU: no read of its underflow flag (the same values)
+    print(
+        f"# launch structure of a pretraining epoch: {args.dataset}, methods {','.join(methods)}, torch "
+        f"{torch.__version__}; operators = aten calls at the dispatcher (kernels: views left out), the "
+        f"refresh amortised over pseudo_every; host reads in the contrastive epoch (+ in a refresh epoch), "
+        f"NT-Xent in its sync-free form as on a GPU"
+    )
+    print(
+        f"{'draws':<10}{'seeds':>6}{'members':>8}{'ops/epoch':>11}{'kernels':>9}{'epoch ops':>10}"
+        f"{'refresh ops':>12}{'reads':>6}{'+refresh':>9}"
+    )
+    rows = {}
+    for scheme in ("generator", "counter"):
+        for n in (1, 8):
+            r = launch_structure(args.dataset, methods, PAPER_SEEDS[:n], scheme, args.data_dir)
+            rows[scheme, n] = r
+            print(
+                f"{scheme:<10}{n:>6}{r['members']:>8}{r['ops']:>11.0f}{r['kernels']:>9.0f}{r['contrastive_ops']:>10}"
+                f"{r['refresh_ops']:>12}{r['reads']:>6}{r['refresh_reads']:>9}"
+            )
+    for scheme in ("generator", "counter"):
+        ratio = rows[scheme, 8]["ops"] / rows[scheme, 1]["ops"]
+        print(f"{scheme}: 8 seeds / 1 seed = x{ratio:.2f} operators per epoch")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", default="breast_cancer")
@@ -288,10 +396,19 @@ def main(argv=None):
     ap.add_argument("--methods", default=",".join(PAPER_METHODS + ("class_most_published",)))
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--ops", action="store_true", help="also print torch.profiler's top operators")
+    ap.add_argument(
+        "--launches", action="store_true", help="print operators and host reads per epoch, 1 vs 8 seeds, per draws"
+    )
+    ap.add_argument("--draws", default="generator", choices=("generator", "counter"), help="the draws scheme timed")
     args = ap.parse_args(argv)
+    if args.launches:
+        print_launches(args)
+        return
     if args.epochs < 1:
         ap.error(f"--epochs must be at least 1, got {args.epochs}")
-    cfg = Config(progress=False, matmul_precision=args.precision, methods=tuple(args.methods.split(",")))
+    cfg = Config(
+        progress=False, matmul_precision=args.precision, methods=tuple(args.methods.split(",")), draws=args.draws
+    )
     torch.set_float32_matmul_precision(training.float32_precision(cfg))
     print(
         f"# profile of a contrastive epoch: {args.dataset}, torch {torch.__version__}, threads "

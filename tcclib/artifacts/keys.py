@@ -146,6 +146,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         *_fidelity(fcfg, ["encoder_init", *switches]),
         *((own,) if own else ()),
         *_step(cfg, spec),
+        *_draws(cfg, spec),
         *_head(cfg),
         *_code(spec.code()),
     )
@@ -178,6 +179,13 @@ def _step(cfg: Config, spec) -> tuple:
     none when it runs eagerly (the CPU's default), so those keys stay what they were."""
     mode = cfg.step_mode()
     return (("step", mode),) if spec.pretrain and mode != "eager" else ()
+
+
+def _draws(cfg: Config, spec) -> tuple:
+    """The key part for a pretrained member's counter draws (``Config.draw_scheme``): none under
+    each member's generator (the CPU's default), so those keys stay what they were."""
+    scheme = cfg.draw_scheme()
+    return (("draws", scheme),) if spec.pretrain and scheme != "generator" else ()
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:

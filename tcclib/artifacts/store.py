@@ -233,7 +233,7 @@ def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
 _NOT_COMPARED = ("progress", "keep_embeddings")
 
 
-LATER_SETTINGS = ("fidelity", *FIDELITY_SWITCHES, "xgb_max_bin", "compile", "head", "encoder_lr")
+LATER_SETTINGS = ("fidelity", *FIDELITY_SWITCHES, "xgb_max_bin", "compile", "draws", "head", "encoder_lr")
 """Settings added after the first stored runs: a ``config.json`` without one ran at its default."""
 
 

@@ -38,9 +38,9 @@ class TensorTable:
     def n_seeds(self) -> int:
         return self.raw_train.shape[0]
 
-    @property
+    @functools.cached_property
     def width(self) -> int:
-        """Padded encoded width D_max."""
+        """Padded encoded width D_max (read from the device once, not in every epoch)."""
         return int(self.widths.max())
 
     @classmethod

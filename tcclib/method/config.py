@@ -131,6 +131,14 @@ everywhere; ``cuda_graph``: captured on a GPU, eager (the fallback) on the CPU;
 ``torch_compile``: through :func:`torch.compile` (opt-in; on the CPU it does not pay,
 ``docs/performance.md``).  See :meth:`Config.step_mode`."""
 
+DRAWS = ("auto", "generator", "counter")
+"""``Config.draws``: where pretraining's random numbers (data order, masks, donors, the pseudo-label
+heads' row orders) come from (:mod:`tcclib.method.draws`).  ``generator``: each member's own
+``torch.Generator``, one call per member (every committed result); ``counter``: counter draws, a
+hash of (member, epoch, stream, position), every member's in one set of operations, the same bits
+on the CPU and a GPU, capturable with the whole epoch; ``auto`` (the default): ``counter`` on a
+GPU, ``generator`` on the CPU.  See :meth:`Config.draw_scheme`."""
+
 HEADS = ("frozen", "finetune", "concat", "probe")
 """``Config.head``: how the classifier on the labeled rows uses the encoder
 (:func:`tcclib.method.training.fit_classifier`).  ``frozen`` (the paper, the default): the
@@ -191,6 +199,7 @@ class Config:
     device: str = "cpu"
     matmul_precision: str = "highest"
     compile: str = "auto"
+    draws: str = "auto"
     xgb_trees: int = 100
     xgb_depth: int = 10
     xgb_eta: float = 0.1
@@ -346,6 +355,12 @@ class Config:
             f"compile: 'auto' (a CUDA graph on a GPU, eager on the CPU; the default), 'off' (eager), "
             f"'cuda_graph' or 'torch_compile', got {self.compile!r}",
         )
+        _check(
+            self.draws in DRAWS,
+            f"draws: 'auto' (counter draws on a GPU, each member's generator on the CPU; the default), "
+            f"'generator' (each member's torch generator: the committed results) or 'counter' (counter-based "
+            f"draws, every member's at once), got {self.draws!r}",
+        )
         for name in ("keep_embeddings", "progress"):
             v = getattr(self, name)
             _check(isinstance(v, bool), f"{name}: expected true or false, got {type(v).__name__} {v!r}")
@@ -460,6 +475,13 @@ class Config:
         if self.compile in ("auto", "cuda_graph"):
             return "cuda_graph" if cuda else "eager"
         return "eager" if self.compile == "off" else "torch_compile"
+
+    def draw_scheme(self) -> str:
+        """Where the views' random numbers come from here: ``"generator"`` or ``"counter"``
+        (``draws: auto``: counter on a CUDA device, generator on the CPU)."""
+        if self.draws == "auto":
+            return "counter" if self.device.startswith("cuda") else "generator"
+        return self.draws
 
     def check_device(self) -> None:
         """A :class:`ConfigError` when ``device`` names a CUDA device this machine does not have.

@@ -111,6 +111,11 @@ class _NTXent(torch.autograd.Function):
         return (dz if low is None else dz.to(low)), None
 
 
+SYNC_FREE = False
+"""True: NT-Xent's sync-free form on the CPU too (as on a GPU; the same values): what
+``bench/profile_epoch.py --launches`` sets to count the host reads a GPU would make."""
+
+
 def _partner_loss(
     S: torch.Tensor, ppos: torch.Tensor, idx: torch.Tensor, partner: torch.Tensor, sync_free: bool | None = None
 ) -> torch.Tensor:
@@ -121,7 +126,7 @@ def _partner_loss(
     and no branch on a tensor's value, so the step can be captured; the values are the same.
     ``sync_free``: force that form (None: as the device says)."""
     if sync_free is None:
-        sync_free = ppos.device.type != "cpu" or torch.compiler.is_compiling()
+        sync_free = SYNC_FREE or ppos.device.type != "cpu" or torch.compiler.is_compiling()
     if not sync_free:
         if bool((ppos > 0).all()):
             return -torch.log(ppos)

@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from tcclib.method.draws import WHERE, GeneratorDraws
+
 
 def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """Choose exactly ``k[m]`` active features per row, uniformly.
@@ -80,6 +82,7 @@ def correlation_mask(
     uniforms,
     temperature: float = 0.25,
     normalization: str = "sum",
+    steps: int | None = None,
 ) -> torch.Tensor:
     """Correlation-based feature choice (Algorithm 4), ``k[m]`` features per row.
 
@@ -91,7 +94,8 @@ def correlation_mask(
     "sum" (divided by their sum, the default: close to uniform unless the importances are
     concentrated; on balance-scale it reproduces the paper's numbers) or "minmax" (to [0, 1]: a
     sharp preference even when the importances are nearly flat; on balance-scale about 7 points
-    below the paper).  Returns a bool mask ``[K, N, M]``.
+    below the paper).  steps: ``max(k)`` when the caller knows it (no read of ``k`` back to the
+    host).  Returns a bool mask ``[K, N, M]``.
     """
     _check_normalization(normalization)
     K, M, _ = importance.shape
@@ -106,7 +110,7 @@ def correlation_mask(
     outside = ~cand
     minimp = take_rows(importance, first)  # W[first, :]
     sgn = sign.view(K, 1, 1)
-    for t in range(1, int(k.max())):
+    for t in range(1, int(k.max()) if steps is None else steps):
         logits = _candidate_logits(minimp, cand, sgn, temperature, normalization, outside)
         # Gumbel-max: argmax(logits + (-log(-log u))), written as logits - log(-log u) (the same
         # sums, bit for bit: x - y is x + (-y)), one pass fewer
@@ -123,15 +127,9 @@ def correlation_mask(
 
 def member_uniforms(gens, shape: tuple, device, skip=None) -> torch.Tensor:
     """``[len(gens), *shape]`` uniform(0, 1) draws, member j's from its own generator ``gens[j]``
-    and written in place (no stacking copy); a member with ``skip[j]`` true draws nothing and
-    gets 0.5.  (Drawing the members on two threads was measured: no faster here.)"""
-    out = torch.empty(len(gens), *shape, device=device)
-    for j, g in enumerate(gens):
-        if skip is not None and skip[j]:
-            out[j].fill_(0.5)
-        else:
-            torch.rand(*shape, generator=g, device=device, out=out[j])
-    return out
+    (:meth:`tcclib.method.draws.GeneratorDraws.uniform`); a member with ``skip[j]`` true draws
+    nothing and gets 0.5."""
+    return GeneratorDraws(gens, device).uniform(0, shape, skip)
 
 
 def take_rows(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -343,7 +341,16 @@ class Members:
     these only); ``specs``: each member's :class:`~tcclib.method.registry.MethodSpec`;
     ``seed_index``: ``[k]`` table-seed positions; ``cfg``: the run's
     :class:`~tcclib.method.config.Config`; ``all_rows``: every pretraining member's rows (the
-    stack :attr:`raw` is sliced from)."""
+    stack :attr:`raw` is sliced from); ``draws``: the members' random draws of this epoch
+    (:mod:`tcclib.method.draws`, as ``Config.draws`` says; :meth:`uniform` reads them; None: from
+    ``gens``).
+
+    When each hook runs and what it may read: :meth:`HowRule.prepare` and
+    :meth:`WhereRule.prepare` run once per run, before the first epoch and before the first
+    pseudo-label refresh: for a how rule that needs :data:`PSEUDO_LABELS`, ``labels`` is not known
+    then and reading it raises :class:`RuleContractError` (read it in ``donors()``, which runs
+    every epoch after any refresh due, with the current pseudo-labels).  ``mask()`` and
+    ``donors()`` run once per pretraining epoch."""
 
     index: list[int]
     active: torch.Tensor
@@ -355,6 +362,14 @@ class Members:
     seed_index: torch.Tensor
     cfg: Any
     all_rows: torch.Tensor
+    draws: Any = None
+
+    def uniform(self, stream: int, shape: tuple[int, ...], skip=None) -> torch.Tensor:
+        """Uniform(0, 1) draws ``[k, *shape]`` for these members from ``stream`` (a small integer;
+        :data:`tcclib.method.draws.WHERE` and up are the where rules'): from the run's counter
+        draws, or each member's generator in call order (``skip[j]``: member ``j`` draws nothing)."""
+        source = self.draws if self.draws is not None else GeneratorDraws(self.gens, self.device)
+        return source.uniform(stream, shape, skip)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -461,8 +476,7 @@ class Uniform(WhereRule):
 
     def mask(self, members: Members, state) -> torch.Tensor:
         _, N, M = members.shape
-        dev = members.device
-        return uniform_mask(member_uniforms(members.gens, (N, M), dev), members.active, members.corrupted)
+        return uniform_mask(members.uniform(WHERE, (N, M)), members.active, members.corrupted)
 
 
 class Correlated(WhereRule):
@@ -477,9 +491,11 @@ class Correlated(WhereRule):
         self.name = ranking
 
     def prepare(self, members: Members, importance):
+        """``(W, sign, counts)``: the sampler's matrices and signs (:func:`sampler_inputs`) and each
+        member's feature count as Python ints (so that no epoch reads them back from the device)."""
         if importance is None:
             raise ValueError("correlation methods need the importance matrices (see run_dataset)")
-        return sampler_inputs(
+        W, sign = sampler_inputs(
             importance,
             members.seed_index,
             members.active,
@@ -487,19 +503,25 @@ class Correlated(WhereRule):
             [spec.effective_rule(members.cfg) for spec in members.specs],
             members.device,
         )
+        return W, sign, [int(c) for c in members.corrupted.tolist()]
 
     def mask(self, members: Members, state) -> torch.Tensor:
-        W, sign = state
+        W, sign, counts = state
         _, N, M = members.shape
-        dev, gens = members.device, members.gens
-        counts = members.corrupted.tolist()
 
         def draw(t):  # a member whose k features are all chosen draws nothing more
-            return member_uniforms(gens, (N, M), dev, skip=[t >= kj for kj in counts])
+            return members.uniform(WHERE + t, (N, M), skip=[t >= kj for kj in counts])
 
         cfg = members.cfg
         return correlation_mask(
-            W, members.active, members.corrupted, sign, draw, cfg.corr_temperature, cfg.corr_normalization
+            W,
+            members.active,
+            members.corrupted,
+            sign,
+            draw,
+            cfg.corr_temperature,
+            cfg.corr_normalization,
+            steps=max(counts),
         )
 
 
@@ -519,8 +541,44 @@ def _rule_name(rule) -> str:
     return f"{rule.name!r}" + (f" ({where})" if where else "")
 
 
-def check_donors(rule, donors, shape: tuple[int, int, int]) -> None:
-    """A how rule's first :meth:`HowRule.donors`: int64 row positions ``[k, N, M]`` in ``0..N-1``."""
+class UnknownLabels:
+    """``Members.labels`` inside the ``prepare()`` of a how rule that needs pseudo-labels: they are
+    not known before the first refresh, so any use of it is a :class:`RuleContractError` naming
+    the rule (read the labels in ``donors()``, which gets the current ones every epoch)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def _refuse(self, *args, **kwargs):
+        raise RuleContractError(
+            f"how rule {_rule_name(self.rule)}: prepare() read members.labels, but the pseudo-labels are "
+            "not known when prepare() runs (once, before the first refresh); read members.labels in "
+            "donors(), which gets the current pseudo-labels every epoch"
+        )
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        for a in (*args, *(kwargs or {}).values()):
+            if isinstance(a, UnknownLabels):
+                a._refuse()
+        return NotImplemented
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._refuse()
+
+    __getitem__ = __len__ = __iter__ = __array__ = __bool__ = __index__ = __int__ = __float__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __add__ = __sub__ = __mul__ = _refuse
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return "UnknownLabels(pseudo-labels are not known at prepare())"
+
+
+def check_donors(rule, donors, shape: tuple[int, int, int], values: bool = True) -> None:
+    """A how rule's :meth:`HowRule.donors`: int64 row positions ``[k, N, M]`` in ``0..N-1``
+    (``values=False``: dtype and shape only, what the host knows without reading the device)."""
     k, N, M = shape
     expected = f"int64 row positions of shape [k, N, M] = {list(shape)} in 0..{N - 1}"
     if not isinstance(donors, torch.Tensor):
@@ -536,11 +594,29 @@ def check_donors(rule, donors, shape: tuple[int, int, int]) -> None:
         raise RuleContractError(
             f"how rule {_rule_name(rule)}: donors() must return {expected}; got shape {list(donors.shape)}"
         )
-    if donors.numel() and (int(donors.min()) < 0 or int(donors.max()) >= N):
+    if values and donors.numel() and (int(donors.min()) < 0 or int(donors.max()) >= N):
         raise RuleContractError(
             f"how rule {_rule_name(rule)}: donors() must return {expected} (each member's own training rows); "
             f"got values from {int(donors.min())} to {int(donors.max())}"
         )
+
+
+def donors_out_of_range(donors: torch.Tensor, n_rows: int) -> torch.Tensor:
+    """A bool on the device: whether any donor lies outside ``0 .. n_rows - 1`` (nothing read back:
+    the epoch's one read of the losses carries it)."""
+    if not donors.numel():
+        return torch.zeros((), dtype=torch.bool, device=donors.device)
+    low, high = torch.aminmax(donors)
+    return (low < 0) | (high >= n_rows)
+
+
+def out_of_range_error(rule, n_rows: int, epoch: int) -> RuleContractError:
+    """The error of a how rule whose donors left ``0 .. n_rows - 1`` at (1-based) pretraining ``epoch``."""
+    return RuleContractError(
+        f"how rule {_rule_name(rule)}: donors() returned row positions outside 0..{n_rows - 1} (each member's "
+        f"own training rows) at pretraining epoch {epoch}; its earlier calls were in range: check what "
+        "changes between epochs (e.g. the pseudo-labels)"
+    )
 
 
 def check_mask(rule, mask, shape: tuple[int, int, int]) -> None:

@@ -41,7 +41,7 @@ from torch.nn import functional as F
 
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import Prepared
-from tcclib.method import probe, rules
+from tcclib.method import draws, probe, rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.losses import nt_xent_pairs
 from tcclib.method.model import StackedMLP, adam
@@ -195,17 +195,19 @@ def fit_heads(
     n_classes: int,
     weights: torch.Tensor | None = None,
     in_widths: list[int] | None = None,
+    orders: Callable[[int], torch.Tensor] | None = None,
 ) -> StackedMLP:
     """Train fresh classification heads (``head_depth`` layers) on fixed inputs ``[K, NL, F]``
     (the frozen embeddings, or for ``head: concat`` the embeddings and the features).
 
     ``weights``: ``[K, NL]`` per-row weights of the cross-entropy (None: every row counts
     once, the paper; see :func:`row_weights`); ``in_widths``: each member's true input width
-    (inputs zero-padded to ``F``; None: all ``F``)."""
+    (inputs zero-padded to ``F``; None: all ``F``); ``orders``: head epoch ``e`` -> every
+    member's row order ``[K, NL]`` (None: a ``randperm`` from each member's generator)."""
     K, NL, F_in = emb.shape
     head = new_head(K, F_in, gens, cfg, n_classes, emb.device, in_widths)
     opt = adam(head.parameters(), cfg.lr)
-    _head_epochs(lambda idx: head(rules.take_rows(emb, idx)), opt, y, gens, cfg, n_classes, weights)
+    _head_epochs(lambda idx: head(rules.take_rows(emb, idx)), opt, y, gens, cfg, n_classes, weights, orders)
     return head
 
 
@@ -215,15 +217,17 @@ def new_head(K: int, width: int, gens, cfg: Config, n_classes: int, device, in_w
     return StackedMLP(K, dims, gens, in_widths, bias_init=cfg.bias_init, device=device)
 
 
-def _head_epochs(forward, opt, y: torch.Tensor, gens, cfg: Config, n_classes: int, weights) -> None:
-    """``cfg.head_epochs`` epochs over the ``NL`` labeled rows in each member's own order:
-    ``forward(idx)`` gives the logits of rows ``idx`` ``[K, b]``; one ``opt`` step per batch
-    on the sum over members of each member's mean (weighted) cross-entropy."""
+def _head_epochs(forward, opt, y: torch.Tensor, gens, cfg: Config, n_classes: int, weights, orders=None) -> None:
+    """``cfg.head_epochs`` epochs over the ``NL`` labeled rows in each member's own order
+    (``orders(e)``, or a ``randperm`` from each member's generator): ``forward(idx)`` gives the
+    logits of rows ``idx`` ``[K, b]``; one ``opt`` step per batch on the sum over members of each
+    member's mean (weighted) cross-entropy."""
     K, NL = y.shape
     dev = y.device
     amp = autocast(cfg, dev)
-    for _ in range(cfg.head_epochs):
-        perm = torch.stack([torch.randperm(NL, generator=g, device=dev) for g in gens])
+    source = draws.GeneratorDraws(gens, dev) if orders is None else None
+    for e in range(cfg.head_epochs):
+        perm = source.order(NL) if orders is None else orders(e)
         for a, b in batches(NL, cfg.batch_size):
             idx = perm[:, a:b]
             with amp:
@@ -477,11 +481,25 @@ class Pretraining:
         if true:
             self.labels[true] = self.y_true[true]
         self.pse = [j for j, spec in enumerate(self.specs) if spec.pseudo_labelled]
+        self._index: dict[tuple, torch.Tensor] = {}  # member positions -> index tensor (made once)
+        self.pse_t = self.index_of(self.pse)
+        # where the views' random numbers come from (Config.draws): each member's generator, or
+        # counter draws keyed by the member (tcclib.method.draws)
+        self.draw_scheme = cfg.draw_scheme()
+        if self.draw_scheme == "counter":
+            keys = [member_seed(layout.seeds[i], layout.members[i][1]) for i in pre]
+            self.draws = draws.CounterDraws.of(keys, dev)
+        else:
+            self.draws = draws.GeneratorDraws(self.gens, dev)
         # the members of each how rule and each where rule, and what each rule prepares once
         self.how_groups = _groups(spec.draw for spec in self.specs)
         self.where_groups = _groups(spec.choice for spec in self.specs)
         self.how_state = {
-            rule: rules.run_rule(rule, "prepare", lambda r=rule, i=idx: r.prepare(self.members(i)))
+            rule: rules.run_rule(
+                rule,
+                "prepare",
+                lambda r=rule, i=idx: r.prepare(self.members(i, labels_known=r.needs != rules.PSEUDO_LABELS)),
+            )
             for rule, idx in self.how_groups
         }
         needed = any(rule.needs_importance for rule, _ in self.where_groups)
@@ -491,7 +509,12 @@ class Pretraining:
             )
             for rule, idx in self.where_groups
         }
-        self.contract_checked = False  # a user rule's first draws are checked (rules.check_donors)
+        # a user rule's draws are checked on every call: dtype and shape on the host, the donors'
+        # range on the device (a flag per how rule, read with the epoch's losses)
+        self.contract_checked = False  # (and its first draws in full, rules.check_donors)
+        self.user_how = [rule for rule, _ in self.how_groups if not rules.is_own(rule)]
+        self.out_of_range = torch.zeros(len(self.user_how), dtype=torch.bool, device=dev)
+        self.pending: list[tuple] = []  # a refresh's checks and records, read with the epoch's losses
         self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
         # the pseudo-label heads' row weights [Kp, NL] (None: unweighted, the paper)
         self.lab_weights = None if weights is None else weights[self.pidx].gather(1, self.lab_rows)
@@ -511,11 +534,21 @@ class Pretraining:
     def refresh_pseudo_labels(self, epoch: int) -> None:
         """Fit a head per pseudo-label member on its labeled rows' current embeddings, label the
         unlabeled rows with its predictions (labeled rows keep their true labels) and record the
-        pseudo-label accuracy on the unlabeled rows whose class is known (NaN if none)."""
-        cfg, pse = self.cfg, self.pse
-        pidx_t = torch.tensor(pse, device=self.dev)
+        pseudo-label accuracy on the unlabeled rows whose class is known (NaN if none).
+
+        Nothing is read back here: the heads' finiteness check and the accuracies wait on the
+        device and are read with the next contrastive epoch's losses (:meth:`read_epoch`).  Under
+        counter draws the heads' row orders are counter draws too (one set of operations per head
+        epoch, whatever the members)."""
+        cfg, pse, pidx_t = self.cfg, self.pse, self.pse_t
         with torch.no_grad(), autocast(cfg, self.dev):
             emb = self.enc(self.anchors[pidx_t], pidx_t)
+        orders = None
+        if self.draw_scheme == "counter":
+            source = self.draws.subset(pse)
+            source.set_epoch(epoch)
+            n_labeled = self.lab_rows.shape[1]
+            orders = lambda e: source.order(n_labeled, draws.HEAD + e)  # noqa: E731
         head = fit_heads(
             rules.take_rows(emb, self.lab_rows[pidx_t]),
             self.y_true[pidx_t].gather(1, self.lab_rows[pidx_t]),
@@ -523,29 +556,53 @@ class Pretraining:
             cfg,
             self.Cn,
             None if self.lab_weights is None else self.lab_weights[pidx_t],
+            orders=orders,
         )
         with torch.no_grad(), autocast(cfg, self.dev):
             logits = head(emb).float()
             pred = logits.argmax(-1)
-        bad = first_bad(torch.isfinite(logits).flatten(1).all(1).tolist(), [self.named[j] for j in pse])
-        if bad is not None:
-            raise TrainingDiverged(
-                self.name,
-                bad[0],
-                bad[1],
-                epoch,
-                f"the pseudo-label head's predictions are not finite at the "
-                f"refresh before pretraining epoch {epoch + 1} of {cfg.epochs}",
-                bad[2],
-                cfg.lr,
-            )
+        finite = torch.isfinite(logits).flatten(1).all(1)
         y_true = self.y_true[pidx_t]
         new = torch.where(self.labeled[pidx_t], y_true, pred)
         self.labels[pidx_t] = new
         unl = ~self.labeled[pidx_t] & (y_true >= 0)
         acc = ((new == y_true) & unl).sum(1).float() / unl.sum(1)  # NaN: no unlabeled row of known class
-        for j, a in zip(pse, acc.tolist()):
-            self.pseudo.append((*self.named[j], epoch, a))
+        self.pending.append((epoch, finite, acc))
+
+    def read_epoch(self, total: torch.Tensor) -> list[float]:
+        """The epoch's one read back to the host: the members' summed losses ``total`` ``[Kp]``,
+        the user rules' out-of-range flags and any refresh's checks and accuracies, in one copy.
+        Raises :class:`TrainingDiverged` for a non-finite pseudo-label head and
+        :class:`~tcclib.method.rules.RuleContractError` for donors out of range; records the
+        refreshes' pseudo-label accuracies; returns each member's mean loss."""
+        parts = [total / self.N, self.out_of_range.float()]
+        for _, finite, acc in self.pending:
+            parts += [finite.float(), acc]
+        values = torch.cat(parts).tolist()
+        Kp, P, pending = self.Kp, len(self.pse), self.pending
+        self.pending = []
+        ep_loss, at = values[:Kp], Kp + len(self.user_how)
+        for n, (epoch, _, _) in enumerate(pending):
+            finite = values[at + 2 * n * P : at + (2 * n + 1) * P]
+            bad = first_bad([bool(f) for f in finite], [self.named[j] for j in self.pse])
+            if bad is not None:
+                raise TrainingDiverged(
+                    self.name,
+                    bad[0],
+                    bad[1],
+                    epoch,
+                    f"the pseudo-label head's predictions are not finite at the "
+                    f"refresh before pretraining epoch {epoch + 1} of {self.cfg.epochs}",
+                    bad[2],
+                    self.cfg.lr,
+                )
+            accuracy = values[at + (2 * n + 1) * P : at + (2 * n + 2) * P]
+            for j, a in zip(self.pse, accuracy):
+                self.pseudo.append((*self.named[j], epoch, a))
+        for rule, flag in zip(self.user_how, values[Kp:at]):
+            if flag:
+                raise rules.out_of_range_error(rule, self.N, self.epoch + 1)
+        return ep_loss
 
     def correlation_inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The correlation sampler's matrices ``[Kc, M, M]`` and signs ``[Kc]`` of the members that
@@ -553,19 +610,31 @@ class Pretraining:
         found = []
         for rule, idx in self.where_groups:
             if isinstance(rule, rules.Correlated):
-                W, sign = self.where_state[rule]
+                W, sign, _ = self.where_state[rule]
                 found += [(j, W[pos], sign[pos]) for pos, j in enumerate(idx)]
         found.sort(key=lambda item: item[0])
         return torch.stack([W for _, W, _ in found]), torch.stack([sign for _, _, sign in found])
 
-    def members(self, idx: list[int]) -> rules.Members:
-        """Pretraining members ``idx`` as a rule sees them (their current labels included)."""
+    def index_of(self, idx: list[int]) -> torch.Tensor:
+        """Member positions ``idx`` as a device tensor, made once per set of positions (no
+        host-to-device copy in a later epoch, which a captured epoch could not hold)."""
+        key = tuple(idx)
+        if key not in self._index:
+            self._index[key] = torch.tensor(list(idx), dtype=torch.int64, device=self.dev)
+        return self._index[key]
+
+    def members(self, idx: list[int], labels_known: bool = True) -> rules.Members:
+        """Pretraining members ``idx`` as a rule sees them (their current labels included;
+        ``labels_known=False``: :class:`~tcclib.method.rules.UnknownLabels` instead, what a
+        pseudo-label rule's ``prepare()`` gets)."""
         whole = idx == list(range(self.Kp))
-        t = torch.tensor(idx, device=self.dev)
+        t = self.index_of(idx)
+        labels = (self.labels if whole else self.labels[t]) if labels_known else None
+        rule = None if labels_known else next(r for r, i in self.how_groups if i == idx)
         return rules.Members(
             index=list(idx),
             active=self.active if whole else self.active[t],
-            labels=self.labels if whole else self.labels[t],
+            labels=labels if labels_known else rules.UnknownLabels(rule),
             n_classes=self.Cn,
             corrupted=self.k if whole else self.k[t],
             gens=[self.gens[j] for j in idx],
@@ -573,23 +642,35 @@ class Pretraining:
             seed_index=self.seed_idx if whole else self.seed_idx[t],
             cfg=self.cfg,
             all_rows=self.raw,
+            draws=self.draws_of(idx),
         )
 
-    def draw_views(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """This epoch's data order ``[Kp, N]`` and corrupted views ``[Kp, N, D]`` (one-hot).
+    def draws_of(self, idx: list[int]):
+        """The draws of members ``idx`` (:mod:`tcclib.method.draws`), made once per set."""
+        key = ("draws", tuple(idx))
+        if key not in self._index:
+            self._index[key] = self.draws.subset(list(idx))
+        return self._index[key]
+
+    def draw_views(self, epoch: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pretraining epoch ``epoch``'s (None: the one set last) data order ``[Kp, N]`` and
+        corrupted views ``[Kp, N, D]`` (one-hot).
 
         Where: ``ceil(p M)`` features per row, chosen by each member's where rule
         (:class:`tcclib.method.rules.WhereRule`: uniformly or by the correlation ranking); how: each
         replaced value comes from a donor row that the member's how rule draws
-        (:class:`tcclib.method.rules.HowRule`: whole column, pseudo-class, true class, ...).  Every
-        draw comes from the member's own generator, in a fixed order: data order, donor draws,
-        then the where rule's."""
-        Kp, N, M, dev, gens = self.Kp, self.N, self.M, self.dev, self.gens
-        perm = torch.stack([torch.randperm(N, generator=g, device=dev) for g in gens])
-        donor_u = rules.member_uniforms(gens, (N, M), dev)
+        (:class:`tcclib.method.rules.HowRule`: whole column, pseudo-class, true class, ...).  The
+        draws come from :attr:`draws` (``Config.draws``): each member's own generator in a fixed
+        order (data order, donor draws, then the where rule's), or counter draws of the epoch,
+        every member's in one set of operations per kind."""
+        Kp, N, M, dev = self.Kp, self.N, self.M, self.dev
+        if epoch is not None:  # (None: the epoch set already, as a captured epoch sets it outside its graph)
+            self.draws.set_epoch(epoch)
+        perm = self.draws.order(N)
+        donor_u = self.draws.uniform(draws.DONORS, (N, M))
         masks = [(idx, self.rule_mask(rule, idx)) for rule, idx in self.where_groups]
         donors = [
-            (idx, self.rule_donors(rule, idx, donor_u if len(idx) == Kp else donor_u[idx]))
+            (idx, self.rule_donors(rule, idx, donor_u if len(idx) == Kp else donor_u[self.index_of(idx)]))
             for rule, idx in self.how_groups
         ]
         self.contract_checked = True
@@ -599,33 +680,35 @@ class Pretraining:
         return perm, views
 
     def rule_mask(self, rule, idx: list[int]) -> torch.Tensor:
-        """The where rule's mask for its members ``idx``; a user rule's first one is checked."""
+        """The where rule's mask for its members ``idx``; a user rule's is checked on every call
+        (its first one in full)."""
         mask = rules.run_rule(rule, "mask", lambda: rule.mask(self.members(idx), self.where_state[rule]))
-        if not self.contract_checked and not rules.is_own(rule):
+        if not rules.is_own(rule):
             rules.check_mask(rule, mask, (len(idx), self.N, self.M))
         return mask
 
     def rule_donors(self, rule, idx: list[int], u: torch.Tensor) -> torch.Tensor:
-        """The how rule's donor rows for its members ``idx``; a user rule's first ones are checked."""
+        """The how rule's donor rows for its members ``idx``.  A user rule's are checked on every
+        call: dtype and shape on the host; the range in full on its first call, then on the
+        device (clamped for the gather, flagged in :attr:`out_of_range`, reported by
+        :meth:`read_epoch` naming the rule and the epoch)."""
         donors = rules.run_rule(rule, "donors", lambda: rule.donors(self.members(idx), self.how_state[rule], u))
-        if not self.contract_checked and not rules.is_own(rule):
-            rules.check_donors(rule, donors, (len(idx), self.N, self.M))
-        return donors
+        if rules.is_own(rule):
+            return donors
+        shape = (len(idx), self.N, self.M)
+        rules.check_donors(rule, donors, shape, values=not self.contract_checked)
+        at = self.user_how.index(rule)
+        self.out_of_range[at] |= rules.donors_out_of_range(donors, self.N)
+        return donors.clamp(0, self.N - 1)
 
     def contrastive_epoch(self, epoch: int) -> list[float]:
         """One pass over the rows in batches: NT-Xent between anchors and views, one Adam step per
         batch.  Returns each member's mean loss; a non-finite one is :class:`TrainingDiverged`."""
-        cfg, N = self.cfg, self.N
-        perm, views = self.draw_views()
-        if self.pairs is None:  # one buffer for the run (a captured step reads it in place)
-            self.pairs = torch.cat([self.anchors, views], dim=1)  # anchor i, view N + i
+        if isinstance(self.step, CapturedEpoch):
+            total = self.step.run(epoch)
         else:
-            self.pairs[:, N:].copy_(views)
-        del views
-        tot = torch.zeros(self.Kp, device=self.dev)
-        for a, b in self.batches:
-            tot += self.step(perm[:, a:b]) * (b - a)  # (on the device: no host round trip)
-        ep_loss = (tot / N).tolist()  # the epoch's one read of the losses
+            total = self.epoch_total(epoch)
+        ep_loss = self.read_epoch(total)  # the epoch's one read back to the host
         bad = first_bad([math.isfinite(v) for v in ep_loss], self.named)
         if bad is not None:
             raise TrainingDiverged(
@@ -634,11 +717,27 @@ class Pretraining:
                 bad[1],
                 epoch + 1,
                 f"the contrastive loss is {ep_loss[self.named.index(bad[:2])]} at "
-                f"pretraining epoch {epoch + 1} of {cfg.epochs}",
+                f"pretraining epoch {epoch + 1} of {self.cfg.epochs}",
                 bad[2],
-                cfg.lr,
+                self.cfg.lr,
             )
         return ep_loss
+
+    def epoch_total(self, epoch: int | None, step=None) -> torch.Tensor:
+        """The contrastive epoch's work on the device: its views (of ``epoch``; None: the epoch
+        set last), every batch's step (``step``, default :attr:`step`); returns the members'
+        summed losses ``[Kp]`` (nothing read back)."""
+        N, step = self.N, step or self.step
+        perm, views = self.draw_views(epoch)
+        if self.pairs is None:  # one buffer for the run (a captured step reads it in place)
+            self.pairs = torch.cat([self.anchors, views], dim=1)  # anchor i, view N + i
+        else:
+            self.pairs[:, N:].copy_(views)
+        del views
+        tot = torch.zeros(self.Kp, device=self.dev)
+        for a, b in self.batches:
+            tot += step(perm[:, a:b]) * (b - a)  # (on the device: no host round trip)
+        return tot
 
     def forward_loss(self, idx: torch.Tensor) -> torch.Tensor:
         """The members' NT-Xent ``[Kp]`` on the batch ``idx`` (``[Kp, b]`` rows of the epoch's
@@ -824,10 +923,11 @@ def fit_member_heads(members: Members, cfg: Config, weights: torch.Tensor | None
 
 def make_step(pt: Pretraining) -> Callable[[torch.Tensor], torch.Tensor]:
     """The contrastive step ``idx -> losses`` of ``pt`` as :attr:`Pretraining.mode` says: eager
-    (:meth:`Pretraining.eager_step`), :class:`CapturedStep` (a CUDA graph) or
-    :class:`CompiledStep` (:func:`torch.compile`)."""
+    (:meth:`Pretraining.eager_step`), :class:`CompiledStep` (:func:`torch.compile`), or on a GPU
+    :class:`CapturedEpoch` (the whole epoch as one CUDA graph, where it applies) or else
+    :class:`CapturedStep` (each full batch's step as a CUDA graph)."""
     if pt.mode == "cuda_graph":
-        return CapturedStep(pt)
+        return CapturedEpoch(pt) if CapturedEpoch.applies(pt) else CapturedStep(pt)
     if pt.mode == "torch_compile":
         return CompiledStep(pt)
     return pt.eager_step
@@ -887,3 +987,57 @@ class CapturedStep:
                 self.loss = pt.eager_step(self.idx)
         self.graph.replay()
         return self.loss  # (the graph's output buffer: read before the next replay, in stream order)
+
+
+class CapturedEpoch:
+    """The whole contrastive epoch (counter draws, masks, donors, views, every batch's step with
+    its Adam update, the losses' sum) as one CUDA graph, replayed once per epoch: one launch and
+    one read of the losses an epoch (:meth:`Pretraining.read_epoch`), no host work inside.
+
+    It applies (:meth:`applies`) under counter draws (``Config.draws``: generators' draws are
+    host-side calls per member) when every rule is tcclib's own (a user's rule may read the device
+    back or allocate from the host, which a capture cannot hold; its members take
+    :class:`CapturedStep`).  The epoch number lives in a device tensor
+    (:attr:`tcclib.method.draws.CounterDraws.epoch`) set before each replay; the pseudo-label
+    refresh runs eagerly between epochs and writes the labels in place, where the graph reads
+    them.  The first :attr:`WARMUP` epochs run eagerly on a side stream (as capture asks: the
+    optimiser's state and autograd's streams exist before it); the next is captured, then
+    replayed.  The same operations in the same order as the eager epoch."""
+
+    WARMUP = 2
+
+    def __init__(self, pt: Pretraining):
+        self.pt = pt
+        self.graph = None
+        self.total: torch.Tensor | None = None
+        self.warm = 0
+
+    @staticmethod
+    def applies(pt: Pretraining) -> bool:
+        """Whether ``pt``'s epoch can be captured whole: counter draws, tcclib's own rules only."""
+        own = all(rules.is_own(rule) for rule, _ in pt.how_groups + pt.where_groups)
+        return pt.draw_scheme == "counter" and own
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:  # (a batch outside an epoch: eagerly)
+        return self.pt.eager_step(idx)
+
+    def run(self, epoch: int) -> torch.Tensor:
+        """Pretraining epoch ``epoch``'s summed losses ``[Kp]`` on the device."""
+        pt = self.pt
+        current = torch.cuda.current_stream(pt.dev)
+        if self.graph is None and self.warm < self.WARMUP:
+            side = torch.cuda.Stream(pt.dev)
+            side.wait_stream(current)
+            with torch.cuda.stream(side):
+                total = pt.epoch_total(epoch, pt.eager_step)
+            current.wait_stream(side)
+            self.warm += 1
+            return total
+        pt.draws.set_epoch(epoch)  # (outside the graph, which reads the epoch tensor)
+        if self.graph is None:
+            pt.opt.zero_grad(set_to_none=True)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.total = pt.epoch_total(None, pt.eager_step)
+        self.graph.replay()
+        return self.total  # (the graph's output buffer: read before the next replay, in stream order)
