@@ -8,7 +8,7 @@ screen and after a resume.  :class:`tcclib.method.config.Config`'s ``draws`` set
   draws from its own :class:`torch.Generator`, in a fixed order (data order, donor uniforms, the
   where rule's uniforms), one call per member: the number of operations grows with the members.
 * ``counter`` (:class:`CounterDraws`; the GPU's default): a draw is a pure function of
-  ``(member key, epoch, stream, position)``, a splitmix64 hash written in int64 tensor operations,
+  ``(member key, epoch, stream, position)``, splitmix64 written in int64 tensor operations,
   so every member's draws of one kind come from one fixed set of operations however many members
   there are, with no generator state to carry (a resumed run needs only the epoch), the same bits
   on the CPU and on a GPU, and no host work: an epoch's draws can be captured in a CUDA graph.
@@ -41,6 +41,8 @@ def _int64(value: int) -> int:
 GOLDEN = _int64(0x9E3779B97F4A7C15)
 _MIX1 = _int64(0xBF58476D1CE4E5B9)
 _MIX2 = _int64(0x94D049BB133111EB)
+_MASK = (1 << 64) - 1
+_EPOCH_BITS = 32  # a draw's counter: epoch * 2**32 + position + 1 (positions below 2**32 per draw)
 _UNIFORM_BITS = 24  # float32's mantissa: every value k / 2**24 is exact
 _UNIFORM_SCALE = 1.0 / (1 << _UNIFORM_BITS)
 
@@ -51,82 +53,101 @@ def _xor_shift_(z: torch.Tensor, shift: int) -> torch.Tensor:
     return z.bitwise_xor_((z >> shift).bitwise_and_((1 << (64 - shift)) - 1))  # (>>: faster than bitwise_right_shift)
 
 
-def mix_(z: torch.Tensor) -> torch.Tensor:
-    """splitmix64's finaliser on int64 ``z``, in place (products wrap modulo 2**64, as int64
+def _scramble_(z: torch.Tensor) -> torch.Tensor:
+    """splitmix64's finaliser without its last ``z ^= z >>> 31`` (which leaves the top 33 bits as
+    they are), in place: a bijection of the 64 bits (products wrap modulo 2**64, as int64
     products do in torch on the CPU and on CUDA)."""
     _xor_shift_(z, 30).mul_(_MIX1)
-    _xor_shift_(z, 27).mul_(_MIX2)
-    return _xor_shift_(z, 31)
+    return _xor_shift_(z, 27).mul_(_MIX2)
+
+
+def _mix64(z: int) -> int:
+    """splitmix64's finaliser in Python integers."""
+    z &= _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def stream_seed(key: int, stream: int) -> int:
+    """The 64-bit seed of one member's ``stream`` (as an unsigned Python int)."""
+    return _mix64((int(key) & _MASK) ^ _mix64(int(stream) * 0x94D049BB133111EB))
 
 
 def reference_bits(key: int, epoch: int, stream: int, position: int) -> int:
-    """One draw's 64 bits in plain Python integers: what :meth:`CounterDraws.bits` computes, for
-    tests and for anyone re-implementing the scheme."""
-    mask = (1 << 64) - 1
-
-    def mix(z):
-        z &= mask
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        return z ^ (z >> 31)
-
-    base = mix((key & mask) ^ mix(epoch * 0x9E3779B97F4A7C15 + stream * 0x94D049BB133111EB))
-    return mix(base + (position + 1) * 0x9E3779B97F4A7C15)
+    """One draw's 64 bits in plain Python integers, what :meth:`CounterDraws.bits` computes:
+    splitmix64 seeded by :func:`stream_seed`, at counter ``epoch * 2**32 + position + 1``, without
+    its finaliser's last step (for tests, and for anyone re-implementing the scheme)."""
+    z = (stream_seed(key, stream) + ((epoch << _EPOCH_BITS) + position + 1) * 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    return ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
 
 
 def reference_uniform(key: int, epoch: int, stream: int, position: int) -> float:
-    """One uniform draw in plain Python (:func:`reference_bits`' top 24 bits over 2**24)."""
+    """One uniform draw in plain Python: the top 24 bits of :func:`reference_bits` (the same as
+    full splitmix64's) over 2**24."""
     return (reference_bits(key, epoch, stream, position) >> (64 - _UNIFORM_BITS)) * _UNIFORM_SCALE
 
 
 class CounterDraws:
-    """Counter-based draws for a stack of members: ``keys`` ``[k]`` int64 (each member's key) on the
-    device, the epoch in a one-element device tensor (shared with every :meth:`subset`, so a
-    captured graph reads the epoch set before its replay)."""
+    """Counter-based draws for a stack of members (``keys``: each member's key, below 2**63).
+
+    A draw of member ``m``, ``stream`` and ``position`` at ``epoch`` is splitmix64 seeded per
+    (member, stream) at counter ``epoch * 2**32 + position + 1``: the seeds are computed once per
+    stream, the epoch's part of the counter lives in a one-element device tensor (shared with every
+    :meth:`subset`; :meth:`set_epoch` writes it in place, so a captured graph reads the epoch set
+    before its replay), and a draw of any number of members is one fixed set of about a dozen
+    element-wise operations."""
 
     kind = "counter"
 
-    def __init__(self, keys: torch.Tensor, epoch: torch.Tensor | None = None):
-        self.keys = keys
-        self.device = keys.device
-        self.epoch = torch.zeros((), dtype=torch.int64, device=self.device) if epoch is None else epoch
-        self._offsets: dict[int, torch.Tensor] = {}
+    def __init__(self, keys: list[int], device, offset: torch.Tensor | None = None):
+        self.keys = [int(k) for k in keys]
+        self.device = torch.device(device)
+        self.offset = torch.zeros((), dtype=torch.int64, device=self.device) if offset is None else offset
+        self._seeds: dict[int, torch.Tensor] = {}
+        self._positions: dict[int, torch.Tensor] = {}
 
     @classmethod
     def of(cls, keys, device) -> CounterDraws:
         """Draws for members of keys ``keys`` (Python ints below 2**63)."""
-        return cls(torch.tensor([int(k) for k in keys], dtype=torch.int64, device=device))
+        return cls(keys, device)
 
     def __len__(self) -> int:
-        return int(self.keys.shape[0])
+        return len(self.keys)
 
     def set_epoch(self, epoch: int) -> None:
         """Draw the streams of pretraining epoch ``epoch`` (0-based) from now on."""
-        self.epoch.fill_(int(epoch))
+        self.offset.fill_(_int64(((int(epoch) << _EPOCH_BITS) * 0x9E3779B97F4A7C15) & _MASK))
 
     def subset(self, idx: list[int]) -> CounterDraws:
         """The draws of members ``idx`` of this stack (the same epoch)."""
         if list(idx) == list(range(len(self))):
             return self
-        out = CounterDraws(self.keys[torch.tensor(list(idx), device=self.device)], self.epoch)
-        out._offsets = self._offsets
+        out = CounterDraws([self.keys[j] for j in idx], self.device, self.offset)
+        out._positions = self._positions
         return out
 
-    def _positions(self, count: int) -> torch.Tensor:
+    def _seed(self, stream: int) -> torch.Tensor:
+        """Every member's seed of ``stream`` ``[k]`` (int64), computed once."""
+        if stream not in self._seeds:
+            seeds = [_int64(stream_seed(key, stream)) for key in self.keys]
+            self._seeds[stream] = torch.tensor(seeds, dtype=torch.int64, device=self.device)
+        return self._seeds[stream]
+
+    def _steps(self, count: int) -> torch.Tensor:
         """``(position + 1) * GOLDEN`` for positions ``0 .. count - 1`` (kept per count)."""
-        if count not in self._offsets:
-            self._offsets[count] = torch.arange(1, count + 1, dtype=torch.int64, device=self.device).mul_(GOLDEN)
-        return self._offsets[count]
+        if count not in self._positions:
+            self._positions[count] = torch.arange(1, count + 1, dtype=torch.int64, device=self.device).mul_(GOLDEN)
+        return self._positions[count]
 
     def bits(self, stream: int, shape: tuple[int, ...]) -> torch.Tensor:
         """Every member's 64 random bits ``[k, *shape]`` (int64) of ``stream`` at the current epoch."""
         count = 1
         for n in shape:
             count *= int(n)
-        salt = mix_(self.epoch.mul(GOLDEN).add_(_int64((stream * 0x94D049BB133111EB) & ((1 << 64) - 1))))
-        base = mix_(self.keys.bitwise_xor(salt))  # [k]
-        z = base.unsqueeze(1) + self._positions(count)  # [k, count]
-        return mix_(z).view(len(self), *shape)
+        start = self._seed(stream) + self.offset  # [k]
+        return _scramble_(start.unsqueeze(1) + self._steps(count)).view(len(self), *shape)
 
     def uniform(self, stream: int, shape: tuple[int, ...], skip=None) -> torch.Tensor:
         """Uniform(0, 1) float32 draws ``[k, *shape]`` (multiples of 2**-24, 0 included, 1 not);
@@ -137,7 +158,7 @@ class CounterDraws:
 
     def order(self, n: int, stream: int = ORDER) -> torch.Tensor:
         """Every member's random order of ``n`` rows ``[k, n]`` (int64): the argsort of one 64-bit
-        draw per row (ties would need two equal 64-bit draws)."""
+        draw per row (distinct draws: the scramble is a bijection of distinct counters)."""
         return self.bits(stream, (n,)).argsort(dim=1, stable=True)
 
 

@@ -401,15 +401,16 @@ def labeled_rows(labeled: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------- pretraining
 
 
-def _stacked(parts, shape, dtype, device) -> torch.Tensor:
+def _stacked(parts, shape, dtype, device, index_of=None) -> torch.Tensor:
     """One ``[Kp, ...]`` tensor from ``(member positions, their rows)`` parts (the part itself
-    when one part holds every member in order)."""
+    when one part holds every member in order); ``index_of``: positions -> their device index
+    tensor, made once (no host-to-device copy per call; a captured epoch could not hold one)."""
     if len(parts) == 1 and parts[0][0] == list(range(shape[0])):
         return parts[0][1]
     covered = sorted(j for idx, _ in parts for j in idx) == list(range(shape[0]))
     out = (torch.empty if covered else torch.zeros)(shape, dtype=dtype, device=device)  # (no fill when all written)
     for idx, part in parts:
-        out[idx] = part
+        out[idx if index_of is None else index_of(idx)] = part
     return out
 
 
@@ -545,7 +546,7 @@ class Pretraining:
             emb = self.enc(self.anchors[pidx_t], pidx_t)
         orders = None
         if self.draw_scheme == "counter":
-            source = self.draws.subset(pse)
+            source = self.draws_of(pse)
             source.set_epoch(epoch)
             n_labeled = self.lab_rows.shape[1]
             orders = lambda e: source.order(n_labeled, draws.HEAD + e)  # noqa: E731
@@ -674,8 +675,8 @@ class Pretraining:
             for rule, idx in self.how_groups
         ]
         self.contract_checked = True
-        mask = _stacked(masks, (Kp, N, M), torch.bool, dev)
-        donors = _stacked(donors, (Kp, N, M), torch.int64, dev)
+        mask = _stacked(masks, (Kp, N, M), torch.bool, dev, self.index_of)
+        donors = _stacked(donors, (Kp, N, M), torch.int64, dev, self.index_of)
         views = self.tab.encode(rules.corrupt(self.raw, mask, donors), self.seed_idx)
         return perm, views
 
