@@ -261,3 +261,27 @@ def test_the_captured_epoch_on_cuda_matches_the_eager_epoch(bc_small):
     cpu = run_prepared(prep, cfg.replace(device="cpu"), imp).history.loss.to_numpy()
     gpu = run_prepared(prep, cfg, imp).history.loss.to_numpy()
     np.testing.assert_allclose(cpu, gpu, rtol=1e-2)
+
+
+def test_a_draw_in_parts_gives_the_bits_of_the_draw_in_one(monkeypatch):
+    source = draws.CounterDraws.of([4, 9], "cpu")
+    source.set_epoch(2)
+    whole = source.uniform(draws.WHERE, (5, 7, 3))
+    parts = torch.stack([source.uniform(draws.WHERE, (7, 3), first=t * 21) for t in range(5)], 1)
+    assert torch.equal(whole, parts)
+    assert source.fits(5 * 21)
+    monkeypatch.setattr(draws, "BLOCK_BYTES", 8)
+    assert not source.fits(5 * 21)
+
+
+def test_the_correlation_sampler_gives_the_same_masks_in_one_block_or_step_by_step(bc_small, monkeypatch):
+    cfg = _cfg(methods=("class_most", "class_least"))
+    prep = prepare(bc_small, cfg.seeds)
+    imp = importance_matrices("bc12", prep.splits, cfg)
+    masks = []
+    for budget in (draws.BLOCK_BYTES, 8):
+        monkeypatch.setattr(draws, "BLOCK_BYTES", budget)
+        pt = training.set_up(prep, cfg, imp, "bc12").pretraining
+        masks.append([pt.rule_mask(rule, idx) for rule, idx in pt.where_groups])
+    for one, other in zip(*masks):
+        assert torch.equal(one, other)

@@ -14,9 +14,9 @@ screen and after a resume.  :class:`tcclib.method.config.Config`'s ``draws`` set
   on the CPU and on a GPU, and no host work: an epoch's draws can be captured in a CUDA graph.
 
 A member's counter key is its generator's seed (:func:`tcclib.method.training.member_seed` of its
-table seed and method).  Streams are small integers: :data:`ORDER`, :data:`DONORS`, :data:`WHERE`
-(+ the sampler's step) and :data:`HEAD` (+ the pseudo-label head's epoch); each (epoch, stream)
-pair is an independent stream of 2**64 positions.
+table seed and method).  Streams are small integers: :data:`ORDER`, :data:`DONORS`, :data:`WHERE` (the where rule's;
+the correlation sampler's step ``t`` reads its positions ``t N M ..``) and :data:`HEAD` (+ the
+pseudo-label head's epoch); each (epoch, stream) pair holds 2**32 positions.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ ORDER = 0
 DONORS = 1
 """Stream of the how rule's donor uniforms ``[N, M]``."""
 WHERE = 16
-"""First stream of the where rule's uniforms; step ``t`` of the correlation sampler uses ``WHERE + t``."""
+"""Stream of the where rule's uniforms (the correlation sampler's step ``t``: positions from ``t N M``)."""
 HEAD = 1 << 20
 """First stream of a pseudo-label refresh's head epochs (``HEAD + e``: the order of head epoch ``e``)."""
 
@@ -37,6 +37,10 @@ def _int64(value: int) -> int:
     """An unsigned 64-bit constant as the int64 of the same bits."""
     return value - (1 << 64) if value >= 1 << 63 else value
 
+
+BLOCK_BYTES = 256 * 2**20
+"""The largest int64 block :meth:`CounterDraws.fits` draws at once (the correlation sampler's
+steps in one draw; larger draws go step by step, with the same bits)."""
 
 GOLDEN = _int64(0x9E3779B97F4A7C15)
 _MIX1 = _int64(0xBF58476D1CE4E5B9)
@@ -141,18 +145,26 @@ class CounterDraws:
             self._positions[count] = torch.arange(1, count + 1, dtype=torch.int64, device=self.device).mul_(GOLDEN)
         return self._positions[count]
 
-    def bits(self, stream: int, shape: tuple[int, ...]) -> torch.Tensor:
-        """Every member's 64 random bits ``[k, *shape]`` (int64) of ``stream`` at the current epoch."""
+    def fits(self, count: int) -> bool:
+        """Whether ``count`` draws of every member fit in one block of :data:`BLOCK_BYTES`."""
+        return len(self) * count * 8 <= BLOCK_BYTES
+
+    def bits(self, stream: int, shape: tuple[int, ...], first: int = 0) -> torch.Tensor:
+        """Every member's 64 random bits ``[k, *shape]`` (int64) of ``stream`` at the current
+        epoch, from position ``first`` on (a draw in parts gives the bits of the draw in one)."""
         count = 1
         for n in shape:
             count *= int(n)
         start = self._seed(stream) + self.offset  # [k]
+        if first:
+            start.add_(_int64((int(first) * 0x9E3779B97F4A7C15) & _MASK))
         return _scramble_(start.unsqueeze(1) + self._steps(count)).view(len(self), *shape)
 
-    def uniform(self, stream: int, shape: tuple[int, ...], skip=None) -> torch.Tensor:
-        """Uniform(0, 1) float32 draws ``[k, *shape]`` (multiples of 2**-24, 0 included, 1 not);
-        ``skip`` is ignored (a counter draw costs the same for every member, and no state moves)."""
-        z = self.bits(stream, shape)
+    def uniform(self, stream: int, shape: tuple[int, ...], skip=None, first: int = 0) -> torch.Tensor:
+        """Uniform(0, 1) float32 draws ``[k, *shape]`` (multiples of 2**-24, 0 included, 1 not)
+        from position ``first`` on; ``skip`` is ignored (a counter draw costs the same for every
+        member, and no state moves)."""
+        z = self.bits(stream, shape, first)
         z >>= 64 - _UNIFORM_BITS
         return z.bitwise_and_((1 << _UNIFORM_BITS) - 1).float().mul_(_UNIFORM_SCALE)
 
@@ -180,9 +192,14 @@ class GeneratorDraws:
     def subset(self, idx: list[int]) -> GeneratorDraws:
         return GeneratorDraws([self.gens[j] for j in idx], self.device)
 
-    def uniform(self, stream: int, shape: tuple[int, ...], skip=None) -> torch.Tensor:
-        """``[k, *shape]`` uniform draws, member ``j``'s from its generator; a member with
-        ``skip[j]`` true draws nothing (its generator does not move) and gets 0.5."""
+    def fits(self, count: int) -> bool:
+        """Never: a generator's draws come one member at a time, in call order."""
+        return False
+
+    def uniform(self, stream: int, shape: tuple[int, ...], skip=None, first: int = 0) -> torch.Tensor:
+        """``[k, *shape]`` uniform draws, member ``j``'s from its generator (in call order:
+        ``stream`` and ``first`` are not used); a member with ``skip[j]`` true draws nothing (its
+        generator does not move) and gets 0.5."""
         out = torch.empty(len(self.gens), *shape, device=self.device)
         for j, g in enumerate(self.gens):
             if skip is not None and skip[j]:

@@ -364,12 +364,16 @@ class Members:
     all_rows: torch.Tensor
     draws: Any = None
 
-    def uniform(self, stream: int, shape: tuple[int, ...], skip=None) -> torch.Tensor:
+    def uniform(self, stream: int, shape: tuple[int, ...], skip=None, first: int = 0) -> torch.Tensor:
         """Uniform(0, 1) draws ``[k, *shape]`` for these members from ``stream`` (a small integer;
-        :data:`tcclib.method.draws.WHERE` and up are the where rules'): from the run's counter
-        draws, or each member's generator in call order (``skip[j]``: member ``j`` draws nothing)."""
-        source = self.draws if self.draws is not None else GeneratorDraws(self.gens, self.device)
-        return source.uniform(stream, shape, skip)
+        :data:`tcclib.method.draws.WHERE` is the where rules'), from its position ``first`` on:
+        from the run's counter draws, or each member's generator in call order (``skip[j]``:
+        member ``j`` draws nothing)."""
+        return self.source().uniform(stream, shape, skip, first)
+
+    def source(self):
+        """Where these members' draws come from (:mod:`tcclib.method.draws`)."""
+        return self.draws if self.draws is not None else GeneratorDraws(self.gens, self.device)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -508,9 +512,16 @@ class Correlated(WhereRule):
     def mask(self, members: Members, state) -> torch.Tensor:
         W, sign, counts = state
         _, N, M = members.shape
+        steps = max(counts)
+        if members.source().fits(steps * N * M):  # counter draws: every step's in one draw
+            block = members.uniform(WHERE, (steps, N, M))
 
-        def draw(t):  # a member whose k features are all chosen draws nothing more
-            return members.uniform(WHERE + t, (N, M), skip=[t >= kj for kj in counts])
+            def draw(t):
+                return block[:, t].clone()
+        else:
+
+            def draw(t):  # a member whose k features are all chosen draws nothing more (generators)
+                return members.uniform(WHERE, (N, M), skip=[t >= kj for kj in counts], first=t * N * M)
 
         cfg = members.cfg
         return correlation_mask(
@@ -521,7 +532,7 @@ class Correlated(WhereRule):
             draw,
             cfg.corr_temperature,
             cfg.corr_normalization,
-            steps=max(counts),
+            steps=steps,
         )
 
 
