@@ -21,6 +21,7 @@ from tcclib.util.moved import install as _install_moved  # noqa: E402
 _install_moved()  # tcclib.config, tcclib.sweep, ...: one line naming where each module moved
 
 from tcclib.data.sources import from_frame, list_datasets, load_dataset  # noqa: E402
+from tcclib.method.check import check_rule  # noqa: E402
 from tcclib.method.config import METHODS, Config  # noqa: E402
 from tcclib.method.estimator import TCCClassifier  # noqa: E402
 from tcclib.method.plugins import load_many as load_plugins  # noqa: E402
@@ -31,6 +32,7 @@ __all__ = [
     "METHODS",
     "RunResult",
     "TCCClassifier",
+    "check_rule",
     "from_frame",
     "list_datasets",
     "load_dataset",
