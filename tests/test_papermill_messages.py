@@ -5,6 +5,7 @@ unencrypted TCP (jupyter-config/ipython_kernel_config.py), and ``make notebooks`
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -99,3 +100,49 @@ def test_the_kernel_config_installs_and_leaves_a_foreign_file_alone(tmp_path):
     (foreign / "etc" / "ipython" / SOURCE.name).write_text("c.IPKernelApp.log_level = 'DEBUG'\n")
     assert install(foreign) is None
     assert (foreign / "etc" / "ipython" / SOURCE.name).read_text() == "c.IPKernelApp.log_level = 'DEBUG'\n"
+
+
+def _install_command(prefix) -> subprocess.CompletedProcess:
+    tool = ROOT / "tools" / "install_kernel_config.py"
+    return subprocess.run([sys.executable, str(tool), str(prefix)], capture_output=True, text=True, timeout=60)
+
+
+def test_the_kernel_config_install_says_in_one_line_where_it_cannot_write(tmp_path):
+    taken = tmp_path / "taken"
+    (taken / "etc" / "ipython" / "ipython_kernel_config.py").mkdir(parents=True)  # a folder in the file's place
+    done = _install_command(taken)
+    assert done.returncode == 1 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert (
+        line.startswith("error: cannot install ipython_kernel_config.py: ")
+        and "is a folder; remove or rename it" in line
+    )
+    blocked = tmp_path / "blocked"
+    (blocked / "etc").mkdir(parents=True)
+    (blocked / "etc" / "ipython").write_text("")  # a file where the folder must go
+    done = _install_command(blocked)
+    (line,) = done.stderr.splitlines()
+    assert done.returncode == 1 and line.startswith(f"error: cannot install ipython_kernel_config.py into {blocked}")
+    assert "run this with an environment you can write to" in line
+
+
+def test_the_kernel_config_install_on_an_unwritable_environment_is_one_line(tmp_path):
+    """A folder without write permission (for root, who writes there anyway: /sys, which the
+    kernel does not let anyone write)."""
+    if os.geteuid() == 0:
+        if not Path("/sys/kernel").is_dir():
+            pytest.skip("root here, and no /sys to stand for an unwritable environment")
+        done = _install_command("/sys/kernel")
+        (line,) = done.stderr.splitlines()
+        assert done.returncode == 1 and "Operation not permitted" in line and "Traceback" not in done.stderr
+        return
+    prefix = tmp_path / "env"
+    (prefix / "etc").mkdir(parents=True)
+    (prefix / "etc").chmod(0o500)
+    try:
+        done = _install_command(prefix)
+    finally:
+        (prefix / "etc").chmod(0o700)
+    (line,) = done.stderr.splitlines()
+    assert done.returncode == 1 and "Permission denied" in line and "Traceback" not in done.stderr
+    assert _install_command(prefix).returncode == 0  # writable again: it installs

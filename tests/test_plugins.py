@@ -160,6 +160,42 @@ def test_code_identity_follows_the_source_and_a_version_pins_it(tmp_path):
     assert registry.METHODS["shift"].code() == {"shift": "version:7"}
 
 
+def test_comments_blank_lines_and_spacing_inside_the_rule_keep_its_key(tmp_path):
+    a = write_rule(tmp_path, step=1, name="a_rule.py")
+    plugins.load(str(a))
+    first = registry.METHODS["shift"].code()
+    edited = SHIFT_RULE.format(step=1).replace(
+        "    def donors(self, members, state, u):\n",
+        "    # the rows shifted by STEP\n\n    def donors(self, members, state, u):  # a comment\n",
+    )
+    a.write_text(edited.replace("% n_rows\n", "%  n_rows   # wraps around\n"))
+    plugins.load(str(a))
+    assert registry.METHODS["shift"].code() == first  # comments, a blank line, spacing: nothing the code does
+    a.write_text(edited.replace("needs = rules.NOTHING", 'needs = rules.NOTHING\n    """Its docstring."""'))
+    plugins.load(str(a))
+    assert registry.METHODS["shift"].code() != first  # a docstring is code (it is in the compiled class)
+
+
+def test_the_committed_screens_members_keep_their_keys(tmp_path):
+    """outputs/screen was keyed when comments still counted: examples/nearby_rule.py keeps the
+    identity it was stored under (registry.STORED_AS), and a comment added to it changes nothing."""
+    stored = json.loads((ROOT / "outputs" / "screen" / "kc2" / "config.json").read_text())
+    plugins.load(str(ROOT / "examples" / "nearby_rule.py"))
+    assert registry.METHODS["nearby"].code() == stored[store.PLUGIN_CODE]["nearby"]
+    recorded = {k: v for k, v in stored.items() if k != store.PLUGIN_CODE}
+    cfg = Config.from_dict({**recorded, "progress": False})
+    data = os.environ.get("TCC_DATA_DIR") or ROOT.parent / "shared" / "datasets" / "openml-cc18"
+    prep = prepare_config(tcclib.load_dataset("kc2", data_dir=data, allow_download=False), cfg)
+    committed = json.loads((ROOT / "outputs" / "screen" / "kc2" / "keys.json").read_text())["members"]
+    assert keys.run_keys(prep, cfg).members == committed  # a re-render trains nothing
+    copy = tmp_path / "nearby_rule.py"
+    text = (ROOT / "examples" / "nearby_rule.py").read_text()
+    copy.write_text(text.replace("        order, rank = state\n", "        order, rank = state  # from prepare()\n"))
+    plugins.unload(str(ROOT / "examples" / "nearby_rule.py"))
+    plugins.load(str(copy))
+    assert registry.METHODS["nearby"].code() == stored[store.PLUGIN_CODE]["nearby"]
+
+
 def test_a_baseline_factorys_code_enters_its_key(tmp_path, bc):
     path = tmp_path / "forest_plugin.py"
     text = textwrap.dedent(

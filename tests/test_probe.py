@@ -252,3 +252,25 @@ def test_a_partly_measured_variant_is_compared_apart_and_the_rest_stays_whole():
     assert "against logreg_cv (3.00): above on 3 of 3 datasets" in words
     text = "\n".join(heads.section_lines(res, "x", "## t"))
     assert "### Partial: every variant on the 3 datasets" in text and "### accuracy (partial)" in text
+
+
+# --------------------------------------------------------------------------- bad inputs
+
+
+def test_logreg_cv_names_a_sample_weight_of_the_wrong_length_and_bad_weights():
+    blocks, y = _blocks()
+    X = blocks["features"]
+    n = len(y)
+    with pytest.raises(ValueError, match=rf"one weight per row of X is needed \({n} rows\), got shape \({n - 1},\)"):
+        probe.TunedLogisticRegression().fit(X, y, sample_weight=np.ones(n - 1))
+    with pytest.raises(ValueError, match="every weight must be finite and >= 0"):
+        probe.TunedLogisticRegression().fit(X, y, sample_weight=np.r_[np.ones(n - 1), np.nan])
+
+
+def test_logreg_cv_says_when_every_column_is_constant():
+    y = np.r_[np.zeros(20), np.ones(20)]
+    with pytest.raises(ValueError, match="X: every one of its 3 column.s. is constant over the 40 rows"):
+        probe.TunedLogisticRegression().fit(np.full((40, 3), 2.5), y)
+    X = np.full((40, 3), 2.5)
+    X[:, 1] = np.arange(40)  # one column that varies is enough
+    assert probe.TunedLogisticRegression().fit(X, y).score(X, y) > 0.9

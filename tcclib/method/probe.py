@@ -225,8 +225,10 @@ class TunedLogisticRegression(ClassifierMixin, BaseEstimator):
         """Choose ``C`` on ``X, y`` by cross-validation, then refit on every row."""
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
+        w = _row_weights(sample_weight, len(y))
         self.classes_, codes = np.unique(y, return_inverse=True)
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if len(self.classes_) > 1:  # (one class: a constant model, whatever the columns)
+            _check_varies(np.asarray(X, dtype=np.float64))
         blocks = {"features": np.asarray(X, dtype=np.float64)}
         self.choice_ = choose(blocks, codes, self.random_state, w)
         self.linear_ = fit_linear(blocks, codes, self.choice_, self.random_state, w)
@@ -247,6 +249,31 @@ class TunedLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+def _row_weights(sample_weight, n_rows: int) -> np.ndarray | None:
+    """``sample_weight`` as float64, one finite non-negative weight per row (None: unweighted)."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or len(w) != n_rows:
+        raise ValueError(
+            f"sample_weight: one weight per row of X is needed ({n_rows} rows), got shape {w.shape}; "
+            f"pass a 1-d array of length {n_rows}"
+        )
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight: every weight must be finite and >= 0; pass non-negative numbers")
+    return w
+
+
+def _check_varies(X: np.ndarray) -> None:
+    """At least one column of ``X`` must vary: the fit standardises the columns and leaves the
+    constant ones out (with none left there is nothing to fit)."""
+    if X.shape[0] and not (X.std(0) > 0).any():
+        raise ValueError(
+            f"X: every one of its {X.shape[1]} column(s) is constant over the {X.shape[0]} rows, so logreg_cv "
+            f"has no feature to fit; give it at least one column whose value varies"
+        )
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from pathlib import Path
 from tcclib.artifacts import store
 from tcclib.running import notebooks
 from tcclib.running import params as param_files
+from tcclib.util.errors import register_short
 from tcclib.util.kernel import interpreter
 
 
@@ -67,6 +68,9 @@ MARKERS = (DONE, FAILED)
 class SweepError(RuntimeError):
     """The sweep cannot start or go on: the set is locked by another sweep, a folder is not
     writable or full, the cluster cannot be used."""
+
+
+register_short(SweepError)  # its line says it all (tcclib.util.errors: shown short)
 
 
 class RerunFailed(RuntimeError):

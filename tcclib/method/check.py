@@ -1,0 +1,430 @@
+"""``check_rule``: a corruption rule's contract, checked in a real short pretraining.
+
+In the spirit of scikit-learn's ``check_estimator``: :func:`check_rule` takes a rule (a
+:class:`~tcclib.method.rules.HowRule` or :class:`~tcclib.method.rules.WhereRule` object or class,
+or a registered rule or method name), trains it for a few epochs on a small table through the
+training core's own :func:`~tcclib.method.training.set_up` and
+:func:`~tcclib.method.training.pretrain` (pseudo-labels refreshed on the way), and reports every
+breach of the contract (``docs/rules.md``) in one list:
+
+* what it declares: a ``name`` that is an identifier, a valid ``needs``, ``settings`` and
+  ``switches`` that are ``Config`` fields, a dict from ``key_params()``;
+* each call's output, every call (not only the first): a how rule's donors are int64
+  ``[k, N, M]`` row positions in ``0..N-1``; a where rule's mask is bool ``[k, N, M]`` with
+  ``members.corrupted[m]`` active features per row and none inactive;
+* ``prepare()`` does not depend on labels that are not current when it runs (pseudo-labels are
+  refreshed after it): it is run again with other labels and the two states compared;
+* no call writes into the rows (``members.raw``);
+* the rule is deterministic: the same run twice draws the same;
+* a member's draws do not depend on the other members of its stack: each member trained alone
+  draws what it drew beside the others;
+* and any error the rule raises, named with its line.
+
+The built-in rules and ``examples/*.py`` pass it; notebook 09 calls it before the screen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from tcclib.data.sources import Dataset, from_frame, load_dataset
+from tcclib.method import registry, rules
+from tcclib.method.config import Config
+from tcclib.method.correlation import importance_matrix
+from tcclib.method.inputs import prepare_config
+from tcclib.method.training import pretrain, set_up
+
+SEEDS = (0, 1)
+"""The table seeds of the check's stack: two members of the rule's method (then each alone)."""
+ORIGIN = "tcclib.method.check"
+"""The registry origin of the trial method the check registers (removed when it is done)."""
+
+
+@dataclass
+class RuleReport:
+    """What :func:`check_rule` found: ``rule`` (how messages name it) and ``breaches``, one line
+    each (empty: the rule keeps its contract)."""
+
+    rule: str
+    breaches: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.breaches
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"{self.rule}: keeps the rule contract (docs/rules.md)"
+        head = f"{self.rule}: {len(self.breaches)} contract breach{'es' if len(self.breaches) > 1 else ''}"
+        return "\n".join([head + " (docs/rules.md)", *(f"  - {b}" for b in self.breaches)])
+
+    def raise_if_breached(self) -> RuleReport:
+        """Raise :class:`~tcclib.method.rules.RuleContractError` listing every breach; else ``self``."""
+        if not self.ok:
+            raise rules.RuleContractError(str(self))
+        return self
+
+
+def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) -> RuleReport:
+    """Check a corruption rule's contract in a real short pretraining; every breach in one list.
+
+    Parameters
+    ----------
+    rule : HowRule or WhereRule object or class, or str
+        The rule (a class is made with no arguments), or the name of a registered rule or of a
+        method (its rules that are not tcclib's own are checked).
+    data : Dataset, optional
+        The table to train on (default: breast_cancer, its first 12 features).
+    raise_on_breach : bool
+        Raise :class:`~tcclib.method.rules.RuleContractError` listing every breach (default);
+        False returns the report instead.
+
+    Returns
+    -------
+    RuleReport
+        ``.ok``, ``.breaches`` (one line each); ``str()`` is the list.
+    """
+    reports = [_check_one(r, data) for r in _rules_of(rule)]
+    report = reports[0]
+    for other in reports[1:]:
+        report = RuleReport(f"{report.rule}, {other.rule}", report.breaches + other.breaches)
+    return report.raise_if_breached() if raise_on_breach else report
+
+
+def _rules_of(rule) -> list:
+    """The rule objects to check for what the caller gave (a class is made with no arguments)."""
+    if isinstance(rule, type) and issubclass(rule, (rules.HowRule, rules.WhereRule)):
+        try:
+            return [rule()]
+        except Exception as e:
+            raise rules.RuleContractError(
+                f"check_rule: {rule.__name__}() cannot be made with no arguments ({type(e).__name__}: {e}); "
+                f"pass an object, e.g. check_rule({rule.__name__}(...))"
+            ) from None
+    if isinstance(rule, str):
+        for table in (registry._HOW_RULES, registry._WHERE_RULES):
+            if rule in table:
+                return [table[rule]]
+        spec = registry.METHODS[rule]  # an unknown name: the registry's one-line error
+        found = [r for r in (spec.draw, spec.choice) if not rules.is_own(r)]
+        return found or [spec.draw]
+    return [rule]
+
+
+def _check_one(rule, data: Dataset | None) -> RuleReport:
+    if not isinstance(rule, (rules.HowRule, rules.WhereRule)):
+        return RuleReport(
+            repr(rule), [f"expected a rules.HowRule or rules.WhereRule object (or class), got {type(rule).__name__}"]
+        )
+    report = RuleReport(f"{rules._kind(rule)} rule {rules._rule_name(rule)}")
+    report.breaches += _declarations(rule)
+    if report.breaches or not getattr(rule, "pretrains", True):
+        return report  # (a rule that never pretrains draws nothing)
+    data = data if data is not None else _default_table()
+    full, again = _Trial(rule, data, SEEDS), _Trial(rule, data, SEEDS)
+    alone = [_Trial(rule, data, (seed,)) for seed in SEEDS]
+    for trial in (full, again, *alone):
+        trial.run()
+    report.breaches += full.breaches
+    if full.breaches:
+        return report  # (its outputs are stand-ins: comparing them says nothing)
+    if not full.same_calls(again, None):
+        report.breaches.append(
+            "not deterministic: the same run twice drew differently; draw only from members.gens "
+            "(e.g. torch.rand(..., generator=members.gens[j])), never from torch's global generator"
+        )
+        return report
+    for position, trial in enumerate(alone):
+        if not full.same_calls(trial, position, alone_position=0):
+            report.breaches.append(
+                f"member {position}'s draws depend on the other members of its stack: trained alone it drew "
+                f"differently; draw member j's values from members.gens[j] and its own rows only"
+            )
+            break
+    return report
+
+
+def _declarations(rule) -> list[str]:
+    """Breaches of what the rule declares (checked before it runs)."""
+    out = []
+    if not isinstance(rule.name, str) or not rule.name.isidentifier():
+        out.append(f"name must be a simple identifier, got {rule.name!r}")
+    if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
+        out.append(f"needs must be one of {', '.join(map(repr, rules.NEEDS))}, got {rule.needs!r}")
+    try:
+        registry._check_rule_settings(rule)
+    except registry.RegistryError as e:
+        out.append(str(e))
+    try:
+        params = rule.key_params()
+        if not isinstance(params, dict):
+            out.append(f"key_params() must return a dict, got {type(params).__name__}")
+    except Exception as e:
+        out.append(f"key_params() failed: {type(e).__name__}: {e}")
+    return out
+
+
+def _default_table() -> Dataset:
+    """breast_cancer (scikit-learn's copy), its first 12 features: seconds to train."""
+    bc = load_dataset("breast_cancer")
+    return from_frame(bc.X.iloc[:, :12], bc.y, name="breast_cancer_12")
+
+
+class _Trial:
+    """One short pretraining of the rule (wrapped in a recording probe) on the table's ``seeds``."""
+
+    def __init__(self, rule, data: Dataset, seeds):
+        self.rule, self.data, self.seeds = rule, data, tuple(seeds)
+        self.breaches: list[str] = []
+        self.kinds: set[str] = set()  # the kinds of breach found (each is reported once)
+        self.calls: list[dict[int, torch.Tensor]] = []  # per call: {table seed position: output}
+        self.n_calls = 0  # donors() or mask() calls so far
+
+    def run(self) -> None:
+        name = f"_check_{self.rule.name}" if isinstance(self.rule.name, str) else "_check_rule"
+        probe = (_HowProbe if isinstance(self.rule, rules.HowRule) else _WhereProbe)(self.rule, name, self)
+        registry._loading.append(ORIGIN)
+        try:
+            if isinstance(self.rule, rules.HowRule):
+                registry.register_method(name, probe, "uniform", replace=True, replace_rule=True)
+            else:
+                registry.register_method(name, "pseudo", probe, replace=True, replace_rule=True)
+        finally:
+            registry._loading.pop()
+        try:
+            cfg = Config(
+                seeds=self.seeds,
+                methods=(name,),
+                epochs=4,
+                pseudo_every=2,
+                head_epochs=5,
+                hidden_dim=32,
+                xgb_trees=5,
+                xgb_depth=3,
+                progress=False,
+                device="cpu",
+                compile="off",
+            )
+            prep = prepare_config(self.data, cfg)
+            importance = None
+            if getattr(self.rule, "needs_importance", False):
+                importance = np.stack([importance_matrix(sp, cfg) for sp in prep.splits])
+            pretrain(set_up(prep, cfg, importance, "check_rule"), "check_rule")
+        finally:
+            registry.remove_origin(ORIGIN)
+
+    def breach(self, text: str, kind: str | None = None) -> None:
+        """Report ``text``, unless a breach of the same ``kind`` (default: the text) was."""
+        kind = kind or text
+        if kind not in self.kinds:
+            self.kinds.add(kind)
+            self.breaches.append(text)
+
+    def record(self, members: rules.Members, out: torch.Tensor) -> None:
+        positions = members.seed_index.tolist()
+        self.calls.append({s: out[j].detach().cpu().clone() for j, s in enumerate(positions)})
+
+    def same_calls(self, other: _Trial, position: int | None, alone_position: int | None = None) -> bool:
+        """Whether ``other`` drew what this trial drew: every member (``position`` None), or this
+        trial's member at table seed ``position`` against ``other``'s at ``alone_position``."""
+        if len(self.calls) != len(other.calls):
+            return False
+        for mine, theirs in zip(self.calls, other.calls):
+            if position is None:
+                pairs = [(mine.get(s), theirs.get(s)) for s in mine.keys() | theirs.keys()]
+            else:
+                pairs = [(mine.get(position), theirs.get(alone_position))]
+            if any(a is None or b is None or not torch.equal(a, b) for a, b in pairs):
+                return False
+        return True
+
+
+_FAILED = object()
+"""What a prepare with other labels gave when it failed (its state is then not the same)."""
+
+
+class _Probe:
+    """Shared by the how and where probes: call the user's rule, check and record what it gives,
+    and hand training a valid stand-in when it breaks the contract (so the check goes on)."""
+
+    def _setup(self, rule, name: str, trial: _Trial) -> None:
+        self.rule, self.name, self.trial = rule, name, trial
+        self.settings, self.switches = tuple(rule.settings), tuple(rule.switches)
+        self.failed = False  # the rule's prepare failed: its draws are not asked for
+        self._rows = self._rows_copy = None
+
+    def key_params(self) -> dict:
+        return {}
+
+    def _call(self, what: str, action):
+        """The rule's ``what`` (errors named, its rows untouched); None after a failure."""
+        try:
+            return rules.call_rule(self.rule, what, action)
+        except rules.RuleContractError as e:
+            self.trial.breach(str(e), f"{what} failed")
+            return None
+        finally:
+            if self._rows is not None and not torch.equal(self._rows, self._rows_copy):
+                self.trial.breach(f"{what}() wrote into members.raw (the training rows): work on a copy", "rows")
+                self._rows.copy_(self._rows_copy)
+
+    def _as_registered(self, members: rules.Members) -> rules.Members:
+        """``members`` as the rule sees them in a method of its own: the specs name the rule, not the probe."""
+        part = "how" if isinstance(self.rule, rules.HowRule) else "where"
+        specs = [dataclasses.replace(spec, **{part: self.rule.name}) for spec in members.specs]
+        return dataclasses.replace(members, specs=specs)
+
+    def _watch_rows(self, members: rules.Members) -> None:
+        """Keep a copy of the training rows, to tell a rule that writes into them."""
+        self._rows, self._rows_copy = members.all_rows, members.all_rows.clone()
+
+    def _prepare(self, members: rules.Members, call, labels_current: bool):
+        """The rule's prepare; when the labels are not current then, prepare again with other
+        labels (and the generators as they were) and compare: a difference is a breach."""
+        self._watch_rows(members)
+        gens = [_clone(g) for g in members.gens]
+        state = self._call("prepare", lambda: call(members))
+        if "prepare failed" in self.trial.kinds:
+            self.failed = True
+            return None
+        if not labels_current:
+            other = _with_labels(members, gens)
+            try:
+                moved = call(other)
+            except rules.RuleContractError as e:
+                self.trial.breach(str(e), "labels in prepare")
+                return state
+            except Exception:
+                moved = _FAILED
+            if moved is _FAILED or not _same_state(state, moved):
+                self.trial.breach(
+                    f"prepare() depends on members.labels, which are not current when it runs (pseudo-labels "
+                    f"are refreshed after prepare); read the labels in {self._draw_name}() instead",
+                    "labels in prepare",
+                )
+        return state
+
+
+class _HowProbe(_Probe, rules.HowRule):
+    _draw_name = "donors"
+
+    def __init__(self, rule, name: str, trial: _Trial):
+        self._setup(rule, name, trial)
+        self.needs = rule.needs
+
+    def prepare(self, members: rules.Members):
+        return self._prepare(self._as_registered(members), self.rule.prepare, self.needs != rules.PSEUDO_LABELS)
+
+    def donors(self, members: rules.Members, state, u: torch.Tensor) -> torch.Tensor:
+        members = self._as_registered(members)
+        k, N, M = members.shape
+        self.trial.n_calls += 1
+        out = None if self.failed else self._call("donors", lambda: self.rule.donors(members, state, u.clone()))
+        if out is not None and _donor_breach(self.trial, self.rule, out, (k, N, M), self.trial.n_calls):
+            out = None
+        if out is None:
+            return rules.draw_donors(members.labels, members.n_classes, u)
+        self.trial.record(members, out)
+        return out
+
+
+class _WhereProbe(_Probe, rules.WhereRule):
+    _draw_name = "mask"
+
+    def __init__(self, rule, name: str, trial: _Trial):
+        self._setup(rule, name, trial)
+        self.needs_importance = rule.needs_importance
+
+    def prepare(self, members: rules.Members, importance):
+        return self._prepare(self._as_registered(members), lambda m: self.rule.prepare(m, importance), False)
+
+    def mask(self, members: rules.Members, state) -> torch.Tensor:
+        members = self._as_registered(members)
+        self.trial.n_calls += 1
+        out = None if self.failed else self._call("mask", lambda: self.rule.mask(members, state))
+        if out is not None and _mask_breach(self.trial, self.rule, out, members, self.trial.n_calls):
+            out = None
+        if out is None:
+            _, N, M = members.shape
+            u = rules.member_uniforms(members.gens, (N, M), members.device)
+            return rules.uniform_mask(u, members.active, members.corrupted)
+        self.trial.record(members, out)
+        return out
+
+
+def _donor_breach(trial: _Trial, rule, out, shape, call: int) -> bool:
+    """Record the donors' breach of call ``call`` (True: there was one)."""
+    try:
+        rules.check_donors(rule, out, shape)
+    except rules.RuleContractError as e:
+        trial.breach(f"{e} (call {call})", "donors")
+        return True
+    return False
+
+
+def _mask_breach(trial: _Trial, rule, out, members: rules.Members, call: int) -> bool:
+    """Record the mask's breach of call ``call``: its type and shape, then the count of replaced
+    features per row (``members.corrupted[m]``, all of them active)."""
+    try:
+        rules.check_mask(rule, out, members.shape)
+    except rules.RuleContractError as e:
+        trial.breach(f"{e} (call {call})", "mask")
+        return True
+    inactive = out & ~members.active.unsqueeze(1)
+    if bool(inactive.any()):
+        trial.breach(f"mask() replaces inactive features (members.active is False there) (call {call})", "inactive")
+        return True
+    counts = out.sum(-1)
+    want = members.corrupted.view(-1, 1).to(counts.dtype)
+    if not bool((counts == want).all()):
+        m, row = (counts != want).nonzero()[0].tolist()
+        trial.breach(
+            f"mask() must replace members.corrupted[m] features per row: member {m}, row {row} has "
+            f"{int(counts[m, row])} where members.corrupted[{m}] = {int(want[m, 0])} (call {call})",
+            "count",
+        )
+        return True
+    return False
+
+
+def _with_labels(members: rules.Members, gens) -> rules.Members:
+    """``members`` with other labels (a fixed draw over the classes) and the given generators."""
+    g = torch.Generator().manual_seed(12345)
+    n_classes = max(int(members.n_classes), 2)
+    labels = torch.randint(0, n_classes, tuple(members.labels.shape), generator=g).to(members.device)
+    return dataclasses.replace(members, labels=labels, n_classes=n_classes, gens=gens)
+
+
+def _clone(g: torch.Generator) -> torch.Generator:
+    copy = torch.Generator(device=g.device)
+    copy.set_state(g.get_state())
+    return copy
+
+
+def _same_state(a, b) -> bool:
+    """Whether two prepared states are equal (tensors and arrays by value; other objects by their
+    attributes; what cannot be compared counts as equal)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a.shape == b.shape
+            and torch.equal(a.cpu(), b.cpu())
+        )
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(itertools.starmap(_same_state, zip(a, b)))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    if hasattr(a, "__dict__") and hasattr(b, "__dict__") and type(a) is type(b):
+        return _same_state(vars(a), vars(b))
+    try:
+        return bool(a == b)
+    except Exception:
+        return True

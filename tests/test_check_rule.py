@@ -1,0 +1,240 @@
+"""``tcclib.check_rule``: a rule's contract checked in a real short pretraining, every breach
+in one list; the built-ins and ``examples/*.py`` pass it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import tcclib
+from tcclib.method import plugins, registry, rules
+from tcclib.method.check import RuleReport
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+class ColumnLike(rules.HowRule):
+    """A valid rule: donors from the whole column (SCARF), drawn from the draws it is given."""
+
+    name = "col_like"
+
+    def donors(self, members, state, u):
+        n_rows = members.shape[1]
+        return (u * n_rows).long().clamp_max(n_rows - 1)
+
+
+class LabelsInPrepare(rules.HowRule):
+    """Groups the rows by label in prepare(): the pseudo-labels are not current there."""
+
+    name = "labels_in_prepare"
+    needs = rules.PSEUDO_LABELS
+
+    def prepare(self, members):
+        return rules.class_index(members.labels, members.n_classes)
+
+    def donors(self, members, state, u):
+        order, start, count = state
+        st = start.gather(1, members.labels).unsqueeze(-1)
+        ct = count.gather(1, members.labels).unsqueeze(-1)
+        pos = (u * ct).long().clamp_max(ct - 1) + st
+        k, n, m = u.shape
+        return order.gather(1, pos.reshape(k, n * m)).reshape(k, n, m)
+
+
+class FloatDonors(ColumnLike):
+    name = "float_donors"
+
+    def donors(self, members, state, u):
+        return super().donors(members, state, u).float()
+
+
+class WrongShape(ColumnLike):
+    name = "wrong_shape"
+
+    def donors(self, members, state, u):
+        return super().donors(members, state, u)[:, :, :1]
+
+
+class OutOfRangeLater(ColumnLike):
+    """In range at its first call, out of range from its third: every call is checked."""
+
+    name = "out_of_range_later"
+
+    def __init__(self):
+        self.calls = 0
+
+    def donors(self, members, state, u):
+        self.calls += 1
+        out = super().donors(members, state, u)
+        return out + members.shape[1] if self.calls >= 3 else out
+
+
+class Raises(ColumnLike):
+    name = "raises"
+
+    def donors(self, members, state, u):
+        raise KeyError("no such column")
+
+
+class GlobalGenerator(ColumnLike):
+    """Draws from torch's global generator, not the members' own."""
+
+    name = "global_generator"
+
+    def donors(self, members, state, u):
+        return super().donors(members, state, torch.rand(u.shape))
+
+
+class FirstMembersGenerator(ColumnLike):
+    """Draws every member's values from the first member's generator."""
+
+    name = "first_members_generator"
+
+    def donors(self, members, state, u):
+        draws = torch.rand(u.shape, generator=members.gens[0])
+        return super().donors(members, state, draws)
+
+
+class WritesRows(ColumnLike):
+    name = "writes_rows"
+
+    def prepare(self, members):
+        members.all_rows.mul_(1.0001)
+
+
+class TwoBreaches(LabelsInPrepare):
+    """Label-dependent prepare() and float donors: both in one list."""
+
+    name = "two_breaches"
+
+    def donors(self, members, state, u):
+        return super().donors(members, state, u).double()
+
+
+class BernoulliMask(rules.WhereRule):
+    """Each feature replaced with probability p: not members.corrupted features per row."""
+
+    name = "bernoulli_mask"
+
+    def mask(self, members, state):
+        k, n, m = members.shape
+        u = torch.stack([torch.rand(n, m, generator=g) for g in members.gens])
+        return (u < 0.4) & members.active.unsqueeze(1)
+
+
+class FloatMask(rules.WhereRule):
+    name = "float_mask"
+
+    def mask(self, members, state):
+        u = rules.member_uniforms(members.gens, members.shape[1:], members.device)
+        return rules.uniform_mask(u, members.active, members.corrupted).float()
+
+
+class GoodMask(rules.WhereRule):
+    name = "good_mask"
+
+    def mask(self, members, state):
+        u = rules.member_uniforms(members.gens, members.shape[1:], members.device)
+        return rules.uniform_mask(u, members.active, members.corrupted)
+
+
+def _breaches(rule) -> list[str]:
+    report = tcclib.check_rule(rule, raise_on_breach=False)
+    assert isinstance(report, RuleReport)
+    return report.breaches
+
+
+def test_a_valid_rule_passes_and_the_registry_is_left_as_it_was():
+    before = (registry.method_names(), dict(registry._HOW_RULES), dict(registry._WHERE_RULES))
+    assert tcclib.check_rule(ColumnLike).ok  # a class is made with no arguments
+    assert tcclib.check_rule(GoodMask()).ok
+    assert (registry.method_names(), dict(registry._HOW_RULES), dict(registry._WHERE_RULES)) == before
+
+
+@pytest.mark.parametrize("name", ["column", "pseudo", "oracle", "none", "uniform", "most", "least"])
+def test_the_built_in_rules_pass(name):
+    assert tcclib.check_rule(name).ok
+
+
+@pytest.mark.parametrize("example", ["nearby_rule.py", "knn_rule.py"])
+def test_the_examples_pass(example):
+    plugin = plugins.load(str(EXAMPLES / example))
+    try:
+        method = {"nearby_rule.py": "nearby", "knn_rule.py": "knn"}[example]
+        report = tcclib.check_rule(method)
+        assert report.ok and "keeps the rule contract" in str(report)
+    finally:
+        plugins.unload(plugin.path)
+
+
+def test_a_prepare_that_reads_the_pseudo_labels_is_caught():
+    (line,) = _breaches(LabelsInPrepare())
+    assert "prepare() depends on members.labels" in line and "donors()" in line
+
+
+@pytest.mark.parametrize(
+    "rule, expected",
+    [
+        (FloatDonors(), "got dtype torch.float32 (use .long())"),
+        (WrongShape(), "got shape [2, 455, 1]"),
+        (OutOfRangeLater(), "got values from 455 to 909 (call 3)"),
+        (Raises(), "donors() failed at line"),
+    ],
+)
+def test_bad_donors_are_caught_at_any_call(rule, expected):
+    (line,) = _breaches(rule)
+    assert expected in line and f"'{rule.name}' (test_check_rule.py)" in line
+
+
+def test_a_rule_that_does_not_draw_from_the_members_generators_is_caught():
+    (line,) = _breaches(GlobalGenerator())
+    assert line.startswith("not deterministic")
+    (line,) = _breaches(FirstMembersGenerator())
+    assert "'s draws depend on the other members of its stack" in line
+
+
+def test_a_rule_that_writes_into_the_rows_is_caught():
+    (line,) = _breaches(WritesRows())
+    assert "prepare() wrote into members.raw" in line
+
+
+@pytest.mark.parametrize(
+    "rule, expected",
+    [
+        (BernoulliMask(), "mask() must replace members.corrupted[m] features per row"),
+        (FloatMask(), "got dtype torch.float32"),
+    ],
+)
+def test_bad_masks_are_caught(rule, expected):
+    (line,) = _breaches(rule)
+    assert expected in line
+
+
+def test_every_breach_in_one_list_raised_by_default():
+    with pytest.raises(rules.RuleContractError) as caught:
+        tcclib.check_rule(TwoBreaches())
+    text = str(caught.value)
+    assert text.startswith("how rule 'two_breaches' (test_check_rule.py): 2 contract breaches")
+    assert "prepare() depends on members.labels" in text and "got dtype torch.float64" in text
+
+
+def test_declarations_and_other_inputs_are_named():
+    class BadNeeds(ColumnLike):
+        name = "bad needs"
+        needs = "everything"
+        settings = ("epoch",)
+
+    breaches = _breaches(BadNeeds())
+    assert any("simple identifier" in b for b in breaches)
+    assert any("needs must be one of" in b for b in breaches)
+    assert any("did you mean 'epochs'" in b for b in breaches)
+    assert _breaches(object()) == ["expected a rules.HowRule or rules.WhereRule object (or class), got object"]
+    with pytest.raises(rules.RuleContractError, match=r"OutOfRangeLater\(\) cannot be made|pass an object"):
+
+        class NeedsArgs(ColumnLike):
+            def __init__(self, width):
+                self.width = width
+
+        tcclib.check_rule(NeedsArgs)
