@@ -288,6 +288,16 @@ class _Probe:
         labels (and the generators as they were) and compare: a difference is a breach."""
         self._watch_rows(members)
         gens = [_clone(g) for g in members.gens]
+        if not labels_current and isinstance(members.labels, rules.UnknownLabels):
+            members = dataclasses.replace(members, labels=rules.UnknownLabels(self.rule))  # (named: the user's rule)
+            try:  # training hands such a prepare rules.UnknownLabels: reading them is the breach
+                return call(members)
+            except rules.RuleContractError as e:
+                if "prepare() read members.labels" not in str(e):
+                    raise
+                self.trial.breach(str(e), "labels in prepare")
+                members = _with_labels(members, gens)  # (labels to go on with: the rest is checked too)
+                labels_current = True
         state = self._call("prepare", lambda: call(members))
         if "prepare failed" in self.trial.kinds:
             self.failed = True
@@ -396,7 +406,8 @@ def _with_labels(members: rules.Members, gens) -> rules.Members:
     """``members`` with other labels (a fixed draw over the classes) and the given generators."""
     g = torch.Generator().manual_seed(12345)
     n_classes = max(int(members.n_classes), 2)
-    labels = torch.randint(0, n_classes, tuple(members.labels.shape), generator=g).to(members.device)
+    k, n_rows, _ = members.shape  # (members.labels may be rules.UnknownLabels here)
+    labels = torch.randint(0, n_classes, (k, n_rows), generator=g).to(members.device)
     return dataclasses.replace(members, labels=labels, n_classes=n_classes, gens=gens)
 
 
