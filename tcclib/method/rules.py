@@ -413,7 +413,9 @@ class HowRule:
 
     def prepare(self, members: Members):
         """Work done once per run (e.g. an index of the rows); what it returns is handed to
-        :meth:`donors` every epoch."""
+        :meth:`donors` every epoch.  It runs before the first pseudo-label refresh: for a rule
+        that needs :data:`PSEUDO_LABELS`, ``members.labels`` is :class:`UnknownLabels` here (read
+        the labels in :meth:`donors`)."""
         return None
 
     def donors(self, members: Members, state, u: torch.Tensor) -> torch.Tensor:
@@ -631,7 +633,7 @@ def out_of_range_error(rule, n_rows: int, epoch: int) -> RuleContractError:
 
 
 def check_mask(rule, mask, shape: tuple[int, int, int]) -> None:
-    """A where rule's first :meth:`WhereRule.mask`: a bool ``[k, N, M]`` tensor."""
+    """A where rule's :meth:`WhereRule.mask`: a bool ``[k, N, M]`` tensor."""
     expected = f"a bool mask of shape [k, N, M] = {list(shape)} (True: the feature is replaced)"
     if not isinstance(mask, torch.Tensor):
         raise RuleContractError(
