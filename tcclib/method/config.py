@@ -105,7 +105,7 @@ class Config:
 
     # fmt: off
     seeds: tuple[int, ...] = setting(PAPER_SEEDS, help="the paper's 8 seeds: one split, labeled subset and initialisation each", key=SPLIT, stage="run")  # noqa: E501
-    methods: tuple[str, ...] = setting(factory=registry.paper_methods, help="pretraining methods: the paper's six; all: tcclib.method.registry.method_names()", key=NAMES, stage="run")  # noqa: E501
+    methods: tuple[str, ...] = setting(factory=registry.paper_methods, shown="the paper's six methods", help="pretraining methods: the paper's six; all: tcclib.method.registry.method_names()", key=NAMES, stage="run")  # noqa: E501
     baselines: tuple[str, ...] = setting((), help="also run baselines (same labeled rows and test split): tcclib.method.registry.baseline_names()", key=NAMES, stage="baselines")  # noqa: E501
     epochs: int = setting(500, at_least=0, notebook=100, help="contrastive epochs (paper: 500; the notebooks' 100 keeps an interactive run to minutes)", key=PRETRAINED, stage="pretraining", where=_ALL)  # noqa: E501
     batch_size: int = setting(256, at_least=1, help="rows per step (paper: 256)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501

@@ -123,6 +123,7 @@ class Setting:
     xgb: str | None = None
     notebook: Any = _UNSET
     factory: Callable[[], Any] | None = None
+    shown: str = ""
     name: str = ""
     type: str = ""
 
@@ -264,9 +265,15 @@ DEVICE = re.compile(r"cpu|cuda(:\d+)?")
 # --------------------------------------------------------------------------- texts derived from the declarations
 
 
-def _value_text(s: Setting, value) -> str:
-    if s.factory is not None and value == s.default_value():
-        return "the paper's six methods" if s.name == "methods" else repr(value)
+def _default_text(s: Setting) -> str:
+    """A setting's default as the page and the help show it (a ``factory``'s: its ``shown`` text,
+    so that neither needs what the factory reads)."""
+    if s.factory is not None:
+        return s.shown or "computed"
+    return _value_text(s.default)
+
+
+def _value_text(value) -> str:
     if isinstance(value, tuple):
         value = list(value)
     return f"`{value!r}`" if not isinstance(value, str) else f"`{value}`"
@@ -310,7 +317,7 @@ def reference_page(decls: Mapping[str, Setting], notebook_defaults_note: str = "
             cells = [
                 f"`{s.name}`",
                 _values_text(s),
-                _value_text(s, s.default_value()),
+                _default_text(s),
                 s.key_text(),
                 ", ".join(s.where),
                 s.help.replace("|", "\\|"),
@@ -349,7 +356,7 @@ def cli_lines(decls: Mapping[str, Setting]) -> str:
     """The command line's help on settings: each name a parameter file's ``config:`` takes, with
     its values and default."""
     rows = [
-        f"  {s.name}: {_values_text(s).replace('`', '')}; default {_value_text(s, s.default_value()).replace('`', '')}"
+        f"  {s.name}: {_values_text(s).replace('`', '')}; default {_default_text(s).replace('`', '')}"
         for s in decls.values()
         if FILE in s.where
     ]
