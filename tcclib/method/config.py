@@ -1,5 +1,10 @@
 """Validated experiment settings whose defaults are the paper's published values.
 
+Each setting is declared once, on its field of :class:`Config` (one line: ``name: type =
+setting(default, help=..., key=..., stage=..., ...)``, :mod:`tcclib.method.settings`); validation,
+the content-key lists, the store's lists, the estimator's parameters, ``python -m tcclib --help``,
+``docs/parameters.md`` and the notebooks' parameter cells come from these lines.
+
 ``Config()`` is the published setting (see ``shared/paper/README.md``): 500 contrastive
 epochs, batch 256, Adam 1e-3, corruption rate 0.4, labeled fraction 0.3, 8 seeds, ...
 ``Config.from_dict`` rejects unknown names, and every field is checked for type and range, so a
