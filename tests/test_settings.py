@@ -295,6 +295,7 @@ def test_a_plugin_that_changes_torchs_global_state_is_refused_and_the_state_set_
     assert "\n" not in message and str(rule) in message and what in message and "refused and set back" in message
     assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
     assert "global_column" not in registry.METHODS
+    assert caught.value._render_traceback_() == [f"PluginError: {message}"]  # one line in a notebook too
 
 
 def test_the_command_line_says_a_missing_plugin_in_one_line(tmp_path):

@@ -99,6 +99,10 @@ method by default) sorts among the methods, before every baseline."""
 class RegistryError(ValueError):
     """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it in a notebook instead of a traceback: its one line."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 class PluginError(RegistryError):
     """A plugin that cannot be found, fails to import or changes torch's global state (one line:
