@@ -1044,6 +1044,12 @@ class _NamesView(Sequence):
     def __eq__(self, other):
         return list(self) == list(other) if isinstance(other, (list, tuple, Sequence)) else NotImplemented
 
+    def __add__(self, other):
+        return (*self, *other)
+
+    def __radd__(self, other):
+        return (*other, *self)
+
     def __repr__(self):
         return repr(tuple(self._fn()))
 
