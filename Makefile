@@ -97,11 +97,15 @@ screen-render: install
 bench: install
 	$(PY) bench/bench_epoch.py $(ARGS)
 
-# the paired notebooks/*.ipynb (git-ignored) from their .py sources, keeping the outputs they hold;
+# first the files generated from the settings' declarations (Config's fields): docs/parameters.md and
+# the settings' lines of the parameter cells of notebooks 01, 02, 03 and 07 (tests/test_settings.py
+# fails when they are stale); then the paired notebooks/*.ipynb (git-ignored) from their .py sources,
+# keeping the outputs they hold;
 # JupyterLab writes them itself when it saves a notebook, papermill reads them. --quiet: jupytext
 # would say "Writing ..." three times and "Notebook is not trusted" once per notebook whose outputs
 # this machine's notary has not signed (only their display in Lab depends on it); errors still show
 notebooks:
+	$(PY) -m tcclib.running.reference
 	$(PY) -m jupytext --quiet --to ipynb --update notebooks/*.py
 
 # the wheel the notebooks' Colab cell installs (attach it to the GitHub release of its version)

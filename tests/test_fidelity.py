@@ -263,7 +263,7 @@ def test_fidelity_authors_sets_every_switch_and_each_can_be_set_alone():
     "kw, words",
     [
         (dict(fidelity="author"), "did you mean 'authors'"),
-        (dict(fidelity=1), "fidelity: 'ours'"),
+        (dict(fidelity=1), "fidelity: one of 'ours', 'authors'"),
         (dict(corr_rule="authorz"), "corr_rule: one of 'auto', 'direct', 'authors'"),
         (dict(labeled_split="stratify"), "did you mean 'stratified'"),
         (dict(encoder_init=True), "encoder_init"),

@@ -7,8 +7,10 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   training reads (the encoder and head sizes, optimiser, head epochs for every method; epochs,
   corruption rate and temperature for a pretrained one; the refresh interval for a
   pseudo-labelled one; the correlation sampler's settings and the importance key for a
-  correlation one), the method's rule, the head variant when it is not the paper's frozen
-  encoder (``head``, and ``encoder_lr`` for ``finetune``), :data:`TRAIN_VERSION` and, for a
+  correlation one; which settings these are is declared on :class:`Config`'s fields,
+  ``key=...``), the method's rule, the opt-in variants in force (the head variant when it is
+  not the paper's frozen encoder: ``head``, and ``encoder_lr`` for ``finetune``),
+  :data:`TRAIN_VERSION` and, for a
   rule of a user's plugin, its code (:func:`tcclib.method.registry.code_identity`: a hash of its
   source, or its ``version``; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
 * a **baseline** (one seed x baseline): the split, the settings it reads (XGBoost's) and, for a
@@ -33,27 +35,20 @@ import numpy as np
 import pandas as pd
 
 from tcclib.data.preprocess import Prepared, SeedSplit
-from tcclib.method.config import METHODS, XGB_SETTINGS, Config
+from tcclib.method.config import METHODS, XGB_SETTINGS, Config, names
 from tcclib.method.correlation import IMPORTANCE_SWITCHES
 from tcclib.method.registry import get
+from tcclib.method.settings import MEMBER, PRETRAINED
 
 TRAIN_VERSION = 1
 IMPORTANCE_VERSION = 1
 KEYS_FILE = "keys.json"
 IMPORTANCE_FILE = "importance.npz"
 
-_ALL = (
-    "hidden_dim",
-    "encoder_depth",
-    "head_depth",
-    "bias_init",
-    "lr",
-    "batch_size",
-    "head_epochs",
-    "device",
-    "matmul_precision",
-)
-_PRETRAIN = ("epochs", "corruption_rate", "temperature")
+_ALL = names(key=MEMBER)
+"""The settings every member's key holds (declared ``key=MEMBER`` on :class:`Config`'s fields)."""
+_PRETRAIN = names(key=PRETRAINED)
+"""The settings a pretrained member's key adds (declared ``key=PRETRAINED``)."""
 
 
 def digest(*parts) -> str:
@@ -100,11 +95,15 @@ def _approximations(cfg: Config) -> tuple:
     return (approx,) if approx else ()
 
 
-def _head(cfg: Config) -> tuple:
-    """The key part for the opt-in head variant (:meth:`Config.head_variant`): none at the
-    default ``head: frozen``, so the published runs' keys stay what they were."""
-    variant = cfg.head_variant()
-    return (variant,) if variant else ()
+def _variants(cfg: Config, spec) -> tuple:
+    """The key parts for the opt-in variants in force (:meth:`Config.variants`, declared
+    ``key=VARIANT``): ``(name, value)`` of each one pretraining reads (a pretrained member's
+    only), then one ``{name: value}`` of the classifier's (the head variant: ``head``, and
+    ``encoder_lr`` for ``finetune``).  None at the defaults, so the published runs' keys stay
+    what they were."""
+    variants = cfg.variants(spec.pretrain)
+    head = cfg.head_variant()
+    return (*((n, v) for n, v in variants.items() if n not in head), *((head,) if head else ()))
 
 
 def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
@@ -146,8 +145,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         *_fidelity(fcfg, ["encoder_init", *switches]),
         *((own,) if own else ()),
         *_step(cfg, spec),
-        *_draws(cfg, spec),
-        *_head(cfg),
+        *_variants(cfg, spec),
         *_code(spec.code()),
     )
 
@@ -179,13 +177,6 @@ def _step(cfg: Config, spec) -> tuple:
     none when it runs eagerly (the CPU's default), so those keys stay what they were."""
     mode = cfg.step_mode()
     return (("step", mode),) if spec.pretrain and mode != "eager" else ()
-
-
-def _draws(cfg: Config, spec) -> tuple:
-    """The key part for a pretrained member's counter draws (``Config.draw_scheme``): none under
-    each member's generator (the CPU's default), so those keys stay what they were."""
-    scheme = cfg.draw_scheme()
-    return (("draws", scheme),) if spec.pretrain and scheme != "generator" else ()
 
 
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:

@@ -23,7 +23,7 @@ import torch
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts.importances import CacheWarning
-from tcclib.method.config import FIDELITY_SWITCHES, HEAD_ONLY_SETTINGS, Config
+from tcclib.method.config import LATER_SETTINGS, Config, names
 from tcclib.util import paths
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
@@ -230,11 +230,8 @@ def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
     return f"{head} " + "; ".join(dict.fromkeys(parts))  # one entry per method without a match
 
 
-_NOT_COMPARED = ("progress", "keep_embeddings")
-
-
-LATER_SETTINGS = ("fidelity", *FIDELITY_SWITCHES, "xgb_max_bin", "compile", "draws", "head", "encoder_lr")
-"""Settings added after the first stored runs: a ``config.json`` without one ran at its default."""
+_NOT_COMPARED = names(stage="output")
+"""Settings no result depends on (declared ``stage="output"``): left out of the comparison."""
 
 
 PLUGIN_CODE = "plugin_code"
@@ -364,9 +361,9 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
 # :func:`tcclib.running.train.run_prepared` checkpoints pretraining every few epochs: the state of
 # :class:`tcclib.method.training.Pretraining` plus a key naming the run and the sha256 of the contents.
 
-# settings that do not change what pretraining computes (left out of the checkpoint key): the
-# head variant's settings too, so that a kept final checkpoint serves every head
-_NOT_IN_KEY = ("progress", "keep_embeddings", "baselines", "extra", *HEAD_ONLY_SETTINGS)
+# settings that do not change what pretraining computes (left out of the checkpoint key, by their
+# declared stage): the head variant's settings too, so that a kept final checkpoint serves every head
+_NOT_IN_KEY = ("extra", *names(stage="output"), *names(stage="baselines"), *names(stage="classifier"))
 
 
 def checkpoint_key(prep, cfg, importance: np.ndarray | None) -> str:

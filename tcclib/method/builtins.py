@@ -1,7 +1,8 @@
 """The built-in rules, methods and baselines: a plugin like a user's.
 
-:mod:`tcclib.method.plugins` loads this module first, by the same :func:`~tcclib.method.plugins.load`
-that loads a user's file, so the path every plugin takes runs in every process.  Each entry is
+:func:`tcclib.method.registry.ensure_loaded` loads this module first, by the same
+:func:`~tcclib.method.registry.load_plugin` that loads a user's file, so the path every plugin
+takes runs in every process.  Each entry is
 declared once, here; everything else asks the registry (:mod:`tcclib.method.registry`).
 
 The built-ins' code is not part of their members' content keys (a user plugin's is): a change to
@@ -12,8 +13,10 @@ results keep their keys.
 from __future__ import annotations
 
 from tcclib.method import rules
+from tcclib.method.config import XGB_SETTINGS, xgb_parameters
 from tcclib.method.probe import TunedLogisticRegression
-from tcclib.method.registry import BASELINE_ORDER, TAB10, XGB_SETTINGS, add_builtin_baseline, xgb_parameters
+from tcclib.method.registry import BASELINE_ORDER, TAB10
+from tcclib.method.registry import register_baseline as baseline
 from tcclib.method.registry import register_method as method
 from tcclib.method.registry import register_rule as rule
 from tcclib.util import threads
@@ -152,7 +155,7 @@ method(
 
 # --------------------------------------------------------------------------- baselines (after every method)
 
-add_builtin_baseline("xgboost", xgboost_classifier, settings=tuple(XGB_SETTINGS), order=BASELINE_ORDER, color=TAB10[7])
-add_builtin_baseline("logreg", logistic_regression, order=BASELINE_ORDER + 1, color=TAB10[8])
-add_builtin_baseline("logreg_cv", tuned_logistic_regression, order=BASELINE_ORDER + 1.5, color="#6b6ecf")
-add_builtin_baseline("self_training", self_training, semi_supervised=True, order=BASELINE_ORDER + 2, color=TAB10[9])
+baseline("xgboost", xgboost_classifier, settings=tuple(XGB_SETTINGS), order=BASELINE_ORDER, color=TAB10[7])
+baseline("logreg", logistic_regression, order=BASELINE_ORDER + 1, color=TAB10[8])
+baseline("logreg_cv", tuned_logistic_regression, order=BASELINE_ORDER + 1.5, color="#6b6ecf")
+baseline("self_training", self_training, semi_supervised=True, order=BASELINE_ORDER + 2, color=TAB10[9])

@@ -1,5 +1,10 @@
 """Validated experiment settings whose defaults are the paper's published values.
 
+Each setting is declared once, on its field of :class:`Config` (one line: ``name: type =
+setting(default, help=..., key=..., stage=..., ...)``, :mod:`tcclib.method.settings`); validation,
+the content-key lists, the store's lists, the estimator's parameters, ``python -m tcclib --help``,
+``docs/parameters.md`` and the notebooks' parameter cells come from these lines.
+
 ``Config()`` is the published setting (see ``shared/paper/README.md``): 500 contrastive
 epochs, batch 256, Adam 1e-3, corruption rate 0.4, labeled fraction 0.3, 8 seeds, ...
 ``Config.from_dict`` rejects unknown names, and every field is checked for type and range, so a
@@ -23,73 +28,52 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcclib.method import plugins, registry
-from tcclib.method.registry import BASELINES, METHODS, paper_methods
+from tcclib.method import registry, settings
+from tcclib.method.registry import BASELINES, METHODS
+from tcclib.method.settings import (
+    AUTO,
+    ESTIMATOR,
+    FILE,
+    IMPORTANCE,
+    MEMBER,
+    NAMES,
+    NONE,
+    NOTEBOOK,
+    OPT_IN_IMPORTANCE,
+    PRETRAINED,
+    RULE,
+    SPLIT,
+    STEP,
+    SWITCH,
+    VARIANT,
+    setting,
+)
 from tcclib.util.errors import ConfigError
 
 PAPER_SEEDS = (614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984)
 MAX_SEED = 2**32 - 1
 """The largest seed: scikit-learn's and NumPy's ``random_state`` take 0 .. 2**32 - 1."""
 
-
 # The methods and baselines are declared once, in tcclib.method.registry (the registry); these names are
 # live views of it (a method registered later is in METHODS at once).
 
-XGB_SETTINGS = registry.XGB_SETTINGS
-"""The published XGBoost settings: Config field -> XGBoost parameter (declared once, in the registry)."""
+PAPER_METHODS = registry.LiveNames(registry.paper_methods)
+"""The paper's six methods (the default ``Config.methods``; a live view of the registry):
+``class_most_published``, the authors' flipped run, and the baselines are extra."""
 
-PAPER_METHODS = paper_methods()
-"""The paper's six methods (the default ``Config.methods``): ``class_most_published``, the
-authors' flipped run, and the baselines are extra."""
-
-
-FIDELITIES = ("ours", "authors")
-"""``fidelity``: this project's reading of the paper (default) or the authors' published code."""
-
-AUTO = "auto"
-"""A fidelity switch's default: take the value of the ``fidelity`` in force."""
-
-FIDELITY_SWITCHES: dict[str, dict[str, str]] = {
-    "labeled_split": {"ours": "stratified", "authors": "random"},
-    "corr_rule": {"ours": "direct", "authors": "authors"},
-    "xgb_categorical": {"ours": "codes", "authors": "native"},
-    "xgb_seed": {"ours": "split", "authors": "xgboost_default"},
-    "zero_importance": {"ours": "uniform", "authors": "keep"},
-    "pseudo_schedule": {"ours": "period", "authors": "authors"},
-    "encoder_init": {"ours": "shared", "authors": "per_method"},
-}
-"""Each switch's value under ``fidelity: ours`` and ``fidelity: authors`` (see
-:func:`tcclib.paper.report.deviations` for what each one changes):
-
-- ``labeled_split``: ``stratified`` labeled subset of the training rows, or ``random`` (the authors'
-  ``np.random.permutation(n)[:int(0.3 n)]`` after seeding NumPy with the seed; preprocess._split);
-- ``corr_rule``: ``direct`` (Algorithm 4 as written: ``softmax(-s/T)`` for "least") or
-  ``authors`` (their code: "least" rank-reverses each importance row and samples by ``softmax(+s/T)``;
-  rules.sampler_inputs); with ``authors`` the flipped ``class_most_published`` uses exactly
-  their least rule, as their in-place flip made their "most correlated" run do;
-- ``xgb_categorical``: categorical features as integer ``codes`` or XGBoost's ``native``
-  categorical splits (``enable_categorical=True``; correlation.importance_matrix);
-- ``xgb_seed``: each importance model seeded with the ``split``'s seed, or ``xgboost_default``
-  (the authors pass no ``random_state``: XGBoost's seed 0 for every model and split);
-- ``zero_importance``: a model with no gain gets a ``uniform`` row 1/(M-1), or ``keep`` its
-  all-zero row (the authors);
-- ``pseudo_schedule``: refresh before epochs 0, p, 2p, ... (``period``) or the ``authors``'
-  0, p-1, 2p-1, ... (0-based; :meth:`Config.refresh_epochs`);
-- ``encoder_init``: all methods of a seed start from one ``shared`` encoder, or each method from
-  its own (``per_method``, the authors; :meth:`Config.encoder_init_tag`).
-"""
+_ALL = (FILE, NOTEBOOK, ESTIMATOR)
+"""Where a setting that the estimator also takes may be set."""
 
 
-def _refuse_unknown(cls, settings) -> None:
-    """A :class:`ConfigError` naming every name in ``settings`` that is no setting of ``cls``, each
-    with the closest setting's name."""
+def _refuse_unknown(cls, names_given) -> None:
+    """A :class:`ConfigError` naming every name in ``names_given`` that is no setting of ``cls``,
+    each with the closest setting's name."""
     names = [f.name for f in dataclasses.fields(cls) if f.name != "extra"]
-    unknown = [k for k in settings if k not in names]
+    unknown = [k for k in names_given if k not in names]
     if unknown:
         msgs = []
         for k in unknown:
@@ -101,53 +85,6 @@ def _refuse_unknown(cls, settings) -> None:
 def _check(cond: bool, msg: str) -> None:
     if not cond:
         raise ConfigError(msg)
-
-
-def _number_hint(v) -> str:
-    """YAML 1.1 (PyYAML) reads ``1e-3`` (no dot) as text: say how to write it as a number."""
-    if isinstance(v, str):
-        try:
-            float(v)
-        except ValueError:
-            return ""
-        return " (text, not a number: YAML reads an exponent without a dot as text; write e.g. 1.0e-3)"
-    return ""
-
-
-XGB_MAX_BIN = 256
-"""``Config.xgb_max_bin``'s default: XGBoost's own ``max_bin`` for ``hist`` trees, which the
-published settings (and the authors' code) leave at it.  Fewer bins make the importance models
-faster (an opt-in approximation, README's deviations table); the default keeps every key."""
-
-MATMUL_PRECISIONS = ("highest", "high", "medium", "bf16")
-"""``Config.matmul_precision``: the first three are torch's float32 matmul precisions
-(:func:`torch.set_float32_matmul_precision`); ``bf16`` runs the encoders' and heads' matrix
-products under bfloat16 autocast (:func:`tcclib.method.training.autocast`), opt-in."""
-
-COMPILE_MODES = ("auto", "off", "cuda_graph", "torch_compile")
-"""``Config.compile``: how the contrastive step (gather, forward, NT-Xent, backward, Adam) runs.
-``auto`` (the default): captured as a CUDA graph on a GPU, eager on the CPU; ``off``: eager
-everywhere; ``cuda_graph``: captured on a GPU, eager (the fallback) on the CPU;
-``torch_compile``: through :func:`torch.compile` (opt-in; on the CPU it does not pay,
-``docs/performance.md``).  See :meth:`Config.step_mode`."""
-
-DRAWS = ("auto", "generator", "counter")
-"""``Config.draws``: where pretraining's random numbers (data order, masks, donors, the pseudo-label
-heads' row orders) come from (:mod:`tcclib.method.draws`).  ``generator``: each member's own
-``torch.Generator``, one call per member (every committed result); ``counter``: counter draws, a
-hash of (member, epoch, stream, position), every member's in one set of operations, the same bits
-on the CPU and a GPU, capturable with the whole epoch; ``auto`` (the default): ``counter`` on a
-GPU, ``generator`` on the CPU.  See :meth:`Config.draw_scheme`."""
-
-HEADS = ("frozen", "finetune", "concat", "probe")
-"""``Config.head``: how the classifier on the labeled rows uses the encoder
-(:func:`tcclib.method.training.fit_classifier`).  ``frozen`` (the paper, the default): the
-encoder is frozen and a fresh head trains on its embeddings; ``finetune`` (opt-in): the encoder
-trains together with the head on the labeled rows, at its own learning rate ``encoder_lr``;
-``concat`` (opt-in): the encoder is frozen and the head reads its embedding concatenated with
-the row's preprocessed features (the encoder's one-hot/z-scored input); ``probe`` (opt-in): the
-encoder is frozen and a logistic regression reads the embedding and the features, its design and
-strength chosen by cross-validation on the labeled rows (:mod:`tcclib.method.probe`)."""
 
 
 def variant_name(method: str, head: str) -> str:
@@ -163,59 +100,56 @@ def split_variant(name: str) -> tuple[str, str]:
     return method, (head if plus else "frozen")
 
 
-HEAD_ONLY_SETTINGS = ("head", "encoder_lr")
-"""Settings read only after pretraining, by the classifier on the labeled rows: the pretrained
-encoders do not depend on them, so a kept pretraining checkpoint serves every head variant."""
-
-ENCODER_LR = 1e-4
-"""``Config.encoder_lr``'s default: the encoder's learning rate under ``head: finetune``, a tenth
-of the head's ``lr`` (pretrained weights move less than a fresh head's)."""
-
-
 @dataclass(frozen=True)
 class Config:
-    """All settings of one dataset run.  Defaults are the published values."""
+    """All settings of one dataset run.  Defaults are the published values.
 
-    seeds: tuple[int, ...] = PAPER_SEEDS
-    methods: tuple[str, ...] = PAPER_METHODS
-    baselines: tuple[str, ...] = ()
-    epochs: int = 500
-    batch_size: int = 256
-    lr: float = 1e-3
-    head_epochs: int = 100
-    pseudo_every: int = 10
-    corruption_rate: float = 0.4
-    labeled_fraction: float = 0.3
-    test_fraction: float = 0.2
-    temperature: float = 1.0
-    corr_temperature: float = 0.25
-    corr_normalization: str = "sum"
-    hidden_dim: int = 256
-    encoder_depth: int = 4
-    head_depth: int = 2
-    head: str = "frozen"
-    encoder_lr: float = ENCODER_LR
-    bias_init: float = 0.01
-    device: str = "cpu"
-    matmul_precision: str = "highest"
-    compile: str = "auto"
-    draws: str = "auto"
-    xgb_trees: int = 100
-    xgb_depth: int = 10
-    xgb_eta: float = 0.1
-    xgb_subsample: float = 0.7
-    xgb_colsample: float = 0.8
-    xgb_max_bin: int = XGB_MAX_BIN
-    keep_embeddings: bool = False
-    progress: bool = True
-    fidelity: str = "ours"
-    labeled_split: str = AUTO
-    corr_rule: str = AUTO
-    xgb_categorical: str = AUTO
-    xgb_seed: str = AUTO
-    zero_importance: str = AUTO
-    pseudo_schedule: str = AUTO
-    encoder_init: str = AUTO
+    Each field is declared once, here (:func:`tcclib.method.settings.setting`): adding a setting
+    is one line below and its use; ``docs/parameters.md`` and the notebooks' parameter cells are
+    generated from these lines (``make notebooks``)."""
+
+    # fmt: off
+    seeds: tuple[int, ...] = setting(PAPER_SEEDS, help="the paper's 8 seeds: one split, labeled subset and initialisation each", key=SPLIT, stage="run")  # noqa: E501
+    methods: tuple[str, ...] = setting(factory=registry.paper_methods, shown="the paper's six methods", help="pretraining methods: the paper's six; all: tcclib.method.registry.method_names()", key=NAMES, stage="run")  # noqa: E501
+    baselines: tuple[str, ...] = setting((), help="also run baselines (same labeled rows and test split): tcclib.method.registry.baseline_names()", key=NAMES, stage="baselines")  # noqa: E501
+    epochs: int = setting(500, at_least=0, notebook=100, help="contrastive epochs (paper: 500; the notebooks' 100 keeps an interactive run to minutes)", key=PRETRAINED, stage="pretraining", where=_ALL)  # noqa: E501
+    batch_size: int = setting(256, at_least=1, help="rows per step (paper: 256)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501
+    lr: float = setting(1e-3, above=0, help="Adam learning rate (paper: 1e-3)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501
+    head_epochs: int = setting(100, at_least=1, help="epochs of the classification head on the labeled rows (paper: 100)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501
+    pseudo_every: int = setting(10, at_least=1, help="pseudo-labels refreshed every N epochs, from epoch 0 (paper: 10)", key=RULE, stage="pretraining", where=_ALL)  # noqa: E501
+    corruption_rate: float = setting(0.4, above=0, at_most=1, help="share p of the features corrupted per row, ceil(p*M) (paper: 0.4)", key=PRETRAINED, stage="pretraining", where=_ALL)  # noqa: E501
+    labeled_fraction: float = setting(0.3, above=0, at_most=1, help="share of the training rows that keep their label (paper: 0.3)", key=SPLIT, stage="data")  # noqa: E501
+    test_fraction: float = setting(0.2, above=0, below=1, help="share of the rows held out for testing, stratified (paper: 0.2)", key=SPLIT, stage="data")  # noqa: E501
+    temperature: float = setting(1.0, above=0, help="NT-Xent temperature (paper: 1.0)", key=PRETRAINED, stage="pretraining", where=_ALL)  # noqa: E501
+    corr_temperature: float = setting(0.25, above=0, help="softmax temperature of the correlation sampler (paper: 0.25)", key=RULE, stage="pretraining", where=_ALL)  # noqa: E501
+    corr_normalization: str = setting("sum", choices=("minmax", "sum"), help="sum or minmax: how candidates' min-importances are normalised", key=RULE, stage="pretraining", where=_ALL)  # noqa: E501
+    hidden_dim: int = setting(256, at_least=1, help="width of every encoder and head layer (paper: 256)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501
+    encoder_depth: int = setting(4, at_least=1, help="linear layers of the encoder (paper: 4)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501
+    head_depth: int = setting(2, at_least=1, help="linear layers of the projection and classification heads (paper: 2)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501
+    head: str = setting("frozen", choices=("frozen", "finetune", "concat", "probe"), unless="frozen", help="the classifier on the labeled rows: frozen (the paper), finetune, concat or probe (opt-in; docs/estimator.md)", key=VARIANT, stage="classifier", where=_ALL)  # noqa: E501
+    encoder_lr: float = setting(1e-4, above=0, when=("head", "finetune"), help="the encoder's learning rate under head: finetune", key=VARIANT, stage="classifier", where=_ALL)  # noqa: E501
+    bias_init: float = setting(0.01, help="initial value of every bias (paper: 0.01)", key=MEMBER, stage="pretraining", where=_ALL)  # noqa: E501
+    device: str = setting("cpu", help="cpu or cuda[:N]", key=MEMBER, stage="compute", where=_ALL)  # noqa: E501
+    matmul_precision: str = setting("highest", choices=("highest", "high", "medium", "bf16"), help="highest (exact float32), high or medium (torch's bf16/TF32 inside matmuls), or bf16 (opt-in)", key=MEMBER, stage="compute", where=_ALL)  # noqa: E501
+    compile: str = setting("auto", choices=("auto", "off", "cuda_graph", "torch_compile"), help="auto (the step as a CUDA graph on a GPU, eager on the CPU), off, cuda_graph or torch_compile", key=STEP, stage="compute")  # noqa: E501
+    draws: str = setting("auto", choices=("auto", "generator", "counter"), unless="generator", resolve=lambda c: "counter" if c.device.startswith("cuda") else "generator", help="where pretraining's random numbers come from: auto (counter on a GPU, generator on the CPU), generator (each member's torch generator: every committed result) or counter (counter draws, every member's at once; tcclib/method/draws.py)", key=VARIANT, stage="pretraining")  # noqa: E501
+    xgb_trees: int = setting(100, at_least=1, xgb="n_estimators", help="XGBoost trees per importance model (paper: 100)", key=IMPORTANCE, stage="importance", where=_ALL)  # noqa: E501
+    xgb_depth: int = setting(10, at_least=1, xgb="max_depth", help="XGBoost tree depth (paper: 10)", key=IMPORTANCE, stage="importance", where=_ALL)  # noqa: E501
+    xgb_eta: float = setting(0.1, above=0, at_most=1, xgb="learning_rate", help="XGBoost learning rate (paper: 0.1)", key=IMPORTANCE, stage="importance", where=_ALL)  # noqa: E501
+    xgb_subsample: float = setting(0.7, above=0, at_most=1, xgb="subsample", help="XGBoost row subsample (paper: 0.7)", key=IMPORTANCE, stage="importance", where=_ALL)  # noqa: E501
+    xgb_colsample: float = setting(0.8, above=0, at_most=1, xgb="colsample_bytree", help="XGBoost column subsample per tree (paper: 0.8)", key=IMPORTANCE, stage="importance", where=_ALL)  # noqa: E501
+    xgb_max_bin: int = setting(256, at_least=2, hint="XGBoost's histogram bins per feature; 256, the default, is XGBoost's own", help="XGBoost histogram bins of the importance models (256: XGBoost's default, as published; fewer: faster, opt-in)", key=OPT_IN_IMPORTANCE, stage="importance", where=_ALL)  # noqa: E501
+    keep_embeddings: bool = setting(False, notebook=True, help="save the first seed's embeddings for the PCA figure", key=NONE, stage="output")  # noqa: E501
+    progress: bool = setting(True, help="progress bars", key=NONE, stage="output")
+    fidelity: str = setting("ours", choices=("ours", "authors"), help="ours, or authors: the authors' published code where we differ (sets the switches below)", key=SWITCH, stage="run")  # noqa: E501
+    labeled_split: str = setting(AUTO, fidelity={"ours": "stratified", "authors": "random"}, help="auto (as fidelity), stratified (ours) or random (authors): the labeled subset", key=SWITCH, stage="data")  # noqa: E501
+    corr_rule: str = setting(AUTO, fidelity={"ours": "direct", "authors": "authors"}, help="auto, direct (ours: Algorithm 4 as written) or authors (their rank reversal for least)", key=SWITCH, stage="pretraining")  # noqa: E501
+    xgb_categorical: str = setting(AUTO, fidelity={"ours": "codes", "authors": "native"}, help="auto, codes (ours) or native (authors: enable_categorical) for importances", key=SWITCH, stage="importance")  # noqa: E501
+    xgb_seed: str = setting(AUTO, fidelity={"ours": "split", "authors": "xgboost_default"}, help="auto, split (ours: the split's seed) or xgboost_default (authors: seed 0)", key=SWITCH, stage="importance")  # noqa: E501
+    zero_importance: str = setting(AUTO, fidelity={"ours": "uniform", "authors": "keep"}, help="auto, uniform (ours) or keep (authors): a model with no gain", key=SWITCH, stage="importance")  # noqa: E501
+    pseudo_schedule: str = setting(AUTO, fidelity={"ours": "period", "authors": "authors"}, help="auto, period (ours: epochs 0, 10, ...) or authors (0, 9, 19, ...)", key=SWITCH, stage="pretraining")  # noqa: E501
+    encoder_init: str = setting(AUTO, fidelity={"ours": "shared", "authors": "per_method"}, help="auto, shared (ours: one encoder per seed) or per_method (authors)", key=SWITCH, stage="pretraining")  # noqa: E501
+    # fmt: on
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __new__(cls, *args: Any, **kw: Any) -> Config:
@@ -243,15 +177,21 @@ class Config:
 
     # ------------------------------------------------------------------ checks
     def validate(self) -> None:
-        """Check every field's type and range; a :class:`ConfigError` naming the field."""
+        """Check every field against its declaration (type, range, allowed values), then what
+        ties fields together; a :class:`ConfigError` naming the field."""
         self._validate_members()
-        self._validate_integers()
-        self._validate_numbers()
-        self._validate_choices()
+        for s in SETTINGS.values():
+            if s.value_kind != "list":
+                settings.check_value(s, getattr(self, s.name))
+        _check(
+            isinstance(self.device, str) and settings.DEVICE.fullmatch(self.device) is not None,
+            f"device: 'cpu', 'cuda' or 'cuda:N' (N: the GPU's index), got {self.device!r}",
+        )
         self._validate_fidelity()
 
     def _validate_members(self) -> None:
-        """Seeds, methods and baselines: known, distinct, in range."""
+        """Seeds, methods and baselines: known, distinct, in range; the settings their rules and
+        factories read are fields."""
         _check(len(self.seeds) > 0, "seeds: give at least one seed")
         for s in self.seeds:
             _check(
@@ -268,137 +208,33 @@ class Config:
             if not isinstance(m, str) or m not in METHODS:
                 close = difflib.get_close_matches(str(m), METHODS, n=2)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ConfigError(f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}{plugins.hint()}")
+                raise ConfigError(
+                    f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}{registry.plugin_hint()}"
+                )
+            self._validate_reads(f"methods: {m!r}: its rules' ", METHODS[m].key_parts()[:2])
         _check(len(set(self.methods)) == len(self.methods), "methods: duplicates")
         for b in self.baselines:
             if not isinstance(b, str) or b not in BASELINES:
                 close = difflib.get_close_matches(str(b), list(BASELINES), n=2)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
                 raise ConfigError(
-                    f"baselines: unknown baseline {b!r}{hint}; known: {', '.join(BASELINES)}{plugins.hint()}"
+                    f"baselines: unknown baseline {b!r}{hint}; known: {', '.join(BASELINES)}{registry.plugin_hint()}"
                 )
+            self._validate_reads(f"baselines: {b!r}: its factory's ", (registry.get(b).settings, ()))
         _check(len(set(self.baselines)) == len(self.baselines), "baselines: duplicates")
 
-    def _validate_integers(self) -> None:
-        """The whole-number settings: integers, in range."""
-        for name in (
-            "epochs",
-            "head_epochs",
-            "batch_size",
-            "pseudo_every",
-            "hidden_dim",
-            "encoder_depth",
-            "head_depth",
-            "xgb_trees",
-            "xgb_depth",
-            "xgb_max_bin",
-        ):
-            v = getattr(self, name)
-            _check(
-                isinstance(v, int) and not isinstance(v, bool),
-                f"{name}: expected an integer, got {type(v).__name__} {v!r}",
-            )
-        _check(self.epochs >= 0, f"epochs: must be >= 0, got {self.epochs}")
-        _check(self.head_epochs >= 1, f"head_epochs: must be >= 1, got {self.head_epochs}")
-        for name in ("batch_size", "pseudo_every", "hidden_dim", "xgb_trees", "xgb_depth"):
-            _check(getattr(self, name) >= 1, f"{name}: must be >= 1, got {getattr(self, name)}")
-        _check(self.encoder_depth >= 1 and self.head_depth >= 1, "encoder_depth/head_depth: must be >= 1")
-        _check(
-            self.xgb_max_bin >= 2,
-            f"xgb_max_bin: must be >= 2 (XGBoost's histogram bins per feature; "
-            f"{XGB_MAX_BIN}, the default, is XGBoost's own), got {self.xgb_max_bin}",
-        )
-
-    def _validate_numbers(self) -> None:
-        """The real-valued settings: finite numbers, in range."""
-        for name in (
-            "lr",
-            "corruption_rate",
-            "labeled_fraction",
-            "test_fraction",
-            "temperature",
-            "corr_temperature",
-            "bias_init",
-            "encoder_lr",
-            "xgb_eta",
-            "xgb_subsample",
-            "xgb_colsample",
-        ):
-            v = getattr(self, name)
-            _check(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-                f"{name}: expected a finite number, got {v!r}" + _number_hint(v),
-            )
-        _check(self.lr > 0, f"lr: must be > 0, got {self.lr}")
-        self._validate_head()
-        _check(self.temperature > 0 and self.corr_temperature > 0, "temperatures must be > 0")
-        for name in ("corruption_rate", "labeled_fraction", "xgb_eta", "xgb_subsample", "xgb_colsample"):
-            v = getattr(self, name)
-            _check(0 < v <= 1, f"{name}: must be in (0, 1], got {v}")
-        _check(0 < self.test_fraction < 1, f"test_fraction: must be in (0, 1), got {self.test_fraction}")
-
-    def _validate_choices(self) -> None:
-        """The settings that take one of a few values, the flags and the device."""
-        _check(
-            self.corr_normalization in ("minmax", "sum"),
-            f"corr_normalization: 'minmax' or 'sum', got {self.corr_normalization!r}",
-        )
-        _check(
-            self.matmul_precision in MATMUL_PRECISIONS,
-            f"matmul_precision: 'highest' (exact float32, the default), 'high' or 'medium' "
-            f"(bfloat16/TF32 inside float32 matmuls where torch's kernels offer it: AMX CPUs, GPUs), "
-            f"or 'bf16' (the networks' products in bfloat16 with float32 weights, optimiser and "
-            f"loss: about 2x on CPUs with AVX512_BF16 or AMX and on GPUs), got {self.matmul_precision!r}",
-        )
-        _check(
-            self.compile in COMPILE_MODES,
-            f"compile: 'auto' (a CUDA graph on a GPU, eager on the CPU; the default), 'off' (eager), "
-            f"'cuda_graph' or 'torch_compile', got {self.compile!r}",
-        )
-        _check(
-            self.draws in DRAWS,
-            f"draws: 'auto' (counter draws on a GPU, each member's generator on the CPU; the default), "
-            f"'generator' (each member's torch generator: the committed results) or 'counter' (counter-based "
-            f"draws, every member's at once), got {self.draws!r}",
-        )
-        for name in ("keep_embeddings", "progress"):
-            v = getattr(self, name)
-            _check(isinstance(v, bool), f"{name}: expected true or false, got {type(v).__name__} {v!r}")
-        _check(
-            isinstance(self.device, str) and re.fullmatch(r"cpu|cuda(:\d+)?", self.device) is not None,
-            f"device: 'cpu', 'cuda' or 'cuda:N' (N: the GPU's index), got {self.device!r}",
-        )
-
-    def _validate_head(self) -> None:
-        _check(self.encoder_lr > 0, f"encoder_lr: must be > 0, got {self.encoder_lr}")
-        if not isinstance(self.head, str) or self.head not in HEADS:
-            close = difflib.get_close_matches(str(self.head), HEADS, n=1)
-            raise ConfigError(
-                f"head: 'frozen' (the paper: a head on the frozen encoder's embedding, the default), "
-                f"'finetune' (the encoder trains with the head on the labeled rows, at encoder_lr), "
-                f"'concat' (a head on the embedding and the preprocessed features) or 'probe' (a logistic "
-                f"regression on both, tuned by cross-validation on the labeled rows), got {self.head!r}"
-                + (f" (did you mean {close[0]!r}?)" if close else "")
-            )
+    @staticmethod
+    def _validate_reads(what_reads: str, reads) -> None:
+        """The settings and switches a method's rules (or a baseline's factory) read must be
+        declared settings and switches (checked here: the registry sits below the declarations)."""
+        for what, names, known in (("settings", reads[0], SETTINGS), ("switches", reads[1], FIDELITY_SWITCHES)):
+            bad = [n for n in names if n not in known]
+            if bad:
+                close = {n: difflib.get_close_matches(n, list(known), n=1) for n in bad}
+                hint = "; ".join(f"{n!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for n, c in close.items())
+                raise ConfigError(f"{what_reads}{what} names that are not Config fields: {hint}")
 
     def _validate_fidelity(self) -> None:
-        if not isinstance(self.fidelity, str) or self.fidelity not in FIDELITIES:
-            close = difflib.get_close_matches(str(self.fidelity), FIDELITIES, n=1)
-            raise ConfigError(
-                f"fidelity: 'ours' (this project's reading of the paper, the default) or "
-                f"'authors' (the authors' published code), got {self.fidelity!r}"
-                + (f" (did you mean {close[0]!r}?)" if close else "")
-            )
-        for name, values in FIDELITY_SWITCHES.items():
-            v = getattr(self, name)
-            allowed = [AUTO, *values.values()]
-            if not isinstance(v, str) or v not in allowed:
-                close = difflib.get_close_matches(str(v), allowed, n=1)
-                raise ConfigError(
-                    f"{name}: one of {', '.join(repr(a) for a in allowed)} ('auto': as fidelity says; "
-                    f"{values['ours']!r} under fidelity 'ours', {values['authors']!r} under 'authors'), "
-                    f"got {v!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                )
         if self.effective("corr_rule") == "authors" and self.corr_normalization != "sum":
             origin = ", set by fidelity: authors" if self.corr_rule == AUTO else ""
             raise ConfigError(
@@ -407,13 +243,18 @@ class Config:
                 "contradicts it: use corr_normalization: sum, or corr_rule: direct"
             )
 
-    # ------------------------------------------------------------------ fidelity
-    def effective(self, name: str) -> str:
-        """The value in force of the fidelity switch ``name`` (``"auto"`` resolved by ``fidelity``)."""
-        if name not in FIDELITY_SWITCHES:
-            raise KeyError(f"{name!r} is not a fidelity switch; known: {', '.join(FIDELITY_SWITCHES)}")
-        v = getattr(self, name)
-        return FIDELITY_SWITCHES[name][self.fidelity] if v == AUTO else v
+    # ------------------------------------------------------------------ values in force
+    def effective(self, name: str) -> Any:
+        """The value in force of setting ``name``: a fidelity switch's ``"auto"`` resolved by
+        ``fidelity``, another ``"auto"`` by its declaration's ``resolve``; else the value itself."""
+        if name not in SETTINGS:
+            raise KeyError(f"{name!r} is not a setting; known: {', '.join(SETTINGS)}")
+        v, decl = getattr(self, name), SETTINGS[name]
+        if v == AUTO and decl.fidelity is not None:
+            return decl.fidelity[self.fidelity]
+        if v == AUTO and decl.resolve is not None:
+            return decl.resolve(self)
+        return v
 
     def fidelity_settings(self) -> dict[str, str]:
         """Every fidelity switch's value in force."""
@@ -426,19 +267,38 @@ class Config:
         names = FIDELITY_SWITCHES if names is None else names
         return {n: self.effective(n) for n in names if self.effective(n) != FIDELITY_SWITCHES[n]["ours"]}
 
-    def importance_approximations(self) -> dict[str, int]:
-        """The opt-in importance approximations in force (``xgb_max_bin`` off XGBoost's default
-        256): what importance content keys add, and nothing at the defaults, so that the published
-        runs' keys stay what they were."""
-        return {"xgb_max_bin": self.xgb_max_bin} if self.xgb_max_bin != XGB_MAX_BIN else {}
+    def importance_approximations(self) -> dict[str, Any]:
+        """The opt-in importance approximations in force (declared ``key=OPT_IN_IMPORTANCE``, e.g.
+        ``xgb_max_bin`` off XGBoost's default 256): what importance content keys add, and nothing
+        at the defaults, so that the published runs' keys stay what they were."""
+        return {
+            n: getattr(self, n)
+            for n, s in SETTINGS.items()
+            if s.key == OPT_IN_IMPORTANCE and getattr(self, n) != s.default_value()
+        }
+
+    def keyed(self, name: str) -> bool:
+        """Whether the ``key=VARIANT`` setting ``name`` enters the member key: its declaration's
+        ``when`` (another setting's value in force) holds, or its value in force is not ``unless``."""
+        s = SETTINGS[name]
+        if s.when is not None:
+            return self.effective(s.when[0]) == s.when[1]
+        return self.effective(name) != s.unless
+
+    def variants(self, pretrains: bool = True) -> dict[str, Any]:
+        """The opt-in variants in force (declared ``key=VARIANT``): what member content keys add
+        (a pretraining variant only to the members that pretrain), each at its value in force,
+        and nothing at the defaults, so that the published runs' keys stay what they were."""
+        return {
+            n: self.effective(n)
+            for n, s in SETTINGS.items()
+            if s.key == VARIANT and (pretrains or s.stage != "pretraining") and self.keyed(n)
+        }
 
     def head_variant(self) -> dict[str, Any]:
         """The opt-in head variant in force (``head`` off ``frozen``, with ``encoder_lr`` for
-        ``finetune``): what member content keys add, and nothing at the default, so that the
-        published runs' keys stay what they were."""
-        if self.head == "frozen":
-            return {}
-        return {"head": self.head, "encoder_lr": self.encoder_lr} if self.head == "finetune" else {"head": self.head}
+        ``finetune``): the classifier's part of :meth:`variants`."""
+        return {n: v for n, v in self.variants().items() if SETTINGS[n].stage == "classifier"}
 
     def refresh_epochs(self, epochs: int | None = None) -> tuple[int, ...]:
         """0-based pretraining epochs at whose start the pseudo-labels are (re)computed.
@@ -479,9 +339,7 @@ class Config:
     def draw_scheme(self) -> str:
         """Where the views' random numbers come from here: ``"generator"`` or ``"counter"``
         (``draws: auto``: counter on a CUDA device, generator on the CPU)."""
-        if self.draws == "auto":
-            return "counter" if self.device.startswith("cuda") else "generator"
-        return self.draws
+        return self.effective("draws")
 
     def check_device(self) -> None:
         """A :class:`ConfigError` when ``device`` names a CUDA device this machine does not have.
@@ -550,5 +408,115 @@ class Config:
         return out
 
 
-registry.know_settings(f.name for f in dataclasses.fields(Config))
-plugins.enable()  # from here on, the registry's first answer loads $TCC_PLUGINS and entry points
+SETTINGS = settings.declarations(Config)
+"""Every setting's declaration, by name, in field order (:class:`tcclib.method.settings.Setting`)."""
+
+
+def names(key: str | None = None, stage: str | None = None, where: str | None = None) -> tuple[str, ...]:
+    """The settings declared with ``key``, ``stage`` and ``where`` (each None: any), in field order."""
+    return tuple(
+        n
+        for n, s in SETTINGS.items()
+        if (key is None or s.key == key) and (stage is None or s.stage == stage) and (where is None or where in s.where)
+    )
+
+
+FIDELITIES = SETTINGS["fidelity"].choices
+"""``fidelity``: this project's reading of the paper (default) or the authors' published code."""
+
+FIDELITY_SWITCHES: dict[str, dict[str, str]] = {n: dict(s.fidelity) for n, s in SETTINGS.items() if s.fidelity}
+"""Each switch's value under ``fidelity: ours`` and ``fidelity: authors`` (declared on its field;
+see :func:`tcclib.paper.report.deviations` for what each one changes):
+
+- ``labeled_split``: ``stratified`` labeled subset of the training rows, or ``random`` (the authors'
+  ``np.random.permutation(n)[:int(0.3 n)]`` after seeding NumPy with the seed; preprocess._split);
+- ``corr_rule``: ``direct`` (Algorithm 4 as written: ``softmax(-s/T)`` for "least") or
+  ``authors`` (their code: "least" rank-reverses each importance row and samples by ``softmax(+s/T)``;
+  rules.sampler_inputs); with ``authors`` the flipped ``class_most_published`` uses exactly
+  their least rule, as their in-place flip made their "most correlated" run do;
+- ``xgb_categorical``: categorical features as integer ``codes`` or XGBoost's ``native``
+  categorical splits (``enable_categorical=True``; correlation.importance_matrix);
+- ``xgb_seed``: each importance model seeded with the ``split``'s seed, or ``xgboost_default``
+  (the authors pass no ``random_state``: XGBoost's seed 0 for every model and split);
+- ``zero_importance``: a model with no gain gets a ``uniform`` row 1/(M-1), or ``keep`` its
+  all-zero row (the authors);
+- ``pseudo_schedule``: refresh before epochs 0, p, 2p, ... (``period``) or the ``authors``'
+  0, p-1, 2p-1, ... (0-based; :meth:`Config.refresh_epochs`);
+- ``encoder_init``: all methods of a seed start from one ``shared`` encoder, or each method from
+  its own (``per_method``, the authors; :meth:`Config.encoder_init_tag`).
+"""
+
+XGB_SETTINGS = {n: s.xgb for n, s in SETTINGS.items() if s.xgb}
+"""The published XGBoost settings: Config field -> XGBoost parameter (declared on the fields).
+The xgboost baseline and the importance models (:mod:`tcclib.method.correlation`) read them;
+they enter the baseline's and the importance's content keys in this order."""
+
+
+def xgb_parameters(cfg) -> dict:
+    """XGBoost's parameters for the :data:`XGB_SETTINGS` of ``cfg``."""
+    return {parameter: getattr(cfg, name) for name, parameter in XGB_SETTINGS.items()}
+
+
+XGB_MAX_BIN = SETTINGS["xgb_max_bin"].default
+"""``Config.xgb_max_bin``'s default: XGBoost's own ``max_bin`` for ``hist`` trees, which the
+published settings (and the authors' code) leave at it.  Fewer bins make the importance models
+faster (an opt-in approximation, README's deviations table); the default keeps every key."""
+
+MATMUL_PRECISIONS = SETTINGS["matmul_precision"].choices
+"""``Config.matmul_precision``: the first three are torch's float32 matmul precisions
+(:func:`torch.set_float32_matmul_precision`); ``bf16`` runs the encoders' and heads' matrix
+products under bfloat16 autocast (:func:`tcclib.method.training.autocast`), opt-in."""
+
+COMPILE_MODES = SETTINGS["compile"].choices
+"""``Config.compile``: how the contrastive step (gather, forward, NT-Xent, backward, Adam) runs.
+``auto`` (the default): captured as a CUDA graph on a GPU, eager on the CPU; ``off``: eager
+everywhere; ``cuda_graph``: captured on a GPU, eager (the fallback) on the CPU;
+``torch_compile``: through :func:`torch.compile` (opt-in; on the CPU it does not pay,
+``docs/performance.md``).  See :meth:`Config.step_mode`."""
+
+DRAWS = SETTINGS["draws"].choices
+"""``Config.draws``: where pretraining's random numbers (data order, masks, donors, the pseudo-label
+heads' row orders) come from (:mod:`tcclib.method.draws`).  ``generator``: each member's own
+``torch.Generator``, one call per member (every committed result); ``counter``: counter draws
+(splitmix64 of member, epoch, stream and position), every member's in one set of operations, the
+same bits on the CPU and a GPU, capturable with the whole epoch; ``auto`` (the default):
+``counter`` on a GPU, ``generator`` on the CPU.  See :meth:`Config.draw_scheme`."""
+
+HEADS = SETTINGS["head"].choices
+"""``Config.head``: how the classifier on the labeled rows uses the encoder
+(:func:`tcclib.method.training.fit_classifier`).  ``frozen`` (the paper, the default): the
+encoder is frozen and a fresh head trains on its embeddings; ``finetune`` (opt-in): the encoder
+trains together with the head on the labeled rows, at its own learning rate ``encoder_lr``;
+``concat`` (opt-in): the encoder is frozen and the head reads its embedding concatenated with
+the row's preprocessed features (the encoder's one-hot/z-scored input); ``probe`` (opt-in): the
+encoder is frozen and a logistic regression reads the embedding and the features, its design and
+strength chosen by cross-validation on the labeled rows (:mod:`tcclib.method.probe`)."""
+
+HEAD_ONLY_SETTINGS = names(stage="classifier")
+"""Settings read only after pretraining, by the classifier on the labeled rows: the pretrained
+encoders do not depend on them, so a kept pretraining checkpoint serves every head variant."""
+
+ENCODER_LR = SETTINGS["encoder_lr"].default
+"""``Config.encoder_lr``'s default: the encoder's learning rate under ``head: finetune``, a tenth
+of the head's ``lr`` (pretrained weights move less than a fresh head's)."""
+
+LATER_SETTINGS = tuple(n for n, s in SETTINGS.items() if s.later)
+"""Settings added after the first stored runs (keyed only off the value those ran at): a
+stored ``config.json`` without one ran at its default."""
+
+
+def defaults() -> dict[str, Any]:
+    """Every setting's default, from the declarations (no registry needed: ``methods`` is left
+    to :class:`Config`, whose default is the registry's paper methods)."""
+    return {n: s.default for n, s in SETTINGS.items() if s.factory is None}
+
+
+def notebook_defaults() -> dict[str, Any]:
+    """The settings whose notebook default is not :class:`Config`'s (interactive runs)."""
+    return {n: s.notebook for n, s in SETTINGS.items() if s.notebook_differs}
+
+
+def cli_help() -> str:
+    """The command line's help on the settings a parameter file's ``config:`` takes (``python -m
+    tcclib --help``), from the declarations."""
+    return settings.cli_lines(SETTINGS)

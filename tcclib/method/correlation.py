@@ -22,8 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from tcclib.data.preprocess import SeedSplit
-from tcclib.method.config import Config
-from tcclib.method.registry import xgb_parameters
+from tcclib.method.config import Config, xgb_parameters
 from tcclib.util import threads
 
 IMPORTANCE_SWITCHES = ("xgb_categorical", "xgb_seed", "zero_importance")

@@ -32,6 +32,7 @@ import difflib
 import os
 import sys
 import time
+import types
 import warnings
 
 import numpy as np
@@ -50,9 +51,10 @@ from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import ColumnError, FittedColumns, Prepared, SeedSplit
 from tcclib.data.sources import FLOAT32_MAX, DatasetError, _standard_types
 from tcclib.method import training
-from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError
+from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError, defaults, names
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
+from tcclib.method.settings import ESTIMATOR
 from tcclib.util import threads
 
 UNLABELED = -1
@@ -68,32 +70,11 @@ def estimator_methods() -> list[str]:
     return [m for m, s in METHODS.items() if not s.needs_true_labels]
 
 
-# settings the estimator takes as constructor parameters (published defaults, from Config)
-_SETTINGS = (
-    "epochs",
-    "batch_size",
-    "lr",
-    "head_epochs",
-    "pseudo_every",
-    "corruption_rate",
-    "temperature",
-    "corr_temperature",
-    "corr_normalization",
-    "hidden_dim",
-    "encoder_depth",
-    "head_depth",
-    "head",
-    "encoder_lr",
-    "bias_init",
-    "matmul_precision",
-    "xgb_trees",
-    "xgb_depth",
-    "xgb_eta",
-    "xgb_subsample",
-    "xgb_colsample",
-    "xgb_max_bin",
-)
-_D = Config()
+# settings the estimator takes as constructor parameters (declared ``where=ESTIMATOR`` on Config's
+# fields; ``device`` is passed on its own), their published defaults from the declarations (no
+# Config is made at import, so importing loads no plugin)
+_SETTINGS = tuple(n for n in names(where=ESTIMATOR) if n != "device")
+_D = types.SimpleNamespace(**defaults())
 
 
 class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):

@@ -44,6 +44,7 @@ from pathlib import Path
 from tcclib.artifacts import store
 from tcclib.data.sources import DATA_DIR_ENV
 from tcclib.method import plugins
+from tcclib.method.config import cli_help
 from tcclib.running import notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
@@ -504,7 +505,10 @@ def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``python -m tcclib`` (the sweep's options, and the screen's ``--methods``)."""
     ap = argparse.ArgumentParser(
-        prog="python -m tcclib", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m tcclib",
+        description=__doc__,
+        epilog=cli_help(),  # the settings, from their declarations
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("params", help="parameter file, e.g. params/demo.yaml")
     ap.add_argument(
