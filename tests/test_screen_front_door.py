@@ -20,13 +20,14 @@ from tcclib.__main__ import main
 from tcclib.artifacts import store
 from tcclib.method import plugins
 from tcclib.method.config import Config
-from tcclib.running import screen
 from tcclib.running.train import run_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets" / "openml-cc18"
 NEARBY = ROOT / "examples" / "nearby_rule.py"
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/datasets/openml-cc18 beside the checkout")
+needs_shared = pytest.mark.skipif(
+    not SHARED.is_dir(), reason="needs ../shared/datasets/openml-cc18 beside the checkout"
+)
 
 
 def _clean_env(**extra) -> dict:
