@@ -203,7 +203,8 @@ for metric in verdict.METRICS:
 # %%
 for method in job.methods:
     display(verdict.wins(results, method, compared))  # noqa: F821
-    fig = verdict.difference_figure(results, method, "class")
+    if "class" in compared:
+        fig = verdict.difference_figure(results, method, "class")
 
 # %% [markdown]
 # The same page, with the figures as files, is `<out_dir>/verdict.md`; the combined results

@@ -200,3 +200,55 @@ def test_an_interrupt_ends_a_two_worker_screen_and_the_next_run_trains_only_what
     assert "balance-scale: done in" in again.stdout and "breast_cancer: done" not in again.stdout
     assert (folder / "breast_cancer" / "timings.json").read_bytes() == kept  # not trained again
     assert json.loads((folder / "balance-scale" / "timings.json").read_text()).get("resumed_at_epoch", 0) > 0
+
+
+def test_a_verdict_over_too_few_datasets_says_no_test_can_reach_significance():
+    from tcclib.paper import verdict
+
+    results = pd.read_csv(ROOT / "outputs" / "screen" / "results.csv")
+    compared = ["class", "random", "no_pretrain", "logreg", "self_training", "xgboost"]
+    assert not any("no paired Wilcoxon test can reach" in s for s in verdict.sentences(results, ["nearby"], compared))
+    two = results[results.dataset.isin(sorted(results.dataset.unique())[:2])]
+    lines = verdict.sentences(two, ["nearby"], compared)
+    assert "not distinguishable" in lines[0]
+    assert lines[-1].startswith("With 2 datasets no paired Wilcoxon test can reach p < 0.05")
+    assert "the smallest possible p is 0.5" in lines[-1] and "at least 6 datasets" in lines[-1]
+
+
+@needs_shared
+def test_notebook_09_runs_offline_beside_shared_with_no_variable_set(tmp_path, reference):
+    """papermill on 09 with a plugin, one OpenML dataset (balance-scale, read from ../shared: no
+    TCC_DATA_DIR, no network), one worker: the verdict, and the example rule written nowhere."""
+    small = tmp_path / "reference" / "balance-scale"
+    small.mkdir(parents=True)
+    for f in (reference / "balance-scale").iterdir():
+        if f.is_file():
+            (small / f.name).write_bytes(f.read_bytes())
+    recorded = json.loads((small / "config.json").read_text())
+    (small / "config.json").write_text(json.dumps({**recorded, "epochs": 2}))
+    nb = tmp_path / "09.ipynb"
+    convert = [sys.executable, "-m", "jupytext", "--to", "ipynb", "-o", str(nb), "notebooks/09_your_rule.py"]
+    subprocess.run(convert, cwd=ROOT, check=True, capture_output=True)
+    run = [sys.executable, "-m", "papermill", str(nb), str(tmp_path / "09_out.ipynb"), "--cwd", str(tmp_path)]
+    parameters = dict(
+        plugin="examples/nearby_rule.py",
+        reference=str(tmp_path / "reference"),
+        compare="[no_pretrain, logreg]",
+        out_dir=str(tmp_path / "screen"),
+        workers="1",
+        progress="False",
+    )
+    for name, value in parameters.items():
+        run += ["-p", name, value]
+    done = subprocess.run(run, cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rendered = json.loads((tmp_path / "09_out.ipynb").read_text())
+    text = "".join(
+        "".join(o.get("text", "")) + json.dumps(o.get("data", {}))
+        for c in rendered["cells"]
+        for o in c.get("outputs", [])
+    )
+    assert "balance-scale: done in" in text and "nearby ranks" in text
+    assert "With 1 dataset no paired Wilcoxon test can reach" in text
+    assert (tmp_path / "screen" / "verdict.md").is_file()
+    assert not (tmp_path / "screen" / "my_rule.py").exists()
