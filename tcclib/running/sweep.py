@@ -361,7 +361,7 @@ def _nothing_to_run(ps: param_files.ParamSet, set_dir: Path, plan: _Plan, option
     return (
         not plan.todo
         and not interrupted
-        and (set_dir / "index.md").exists()
+        and (ps.train_only or (set_dir / "index.md").exists())
         and not (options.aggregate and aggregates_stale(ps, set_dir))
     )
 
@@ -445,7 +445,8 @@ def _sweep_locked(
     threads here.  An interrupt (Ctrl-C, Kernel > Interrupt) ends the workers and raises
     :class:`~tcclib.running.folders.Interrupted` with the line saying what was kept."""
     set_dir = out_root / ps.name
-    store.write_json(ps.datasets, set_dir / "datasets.json")
+    if not ps.train_only:  # a train_only set (the screen) has no notebooks to list
+        store.write_json(ps.datasets, set_dir / "datasets.json")
     progress = Overall(
         plan.todo,
         len(plan.skipped),
@@ -467,7 +468,8 @@ def _sweep_locked(
         progress.close()
     if options.aggregate and (done or plan.skipped):
         run_aggregate(ps, out_root, options.fresh_kernels)
-    write_index(ps, out_root)
+    if not ps.train_only:
+        write_index(ps, out_root)
     reference = {}
     for d in done + plan.skipped:
         line = store.reference_line(out_root / ps.name / d, ref_root / ps.name / d)

@@ -7,6 +7,10 @@ it closes (:class:`LineBar`), never ``\r`` frames.  The sweep runs notebooks in 
 output it streams to its own stderr; it sets ``TCC_PROGRESS`` for them: ``text`` when that is a
 terminal (frames at most every :data:`TEXT_INTERVAL` seconds), else ``lines``.
 
+:class:`Overall` is the one bar of a run of several datasets at once (the sweep, the screen):
+datasets done, members trained, elapsed time and an estimate; in a log, each dataset's line ends
+with that state instead of a bar.
+
 A widget bar, once closed, replaces itself in the notebook with its last state as a line of
 text (:class:`_closing_widget_bar`): a saved and reopened notebook shows how the bar ended,
 never "Error displaying widget: model not found" for a widget whose state was not saved.
