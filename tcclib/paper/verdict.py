@@ -137,7 +137,7 @@ def too_few_line(n: int) -> str:
     needed = next(k for k in range(1, 64) if smallest_p(k) < ALPHA)
     return (
         f"With {n} dataset{'s' if n != 1 else ''} no paired Wilcoxon test can reach p < {ALPHA} (the smallest "
-        f"possible p is {smallest_p(n):.2g}): \"not distinguishable\" here says nothing either way; screen at "
+        f'possible p is {smallest_p(n):.2g}): "not distinguishable" here says nothing either way; screen at '
         f"least {needed} datasets for a verdict."
     )
 
