@@ -37,11 +37,12 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import queue
 import signal
 import sys
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,12 +112,20 @@ class _WorkerKernels:
         """End every kernel now, with what it started (its process group): an interrupt.  The
         worker threads' notebooks then fail at once (the kernel died) and the threads end."""
         for session in list(self._sessions):
-            km = session.km
-            if km is not None and km.has_kernel:
-                try:
-                    km.signal_kernel(signal.SIGKILL)
-                except (OSError, RuntimeError):
-                    pass  # already gone
+            # the kernel's process group, directly: the manager's own calls run on an event loop
+            # that the worker thread's notebook holds
+            provisioner = getattr(session.km, "provisioner", None)
+            pgid, process = getattr(provisioner, "pgid", None), getattr(provisioner, "process", None)
+            try:
+                if pgid:
+                    os.killpg(pgid, signal.SIGKILL)
+                elif process is not None:
+                    process.kill()
+            except OSError:
+                pass  # already gone
+            context = getattr(session.km, "context", None)  # the manager's own zmq context
+            if context is not None:  # its end wakes a notebook blocked on the dead kernel's output
+                threading.Thread(target=context.term, daemon=True, name="tcc-kernel-context").start()
 
 
 def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
@@ -630,39 +639,72 @@ def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, 
             for d in todo:
                 finished(d, lambda d=d: run(d))
         return done, failed
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
-        with _environ(env):
-            futs = {pool.submit(run, d): d for d in todo}
-            pending = set(futs)
+    with _environ(env):
+        pool = _Threads(workers, run, todo)
+        try:
+            pending = set(pool.futures)
             while pending:
                 ended, pending = wait(pending, timeout=TICK, return_when=FIRST_COMPLETED)
                 for f in ended:
-                    finished(futs[f], f.result)
+                    finished(pool.futures[f], f.result)
                 progress.tick()
-    except BaseException:
-        _stop(pool, processes, kernels)
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        if processes is not None:
-            processes.close()
-        if kernels is not None:
-            kernels.close()
+        except BaseException:  # an interrupt: no dataset starts any more, every worker ends now
+            pool.cancel()
+            if processes is not None:
+                processes.kill()
+            if kernels is not None:
+                kernels.kill()
+            raise
+    pool.join()
+    if processes is not None:
+        processes.close()
+    if kernels is not None:
+        kernels.close()
     return done, failed
+
+
+class _Threads:
+    """``n`` daemon threads calling ``fn`` on each of ``items`` in turn; ``futures`` maps each
+    item's future to it.  Daemon threads, not an executor's: a thread that an interrupt leaves
+    waiting on a killed kernel holds up neither the interrupt nor the interpreter's exit."""
+
+    def __init__(self, n: int, fn, items):
+        self.fn = fn
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.futures: dict[Future, str] = {}
+        for item in items:
+            f = Future()
+            self.futures[f] = item
+            self.queue.put((item, f))
+        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"tcc-worker-{i}") for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                item, f = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            if not f.set_running_or_notify_cancel():
+                continue
+            try:
+                f.set_result(self.fn(item))
+            except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+                f.set_exception(e)
+
+    def cancel(self) -> None:
+        """The items not started yet will not start."""
+        for f in self.futures:
+            f.cancel()
+
+    def join(self) -> None:
+        for t in self.threads:
+            t.join()
 
 
 TICK = 5.0
 """Seconds between two redraws of the overall bar (its elapsed time) while datasets run."""
-
-
-def _stop(pool: ThreadPoolExecutor, processes, kernels) -> None:
-    """An interrupt: no dataset starts any more, every worker process and kernel ends now."""
-    pool.shutdown(wait=False, cancel_futures=True)
-    if processes is not None:
-        processes.kill()
-    if kernels is not None:
-        kernels.kill()
 
 
 def _quiet(ps: param_files.ParamSet) -> param_files.ParamSet:
