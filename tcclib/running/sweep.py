@@ -567,6 +567,9 @@ class _WorkerProcesses:
         """``fn(*args)`` in this thread's worker process (started on the first call)."""
         pool = getattr(self._local, "pool", None)
         if pool is None:
+            # SIGINT blocked in this thread, so in the process it starts (a mask is inherited):
+            # an interrupt that comes while the worker still imports never reaches it either
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             context = multiprocessing.get_context("spawn")
             specs = plugins.user_specs()
             pool = ProcessPoolExecutor(1, context, initializer=_start_worker, initargs=(self.n_threads, specs))
