@@ -41,6 +41,13 @@
 # took the time given in the README (next to the two commands). The screen needs the repository
 # (the stored built-ins under `outputs/`): on Colab, read the committed render; run it in a clone
 # (or on Binder).
+#
+# **What it costs.** The full screen (30 datasets x 8 seeds x 100 epochs) takes about 22 min on 2
+# cores (one worker process per core). For a quick look, set `datasets` to a few small ones, e.g.
+# `datasets = ["kc2", "wdbc"]` (or `-p datasets "[kc2, wdbc]"`): a few minutes. One bar shows the
+# datasets done, the members trained, the time so far and an estimate of the rest. **Kernel >
+# Interrupt** (or Ctrl-C in a shell) stops it within seconds: the workers end, every finished
+# dataset is kept, and running the cell again trains only what is missing.
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
@@ -59,10 +66,13 @@ import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's c
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
 plugin: str = ""  # a plugin file (.py, relative to the repository root) or module to screen instead of the rule below (empty: that rule)
 methods: list = []  # the new methods to train (empty: every method the plugin registers)
-datasets: list = []  # only these datasets (empty: all of the reference, the paper's 30)
+datasets: list = []  # only these datasets (empty: all of the reference, the paper's 30; a quick look: [kc2, wdbc])
 reference: str = "outputs/head_variants/100ep/frozen"  # the stored built-ins (relative to the repository root)
+compare: list = []  # what the new method is ranked among (empty: class, random, no_pretrain, logreg, self_training, xgboost)
 out_dir: str = "runs/screen"  # where the new method's results and the verdict go (relative to the repository root)
-progress: bool = True  # progress bars
+data_dir: str = ""  # folder of <did>.arff copies (empty: $TCC_DATA_DIR, else ../shared/datasets/openml-cc18 if there, else OpenML online)
+workers: int = 0  # datasets trained at once, each in a worker process (0: one per core)
+progress: bool = True  # the overall progress bar
 
 # %%
 import os
@@ -70,18 +80,21 @@ import os
 from tcclib.running import nbparams
 from tcclib.util import paths
 
-nbparams.check_injected(globals(), ["plugin", "methods", "datasets", "reference", "out_dir", "progress"])
-methods, datasets = nbparams.as_list(methods), nbparams.as_list(datasets)
+nbparams.check_injected(
+    globals(), ["plugin", "methods", "datasets", "reference", "compare", "out_dir", "data_dir", "workers", "progress"]
+)
+methods, datasets, compare = nbparams.as_list(methods), nbparams.as_list(datasets), nbparams.as_list(compare)
 out = paths.resolve(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 rule_path = out / "my_rule.py"
-rule_file = os.path.relpath(rule_path)  # (for the cell below: relative to the kernel's folder, no machine path)
+# for the cell below: relative to the kernel's folder (no machine path); with a plugin given, nowhere
+rule_file = os.devnull if plugin else os.path.relpath(rule_path)
 
 # %% [markdown]
 # ## Your rule
 #
 # This cell writes the rule to `<out_dir>/my_rule.py` (edit it and run the notebook again). With
-# the `plugin` parameter set, that plugin is screened instead.
+# the `plugin` parameter set, that plugin is screened instead (and this cell writes nothing).
 
 # %%
 # %%writefile {rule_file}
@@ -145,8 +158,9 @@ registry.register_method("nearby", NearbyValue(width=0.1), "uniform", label="nea
 # ## The screen
 #
 # The plugin is loaded here (an edited file is run again and replaces what it registered), then
-# every dataset of the reference trains the new method(s), smallest first, each saved as soon as
-# it is done (an interrupted run resumes). A line per dataset says what trained and what was reused.
+# every dataset of the reference trains the new method(s), the longest first, each saved as soon
+# as it is done (an interrupted run resumes; a dataset done with the rule as it is now is skipped).
+# A line per dataset says how long it took and how many members trained.
 
 # %%
 from tcclib.method import plugins
@@ -155,7 +169,8 @@ from tcclib.running import screen
 loaded = plugins.load(plugin or str(rule_path), "notebook 09", base=paths.project_root())
 methods = methods or screen.new_methods([loaded.module])
 job = screen.Screen(methods=tuple(methods), reference=paths.resolve(reference), datasets=tuple(datasets) or None,
-                    out=out, progress=progress)
+                    compared=tuple(compare) or screen.COMPARED, out=out, data_dir=data_dir or None,
+                    workers=workers or None, progress=progress)
 results = screen.run(job)
 
 # %% [markdown]
@@ -188,7 +203,8 @@ for metric in verdict.METRICS:
 # %%
 for method in job.methods:
     display(verdict.wins(results, method, compared))  # noqa: F821
-    fig = verdict.difference_figure(results, method, "class")
+    if "class" in compared:
+        fig = verdict.difference_figure(results, method, "class")
 
 # %% [markdown]
 # The same page, with the figures as files, is `<out_dir>/verdict.md`; the combined results

@@ -59,19 +59,16 @@ def run(argv) -> int:
     args = parser().parse_args(argv)
     try:
         ps = param_files.load(args.params, args.data_dir, args.plugin)
-        if ps.screen is None:
-            return sweep_main(argv)
-        todo = screen.from_params(ps, methods=args.methods or None, progress=True)
-        screen.plan(todo)
-    except (param_files.ParamsError, screen.ScreenError, ValueError) as e:
+    except param_files.ParamsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if args.check:
-        print(f"{args.params}: OK (a screen of {', '.join(todo.methods)} on {len(todo.datasets)} datasets)")
-        return 0
-    results = screen.run(todo)
-    page = verdict.write(results, list(todo.methods), list(todo.compared), todo.out)
-    for line in verdict.sentences(results, list(todo.methods), list(todo.compared)):
+    if ps.screen is None:
+        return sweep_main(argv)
+    code, job, results = screen.command(args, ps)
+    if results is None:
+        return code
+    page = verdict.write(results, list(job.methods), list(job.compared), job.out)
+    for line in verdict.sentences(results, list(job.methods), list(job.compared)):
         print(line)
     print(f"verdict: {page}")
     return 0

@@ -448,15 +448,15 @@ def test_the_screen_trains_only_the_new_method_and_reuses_the_rest(tmp_path, tin
     lines = []
     results = screen.run(job, say=lines.append)
     assert sorted(results["method"].unique()) == ["class", "logreg", "no_pretrain", "random", "shift"]
-    done = [line for line in lines if line.startswith("[")]
-    assert len(done) == 2 and all("trained 2, reused 0" in line for line in done)
+    done = [line for line in lines if ": done in " in line]
+    assert len(done) == 2 and all("2 members trained" in line for line in done)
     reference_results = pd.read_csv(tiny_reference / "breast_cancer" / "results.csv")
     ours = results[(results.dataset == "breast_cancer") & (results.method == "class")].reset_index(drop=True)
     pd.testing.assert_frame_equal(ours, reference_results[reference_results.method == "class"].reset_index(drop=True))
     lines.clear()
     screen.run(job, say=lines.append)
-    done = [line for line in lines if line.startswith("[")]
-    assert len(done) == 2 and all("trained 0, reused 2" in line for line in done)  # unchanged: nothing trains
+    assert not [line for line in lines if ": done in " in line]  # unchanged: nothing runs, nothing trains
+    assert "2 of 2 datasets already done" in "\n".join(lines)
     page = verdict.write(results, ["shift"], list(job.compared), tmp_path / "screen")
     text = page.read_text()
     assert "shift ranks" in text and "Friedman" in text and "(figures/cd_accuracy.png)" in text
@@ -490,7 +490,8 @@ def test_notebook_09_runs_a_plugin_under_papermill(tmp_path, tiny_reference, rul
     run = [sys.executable, "-m", "papermill", str(nb), str(tmp_path / "09_out.ipynb"), "--cwd", str(tmp_path)]
     for name, value in dict(plugin=rule_file, reference=tiny_reference, out_dir=tmp_path / "screen").items():
         run += ["-p", name, str(value)]
-    done = subprocess.run(run + ["-p", "progress", "False"], env=_env(), capture_output=True, text=True, timeout=600)
+    run += ["-p", "compare", "[class, random, no_pretrain, logreg]", "-p", "progress", "False"]
+    done = subprocess.run(run, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rendered = json.loads((tmp_path / "09_out.ipynb").read_text())
     text = "".join(
@@ -498,9 +499,9 @@ def test_notebook_09_runs_a_plugin_under_papermill(tmp_path, tiny_reference, rul
         for c in rendered["cells"]
         for o in c.get("outputs", [])
     )
-    assert "shift ranks" in text and "trained 2, reused 0" in text
+    assert "shift ranks" in text and "2 members trained" in text
     assert (tmp_path / "screen" / "verdict.md").is_file()
-    assert (tmp_path / "screen" / "my_rule.py").is_file()  # the rule cell wrote its file (not screened: plugin given)
+    assert not (tmp_path / "screen" / "my_rule.py").exists()  # a plugin given: the example is not written there
 
 
 def test_notebook_09s_rule_is_the_example_file():

@@ -276,3 +276,60 @@ def test_the_sweep_tells_notebook_03_by_a_parameter_not_to_write_the_marker(tmp_
     assert run.write_marker is False
     assert nbparams.per_dataset({"output_dir": str(tmp_path / "o")}, load=False).write_marker is True
     assert "write_marker=run_.write_marker" in notebooks.source_path("03_pretraining").read_text()
+
+
+def test_an_interrupt_ends_the_sweep_and_its_kernel_within_seconds(tmp_path):
+    """Ctrl-C (SIGINT to the process group) while a dataset's notebook runs in its kernel: the
+    kernel (in a session of its own, so the signal never reaches it) is killed, the command ends
+    within seconds with the one line, exit status 130, no traceback, no process left."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = tmp_path / "s.yaml"
+    p.write_text(
+        "name: sw\ndatasets: [breast_cancer]\naggregate_notebooks: []\n"
+        "config: {seeds: [0, 1], epochs: 400, methods: [random], baselines: []}\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "TCC_PROGRESS": "lines"}
+    log = tmp_path / "log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tcclib", str(p), "--outputs", str(tmp_path / "out")],
+                                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not list((tmp_path / "out").rglob("*.running.ipynb")):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.5)
+        time.sleep(5)
+        kernels = [
+            int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit() and _child_of(int(d.name), proc.pid)
+        ]
+        assert kernels, "the notebook runs in a kernel"
+        t = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+        assert time.monotonic() - t < 20
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = log.read_text()
+    assert code == 130 and "Traceback" not in text, text[-2000:]
+    assert text.strip().splitlines()[-1].startswith("interrupted: 0 of the 1 datasets this run started finished")
+    time.sleep(2)
+    assert not [k for k in kernels if Path(f"/proc/{k}").exists() and "Z" not in _state(k)]
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _child_of(pid: int, parent: int) -> bool:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == parent
+    except (OSError, IndexError, ValueError):
+        return False

@@ -119,7 +119,27 @@ def sentences(results: pd.DataFrame, new, compared) -> list[str]:
             f"{n} ranks {' and '.join(places)} over {n_datasets} datasets; in paired Wilcoxon tests over "
             f"the datasets' means (p < {ALPHA}), " + "; ".join(parts) + "."
         )
+    if out and smallest_p(n_datasets) >= ALPHA:
+        out.append(too_few_line(n_datasets))
     return out
+
+
+def smallest_p(n: int) -> float:
+    """The smallest p a two-sided paired Wilcoxon test over ``n`` datasets can give (every
+    difference of one sign): ``2 / 2**n`` in the exact test, so below 0.05 from 6 datasets on."""
+    if n < 1:
+        return 1.0
+    return float(stats.wilcoxon(np.arange(1.0, n + 1), np.zeros(n))["p"])
+
+
+def too_few_line(n: int) -> str:
+    """Why "not distinguishable" says nothing over ``n`` datasets, and how many it takes."""
+    needed = next(k for k in range(1, 64) if smallest_p(k) < ALPHA)
+    return (
+        f"With {n} dataset{'s' if n != 1 else ''} no paired Wilcoxon test can reach p < {ALPHA} (the smallest "
+        f'possible p is {smallest_p(n):.2g}): "not distinguishable" here says nothing either way; screen at '
+        f"least {needed} datasets for a verdict."
+    )
 
 
 # --------------------------------------------------------------------------- figures

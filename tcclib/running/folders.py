@@ -24,6 +24,7 @@ from pathlib import Path
 from tcclib.artifacts import store
 from tcclib.running import notebooks
 from tcclib.running import params as param_files
+from tcclib.running.train import run_dataset
 from tcclib.util.errors import register_short
 from tcclib.util.kernel import interpreter
 
@@ -71,6 +72,14 @@ class SweepError(RuntimeError):
 
 
 register_short(SweepError)  # its line says it all (tcclib.util.errors: shown short)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run ended by an interrupt (Ctrl-C, Lab's Kernel > Interrupt): its workers are gone; the
+    text is the one line saying what was kept and how to resume."""
+
+
+register_short(Interrupted)  # its line says what was kept and how to resume: shown short in a kernel
 
 
 class RerunFailed(RuntimeError):
@@ -203,17 +212,62 @@ def run_dataset_notebooks(
     (where the stored results are reused where they match) while the finished results wait in
     ``.previous/``; when they fail, :class:`RerunFailed` says that the previous results are back
     and where the failed render is."""
+    params = notebooks.notebook_parameters(ps, dataset, out_root, reuse)
+    session = kernel if kernel is not None else notebooks.KernelSession()
+
+    def work(folder: Path) -> None:
+        for nb in ps.per_dataset_notebooks:
+            notebooks.execute(nb, folder / f"{nb}.ipynb", params, folder, kernel=session)
+
+    try:
+        return _transaction(ps, dataset, out_root, work, on_error=session.close)
+    finally:
+        if kernel is None:
+            session.close()
+
+
+def train_dataset(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> float:
+    """Train (or reuse) the members of ``dataset`` with its settings (``ps.config_for``) and store
+    them (:func:`tcclib.artifacts.store.save_run`) in the same :class:`DatasetFolder` transaction
+    as :func:`run_dataset_notebooks`, rendering no notebook: the unit of a set with ``train_only``
+    (the screen, :mod:`tcclib.running.screen`).  The data folder is ``ps.data_folder``; the cache
+    (importance matrices, pretraining checkpoints) ``<out_root>/.cache``."""
+
+    def work(folder: Path) -> None:
+        run = run_dataset(
+            ps.spec(dataset),
+            ps.config_for(dataset),
+            data_dir=ps.data_folder,
+            cache_dir=Path(out_root) / ".cache",
+            store_dir=folder,
+            reuse=reuse,
+        )
+        store.save_run(run, folder, write_marker=False)  # the transaction writes _DONE.json, last
+
+    return _transaction(ps, dataset, out_root, work)
+
+
+def run_unit(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True, kernel=None) -> float:
+    """The unit of work of one dataset of ``ps``: :func:`train_dataset` for a ``train_only`` set,
+    else :func:`run_dataset_notebooks`; its seconds."""
+    if ps.train_only:
+        return train_dataset(ps, dataset, out_root, reuse)
+    return run_dataset_notebooks(ps, dataset, out_root, reuse, kernel)
+
+
+def _transaction(ps: param_files.ParamSet, dataset: str, out_root: Path, work, on_error=None) -> float:
+    """``work(folder)`` on ``<out_root>/<set>/<dataset>`` between :meth:`DatasetFolder.begin` and
+    :meth:`~DatasetFolder.finish`: a failure is recorded (a re-run's previous results put back,
+    :class:`RerunFailed`), an interrupt leaves its record for :func:`recover`."""
     folder = DatasetFolder(out_root / ps.name, dataset)
     t = time.perf_counter()
     folder.begin()
     before = _files_digest(folder.path) if folder.previous is not None else {}
-    params = notebooks.notebook_parameters(ps, dataset, out_root, reuse)
-    session = kernel if kernel is not None else notebooks.KernelSession()
     try:
-        for nb in ps.per_dataset_notebooks:
-            notebooks.execute(nb, folder.path / f"{nb}.ipynb", params, folder.path, kernel=session)
+        work(folder.path)
     except BaseException as e:
-        session.close()  # the next dataset gets a fresh kernel, not one a failure left behind
+        if on_error is not None:
+            on_error()  # e.g. the next dataset gets a fresh kernel, not one a failure left behind
         if not isinstance(e, Exception):  # an interrupt: recover() finishes or undoes it next time
             store.write_json(failure(dataset, error_line(e), traceback.format_exc()), folder.path / FAILED)
             raise
@@ -221,9 +275,6 @@ def run_dataset_notebooks(
         if note is None:
             raise  # a first run: nothing to restore
         raise RerunFailed(error_line(e), note) from e
-    finally:
-        if kernel is None:
-            session.close()
     secs = time.perf_counter() - t
     folder.finish(_done_record(folder, dataset, secs, before))
     return secs

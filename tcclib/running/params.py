@@ -33,6 +33,7 @@ kind.  Every mistake is a :class:`ParamsError` naming the file, the key and the 
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from tcclib.data import sources as data_sources
 from tcclib.data.sources import list_datasets, resolve
 from tcclib.method import plugins as plugin_loader
 from tcclib.method.config import Config, ConfigError
+from tcclib.running.nbparams import SHARED_DATA_DIR
 from tcclib.util import paths
 
 PER_DATASET_NOTEBOOKS = ("01_data_prep", "02_correlation", "03_pretraining")
@@ -123,14 +125,18 @@ class ParamSet:
     sources: dict = field(default_factory=dict)  # dataset name -> the text load_dataset reads it from
     plugins: list[str] = field(default_factory=list)  # loaded before the settings were checked
     screen: dict | None = None  # a screen (tcclib.running.screen) instead of a sweep: its options
+    data_folder: str | None = None  # the data folder resolved at load (data_folder()); None: OpenML
+    configs: dict = field(default_factory=dict)  # dataset -> its own Config, where it has one (a screen)
+    train_only: bool = False  # each dataset's unit trains and stores (run_dataset), rendering no notebook
 
     def spec(self, dataset: str) -> str:
         """What ``load_dataset`` (and a notebook's ``dataset`` parameter) reads ``dataset`` from."""
         return self.sources.get(dataset, dataset)
 
     def config_for(self, dataset: str) -> Config:
-        """The settings of one dataset (embeddings kept only where asked)."""
-        return self.config.replace(keep_embeddings=dataset in self.keep_embeddings)
+        """The settings of one dataset (its own where ``configs`` has them; embeddings kept only
+        where asked)."""
+        return self.configs.get(dataset, self.config).replace(keep_embeddings=dataset in self.keep_embeddings)
 
 
 def dataset_names(items, where: str, known=None) -> list[str]:
@@ -267,7 +273,7 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None, extra_plug
     where = str(path) if path else "params"
     _check_top_level(d, where)
     loaded = _plugins(d, where, path, extra_plugins)
-    file_data_dir, sources = _datasets(d, where, data_dir)
+    file_data_dir, folder, sources = _datasets(d, where, data_dir)
     datasets = list(sources)
     cfg = _config(d, where)
     keep = _keep_embeddings(d, where, datasets)
@@ -295,6 +301,7 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None, extra_plug
         config=cfg,
         description=description,
         data_dir=file_data_dir,
+        data_folder=folder,
         keep_embeddings=keep,
         per_dataset_notebooks=per,
         aggregate_notebooks=agg,
@@ -372,8 +379,35 @@ def _check_top_level(d, where: str) -> None:
         raise ParamsError(f"{where}: 'name' must be a simple identifier (letters, digits, _)")
 
 
-def _datasets(d: dict, where: str, explicit_data_dir) -> tuple[str | None, dict]:
-    """The file's ``data_dir`` and the set's ``{name: Source}``.  A ``data_dir`` of the file that
+def data_folder(explicit=None, file_value=None, where: str = "params") -> tuple[str | None, str]:
+    """The data folder of a run and where it came from, resolved one way everywhere (the sweep,
+    the screen, notebook 09): ``explicit`` (``--data-dir``, a notebook's ``data_dir``), else
+    ``$TCC_DATA_DIR``, else the parameter file's ``data_dir`` (``file_value``), else
+    :data:`SHARED_DATA_DIR` where that folder exists, else None (OpenML online).  A folder that is
+    named but does not exist is a :class:`ParamsError` naming who named it and the fix."""
+    env = os.environ.get(data_sources.DATA_DIR_ENV)
+    for value, origin in (
+        (explicit, "--data-dir"),
+        (env, f"${data_sources.DATA_DIR_ENV}"),
+        (file_value, f"{where}: data_dir"),
+    ):
+        if value:
+            folder = paths.resolve(value)
+            if not folder.is_dir():
+                raise ParamsError(
+                    f"{origin}: the folder {folder} does not exist (or is not a folder); point it at "
+                    f"the folder holding the <did>.arff copies, or leave it out to download from OpenML"
+                )
+            return str(folder.resolve()), origin
+    beside = paths.resolve(SHARED_DATA_DIR)
+    if beside.is_dir():
+        return str(beside.resolve()), f"{SHARED_DATA_DIR} (beside the checkout)"
+    return None, "none: OpenML online"
+
+
+def _datasets(d: dict, where: str, explicit_data_dir) -> tuple[str | None, str | None, dict]:
+    """The file's ``data_dir``, the data folder (:func:`data_folder`) and the set's
+    ``{name: Source}``.  A ``data_dir`` of the file that
     does not exist (when neither ``explicit_data_dir`` nor ``$TCC_DATA_DIR`` overrides it) is an
     error here, not a note followed by a failure in the middle of the run."""
     ds = d.get("datasets")
@@ -388,14 +422,8 @@ def _datasets(d: dict, where: str, explicit_data_dir) -> tuple[str | None, dict]
             f"{where}: 'data_dir' must be a folder path (relative to the repository root), "
             f"got {type(data_dir).__name__} {data_dir!r}; leave the key out for none"
         )
-    folder = data_sources.data_dir(explicit_data_dir) or (paths.resolve(data_dir) if data_dir else None)
-    if data_dir and data_sources.data_dir(explicit_data_dir) is None and not folder.is_dir():
-        raise ParamsError(
-            f"{where}: data_dir: the folder {folder} does not exist (or is not a folder); point data_dir "
-            f"(or --data-dir, or ${data_sources.DATA_DIR_ENV}) at the folder holding the <did>.arff copies, "
-            f"or leave the key out to download from OpenML"
-        )
-    return data_dir, dataset_sources(ds, f"{where}: datasets", folder)
+    folder = data_folder(explicit_data_dir, data_dir, where)[0]
+    return data_dir, folder, dataset_sources(ds, f"{where}: datasets", folder)
 
 
 def _config(d: dict, where: str) -> Config:

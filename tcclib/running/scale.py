@@ -36,6 +36,7 @@ A unit that fails for good is reported like a failed dataset (``_FAILED.json``, 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -373,8 +374,9 @@ def _write_files(folder: Path, files: dict) -> None:
 
 
 def run_unit(u: dict) -> dict:
-    """Run one unit (on a worker): ``u["seeds"]`` None renders the dataset's notebooks, a list
-    trains those seeds' members.  Returns the files it wrote and what happened."""
+    """Run one unit (on a worker): ``u["seeds"]`` None renders the dataset's notebooks (trains and
+    stores it, for a ``train_only`` set: :func:`tcclib.running.folders.run_unit`), a list trains
+    those seeds' members.  Returns the files it wrote and what happened."""
     t = time.perf_counter()
     host = socket.gethostname()
     n = threads.apply(u["threads"].get(host) or threads.budget(1, u.get("threads_opt")).threads)
@@ -403,7 +405,7 @@ def run_unit(u: dict) -> dict:
         res = {"host": host, "shared_fs": shared, "threads": n, "ok": True, "error": None, "timings": {}}
         if u["seeds"] is None:
             try:
-                folders.run_dataset_notebooks(ps, dataset, W, u["reuse"])
+                folders.run_unit(dataclasses.replace(ps, data_folder=data_dir), dataset, W, u["reuse"])
             except Exception as e:  # noqa: BLE001 - a failed dataset: its render and _FAILED.json come back
                 res.update(ok=False, error=folders.error_line(e)[:300])
             failed = W / ps.name / folders.FAILED_DIR / dataset
@@ -432,13 +434,14 @@ def run_unit(u: dict) -> dict:
 
 
 def seed_groups(ps: param_files.ParamSet, dataset: str, per_unit: int | None) -> list[list[int]] | None:
-    """The seed groups of ``dataset`` (None: it runs whole).  Only a dataset whose notebooks train
-    (``03_pretraining``, no ablation grid) and whose seeds outnumber ``per_unit`` is split."""
+    """The seed groups of ``dataset`` (None: it runs whole).  Only a dataset that trains (notebook
+    ``03_pretraining`` and no ablation grid, or a ``train_only`` set) and whose seeds outnumber
+    ``per_unit`` is split."""
     seeds = list(ps.config_for(dataset).seeds)
     if (
         not per_unit
         or len(seeds) <= per_unit
-        or "03_pretraining" not in ps.per_dataset_notebooks
+        or not (ps.train_only or "03_pretraining" in ps.per_dataset_notebooks)
         or "07_ablation" in ps.per_dataset_notebooks
     ):
         return None
@@ -569,9 +572,11 @@ def run_units(
     connection=None,
 ) -> tuple[list, dict]:
     """Run the datasets ``todo`` of ``ps`` as units on the cluster of ``options``; returns
-    ``(done, failed)`` as the sweep reports them.  ``on_dataset(dataset)`` is called as each
-    dataset finishes or fails (a progress bar).  ``connection``: what :func:`connect` returned,
-    when the caller connected (and closes) it; else this connects and closes."""
+    ``(done, failed)`` as the sweep reports them.  ``on_dataset(dataset, line)`` is called as each
+    dataset finishes or fails, with its line (a progress bar says it; without one, ``say``).
+    ``connection``: what :func:`connect` returned, when the caller connected (and closes) it; else
+    this connects and closes.  An interrupt cancels every unit's future (a LocalCluster's worker
+    processes end when the connection closes) and is raised again."""
     from distributed import as_completed  # deferred: optional (the scale extra)
 
     own = connection is None
@@ -584,12 +589,21 @@ def run_units(
         store.write_text(secrets.token_hex(16), tok)
         base = _unit_base(ps, out_root, tok, budgets, options)
         units = _Units(client, as_completed(), ps, set_dir, base, options.retries)
-        for d in todo:
-            units.start(d, reuse, options.seeds_per_unit)
-        for f in units.queue:
-            line = units.collect(f, on_dataset)
-            if line is not None:
-                say(f"{line}  [{units.progress()}]")
+        try:
+            for d in todo:
+                units.start(d, reuse, options.seeds_per_unit)
+            for f in units.queue:
+                line, finished = units.collect(f)
+                if line is None:
+                    continue
+                line = f"{line}  [{units.progress()}]"
+                if finished is not None and on_dataset is not None:
+                    on_dataset(finished, line)
+                else:
+                    say(line)
+        except KeyboardInterrupt:
+            client.cancel(list(units.futures), force=True)
+            raise
         return units.done, units.failed
     finally:
         tok.unlink(missing_ok=True)
@@ -678,8 +692,9 @@ class _Units:
         for i, g in enumerate(groups):
             self.submit(dataset, g, store_in, reuse, tag=f"seeds{i}")
 
-    def collect(self, f, on_dataset=None) -> str | None:
-        """Take a unit that came back; the line to print (None: its dataset failed already)."""
+    def collect(self, f) -> tuple[str | None, str | None]:
+        """Take a unit that came back: ``(line, dataset)``, the line to print (None: its dataset
+        failed already) and the dataset it finished or failed (None: a group of seeds is back)."""
         dataset, seeds = self.futures[f]
         try:
             res = f.result()
@@ -687,13 +702,11 @@ class _Units:
             res = _lost(e)
         self.back += 1
         if dataset in self.failed:
-            return None
+            return None, None
         if seeds is not None and res["ok"]:
-            return self._group_back(dataset, seeds, res)
+            return self._group_back(dataset, seeds, res), None
         line = self._fail(dataset, seeds, res) if not res["ok"] else self._finish(dataset, res)
-        if on_dataset is not None:
-            on_dataset(dataset)
-        return line
+        return line, dataset
 
     def _group_back(self, dataset: str, seeds, res: dict) -> str:
         g = self.groups[dataset]

@@ -1,6 +1,7 @@
 """The screen: from a new rule to a verdict over the paper's 30 datasets, training only the new rule.
 
     python -m tcclib params/screen.yaml --plugin examples/nearby_rule.py     # or: make screen PLUGIN=...
+    python -m tcclib params/screen.yaml --plugin my_rule.py --only kc2 credit-g --workers 1
 
 The built-ins' results at the screen's settings are stored already (``outputs/head_variants/100ep/frozen``:
 the paper's 30 datasets, 8 seeds, 100 pretraining epochs, ``no_pretrain``, ``random``, ``class``
@@ -14,16 +15,25 @@ results together (also written as ``runs/screen/results.csv``); :mod:`tcclib.pap
 verdict page, ``runs/screen/verdict.md`` with its figures (``python -m tcclib`` and notebook
 ``09_your_rule`` call both).
 
-Datasets run smallest first (by the reference's recorded time), each saved as soon as it is done:
-an interrupted screen resumes where it stopped.
+**One front door.**  The screen is a sweep (:func:`tcclib.running.sweep.sweep`) of a set whose
+unit of work trains and stores a dataset instead of rendering notebooks
+(:func:`tcclib.running.folders.train_dataset`): the same workers (default: one per core, each on
+its share of the cores, in worker processes), thread budget, overall progress bar, interrupt
+handling (Ctrl-C or Kernel > Interrupt ends the workers within seconds and keeps every finished
+dataset; the next run resumes), Dask path (``--scheduler``, so a screen runs on a cluster or
+Slurm too), lock and folder checks.  The sweep's options that make sense for a screen are taken
+(:data:`OPTIONS`); the others are refused in one line.  A dataset finished with the rule as it
+is now is skipped; one whose stored rule or settings differ is run again, reusing what matches.
+
+Datasets run the longest first (by the reference's recorded time), so that the workers end
+together; each is saved as soon as it is done.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import multiprocessing
-import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,10 +41,13 @@ import pandas as pd
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
+from tcclib.data.sources import load_dataset
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
 from tcclib.running import notebooks
-from tcclib.running.train import run_dataset
+from tcclib.running import params as param_files
+from tcclib.running import sweep as sweeps
+from tcclib.running.folders import Interrupted, SweepError
 from tcclib.util import paths, threads
 from tcclib.util.errors import ConfigError
 
@@ -46,6 +59,27 @@ correlation rule's screen takes (reused only where an importance key matches; th
 COMPARED = ("class", "random", "no_pretrain", "logreg", "self_training", "xgboost")
 """What the new method is ranked among (those the reference store holds)."""
 OUT = Path("runs") / "screen"
+OPTIONS = (
+    "only",
+    "data_dir",
+    "workers",
+    "threads",
+    "outputs",
+    "force",
+    "scheduler",
+    "seeds_per_unit",
+    "connect_timeout",
+    "worker_wait",
+)
+"""The sweep's command-line options a screen takes (besides ``--plugin``, ``--methods``, ``--check``)."""
+REFUSED = {
+    "retrain": "the screen always reuses the stored members whose rule and settings match (an edited rule "
+    "retrains only its own); --force NAME runs a dataset again",
+    "no_aggregate": "a screen renders no aggregate notebook (its verdict is verdict.md)",
+    "aggregates": "a screen renders no aggregate notebook (its verdict is verdict.md)",
+    "fresh_kernels": "a screen trains in worker processes, not notebook kernels",
+}
+"""The sweep's options a screen refuses, with why."""
 
 
 class ScreenError(ConfigError):
@@ -55,8 +89,14 @@ class ScreenError(ConfigError):
 @dataclass(frozen=True)
 class Screen:
     """What a screen runs: the new ``methods``, the ``reference`` store, what they are ``compared``
-    with, the ``datasets`` (default: every finished one of the reference, smallest first) and
-    where it writes (``out``)."""
+    with, the ``datasets`` (default: every finished one of the reference, the longest first) and
+    where it writes (``out``; the sweep's set is ``out.name`` under ``out.parent``).
+
+    How it runs (the sweep's options, :class:`tcclib.running.sweep.SweepOptions`): ``workers``
+    datasets at once (default: one per core), ``threads`` each (default: the cores shared),
+    ``scheduler`` (a Dask cluster: ``local``, ``local:N``, ``tcp://host:port``) with
+    ``seeds_per_unit``, ``force`` (finished datasets to run again, reusing what matches; ``all``),
+    ``data_dir`` (default: :func:`tcclib.running.params.data_folder`'s choice)."""
 
     methods: tuple[str, ...]
     reference: Path = REFERENCE
@@ -68,6 +108,12 @@ class Screen:
     extra: dict = field(default_factory=dict)  # Config fields set for the new methods (e.g. device)
     workers: int | None = None  # datasets trained at once (default: one per core, each on one thread)
     importances: Path | None = IMPORTANCES  # where a correlation rule's importance matrices may come from
+    threads: int | None = None
+    scheduler: str | None = None
+    seeds_per_unit: int | None = None
+    force: tuple[str, ...] = ()
+    connect_timeout: float = sweeps.dask_scale.CONNECT_TIMEOUT
+    worker_wait: float = sweeps.dask_scale.WORKER_WAIT
 
 
 def new_methods(loaded) -> list[str]:
@@ -77,32 +123,27 @@ def new_methods(loaded) -> list[str]:
 
 
 def plan(screen: Screen) -> list[tuple[str, Config]]:
-    """``(dataset, settings)`` for every dataset the screen trains, before any work: each
-    dataset's settings are its stored run's, with the new methods and no baselines."""
+    """``(dataset, settings)`` for every dataset the screen trains, the longest first, before any
+    work: each dataset's settings are its stored run's, with the new methods and no baselines.  A
+    :class:`ScreenError` (one line, naming the input and the fix) for a missing reference store or
+    dataset, a new method that is unknown, a baseline or one of the compared, a compared name
+    that nothing registers or the reference does not hold."""
     reference = paths.resolve(screen.reference)
     if not reference.is_dir():
         raise ScreenError(
             f"screen: no reference store at {reference}; it holds the built-ins' stored results "
             f"(tools/head_variants.py --datasets all --epochs 100 --out outputs/head_variants makes it)"
         )
-    if not screen.methods:
-        raise ScreenError(
-            "screen: no new method to train; load a plugin that registers one (--plugin path/to/rule.py) "
-            "or name methods with --methods"
-        )
-    for m in screen.methods:
-        registry.get(m)  # an unknown name: the registry's message, with where it looked
-        if registry.get(m).is_baseline:
-            raise ScreenError(f"screen: {m!r} is a baseline, not a pretraining method; the screen trains methods")
-    finished = {
-        d.name: d for d in reference.iterdir() if (d / "_DONE.json").is_file() and (d / "config.json").is_file()
-    }
+    _check_methods(screen)
+    finished = _finished(reference)
     names = list(screen.datasets) if screen.datasets else list(finished)
+    names = param_files.dataset_names(names, "screen: datasets", list(finished)) if screen.datasets else names
     missing = [n for n in names if n not in finished]
     if missing:
         raise ScreenError(
             f"screen: {', '.join(missing)} not finished in {reference}; it has {', '.join(sorted(finished))}"
         )
+    _check_compared(screen, reference, names)
     out = []
     for name in sorted(names, key=lambda n: -_seconds(finished[n])):  # the longest first: workers end together
         recorded = json.loads((finished[name] / "config.json").read_text())
@@ -121,41 +162,127 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
     return out
 
 
+def _check_methods(screen: Screen) -> None:
+    if not screen.methods:
+        raise ScreenError(
+            "screen: no new method to train; load a plugin that registers one (--plugin path/to/rule.py) "
+            "or name methods with --methods"
+        )
+    for m in screen.methods:
+        registry.get(m)  # an unknown name: the registry's message, with where it looked
+        if registry.get(m).is_baseline:
+            raise ScreenError(f"screen: {m!r} is a baseline, not a pretraining method; the screen trains methods")
+        if m in screen.compared:
+            raise ScreenError(
+                f"screen: {m!r} is one of the compared methods (its results are the reference's); screen a new "
+                f"method (--methods NAME, or a plugin's), or take {m!r} out of the screen's compare: list"
+            )
+
+
+def _finished(reference: Path) -> dict[str, Path]:
+    """The reference's finished datasets (``_DONE.json`` and ``config.json``); a :class:`ScreenError`
+    for one that lacks its ``results.csv``."""
+    finished = {
+        d.name: d for d in reference.iterdir() if (d / "_DONE.json").is_file() and (d / "config.json").is_file()
+    }
+    broken = sorted(n for n, d in finished.items() if not (d / "results.csv").is_file())
+    if broken:
+        raise ScreenError(
+            f"screen: the reference store {reference} has no results.csv in {', '.join(broken)} (a finished run "
+            f"stores its results there): restore it (git checkout -- {paths.relative_to_root(reference)}) or "
+            f"leave {broken[0]} out (--only / datasets:)"
+        )
+    return finished
+
+
+def _check_compared(screen: Screen, reference: Path, names: list[str]) -> None:
+    """Every compared name registered and held by the reference for every screened dataset."""
+    for c in screen.compared:
+        try:
+            registry.get(c)
+        except registry.RegistryError as e:
+            raise ScreenError(f"screen: compare: {e}") from None
+    for name in names:
+        held = set(pd.read_csv(reference / name / "results.csv", usecols=["method"])["method"])
+        lacking = [c for c in screen.compared if c not in held]
+        if lacking:
+            raise ScreenError(
+                f"screen: compare: the reference store has no results of {', '.join(lacking)} for {name} "
+                f"(it holds {', '.join(sorted(held))}); take {lacking[0]!r} out of compare:, or choose "
+                f"another reference"
+            )
+
+
 def _seconds(folder: Path) -> float:
     timings = folder / "timings.json"
     return float(json.loads(timings.read_text()).get("total_s", 0.0)) if timings.is_file() else float("inf")
 
 
-def run(screen: Screen, say=print) -> pd.DataFrame:
-    """Train the new methods on every dataset (reusing what ``screen.out`` stores); returns the
-    combined results (new and compared, every dataset and seed).
+def param_set(screen: Screen, todo: list[tuple[str, Config]]) -> param_files.ParamSet:
+    """The sweep's set of a screen: its datasets (the longest first) with their own settings, a
+    unit that trains and stores each (``train_only``), no notebook; named after ``screen.out``."""
+    out = paths.resolve(screen.out)
+    folder = param_files.data_folder(screen.data_dir)[0]
+    return param_files.ParamSet(
+        name=out.name,
+        datasets=[name for name, _ in todo],
+        config=todo[0][1],
+        description=f"the screen of {', '.join(screen.methods)} against {', '.join(screen.compared)}",
+        data_dir=folder,
+        data_folder=folder,
+        per_dataset_notebooks=(),
+        aggregate_notebooks=(),
+        workers=screen.workers or threads.cores(),
+        scheduler=screen.scheduler,
+        seeds_per_unit=screen.seeds_per_unit,
+        configs=dict(todo),
+        train_only=True,
+    )
 
-    The datasets train ``screen.workers`` at a time in worker processes (default: one per core,
-    each on its share of the cores), the longest first; with one worker they train here, in turn."""
+
+def options(screen: Screen, reference: Path) -> sweeps.SweepOptions:
+    """The sweep's options of a screen: stale datasets (an edited rule) always run again."""
+    force = list(screen.force)
+    return sweeps.SweepOptions(
+        workers=screen.workers,
+        threads=screen.threads,
+        scheduler=screen.scheduler,
+        seeds_per_unit=screen.seeds_per_unit,
+        connect_timeout=screen.connect_timeout,
+        worker_wait=screen.worker_wait,
+        force=force if force == ["all"] else [sweeps.STALE, *force],
+        progress=screen.progress,
+        aggregate=False,
+        list_skipped=False,
+        weights={d.name: _seconds(d) for d in reference.iterdir() if (d / "timings.json").is_file()},
+        resume_hint="Run the screen again (the same command, or the cell) to resume",
+    )
+
+
+def run(screen: Screen, say=print) -> pd.DataFrame:
+    """Train the new methods on every dataset (reusing what ``screen.out`` stores) on the sweep's
+    executor; returns the combined results (new and compared, every dataset and seed).
+
+    An interrupt ends the workers within seconds and raises
+    :class:`~tcclib.running.folders.Interrupted` (its text: what was kept, how to resume)."""
     todo = plan(screen)
     out = paths.resolve(screen.out)
     out.mkdir(parents=True, exist_ok=True)
     reference = paths.resolve(screen.reference)
-    workers = max(1, min(screen.workers or threads.cores(), len(todo)))
-    budget = threads.budget(workers)
-    say(f"screen: {len(todo)} datasets, {', '.join(screen.methods)}; {budget.line()}")
-    t0 = time.perf_counter()
-    trained = 0
+    ps = param_set(screen, todo)
+    say(f"screen: {len(todo)} datasets, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
     if any(registry.METHODS[m].needs_importance for m in screen.methods) and screen.importances is not None:
         taken = sum(_seed_importances(out / name, paths.resolve(screen.importances) / name) for name, _ in todo)
         say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
-    jobs = [
-        (name, cfg.replace(progress=cfg.progress and workers == 1), screen.data_dir, str(out)) for name, cfg in todo
-    ]
-    for i, (name, timings, seconds) in enumerate(_train_all(jobs, workers, budget.threads), 1):
-        trained += int(timings.get("trained_members", 0))
-        say(
-            f"[{i}/{len(todo)}] {name}: trained {int(timings.get('trained_members', 0))}, reused "
-            f"{int(timings.get('reused_members', 0))} members in {seconds:.0f} s"
+    rep = sweeps.sweep(ps, out.parent, options(screen, reference), say=say)
+    if rep["failed"]:
+        lines = [f"{d}: {err}" for d, err in rep["failed"].items()]
+        raise ScreenError(
+            f"screen: {len(rep['failed'])} dataset(s) failed ({'; '.join(lines)[:600]}); the others are kept: "
+            f"fix the cause and run the screen again (tracebacks: {paths.relative_to_root(out)}/<dataset>/_FAILED.json)"
         )
-    results = combined(screen, out, reference, [name for name, _ in todo])
-    say(f"screen: {len(todo)} datasets, {trained} members trained now, in {time.perf_counter() - t0:.0f} s")
-    say(training_record(out, [name for name, _ in todo]))
+    results = combined(screen, out, reference, ps.datasets)
+    say(training_record(out, ps.datasets))
     return results
 
 
@@ -172,35 +299,6 @@ def training_record(out: Path, datasets: list[str]) -> str:
         f"{seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in each dataset's "
         f"folder of {paths.relative_to_root(out)})"
     )
-
-
-def _train_all(jobs: list, workers: int, n_threads: int):
-    """``(dataset, timings, seconds)`` of each job as it finishes: here in turn (one worker), or in
-    ``workers`` processes of ``n_threads`` threads each, which load this process's plugins."""
-    if workers == 1:
-        for job in jobs:
-            yield train_one(*job)
-        return
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch state forked
-    specs = plugins.user_specs()
-    with ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=(n_threads, specs)) as pool:
-        futures = [pool.submit(train_one, *job) for job in jobs]
-        for future in as_completed(futures):
-            yield future.result()
-
-
-def _start_worker(n_threads: int, specs: list[str]) -> None:
-    threads.apply(n_threads)
-    plugins.load_many(specs, "screen worker")
-
-
-def train_one(name: str, cfg: Config, data_dir, out: str) -> tuple[str, dict, float]:
-    """Train (or reuse) the new methods of one dataset and store them in ``out/<name>``."""
-    t = time.perf_counter()
-    folder = Path(out) / name
-    result = run_dataset(name, cfg, data_dir=data_dir, cache_dir=Path(out) / ".cache", store_dir=folder, reuse=True)
-    store.save_run(result, folder)  # saved at once: an interrupted screen resumes here
-    return name, dict(result.timings), time.perf_counter() - t
 
 
 def _seed_importances(folder: Path, source: Path) -> bool:
@@ -240,21 +338,79 @@ def combined(screen: Screen, out: Path, reference: Path, datasets: list[str]) ->
     return results
 
 
-def from_params(ps, methods=None, progress: bool = True) -> Screen:
-    """The :class:`Screen` of a parameter set with a ``screen:`` section (``params/screen.yaml``);
-    the new methods: ``methods``, else the section's, else those its plugins registered."""
+def from_params(ps, args=None, progress: bool = True) -> Screen:
+    """The :class:`Screen` of a parameter set with a ``screen:`` section (``params/screen.yaml``)
+    and the command line's ``args`` (:data:`OPTIONS`; None: none); the new methods: ``--methods``,
+    else the section's, else those its plugins registered.  A :class:`ScreenError` names an option
+    a screen cannot honour (:data:`REFUSED`) before any work."""
+    refused = [name for name in REFUSED if args is not None and getattr(args, name, None)]
+    if refused:
+        flags = ", ".join("--" + n.replace("_", "-") for n in refused)
+        raise ScreenError(f"screen: {flags} does not apply to a screen: {REFUSED[refused[0]]}")
+    a = args if args is not None else argparse.Namespace()
     section = ps.screen or {}
     modules = [plugins.load(p).module for p in ps.plugins]
-    chosen = methods or section.get("methods") or new_methods(modules)
+    chosen = getattr(a, "methods", None) or section.get("methods") or new_methods(modules)
+    out = Path(section.get("out", OUT / ps.name if ps.name != "screen" else OUT))
+    if getattr(a, "outputs", None):
+        out = Path(a.outputs) / out.name
+    only = getattr(a, "only", None)
     return Screen(
         methods=tuple(chosen),
         reference=Path(section.get("reference", REFERENCE)),
         compared=tuple(section.get("compare", COMPARED)),
-        datasets=tuple(ps.datasets),
-        out=Path(section.get("out", OUT / ps.name if ps.name != "screen" else OUT)),
+        datasets=tuple(only or ps.datasets),
+        out=out,
         progress=progress,
-        data_dir=ps.data_dir,
+        data_dir=ps.data_folder,
+        workers=getattr(a, "workers", None),
+        threads=getattr(a, "threads", None),
+        scheduler=getattr(a, "scheduler", None) or ps.scheduler,
+        seeds_per_unit=getattr(a, "seeds_per_unit", None) or ps.seeds_per_unit,
+        force=tuple(getattr(a, "force", None) or ()),
+        connect_timeout=getattr(a, "connect_timeout", sweeps.dask_scale.CONNECT_TIMEOUT),
+        worker_wait=getattr(a, "worker_wait", sweeps.dask_scale.WORKER_WAIT),
     )
+
+
+def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
+    """``--check``: the screen's plan, its options (cluster, threads), its output folders, and
+    every dataset it will run loaded from the data folder it will use; a :class:`ScreenError` (or
+    :class:`~tcclib.running.folders.SweepError`) in one line otherwise."""
+    todo = plan(screen)
+    ps = param_set(screen, todo)
+    opts = options(screen, paths.resolve(screen.reference))
+    if screen.workers is not None and screen.workers < 1:
+        raise ScreenError(f"--workers must be a positive integer, got {screen.workers}")
+    sweeps.check_options(ps, opts, paths.resolve(screen.out).parent)
+    where = ps.data_folder or "OpenML (no data folder)"
+    for name, _ in todo:
+        try:
+            load_dataset(name, data_dir=ps.data_folder)
+        except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
+            raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
+    say(f"screen: {len(todo)} datasets load from {where}")
+    return todo
+
+
+def command(a, ps) -> tuple[int, Screen | None, pd.DataFrame | None]:
+    """``python -m tcclib params/screen.yaml [options]``: the screen of the parsed command line
+    ``a`` on the loaded set ``ps``: ``(exit status, screen, results)``; the status is 2 for an
+    input error (said in one line), 130 when interrupted (the line saying what was kept), and
+    the results None unless the screen ran (the caller writes the verdict)."""
+    try:
+        job = from_params(ps, a, progress=True)
+        if a.check:
+            todo = check(job)
+            print(f"{a.params}: OK (a screen of {', '.join(job.methods)} on {len(todo)} datasets)")
+            return 0, job, None
+        return 0, job, run(job)
+    except (param_files.ParamsError, ScreenError, SweepError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2, None, None
+    except KeyboardInterrupt as e:  # the workers are gone: one line, no traceback
+        print(f"\n{e}" if isinstance(e, Interrupted) else "\ninterrupted", file=sys.stderr)
+        return 130, None, None
 
 
 def render_notebook(out_dir, reference=REFERENCE) -> Path:

@@ -31,13 +31,18 @@ the datasets (or groups of their seeds, ``--seeds-per-unit K``) on a Dask cluste
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import importlib.util
+import json
+import multiprocessing
 import os
+import queue
+import signal
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,25 +50,27 @@ from tcclib.artifacts import store
 from tcclib.data.sources import DATA_DIR_ENV
 from tcclib.method import plugins
 from tcclib.method.config import cli_help
-from tcclib.running import notebooks
+from tcclib.running import folders, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
 from tcclib.running.checkpointing import checkpoint_interval
 from tcclib.running.folders import (
     DISK_ERRNOS,
+    DONE,
     PREVIOUS,
+    Interrupted,
     SweepError,
     check_room,
     check_writable,
     disk_error_line,
     failed_record,
     recover,
-    run_dataset_notebooks,
     set_lock,
     short_line,
 )
 from tcclib.util import paths
 from tcclib.util import threads as thread_budget
+from tcclib.util.progress import Overall
 
 
 def run_aggregate(ps: param_files.ParamSet, out_root: Path, fresh_kernels: bool = False) -> None:
@@ -101,6 +108,25 @@ class _WorkerKernels:
     def close(self) -> None:
         for session in self._sessions:
             session.close()
+
+    def kill(self) -> None:
+        """End every kernel now, with what it started (its process group): an interrupt.  The
+        worker threads' notebooks then fail at once (the kernel died) and the threads end."""
+        for session in list(self._sessions):
+            # the kernel's process group, directly: the manager's own calls run on an event loop
+            # that the worker thread's notebook holds
+            provisioner = getattr(session.km, "provisioner", None)
+            pgid, process = getattr(provisioner, "pgid", None), getattr(provisioner, "process", None)
+            try:
+                if pgid:
+                    os.killpg(pgid, signal.SIGKILL)
+                elif process is not None:
+                    process.kill()
+            except OSError:
+                pass  # already gone
+            context = getattr(session.km, "context", None)  # the manager's own zmq context
+            if context is not None:  # its end wakes a notebook blocked on the dead kernel's output
+                threading.Thread(target=context.term, daemon=True, name="tcc-kernel-context").start()
 
 
 def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
@@ -140,22 +166,14 @@ def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
 
 
 def resolve_data_dir(ps: param_files.ParamSet, explicit: str | None = None) -> str | None:
-    """The data folder a run uses: ``explicit`` (--data-dir), else ``$TCC_DATA_DIR``, else the
-    parameter file's ``data_dir`` (relative to the project root).  A :class:`SweepError` naming
-    where the folder came from when it does not exist (no folder named: OpenML's download)."""
-    where = (
-        "--data-dir" if explicit else f"${DATA_DIR_ENV}" if os.environ.get(DATA_DIR_ENV) else f"data_dir in {ps.path}"
-    )
-    d = explicit or os.environ.get(DATA_DIR_ENV) or ps.data_dir
-    if not d:
-        return None
-    folder = paths.resolve(d)
-    if not folder.is_dir():
-        raise SweepError(
-            f"{where}: the data folder {folder} does not exist (or is not a folder); point "
-            f"it at the folder holding the <did>.arff copies, or leave it out to download from OpenML"
-        )
-    return str(folder)
+    """The data folder a run uses (:func:`tcclib.running.params.data_folder`): ``explicit``
+    (--data-dir), else ``$TCC_DATA_DIR``, else the parameter file's ``data_dir``, else
+    ``../shared/datasets/openml-cc18`` beside the checkout where it exists.  A :class:`SweepError`
+    naming where the folder came from when it does not exist (no folder at all: OpenML's download)."""
+    try:
+        return param_files.data_folder(explicit, ps.data_dir, str(ps.path) if ps.path else "params")[0]
+    except param_files.ParamsError as e:
+        raise SweepError(str(e)) from None
 
 
 def check_checkpoint_interval() -> None:
@@ -227,7 +245,13 @@ class SweepOptions:
     (connection, handshake, first answer); ``worker_wait``: seconds to wait for its first worker.
     ``threads``: torch/XGBoost threads per job (default: the cores shared among the jobs,
     :func:`tcclib.util.threads.budget`).  ``fresh_kernels``: a kernel for every notebook instead of
-    one per worker thread, reset between notebooks (:class:`tcclib.running.notebooks.KernelSession`)."""
+    one per worker thread, reset between notebooks (:class:`tcclib.running.notebooks.KernelSession`).
+
+    ``progress``: one overall bar (datasets done, members trained, elapsed, estimate; in a log, the
+    same state at the end of each dataset's line), :class:`tcclib.util.progress.Overall`, with
+    ``weights`` (dataset: expected seconds) for its estimate.  ``list_skipped`` False: one line for
+    the finished datasets left as they are, not one each.  ``resume_hint``: how an interrupted run
+    is resumed, for its last line (default: run the same command again)."""
 
     data_dir: str | None = None
     workers: int | None = None
@@ -244,6 +268,9 @@ class SweepOptions:
     connect_timeout: float = dask_scale.CONNECT_TIMEOUT
     worker_wait: float = dask_scale.WORKER_WAIT
     fresh_kernels: bool = False
+    list_skipped: bool = True
+    weights: dict | None = None
+    resume_hint: str = ""
 
 
 @dataclass
@@ -275,7 +302,9 @@ def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Pl
     return plan
 
 
-def sweep(ps: param_files.ParamSet, out_root: Path | None = None, options: SweepOptions | None = None, **settings):
+def sweep(
+    ps: param_files.ParamSet, out_root: Path | None = None, options: SweepOptions | None = None, say=print, **settings
+):
     """Run the set into ``<out_root>/<set>`` (default ``runs/``; the committed references are
     ``outputs/``) with ``options`` (a :class:`SweepOptions`, or its fields as keywords); returns
     ``{"done": [...], "skipped": [...], "failed": {dataset: error}, "reference": {dataset: line},
@@ -284,7 +313,10 @@ def sweep(ps: param_files.ParamSet, out_root: Path | None = None, options: Sweep
     Before any work: the options, the cluster address, the data folder, and that every folder the
     run writes can be written and has room (:func:`tcclib.running.folders.check_room`); a
     :class:`SweepError` otherwise.  A full disk or a read-only folder met during the run is a
-    :class:`SweepError` too (one line; every dataset finished before it is intact)."""
+    :class:`SweepError` too (one line; every dataset finished before it is intact).  An interrupt
+    (Ctrl-C, Lab's Kernel > Interrupt, SIGINT) ends every worker (kernels, worker processes, the
+    Dask futures) within seconds and raises :class:`~tcclib.running.folders.Interrupted`, whose text
+    says what was kept and how to resume.  ``say``: where the lines go (``print``)."""
     options = options if options is not None else SweepOptions(**settings)
     check_checkpoint_interval()
     plugins.export()  # the kernels and local workers started from here load the same plugins
@@ -298,8 +330,7 @@ def sweep(ps: param_files.ParamSet, out_root: Path | None = None, options: Sweep
     ref_root = Path(options.reference_root) if options.reference_root is not None else paths.reference_root()
     if _nothing_to_run(ps, set_dir, plan, options):
         # only reads (a read-only or locked folder is no obstacle)
-        for d in plan.skipped:
-            print(skipped_line(set_dir, d, plan.stale.get(d)))
+        _say_skipped(set_dir, plan, options, say)
         reference = {
             d: line
             for d in plan.skipped
@@ -313,9 +344,9 @@ def sweep(ps: param_files.ParamSet, out_root: Path | None = None, options: Sweep
             for d in ps.datasets:
                 note = recover(set_dir, d)
                 if note:
-                    print(f"{d}: {note}")
+                    say(f"{d}: {note}")
             plan = _plan(ps, set_dir, options)
-            rep = _sweep_locked(ps, out_root, plan, options, (cluster, connection), ref_root)
+            rep = _sweep_locked(ps, out_root, plan, options, (cluster, connection), ref_root, say)
     except OSError as e:
         if e.errno not in DISK_ERRNOS:
             raise
@@ -340,7 +371,7 @@ def _nothing_to_run(ps: param_files.ParamSet, set_dir: Path, plan: _Plan, option
     return (
         not plan.todo
         and not interrupted
-        and (set_dir / "index.md").exists()
+        and (ps.train_only or (set_dir / "index.md").exists())
         and not (options.aggregate and aggregates_stale(ps, set_dir))
     )
 
@@ -417,32 +448,38 @@ def aggregates_stale(ps: param_files.ParamSet, set_dir: Path) -> bool:
     return bool(marks) and max(marks) > min(r.stat().st_mtime for r in renders)
 
 
-def _sweep_locked(ps, out_root: Path, plan: _Plan, options: SweepOptions, cluster: tuple, ref_root: Path) -> dict:
+def _sweep_locked(
+    ps, out_root: Path, plan: _Plan, options: SweepOptions, cluster: tuple, ref_root: Path, say=print
+) -> dict:
     """The sweep under the set's lock; ``cluster``: ``(ClusterOptions, connection)``, both None on
-    threads here."""
+    threads here.  An interrupt (Ctrl-C, Kernel > Interrupt) ends the workers and raises
+    :class:`~tcclib.running.folders.Interrupted` with the line saying what was kept."""
     set_dir = out_root / ps.name
-    store.write_json(ps.datasets, set_dir / "datasets.json")
-    bar = None
-    if options.progress:
-        from tqdm.auto import tqdm  # deferred: chosen at call time (widgets in Jupyter, text elsewhere)
-
-        bar = tqdm(
-            total=len(plan.todo) + len(plan.skipped), initial=len(plan.skipped), desc=f"sweep {ps.name}", unit="dataset"
-        )
-    say = bar.write if bar is not None else print
-    for d in plan.skipped:
-        say(skipped_line(set_dir, d, plan.stale.get(d)))
+    if not ps.train_only:  # a train_only set (the screen) has no notebooks to list
+        store.write_json(ps.datasets, set_dir / "datasets.json")
+    progress = Overall(
+        plan.todo,
+        len(plan.skipped),
+        f"{'screen' if ps.train_only else 'sweep'} {ps.name}",
+        options.progress,
+        options.weights,
+        say,
+    )
+    _say_skipped(set_dir, plan, options, progress.say)
     try:
         if cluster[1] is not None and plan.todo:
-            done, failed = _run_on_cluster(ps, out_root, plan.todo, options, cluster, say, bar)
+            done, failed = _run_on_cluster(ps, out_root, plan.todo, options, cluster, progress)
         else:
-            done, failed = _run_on_threads(ps, out_root, plan.todo, options, say, bar)
+            done, failed = _run_on_threads(ps, out_root, plan.todo, options, progress)
+    except KeyboardInterrupt:
+        progress.close()
+        raise Interrupted(interrupted_line(set_dir, plan.todo, progress.members, options.resume_hint)) from None
     finally:
-        if bar is not None:
-            bar.close()
+        progress.close()
     if options.aggregate and (done or plan.skipped):
         run_aggregate(ps, out_root, options.fresh_kernels)
-    write_index(ps, out_root)
+    if not ps.train_only:
+        write_index(ps, out_root)
     reference = {}
     for d in done + plan.skipped:
         line = store.reference_line(out_root / ps.name / d, ref_root / ps.name / d)
@@ -451,7 +488,32 @@ def _sweep_locked(ps, out_root: Path, plan: _Plan, options: SweepOptions, cluste
     return {"done": done, "skipped": plan.skipped, "failed": failed, "reference": reference}
 
 
-def _run_on_cluster(ps, out_root: Path, todo: list[str], options: SweepOptions, cluster: tuple, say, bar):
+def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say) -> None:
+    """A line per finished dataset the sweep leaves, or (``list_skipped`` False) one for them all."""
+    if options.list_skipped:
+        for d in plan.skipped:
+            say(skipped_line(set_dir, d, plan.stale.get(d)))
+    elif plan.skipped:
+        say(
+            f"{len(plan.skipped)} of {len(plan.skipped) + len(plan.todo)} datasets already done in "
+            f"{paths.relative_to_root(set_dir)} with these settings (reused; --force NAME runs one again)"
+        )
+
+
+def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "") -> str:
+    """The one line of an interrupted run: what it finished and kept, and how to resume."""
+    finished = [d for d in todo if (set_dir / d / DONE).exists()]
+    left = len(todo) - len(finished)
+    return (
+        f"interrupted: {len(finished)} of the {len(todo)} datasets this run started finished and are kept in "
+        f"{paths.relative_to_root(set_dir)} ({members} members trained); {left} not finished (their pretraining "
+        f"resumes from its last checkpoint). {hint or 'Run the same command again to resume'}: finished "
+        f"datasets are skipped, only what is missing trains."
+    )
+
+
+def _run_on_cluster(ps, out_root: Path, todo: list[str], options: SweepOptions, cluster: tuple, progress):
+    set_dir = out_root / ps.name
     try:
         return dask_scale.run_units(
             ps,
@@ -459,47 +521,203 @@ def _run_on_cluster(ps, out_root: Path, todo: list[str], options: SweepOptions, 
             todo,
             options.reuse,
             cluster[0],
-            say=say,
-            on_dataset=(lambda d: bar.update(1)) if bar is not None else None,
+            say=progress.say,
+            on_dataset=lambda d, line: progress.done(d, line, _members_trained(set_dir / d)),
             connection=cluster[1],
         )
     except dask_scale.ScaleError as e:
         raise SweepError(str(e)) from None
 
 
-def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, say, bar):
-    workers = options.workers or ps.workers
-    plan = thread_budget.plan(min(workers, max(1, len(todo))), ps.config.device, options.threads)
+def _members_trained(folder: Path, before: bytes | None = None) -> int:
+    """Members a dataset's unit trained: its ``timings.json`` (rewritten only by a run that
+    trained) when that differs from ``before``; 0 otherwise."""
+    f = folder / "timings.json"
+    try:
+        now = f.read_bytes()
+    except OSError:
+        return 0
+    if before is not None and now == before:
+        return 0
+    try:
+        return int(json.loads(now).get("trained_members", 0))
+    except ValueError:
+        return 0
+
+
+def _read(f: Path) -> bytes | None:
+    try:
+        return f.read_bytes()
+    except OSError:
+        return None
+
+
+class _WorkerProcesses:
+    """A worker process for each worker thread of a ``train_only`` set (spawned: a fresh
+    interpreter, no torch state forked), kept from one dataset to the next: it holds the job's
+    threads, loads this process's plugins and ignores SIGINT (a terminal's Ctrl-C or Lab's
+    interrupt reaches the whole process group: the sweep ends its workers itself, :meth:`kill`)."""
+
+    def __init__(self, n_threads: int):
+        self.n_threads = n_threads
+        self._local = threading.local()
+        self._pools: list[ProcessPoolExecutor] = []
+        self._lock = threading.Lock()
+
+    def run(self, fn, *args):
+        """``fn(*args)`` in this thread's worker process (started on the first call)."""
+        pool = getattr(self._local, "pool", None)
+        if pool is None:
+            # SIGINT blocked in this thread, so in the process it starts (a mask is inherited):
+            # an interrupt that comes while the worker still imports never reaches it either
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            context = multiprocessing.get_context("spawn")
+            specs = plugins.user_specs()
+            pool = ProcessPoolExecutor(1, context, initializer=_start_worker, initargs=(self.n_threads, specs))
+            self._local.pool = pool
+            with self._lock:
+                self._pools.append(pool)
+        return pool.submit(fn, *args).result()
+
+    def kill(self) -> None:
+        """End every worker process now (what it was training is lost; its checkpoint stays)."""
+        with self._lock:
+            pools = list(self._pools)
+        for pool in pools:
+            procs = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own
+            for proc in procs:
+                proc.kill()
+            for proc in procs:
+                proc.join(10)
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        for pool in self._pools:
+            pool.shutdown(wait=True)
+
+
+def _start_worker(n_threads: int, specs: list[str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    thread_budget.apply(n_threads)
+    plugins.load_many(specs, "worker process")
+
+
+def _run_on_threads(ps, out_root: Path, todo: list[str], options: SweepOptions, progress):
+    """The datasets ``todo`` on ``workers`` threads here, each driving its kernel (notebooks) or
+    its worker process (``train_only``); a ``train_only`` set with one worker trains in this very
+    thread (its bars shown here).  An interrupt ends every kernel and worker process within
+    seconds and is raised again."""
+    workers = max(1, min(options.workers or ps.workers, len(todo) or 1))
+    plan = thread_budget.plan(workers, ps.config.device, options.threads)
     budget = plan.budget
     if todo:
-        say(plan.line("worker"))
+        progress.say(plan.line("worker"))
+    set_dir = out_root / ps.name
+    if ps.train_only and workers > 1:
+        ps = _quiet(ps)  # no bars from other processes: the overall one says it
     failed, done = {}, []
-    kernels = _WorkerKernels(options.fresh_kernels)
+    kernels = None if ps.train_only else _WorkerKernels(options.fresh_kernels)
+    processes = _WorkerProcesses(budget.threads) if ps.train_only and workers > 1 else None
 
-    def run(dataset: str) -> float:
-        return run_dataset_notebooks(ps, dataset, out_root, options.reuse, kernel=kernels.current())
+    def run(dataset: str) -> tuple[float, int]:
+        before = _read(set_dir / dataset / "timings.json")
+        if processes is not None:
+            secs = processes.run(folders.train_dataset, ps, dataset, out_root, options.reuse)
+        else:
+            secs = folders.run_unit(ps, dataset, out_root, options.reuse, kernel=kernels and kernels.current())
+        return secs, _members_trained(set_dir / dataset, before or b"")
 
-    try:
-        with (
-            _environ({**thread_budget.env(budget), **thread_budget.allocator_env()}),
-            ThreadPoolExecutor(max_workers=workers) as pool,
-        ):
-            futs = {pool.submit(run, d): d for d in todo}
-            for f in as_completed(futs):
-                d = futs[f]
-                try:
-                    secs = f.result()
-                    done.append(d)
-                    msg = f"{d}: done in {secs:.0f} s"
-                except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
-                    failed[d] = short_line(e)
-                    msg = f"{d}: FAILED: {failed[d]}"
-                if bar is not None:
-                    bar.update(1)
-                say(msg)
-    finally:
+    def finished(dataset: str, outcome) -> None:
+        try:
+            secs, trained = outcome()
+            done.append(dataset)
+            msg = f"{dataset}: done in {secs:.0f} s, {trained} members trained"
+        except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
+            failed[dataset], trained = short_line(e), 0
+            msg = f"{dataset}: FAILED: {failed[dataset]}"
+        progress.done(dataset, msg, trained)
+
+    env = {**thread_budget.env(budget), **thread_budget.allocator_env()}
+    if ps.train_only and workers == 1:
+        with _environ(env):
+            for d in todo:
+                finished(d, lambda d=d: run(d))
+        return done, failed
+    with _environ(env):
+        pool = _Threads(workers, run, todo)
+        try:
+            pending = set(pool.futures)
+            while pending:
+                ended, pending = wait(pending, timeout=TICK, return_when=FIRST_COMPLETED)
+                for f in ended:
+                    finished(pool.futures[f], f.result)
+                progress.tick()
+        except BaseException:  # an interrupt: no dataset starts any more, every worker ends now
+            pool.cancel()
+            if processes is not None:
+                processes.kill()
+            if kernels is not None:
+                kernels.kill()
+            raise
+    pool.join()
+    if processes is not None:
+        processes.close()
+    if kernels is not None:
         kernels.close()
     return done, failed
+
+
+class _Threads:
+    """``n`` daemon threads calling ``fn`` on each of ``items`` in turn; ``futures`` maps each
+    item's future to it.  Daemon threads, not an executor's: a thread that an interrupt leaves
+    waiting on a killed kernel holds up neither the interrupt nor the interpreter's exit."""
+
+    def __init__(self, n: int, fn, items):
+        self.fn = fn
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.futures: dict[Future, str] = {}
+        for item in items:
+            f = Future()
+            self.futures[f] = item
+            self.queue.put((item, f))
+        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"tcc-worker-{i}") for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                item, f = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            if not f.set_running_or_notify_cancel():
+                continue
+            try:
+                f.set_result(self.fn(item))
+            except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+                f.set_exception(e)
+
+    def cancel(self) -> None:
+        """The items not started yet will not start."""
+        for f in self.futures:
+            f.cancel()
+
+    def join(self) -> None:
+        for t in self.threads:
+            t.join()
+
+
+TICK = 5.0
+"""Seconds between two redraws of the overall bar (its elapsed time) while datasets run."""
+
+
+def _quiet(ps: param_files.ParamSet) -> param_files.ParamSet:
+    """``ps`` with every dataset's progress bars off."""
+    return dataclasses.replace(
+        ps,
+        config=ps.config.replace(progress=False),
+        configs={d: c.replace(progress=False) for d, c in ps.configs.items()},
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -635,6 +853,13 @@ def main(argv=None) -> int:
     except param_files.ParamsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if a.methods is not None:
+        print(
+            f"error: --methods is the screen's option (params/screen.yaml); {a.params} is a sweep: "
+            f"name its methods in its config: methods: [...]",
+            file=sys.stderr,
+        )
+        return 2
     if a.check:
         return _check_command(a, ps)
     try:
@@ -642,6 +867,28 @@ def main(argv=None) -> int:
     except SweepError as e:  # locked, not writable or full, no data folder, no cluster
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # Ctrl-C: the workers are gone; one line, no traceback
+        print(f"\n{e}" if isinstance(e, Interrupted) else "\ninterrupted", file=sys.stderr)
+        return 130
+
+
+def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Path) -> None:
+    """What ``--check`` checks of a run's options, before any work: the cluster's options and a
+    running scheduler's answer, the checkpoint interval, the names of ``--force``/``--only``, and
+    the folders the run writes (writable, with room).  A :class:`SweepError` in one line."""
+    cluster = _cluster(ps, options)
+    if cluster is not None and cluster.remote:
+        try:
+            dask_scale.probe(cluster.address, cluster.connect_timeout)
+        except dask_scale.ScaleError as e:
+            raise SweepError(str(e)) from None
+    check_checkpoint_interval()
+    try:
+        todo = _plan(ps, out_root / ps.name, options).todo
+    except param_files.ParamsError as e:
+        raise SweepError(str(e)) from None
+    if todo:
+        check_room(ps, out_root, len(todo), cluster.jobs if cluster is not None else (options.workers or ps.workers))
 
 
 def _check_command(a, ps: param_files.ParamSet) -> int:

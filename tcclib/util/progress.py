@@ -7,6 +7,10 @@ it closes (:class:`LineBar`), never ``\r`` frames.  The sweep runs notebooks in 
 output it streams to its own stderr; it sets ``TCC_PROGRESS`` for them: ``text`` when that is a
 terminal (frames at most every :data:`TEXT_INTERVAL` seconds), else ``lines``.
 
+:class:`Overall` is the one bar of a run of several datasets at once (the sweep, the screen):
+datasets done, members trained, elapsed time and an estimate; in a log, each dataset's line ends
+with that state instead of a bar.
+
 A widget bar, once closed, replaces itself in the notebook with its last state as a line of
 text (:class:`_closing_widget_bar`): a saved and reopened notebook shows how the bar ended,
 never "Error displaying widget: model not found" for a widget whose state was not saved.
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 PROGRESS_ENV = "TCC_PROGRESS"
 TEXT_INTERVAL = 5.0
@@ -103,3 +108,94 @@ def _closing_widget_bar():
                 self.container.close()
 
     return ClosingWidgetBar
+
+
+def mode() -> str:
+    """How a bar shows here: ``widget`` (Jupyter), ``text`` (a terminal, or ``TCC_PROGRESS=text``)
+    or ``lines`` (a log: ``TCC_PROGRESS=lines``, or stderr that is no terminal)."""
+    from tqdm.auto import tqdm  # deferred: chosen at call time (widgets in Jupyter, text elsewhere)
+    from tqdm.notebook import tqdm as notebook_tqdm  # deferred: as above
+
+    chosen = os.environ.get(PROGRESS_ENV)
+    if chosen in ("text", "lines"):
+        return chosen
+    if issubclass(tqdm, notebook_tqdm):
+        return "widget"
+    return "text" if _is_terminal(sys.stderr) else "lines"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+class Overall:
+    """The one bar of a run of several datasets at once (the sweep, the screen): datasets done,
+    members trained, elapsed time and an estimate of the time left.
+
+    A widget in JupyterLab, a bar redrawn in place on a terminal (``say`` lines printed above it);
+    in a log (not a terminal) no bar: each dataset's line ends with the same state in brackets.
+    ``weights``: each dataset's expected share of the work (e.g. its recorded seconds), for the
+    estimate; without them every dataset counts the same.  ``enabled=False``: lines only, no bar,
+    no state in them.  :meth:`tick` redraws the elapsed time (call it every few seconds)."""
+
+    def __init__(self, todo, skipped: int = 0, desc: str = "datasets", enabled: bool = True, weights=None, say=print):
+        self.t0 = time.monotonic()
+        self.todo = list(todo)
+        self.total, self.skipped = len(self.todo) + skipped, skipped
+        self.weights = {d: float((weights or {}).get(d) or 1.0) for d in self.todo}
+        self.finished: list[str] = []
+        self.members = 0
+        self.enabled = enabled
+        self.bar = None
+        self._say = say
+        if enabled and mode() != "lines" and self.todo:
+            fmt = "{desc}: {n_fmt}/{total_fmt} |{bar}| {postfix}"
+            self.bar = bar(self.total, desc, initial=skipped, bar_format=fmt, leave=True)
+            self.bar.set_postfix_str(self.state(), refresh=True)
+
+    def state(self) -> str:
+        """``24 members trained, 5 min 10 s elapsed, about 40 min left``."""
+        elapsed = time.monotonic() - self.t0
+        parts = [f"{self.members} members trained", f"{_duration(elapsed)} elapsed"]
+        done_w = sum(self.weights[d] for d in self.finished)
+        left_w = sum(w for d, w in self.weights.items() if d not in self.finished)
+        if self.finished and left_w > 0:
+            parts.append(f"about {_duration(elapsed / done_w * left_w)} left")
+        elif not self.finished and self.todo:
+            parts.append("estimate after the first dataset")
+        return ", ".join(parts)
+
+    def say(self, line: str) -> None:
+        """A line above the bar (a log: the line alone)."""
+        if self.bar is not None:
+            self.bar.write(line)
+        else:
+            self._say(line)
+
+    def done(self, dataset: str, line: str, trained: int = 0) -> None:
+        """``dataset`` finished (or failed): its ``line`` said, the bar moved on."""
+        self.finished.append(dataset)
+        self.members += int(trained)
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix_str(self.state(), refresh=True)
+            self.bar.write(line)
+        elif self.enabled:
+            self._say(f"{line}  [{self.skipped + len(self.finished)}/{self.total} datasets; {self.state()}]")
+        else:
+            self._say(line)
+
+    def tick(self) -> None:
+        """Redraw the bar (its elapsed time and estimate)."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.state(), refresh=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

@@ -1,0 +1,254 @@
+"""The screen's front door (issue 48): it runs on the sweep's executor, takes the sweep's options
+that make sense for it and refuses the others in one line, finds the data beside the checkout with
+no variable set, checks every dataset with ``--check``, and stops within seconds on an interrupt
+(no process left, finished datasets kept, the next run trains only what was missing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tcclib.__main__ import main
+from tcclib.artifacts import store
+from tcclib.method import plugins
+from tcclib.method.config import Config
+from tcclib.running.train import run_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets" / "openml-cc18"
+NEARBY = ROOT / "examples" / "nearby_rule.py"
+needs_shared = pytest.mark.skipif(
+    not SHARED.is_dir(), reason="needs ../shared/datasets/openml-cc18 beside the checkout"
+)
+
+
+def _clean_env(**extra) -> dict:
+    """This environment without TCC_DATA_DIR or plugins, and with any web request failing at once
+    (a proxy nobody listens on): offline, as a shell beside ../shared."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TCC_DATA_DIR", plugins.ENV)}
+    env.update(
+        PYTHONPATH=str(ROOT),
+        OMP_NUM_THREADS="1",
+        HTTP_PROXY="http://127.0.0.1:9",
+        HTTPS_PROXY="http://127.0.0.1:9",
+        TCC_PROGRESS="lines",
+        **extra,
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """A reference store of two finished datasets (no_pretrain and logreg, 2 seeds, 2 epochs); the
+    screen trains breast_cancer with 2 epochs and balance-scale with 150 (its recorded settings)."""
+    folder = tmp_path_factory.mktemp("reference")
+    cfg = Config(methods=("no_pretrain",), baselines=("logreg",), seeds=(0, 1), epochs=2, head_epochs=2, progress=False)
+    for name, epochs in (("breast_cancer", 2), ("balance-scale", 150)):
+        store.save_run(run_dataset(name, cfg, data_dir=SHARED if SHARED.is_dir() else None), folder / name)
+        recorded = json.loads((folder / name / "config.json").read_text())
+        (folder / name / "config.json").write_text(json.dumps({**recorded, "epochs": epochs}))
+    return folder
+
+
+def _screen_file(tmp_path: Path, reference: Path) -> Path:
+    p = tmp_path / "screen.yaml"
+    p.write_text(
+        "name: screen\ndatasets: [breast_cancer, balance-scale]\n"
+        f"screen:\n  reference: {reference}\n  compare: [no_pretrain, logreg]\n  out: {tmp_path / 'out' / 'screen'}\n"
+    )
+    return p
+
+
+@needs_shared
+def test_the_screens_check_loads_its_datasets_offline_beside_shared_with_no_variable_set():
+    cmd = [sys.executable, "-m", "tcclib", "params/screen.yaml", "--plugin", str(NEARBY), "--only", "kc2", "--check"]
+    done = subprocess.run(cmd, cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"screen: 1 datasets load from {SHARED.resolve()}" in done.stdout
+    assert "OK (a screen of nearby on 1 datasets)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "flag, why",
+    [("--retrain", "reuses the stored members"), ("--fresh-kernels", "worker processes"), ("--no-aggregate", "")],
+)
+def test_the_screen_refuses_an_option_it_cannot_honour_in_one_line(tmp_path, reference, capsys, flag, why):
+    code = main([str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY), flag])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"error: screen: {flag} does not apply to a screen") and why in err
+
+
+def test_the_screen_names_a_bad_input_before_any_work(tmp_path, reference, capsys):
+    yaml = _screen_file(tmp_path, reference)
+    assert main([str(yaml), "--plugin", str(NEARBY), "--methods", "no_pretrain"]) == 2
+    assert "'no_pretrain' is one of the compared methods" in capsys.readouterr().err
+    yaml.write_text(yaml.read_text().replace("[no_pretrain, logreg]", "[no_pretrain, logreg, clas]"))
+    assert main([str(yaml), "--plugin", str(NEARBY)]) == 2
+    err = capsys.readouterr().err
+    assert "screen: compare:" in err and "'clas'" in err and "class" in err  # the registry's closest name
+    yaml.write_text(yaml.read_text().replace("[no_pretrain, logreg, clas]", "[no_pretrain, random]"))
+    assert main([str(yaml), "--plugin", str(NEARBY)]) == 2
+    assert "the reference store has no results of random for" in capsys.readouterr().err
+    assert main([str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY), "--only", "kc1"]) == 2
+    assert "kc1" in capsys.readouterr().err
+    broken = tmp_path / "broken"
+    for name in ("breast_cancer", "balance-scale"):
+        (broken / name).mkdir(parents=True)
+        for f in ("_DONE.json", "config.json", "results.csv"):
+            (broken / name / f).write_bytes((reference / name / f).read_bytes())
+    (broken / "balance-scale" / "results.csv").unlink()
+    assert main([str(_screen_file(tmp_path, broken)), "--plugin", str(NEARBY)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "has no results.csv in balance-scale" in err and len(err.splitlines()) == 1
+
+
+@needs_shared
+def test_only_runs_only_those_datasets_and_a_second_run_trains_nothing(tmp_path, reference, capsys, monkeypatch):
+    monkeypatch.delenv("TCC_DATA_DIR", raising=False)
+    monkeypatch.setenv("TCC_PROGRESS", "lines")
+    args = [str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY), "--only", "breast_cancer"]
+    assert main([*args, "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "screen: 1 datasets, nearby" in out and "breast_cancer: done in" in out and "2 members trained" in out
+    folder = tmp_path / "out" / "screen"
+    assert (folder / "breast_cancer" / "_DONE.json").is_file() and not (folder / "balance-scale").exists()
+    results = pd.read_csv(folder / "results.csv")
+    assert set(results.dataset) == {"breast_cancer"} and set(results.method) == {"nearby", "no_pretrain", "logreg"}
+    assert (folder / "verdict.md").is_file()
+    assert main(args) == 0  # unchanged: the dataset is done, nothing trains
+    out = capsys.readouterr().out
+    assert "1 of 1 datasets already done" in out and "members trained" not in out.split("training record")[0]
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` (from /proc)."""
+    parents = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        found.update(kids)
+        todo += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@needs_shared
+def test_an_interrupt_ends_a_two_worker_screen_and_the_next_run_trains_only_what_was_missing(tmp_path, reference):
+    """Ctrl-C in a terminal (SIGINT to the process group) while balance-scale trains and
+    breast_cancer is done: the command ends within seconds with one line, no worker is left, and
+    the next run skips breast_cancer and resumes balance-scale from its checkpoint."""
+    cmd = [sys.executable, "-m", "tcclib", str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY)]
+    env = _clean_env(TCC_CHECKPOINT_SECONDS="1")
+    log = tmp_path / "first.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([*cmd, "--workers", "2"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 400
+        while "breast_cancer: done" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.5)
+        time.sleep(3)  # balance-scale pretrains on (and writes a checkpoint)
+        workers = _descendants(proc.pid)
+        assert len(workers) >= 2, "the screen runs its datasets in worker processes"
+        t = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=30)
+        stopped = time.monotonic() - t
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = log.read_text()
+    assert code == 130 and stopped < 20, text[-3000:]
+    assert "Traceback" not in text
+    last = [line for line in text.splitlines() if line.strip()][-1]
+    assert last.startswith("interrupted: 1 of the 2 datasets this run started finished and are kept")
+    assert "Run the screen again" in last
+    time.sleep(2)
+    assert [p for p in workers if _alive(p)] == []
+    folder = tmp_path / "out" / "screen"
+    assert (folder / "breast_cancer" / "_DONE.json").is_file()
+    assert not (folder / "balance-scale" / "_DONE.json").exists()
+    assert list((tmp_path / "out" / ".cache" / "checkpoints").glob("*")), "the interrupted pretraining's checkpoint"
+    kept = (folder / "breast_cancer" / "timings.json").read_bytes()
+    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "1 of 2 datasets already done" in again.stdout
+    assert "balance-scale: done in" in again.stdout and "breast_cancer: done" not in again.stdout
+    assert (folder / "breast_cancer" / "timings.json").read_bytes() == kept  # not trained again
+    assert json.loads((folder / "balance-scale" / "timings.json").read_text()).get("resumed_at_epoch", 0) > 0
+
+
+def test_a_verdict_over_too_few_datasets_says_no_test_can_reach_significance():
+    from tcclib.paper import verdict
+
+    results = pd.read_csv(ROOT / "outputs" / "screen" / "results.csv")
+    compared = ["class", "random", "no_pretrain", "logreg", "self_training", "xgboost"]
+    assert not any("no paired Wilcoxon test can reach" in s for s in verdict.sentences(results, ["nearby"], compared))
+    two = results[results.dataset.isin(sorted(results.dataset.unique())[:2])]
+    lines = verdict.sentences(two, ["nearby"], compared)
+    assert "not distinguishable" in lines[0]
+    assert lines[-1].startswith("With 2 datasets no paired Wilcoxon test can reach p < 0.05")
+    assert "the smallest possible p is 0.5" in lines[-1] and "at least 6 datasets" in lines[-1]
+
+
+@needs_shared
+def test_notebook_09_runs_offline_beside_shared_with_no_variable_set(tmp_path, reference):
+    """papermill on 09 with a plugin, one OpenML dataset (balance-scale, read from ../shared: no
+    TCC_DATA_DIR, no network), one worker: the verdict, and the example rule written nowhere."""
+    small = tmp_path / "reference" / "balance-scale"
+    small.mkdir(parents=True)
+    for f in (reference / "balance-scale").iterdir():
+        if f.is_file():
+            (small / f.name).write_bytes(f.read_bytes())
+    recorded = json.loads((small / "config.json").read_text())
+    (small / "config.json").write_text(json.dumps({**recorded, "epochs": 2}))
+    nb = tmp_path / "09.ipynb"
+    convert = [sys.executable, "-m", "jupytext", "--to", "ipynb", "-o", str(nb), "notebooks/09_your_rule.py"]
+    subprocess.run(convert, cwd=ROOT, check=True, capture_output=True)
+    run = [sys.executable, "-m", "papermill", str(nb), str(tmp_path / "09_out.ipynb"), "--cwd", str(tmp_path)]
+    parameters = dict(
+        plugin="examples/nearby_rule.py",
+        reference=str(tmp_path / "reference"),
+        compare="[no_pretrain, logreg]",
+        out_dir=str(tmp_path / "screen"),
+        workers="1",
+        progress="False",
+    )
+    for name, value in parameters.items():
+        run += ["-p", name, value]
+    done = subprocess.run(run, cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rendered = json.loads((tmp_path / "09_out.ipynb").read_text())
+    text = "".join(
+        "".join(o.get("text", "")) + json.dumps(o.get("data", {}))
+        for c in rendered["cells"]
+        for o in c.get("outputs", [])
+    )
+    assert "balance-scale: done in" in text and "nearby ranks" in text
+    assert "With 1 dataset no paired Wilcoxon test can reach" in text
+    assert (tmp_path / "screen" / "verdict.md").is_file()
+    assert not (tmp_path / "screen" / "my_rule.py").exists()
