@@ -106,6 +106,7 @@ def test_derived_lists_are_the_ones_the_stored_keys_were_made_with():
         *config.FIDELITY_SWITCHES,
         "xgb_max_bin",
         "compile",
+        "draws",
         "head",
         "encoder_lr",
     }
