@@ -137,7 +137,7 @@ best = cmp.results[cmp.results.method.isin(list(cmp.models))].sort_values("accur
 joblib.dump(cmp.models[best], out / "model.joblib")
 loaded = joblib.load(out / "model.joblib")
 X_new = ds.X.iloc[cmp.test_index[:5]]
-print(f"saved the {best} model to {out / 'model.joblib'}")
+print(f"saved the {best} model to {paths.relative_to_root(out / 'model.joblib')}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
