@@ -252,3 +252,18 @@ def test_post_build_copies_every_setting_make_lab_points_at():
         rel = f.relative_to(ROOT / "jupyter-config")
         if f.is_file() and f.name != "ipython_kernel_config.py" and "__pycache__" not in rel.parts:
             assert f"jupyter-config/{rel}" in text, f"postBuild leaves out jupyter-config/{rel}"
+
+
+def test_a_summary_shows_a_file_under_the_root_relative_to_it(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from tcclib.data.sources import load_dataset, summary
+
+    monkeypatch.setenv("TCC_ROOT", str(tmp_path))
+    (tmp_path / "data").mkdir()
+    pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0] * 5, "y": ["p", "q"] * 10}).to_csv(tmp_path / "data" / "t.csv", index=False)
+    shown = summary(load_dataset(f"{tmp_path / 'data' / 't.csv'}:y"))["source"]
+    assert shown == "data/t.csv", shown
+    elsewhere = tmp_path.parent / f"{tmp_path.name}_outside.csv"
+    (tmp_path / "data" / "t.csv").replace(elsewhere)
+    assert summary(load_dataset(f"{elsewhere}:y"))["source"] == str(elsewhere)  # outside the root: as given
