@@ -133,7 +133,6 @@ def run(args) -> pd.DataFrame:
     The baselines run with the first head.  The methods are added one run at a time (the ones
     before reused), and each run that trained something adds its seconds to ``seconds.csv``."""
     out, cache = Path(args.out), Path(args.cache)
-    seconds = []
     for name in args.tables:
         ds = table(name)
         for head in args.heads:
@@ -152,13 +151,13 @@ def run(args) -> pd.DataFrame:
                 res = run_dataset(ds, cfg, None, cache, store_dir=folder, keep_pretrained=True)
                 store.save_run(res, folder)
                 print(f"{name} {head} {args.methods[n - 1]}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
-                seconds += spent(res.timings, name, heads.variant(args.methods[n - 1], head))
+                seconds = spent(res.timings, name, heads.variant(args.methods[n - 1], head))
+                if seconds:  # at once: an interrupted run keeps the seconds of what it trained
+                    _merge_seconds(out / "seconds.csv", pd.DataFrame(seconds))
         for kept in (cache / "checkpoints").glob(f"{name}-*.pt"):
             kept.unlink()
     results = heads.gather(out)
     results.to_csv(out / "results.csv", index=False)
-    if seconds:
-        _merge_seconds(out / "seconds.csv", pd.DataFrame(seconds))
     return results
 
 
