@@ -27,9 +27,10 @@ licence and original source are in :data:`PRACTICE`.  Their committed run is
     python tools/probe_check.py --tables practice --heads probe --methods no_pretrain random \
         --seeds 0 1 2 --out outputs/probe_check_practice
 
-Each method is added to a table in a run of its own (the ones before it reused), so that
-``seconds.csv`` holds the fit time of each variant (pretraining included where it ran) and of the
-two baselines together, for all seeds of a table.
+Each method not stored yet is added to a table in a run of its own (the ones before it reused),
+so that ``seconds.csv`` holds the fit time of each variant (pretraining included where it ran) and
+of the two baselines together, for all seeds of a table; a re-run on a finished store is one run
+per table and head, which trains nothing.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def run(args) -> pd.DataFrame:
     for name in args.tables:
         ds = table(name)
         for head in args.heads:
-            for n in range(1, len(args.methods) + 1):
+            for n in range(first_missing(out / head / name, args.methods), len(args.methods) + 1):
                 cfg = Config(
                     seeds=tuple(args.seeds),
                     methods=tuple(args.methods[:n]),
@@ -159,6 +160,15 @@ def run(args) -> pd.DataFrame:
     results = heads.gather(out)
     results.to_csv(out / "results.csv", index=False)
     return results
+
+
+def first_missing(folder: Path, methods) -> int:
+    """How many of ``methods`` the first run on ``folder`` names: up to the first one not stored
+    there (all of them where every one is), so that no run leaves a stored method out (a run's
+    store keeps only the methods it names) and each further run adds one."""
+    path = folder / "results.csv"
+    stored = set(pd.read_csv(path)["method"]) if path.is_file() else set()
+    return next((n for n, m in enumerate(methods, 1) if m not in stored), len(methods))
 
 
 def spent(timings: dict, name: str, variant: str) -> list[dict]:
