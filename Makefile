@@ -34,11 +34,13 @@ paper: install
 # outputs/, which the file browser reaches one folder up). jupyter-config/ adds this repository's
 # Lab defaults: a notebooks/*.py source opens as a notebook (jupytext), one entry per notebook (the
 # paired .ipynb it writes on save is git-ignored and left out of the listing), widget state is saved
-# with a notebook, the start page is notebooks/; the kernels get CurveZMQ keys (encrypted TCP)
+# with a notebook, the start page is notebooks/; the kernels get CurveZMQ keys (encrypted TCP); the
+# committed renders under outputs/ open read-only. It writes the paired .ipynb first (make notebooks),
+# so that a later make notebooks changes nothing Lab compares (no "File Changed": docs/notebooks.md)
 LAB_ENV := JUPYTER_CONFIG_PATH=$(abspath jupyter-config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 # as root (a container), Jupyter refuses to start without --allow-root
 LAB_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
-lab: install
+lab: install notebooks
 	$(LAB_ENV) $(PY) -m jupyter lab $(LAB_ROOT) $(ARGS)
 
 # re-execute the committed renders of a set from the current notebook sources, reusing the stored

@@ -73,7 +73,7 @@ def test_sweep_runs_notebooks_in_this_interpreter_despite_a_decoy_python3_kernel
     rep = sweep.sweep(param_files.load(p), tmp_path / "out", progress=False)
     assert rep["done"] == ["breast_cancer"], rep
     done = json.loads((tmp_path / "out" / "k" / "breast_cancer" / "_DONE.json").read_text())
-    assert done["python"] == sys.executable
+    assert done["python"] == Path(sys.executable).name  # its name: no folder of this machine
     import torch
 
     assert done["torch"] == torch.__version__

@@ -1164,6 +1164,14 @@ def from_frame(X: pd.DataFrame, y, name: str = "custom") -> Dataset:
     return validate_dataset(Dataset(name, None, X, y, "frame"))
 
 
+def _shown_source(source: str) -> str:
+    """A dataset's source as a summary shows it: an ARFF file by its name, a file under the project
+    root relative to it (no folder of this machine in a rendered notebook), anything else as it is."""
+    if source.endswith(".arff"):
+        return Path(source).name
+    return paths.relative_to_root(source) if Path(source).is_absolute() else source
+
+
 def summary(ds: Dataset) -> pd.Series:
     """Rows, features (nominal / numeric), missing values and class balance of a dataset."""
     nominal = sum(isinstance(t, pd.CategoricalDtype) for t in ds.X.dtypes)
@@ -1181,6 +1189,6 @@ def summary(ds: Dataset) -> pd.Series:
             "classes": len(counts),
             "largest class": f"{counts.iloc[0]} ({counts.iloc[0] / len(ds.y):.1%})",
             "smallest class": f"{counts.iloc[-1]} ({counts.iloc[-1] / len(ds.y):.1%})",
-            "source": Path(ds.source).name if ds.source.endswith(".arff") else ds.source,
+            "source": _shown_source(ds.source),
         }
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 import platform
 import shutil
@@ -212,7 +213,19 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
         if kernel is None:
             session.close()
         if tmp.exists():
+            _relative_output_path(tmp)
             os.replace(tmp, out)  # keep the rendered notebook, failed or not
+
+
+def _relative_output_path(rendered: Path) -> None:
+    """Rewrite the ``output_path`` papermill recorded in ``rendered`` (its own absolute path) to the
+    path relative to the project root, so that no render holds the rendering machine's folders;
+    a text replacement of that one JSON string, every other byte as papermill wrote it."""
+    text = rendered.read_text(encoding="utf-8")
+    recorded = f'"output_path": {json.dumps(str(rendered), ensure_ascii=False)}'
+    if recorded in text:
+        relative = json.dumps(paths.relative_to_root(rendered), ensure_ascii=False)
+        rendered.write_text(text.replace(recorded, f'"output_path": {relative}', 1), encoding="utf-8")
 
 
 def notebook_parameters(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> dict:

@@ -70,7 +70,12 @@ def kernel_manager():
 
 
 def interpreter() -> dict:
-    """The interpreter the notebooks ran in, for ``_DONE.json``."""
+    """The interpreter the notebooks ran in, for ``_DONE.json``: its file name, not its folder (a
+    committed ``_DONE.json`` holds no path of the rendering machine), its version and torch's."""
     import torch  # deferred: torch takes seconds to import
 
-    return {"python": sys.executable, "python_version": platform.python_version(), "torch": torch.__version__}
+    return {
+        "python": os.path.basename(sys.executable),
+        "python_version": platform.python_version(),
+        "torch": torch.__version__,
+    }

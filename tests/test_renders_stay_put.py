@@ -1,0 +1,269 @@
+"""Renders that stay put: Binder gets the Jupyter server settings ``make lab`` uses, a committed
+render opens read-only in Lab, ``make notebooks`` under an open Lab changes nothing Lab compares,
+and no committed output holds a folder of the machine that rendered it.
+
+The Lab tests start a real JupyterLab server (``tests/test_lab.py``'s ``Lab``, as ``make lab``
+starts it) and talk to it through the contents API as Lab's document manager does.  The Binder
+test runs ``postBuild`` unchanged in a fresh virtual environment and a fresh home folder, then
+starts Lab as Binder does, with no ``JUPYTER_CONFIG_PATH``.
+"""
+
+import json
+import os
+import re
+import site
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+from test_lab import TOKEN, Lab, _as_lab_after_connecting, _copy_checkout, _free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+RENDER = "outputs/demo/breast_cancer/03_pretraining.ipynb"
+# a folder of a machine: one of the usual roots at the start of a path (not inside a URL or a
+# relative path), a Windows drive, or this checkout and this interpreter wherever they are
+MACHINE_PATH = re.compile(
+    r"(?<![\w.:/~-])/(work|tmp|root|home|Users|srv|opt|mnt|var|usr|private|scratch|data|nfs)/|\b[A-Za-z]:\\\\"
+)
+TEXT = {".ipynb", ".json", ".csv", ".md", ".tex", ".py", ".yaml", ".txt", ".html", ".svg"}
+
+
+def _tracked_outputs() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files", "-z", "outputs"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return [ROOT / p for p in listed.stdout.split("\0") if p]
+
+
+def machine_paths(text: str) -> list[str]:
+    """The absolute paths of a machine in ``text`` (each with a little context)."""
+    found = [text[max(0, m.start() - 20) : m.end() + 40] for m in MACHINE_PATH.finditer(text)]
+    for own in {str(ROOT), sys.prefix, str(Path.home())} - {"/"}:
+        found += [own] * text.count(own)
+    return found
+
+
+def test_the_scan_finds_the_paths_a_render_used_to_hold():
+    assert machine_paths('"output_path": "/work/main/outputs/smoke/x.ipynb"')
+    assert machine_paths('"python": "/root/.pyenv/versions/3.11.7/bin/python"')
+    assert machine_paths(r'"C:\\Users\\me\\tcc\\outputs"')
+    assert not machine_paths('"output_path": "outputs/smoke/x.ipynb", "url": "https://example.org/tmp/x"')
+
+
+def test_no_committed_output_holds_a_folder_of_the_rendering_machine():
+    files = [f for f in _tracked_outputs() if f.suffix in TEXT and f.is_file()]
+    assert len(files) > 1000  # the committed renders, results and reports
+    bad = {str(f.relative_to(ROOT)): hits[:2] for f in files if (hits := machine_paths(f.read_text(errors="replace")))}
+    assert not bad, f"{len(bad)} committed outputs hold a path of the rendering machine: {list(bad.items())[:5]}"
+
+
+def test_a_render_records_papermill_s_output_path_relative_to_the_root(tmp_path, monkeypatch):
+    """papermill records the absolute path it wrote; the renderer rewrites that one string."""
+    import papermill as pm
+
+    from tcclib.running.notebooks import _relative_output_path
+    from tcclib.util.kernel import interpreter
+
+    monkeypatch.setenv("TCC_ROOT", str(tmp_path))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    rendered = tmp_path / "outputs" / "set" / ".01_x.ipynb.running.ipynb"
+    rendered.parent.mkdir(parents=True)
+    pm.execute_notebook(nb, str(rendered), progress_bar=False, kernel_name="python3")
+    before = json.loads(rendered.read_text())
+    assert before["metadata"]["papermill"]["output_path"] == str(rendered)  # papermill's own record
+    _relative_output_path(rendered)
+    after = json.loads(rendered.read_text())
+    assert after["metadata"]["papermill"].pop("output_path") == "outputs/set/.01_x.ipynb.running.ipynb"
+    before["metadata"]["papermill"].pop("output_path")
+    assert after == before  # nothing else changed
+    assert not machine_paths(json.dumps(interpreter()))  # _DONE.json's interpreter: its name only
+
+
+def test_a_committed_render_opens_read_only_in_lab_and_a_save_over_it_is_refused(tmp_path):
+    before = (ROOT / RENDER).read_bytes()
+    lab = Lab(ROOT, tmp_path)
+    try:
+        model = lab.call("GET", f"/api/contents/{RENDER}?type=notebook&content=1")
+        assert model["writable"] is False  # Lab: a read-only mark, Ctrl+S says "Save as", no autosave
+        listing = lab.call("GET", "/api/contents/outputs/demo/breast_cancer")["content"]
+        assert listing and not [e["name"] for e in listing if e["writable"]]
+        assert lab.call("GET", "/api/contents/notebooks/01_data_prep.py?content=0")["writable"] is True
+        with pytest.raises(AssertionError, match="403.*committed render.*Save Notebook As"):
+            lab.save(RENDER, model["content"])  # what Run All then Save would send
+        lab.call("PUT", "/api/contents/runs/copy_of_03.ipynb", {"type": "notebook", "content": model["content"]})
+    finally:
+        lab.close()
+        (ROOT / "runs" / "copy_of_03.ipynb").unlink(missing_ok=True)
+    assert (ROOT / RENDER).read_bytes() == before
+
+
+def test_make_notebooks_while_lab_holds_a_notebook_changes_nothing_lab_compares(tmp_path):
+    """Lab raises "File Changed" on save when the file's hash (jupytext: the .py's and the paired
+    .ipynb's) differs from the one it loaded or last saved.  After ``make notebooks`` (which
+    ``make lab`` runs first) it is the same; after an edit of the .py outside Lab it is not."""
+    repo = tmp_path / "clone"
+    repo.mkdir()
+    _copy_checkout(repo)
+
+    def make_notebooks():
+        subprocess.run(["make", "-s", "notebooks", f"PY={sys.executable}"], cwd=repo, check=True, capture_output=True)
+
+    assert re.search(r"^lab: install notebooks$", (repo / "Makefile").read_text(), re.M)
+    make_notebooks()  # as `make lab` does before it starts Lab
+    name = "notebooks/01_data_prep.py"
+    lab = Lab(repo, tmp_path)
+    try:
+
+        def on_disk():
+            model = lab.call("GET", f"/api/contents/{name}?content=0&hash=1")
+            assert model["hash"], "no hash: Lab would compare modification times instead"
+            return model["hash"]
+
+        opened = on_disk()
+        time.sleep(1.1)  # past Lab's 0.5 s margin on modification times
+        make_notebooks()
+        assert on_disk() == opened
+        lab.save(name, _as_lab_after_connecting(lab.open_notebook(name)))  # Ctrl+S in Lab
+        saved = on_disk()
+        make_notebooks()
+        assert on_disk() == saved
+        source = repo / name
+        source.write_text(source.read_text() + "\n# %%\nprint('edited outside Lab')\n")
+        make_notebooks()
+        assert on_disk() != saved  # a real change on disk: then Lab asks (docs/notebooks.md)
+    finally:
+        lab.close()
+
+
+class _Binder:
+    """JupyterLab started in ``env`` as Binder starts it: its own interpreter, the user's home,
+    no ``JUPYTER_CONFIG_PATH``."""
+
+    def __init__(self, env: dict, python: Path, repo: Path, scratch: Path):
+        self.url = f"http://127.0.0.1:{_free_port()}"
+        cmd = [
+            str(python),
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={self.url.rsplit(':', 1)[1]}",
+        ]
+        cmd += [f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0"]
+        cmd += ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+        self.log = scratch / "binder_lab.log"
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                self.call("/api/status")
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.close()
+                    raise RuntimeError(f"Lab did not start: {self.log.read_text()[-2000:]}") from None
+                time.sleep(0.5)
+
+    def call(self, path: str):
+        req = urllib.request.Request(self.url + path, headers={"Authorization": f"token {TOKEN}"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return json.loads(r.read().decode())
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_binder_s_post_build_gives_lab_the_settings_of_make_lab(tmp_path):
+    """postBuild, unchanged, in a fresh virtual environment (the packages of environment.yml:
+    this interpreter's, by a .pth file, with the Jupyter data and settings they install) and a
+    fresh home: then Lab lists one entry per notebook, opens a .py as a notebook, serves the
+    committed renders read-only and starts at notebooks/."""
+    repo, home, env_dir = tmp_path / "repo", tmp_path / "home", tmp_path / "env"
+    for d in (repo, home):
+        d.mkdir()
+    _copy_checkout(repo)
+    (repo / RENDER).parent.mkdir(parents=True)
+    (repo / RENDER).write_bytes((ROOT / RENDER).read_bytes())  # one committed render (the copy leaves them out)
+    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, capture_output=True)
+    py = env_dir / "bin" / "python"
+    # the build backend comes from the packages below (setuptools >= 64), not the old one venv bundles
+    subprocess.run([py, "-m", "pip", "uninstall", "-qy", "setuptools"], check=True, capture_output=True)
+    purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True,
+                             capture_output=True, check=True).stdout.strip()  # fmt: skip
+    Path(purelib, "environment_yml.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    for part in ("etc/jupyter", "share/jupyter"):  # what the packages install beside their code
+        (env_dir / part).parent.mkdir(parents=True, exist_ok=True)
+        (env_dir / part).symlink_to(Path(sys.prefix) / part)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "PYTHON", "TCC_", "VIRTUAL_ENV"))}
+    env.update(
+        HOME=str(home),
+        PATH=f"{env_dir / 'bin'}:{Path(sys.executable).parent}:{env['PATH']}",
+        VIRTUAL_ENV=str(env_dir),
+        PIP_NO_INDEX="1",  # the dependencies are there already (environment.yml)
+        PIP_NO_BUILD_ISOLATION="0",  # (pip reads this one inverted: "0" builds in this environment)
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+    )
+    run = subprocess.run(["bash", "postBuild"], cwd=repo, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    where = subprocess.run([py, "-c", "import tcclib; print(tcclib.__file__)"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert where.startswith(str(repo)), where  # postBuild installed the repository's tcclib
+    sources = {p.name for p in (repo / "notebooks").glob("*.py")}
+    assert {p.stem for p in (repo / "notebooks").glob("*.ipynb")} == {Path(s).stem for s in sources}
+    lab = _Binder(env, py, repo, tmp_path)
+    try:
+        listed = {e["name"] for e in lab.call("/api/contents/notebooks")["content"]}
+        assert listed == sources, listed  # one entry per notebook: the paired .ipynb left out
+        opened = lab.call("/api/contents/notebooks/01_data_prep.py?content=0&hash=1")
+        assert opened["type"] == "notebook" and opened["hash"]  # jupytext, with the hash Lab compares
+        assert lab.call(f"/api/contents/{RENDER}?content=0")["writable"] is False
+        settings = lab.call("/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+        assert settings["schema"]["properties"]["defaultViewers"]["default"]["python"] == "Jupytext Notebook"
+        req = urllib.request.Request(f"{lab.url}/?token={TOKEN}")
+        opener = urllib.request.build_opener(_NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            opener.open(req, timeout=60)
+        assert redirect.value.headers["Location"].split("?")[0].endswith("/lab/tree/notebooks")
+    finally:
+        lab.close()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+
+
+def test_post_build_copies_every_setting_make_lab_points_at():
+    """What ``make lab`` adds through JUPYTER_CONFIG_PATH is what postBuild copies to ~/.jupyter."""
+    text = (ROOT / "postBuild").read_text()
+    for f in sorted((ROOT / "jupyter-config").rglob("*")):
+        rel = f.relative_to(ROOT / "jupyter-config")
+        if f.is_file() and f.name != "ipython_kernel_config.py" and "__pycache__" not in rel.parts:
+            assert f"jupyter-config/{rel}" in text, f"postBuild leaves out jupyter-config/{rel}"
+
+
+def test_a_summary_shows_a_file_under_the_root_relative_to_it(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from tcclib.data.sources import load_dataset, summary
+
+    monkeypatch.setenv("TCC_ROOT", str(tmp_path))
+    (tmp_path / "data").mkdir()
+    pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0] * 5, "y": ["p", "q"] * 10}).to_csv(tmp_path / "data" / "t.csv", index=False)
+    shown = summary(load_dataset(f"{tmp_path / 'data' / 't.csv'}:y"))["source"]
+    assert shown == "data/t.csv", shown
+    elsewhere = tmp_path.parent / f"{tmp_path.name}_outside.csv"
+    (tmp_path / "data" / "t.csv").replace(elsewhere)
+    assert summary(load_dataset(f"{elsewhere}:y"))["source"] == str(elsewhere)  # outside the root: as given
