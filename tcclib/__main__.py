@@ -2,13 +2,15 @@
 a set with a ``screen:`` section (``params/screen.yaml``), screen new methods against the stored
 built-ins (:mod:`tcclib.running.screen`) and write the verdict (:mod:`tcclib.paper.verdict`).
 
-tcclib's own errors (a rule that breaks its contract, a dataset that cannot be had, a bad
-setting: :data:`tcclib.util.errors.SHORT`) end the command with two lines, where the full
-traceback was written and the error itself, and a non-zero exit status (2 for a bad setting, 1
-otherwise); ``--traceback`` or ``TCC_TRACEBACK=1`` shows the traceback instead."""
+tcclib's own errors (:data:`tcclib.util.errors.SHORT`) end the command short: a bad setting or
+plugin with its one line and exit status 2; a rule that breaks its contract, a dataset that
+cannot be had and the like with two lines, where the full traceback was written and the error
+itself, and exit status 1; ``--traceback`` or ``TCC_TRACEBACK=1`` shows the traceback instead."""
 
+import os
 import sys
 
+from tcclib.method import registry
 from tcclib.paper import verdict
 from tcclib.running import params as param_files
 from tcclib.running import screen
@@ -25,6 +27,8 @@ def main(argv=None) -> int:
     ``--traceback`` / ``TCC_TRACEBACK=1``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     full = TRACEBACK in argv or errors.full_tracebacks()
+    if TRACEBACK in argv:
+        os.environ[errors.TRACEBACK_ENV] = "1"  # (what a failed dataset's report reads too)
     argv = [a for a in argv if a != TRACEBACK]
     if "-h" in argv or "--help" in argv:
         with_switch().parse_args(argv)  # (prints the help, this switch included, and exits)
@@ -34,10 +38,13 @@ def main(argv=None) -> int:
         _close_bars()
         if full:
             raise
+        if isinstance(e, (errors.ConfigError, registry.RegistryError)):  # a bad input: its line names it
+            print(f"error: {errors.error_text(e)}", file=sys.stderr)
+            return 2
         note, line = errors.short_lines(e, f"{TRACEBACK} or {errors.TRACEBACK_ENV}=1")
         print(note, file=sys.stderr)
         print(f"error: {line}", file=sys.stderr)
-        return 2 if isinstance(e, errors.ConfigError) else 1
+        return 1
 
 
 def _close_bars() -> None:

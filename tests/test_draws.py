@@ -144,7 +144,7 @@ def test_only_counter_draws_enter_the_keys_of_pretrained_members(bc_small):
 def test_bad_draws_setting_is_a_clear_error():
     from tcclib.util.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="draws: 'auto'.*got 'philox'"):
+    with pytest.raises(ConfigError, match="draws: one of 'auto', 'generator', 'counter'.*got 'philox'"):
         Config(draws="philox")
 
 

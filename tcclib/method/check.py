@@ -34,10 +34,11 @@ import torch
 
 from tcclib.data.sources import Dataset, from_frame, load_dataset
 from tcclib.method import registry, rules
-from tcclib.method.config import Config
+from tcclib.method.config import Config, check_reads
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import prepare_config
 from tcclib.method.training import pretrain, set_up
+from tcclib.util.errors import ConfigError
 
 SEEDS = (0, 1)
 """The table seeds of the check's stack: two members of the rule's method (then each alone)."""
@@ -107,9 +108,11 @@ def _rules_of(rule) -> list:
                 f"pass an object, e.g. check_rule({rule.__name__}(...))"
             ) from None
     if isinstance(rule, str):
-        for table in (registry._HOW_RULES, registry._WHERE_RULES):
-            if rule in table:
-                return [table[rule]]
+        for lookup in (registry.how_rule, registry.where_rule):
+            try:
+                return [lookup(rule)]
+            except registry.RegistryError:
+                pass
         spec = registry.METHODS[rule]  # an unknown name: the registry's one-line error
         found = [r for r in (spec.draw, spec.choice) if not rules.is_own(r)]
         return found or [spec.draw]
@@ -121,7 +124,7 @@ def _check_one(rule, data: Dataset | None) -> RuleReport:
         return RuleReport(
             repr(rule), [f"expected a rules.HowRule or rules.WhereRule object (or class), got {type(rule).__name__}"]
         )
-    report = RuleReport(f"{rules._kind(rule)} rule {rules._rule_name(rule)}")
+    report = RuleReport(f"{rules.rule_kind(rule)} rule {rules.rule_name(rule)}")
     report.breaches += _declarations(rule)
     if report.breaches or not getattr(rule, "pretrains", True):
         return report  # (a rule that never pretrains draws nothing)
@@ -157,8 +160,9 @@ def _declarations(rule) -> list[str]:
     if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
         out.append(f"needs must be one of {', '.join(map(repr, rules.NEEDS))}, got {rule.needs!r}")
     try:
-        registry._check_rule_settings(rule)
-    except registry.RegistryError as e:
+        registry.check_rule_settings(rule)
+        check_reads(f"rule {rule.name!r}: its ", (rule.settings, rule.switches))
+    except (registry.RegistryError, ConfigError) as e:
         out.append(str(e))
     try:
         params = rule.key_params()
@@ -188,14 +192,11 @@ class _Trial:
     def run(self) -> None:
         name = f"_check_{self.rule.name}" if isinstance(self.rule.name, str) else "_check_rule"
         probe = (_HowProbe if isinstance(self.rule, rules.HowRule) else _WhereProbe)(self.rule, name, self)
-        registry._loading.append(ORIGIN)
-        try:
+        with registry.registering_as(ORIGIN):
             if isinstance(self.rule, rules.HowRule):
                 registry.register_method(name, probe, "uniform", replace=True, replace_rule=True)
             else:
                 registry.register_method(name, "pseudo", probe, replace=True, replace_rule=True)
-        finally:
-            registry._loading.pop()
         try:
             cfg = Config(
                 seeds=self.seeds,

@@ -225,14 +225,7 @@ class Config:
 
     @staticmethod
     def _validate_reads(what_reads: str, reads) -> None:
-        """The settings and switches a method's rules (or a baseline's factory) read must be
-        declared settings and switches (checked here: the registry sits below the declarations)."""
-        for what, names, known in (("settings", reads[0], SETTINGS), ("switches", reads[1], FIDELITY_SWITCHES)):
-            bad = [n for n in names if n not in known]
-            if bad:
-                close = {n: difflib.get_close_matches(n, list(known), n=1) for n in bad}
-                hint = "; ".join(f"{n!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for n, c in close.items())
-                raise ConfigError(f"{what_reads}{what} names that are not Config fields: {hint}")
+        check_reads(what_reads, reads)
 
     def _validate_fidelity(self) -> None:
         if self.effective("corr_rule") == "authors" and self.corr_normalization != "sum":
@@ -520,3 +513,15 @@ def cli_help() -> str:
     """The command line's help on the settings a parameter file's ``config:`` takes (``python -m
     tcclib --help``), from the declarations."""
     return settings.cli_lines(SETTINGS)
+
+
+def check_reads(what_reads: str, reads) -> None:
+    """The settings and switches a method's rules (or a baseline's factory) read, ``reads`` =
+    ``(settings, switches)``, must be declared settings and switches (checked here: the registry
+    sits below the declarations); a :class:`ConfigError` starting with ``what_reads`` otherwise."""
+    for what, names, known in (("settings", reads[0], SETTINGS), ("switches", reads[1], FIDELITY_SWITCHES)):
+        bad = [n for n in names if n not in known]
+        if bad:
+            close = {n: difflib.get_close_matches(n, list(known), n=1) for n in bad}
+            hint = "; ".join(f"{n!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for n, c in close.items())
+            raise ConfigError(f"{what_reads}{what} names that are not Config fields: {hint}")

@@ -41,6 +41,7 @@ registered with it); :class:`tcclib.method.training.Pretraining` dispatches to i
 from __future__ import annotations
 
 import colorsys
+import contextlib
 import difflib
 import functools
 import hashlib
@@ -183,6 +184,17 @@ def env_specs(environ=None) -> list[str]:
     """The plugins ``TCC_PLUGINS`` names."""
     value = (os.environ if environ is None else environ).get(ENV, "")
     return [s.strip() for s in value.split(os.pathsep) if s.strip()]
+
+
+@contextlib.contextmanager
+def registering_as(origin: str):
+    """Entries registered inside count as the plugin ``origin``'s (what a plugin's import does;
+    :func:`remove_origin` takes them out again)."""
+    _loading.append(origin)
+    try:
+        yield
+    finally:
+        _loading.pop()
 
 
 def current_origin() -> str | None:
@@ -533,7 +545,7 @@ def register_rule(rule, replace: bool = False):
         raise RegistryError(f"register_rule: a rule's name must be a simple identifier, got {rule.name!r}")
     if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
         raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
-    _check_rule_settings(rule)
+    check_rule_settings(rule)
     if table.get(rule.name, rule) is not rule and not replace and not _redefinable(_RULE_ORIGIN.get(rule.name)):
         raise RegistryError(
             f"register_rule: a different rule is already called {rule.name!r}; "
@@ -558,7 +570,7 @@ def rule_code(rule) -> str | None:
     return _RULE_CODE[rule]
 
 
-def _check_rule_settings(rule) -> None:
+def check_rule_settings(rule) -> None:
     """A rule's ``settings`` and ``switches`` must be tuples of names, checked when it is
     registered; that they are :class:`~tcclib.method.config.Config` fields is checked by every
     ``Config`` that names one of its methods (the declarations live above this module)."""

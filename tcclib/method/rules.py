@@ -545,7 +545,7 @@ class RuleContractError(ValueError):
     """A rule returned what its contract does not allow, or failed: one line naming the rule."""
 
 
-def _rule_name(rule) -> str:
+def rule_name(rule) -> str:
     """``'mine' (myrule.py)``: the rule's name and, where known, its file."""
     try:
         where = Path(inspect.getsourcefile(type(rule)) or "").name
@@ -564,7 +564,7 @@ class UnknownLabels:
 
     def _refuse(self, *args, **kwargs):
         raise RuleContractError(
-            f"how rule {_rule_name(self.rule)}: prepare() read members.labels, but the pseudo-labels are "
+            f"how rule {rule_name(self.rule)}: prepare() read members.labels, but the pseudo-labels are "
             "not known when prepare() runs (once, before the first refresh); read members.labels in "
             "donors(), which gets the current pseudo-labels every epoch"
         )
@@ -596,20 +596,20 @@ def check_donors(rule, donors, shape: tuple[int, int, int], values: bool = True)
     expected = f"int64 row positions of shape [k, N, M] = {list(shape)} in 0..{N - 1}"
     if not isinstance(donors, torch.Tensor):
         raise RuleContractError(
-            f"how rule {_rule_name(rule)}: donors() must return a torch tensor of {expected}; "
+            f"how rule {rule_name(rule)}: donors() must return a torch tensor of {expected}; "
             f"got {type(donors).__name__}"
         )
     if donors.dtype != torch.int64:
         raise RuleContractError(
-            f"how rule {_rule_name(rule)}: donors() must return {expected}; got dtype {donors.dtype} (use .long())"
+            f"how rule {rule_name(rule)}: donors() must return {expected}; got dtype {donors.dtype} (use .long())"
         )
     if tuple(donors.shape) != tuple(shape):
         raise RuleContractError(
-            f"how rule {_rule_name(rule)}: donors() must return {expected}; got shape {list(donors.shape)}"
+            f"how rule {rule_name(rule)}: donors() must return {expected}; got shape {list(donors.shape)}"
         )
     if values and donors.numel() and (int(donors.min()) < 0 or int(donors.max()) >= N):
         raise RuleContractError(
-            f"how rule {_rule_name(rule)}: donors() must return {expected} (each member's own training rows); "
+            f"how rule {rule_name(rule)}: donors() must return {expected} (each member's own training rows); "
             f"got values from {int(donors.min())} to {int(donors.max())}"
         )
 
@@ -626,7 +626,7 @@ def donors_out_of_range(donors: torch.Tensor, n_rows: int) -> torch.Tensor:
 def out_of_range_error(rule, n_rows: int, epoch: int) -> RuleContractError:
     """The error of a how rule whose donors left ``0 .. n_rows - 1`` at (1-based) pretraining ``epoch``."""
     return RuleContractError(
-        f"how rule {_rule_name(rule)}: donors() returned row positions outside 0..{n_rows - 1} (each member's "
+        f"how rule {rule_name(rule)}: donors() returned row positions outside 0..{n_rows - 1} (each member's "
         f"own training rows) at pretraining epoch {epoch}; its earlier calls were in range: check what "
         "changes between epochs (e.g. the pseudo-labels)"
     )
@@ -637,16 +637,16 @@ def check_mask(rule, mask, shape: tuple[int, int, int]) -> None:
     expected = f"a bool mask of shape [k, N, M] = {list(shape)} (True: the feature is replaced)"
     if not isinstance(mask, torch.Tensor):
         raise RuleContractError(
-            f"where rule {_rule_name(rule)}: mask() must return {expected}; got {type(mask).__name__}"
+            f"where rule {rule_name(rule)}: mask() must return {expected}; got {type(mask).__name__}"
         )
     if mask.dtype != torch.bool:
         raise RuleContractError(
-            f"where rule {_rule_name(rule)}: mask() must return {expected}; got dtype {mask.dtype} "
+            f"where rule {rule_name(rule)}: mask() must return {expected}; got dtype {mask.dtype} "
             f"(compare, e.g. scores < p)"
         )
     if tuple(mask.shape) != tuple(shape):
         raise RuleContractError(
-            f"where rule {_rule_name(rule)}: mask() must return {expected}; got shape {list(mask.shape)}"
+            f"where rule {rule_name(rule)}: mask() must return {expected}; got shape {list(mask.shape)}"
         )
 
 
@@ -659,12 +659,12 @@ def call_rule(rule, what: str, action):
         raise
     except Exception as e:  # the rule's own failure, named
         raise RuleContractError(
-            f"{_kind(rule)} rule {_rule_name(rule)}: {what}() failed{_line_in(rule, e)}: "
+            f"{rule_kind(rule)} rule {rule_name(rule)}: {what}() failed{_line_in(rule, e)}: "
             f"{type(e).__name__}: {_first_line(e)}"
         ) from e
 
 
-def _kind(rule) -> str:
+def rule_kind(rule) -> str:
     return "how" if isinstance(rule, HowRule) else "where"
 
 

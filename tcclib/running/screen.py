@@ -44,11 +44,11 @@ from tcclib.artifacts import store
 from tcclib.data.sources import load_dataset
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
-from tcclib.running import notebooks
+from tcclib.running import folders, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import sweep as sweeps
 from tcclib.running.folders import Interrupted, SweepError
-from tcclib.util import paths, threads
+from tcclib.util import errors, paths, threads
 from tcclib.util.errors import ConfigError
 
 REFERENCE = Path("outputs") / "head_variants" / "100ep" / "frozen"
@@ -276,14 +276,30 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
         say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
     rep = sweeps.sweep(ps, out.parent, options(screen, reference), say=say)
     if rep["failed"]:
-        lines = [f"{d}: {err}" for d, err in rep["failed"].items()]
-        raise ScreenError(
-            f"screen: {len(rep['failed'])} dataset(s) failed ({'; '.join(lines)[:600]}); the others are kept: "
-            f"fix the cause and run the screen again (tracebacks: {paths.relative_to_root(out)}/<dataset>/_FAILED.json)"
-        )
+        raise _failed(rep["failed"], out)
     results = combined(screen, out, reference, ps.datasets)
     say(training_record(out, ps.datasets))
     return results
+
+
+class ScreenFailed(SweepError):
+    """Some of a screen's datasets failed (the others are kept): shown short, exit status 1."""
+
+
+def _failed(failed: dict, out: Path) -> ScreenFailed:
+    """The error of a screen some of whose datasets failed: one line naming each one's error (a
+    rule's own line among them), where the tracebacks are, and how to go on; the tracebacks
+    themselves are printed first when ``TCC_TRACEBACK`` (``--traceback``) asks for them."""
+    if errors.full_tracebacks():
+        for dataset in failed:
+            record = folders.failed_record(out, dataset)
+            if record.is_file():
+                print(json.loads(record.read_text()).get("traceback", ""), file=sys.stderr)
+    lines = "; ".join(f"{d}: {err}" for d, err in failed.items())
+    return ScreenFailed(
+        f"screen: {len(failed)} dataset(s) failed: {lines[:600]}; the others are kept: fix the cause and run "
+        f"the screen again (tracebacks: {paths.relative_to_root(out)}/<dataset>/_FAILED.json)"
+    )
 
 
 def training_record(out: Path, datasets: list[str]) -> str:
@@ -405,6 +421,8 @@ def command(a, ps) -> tuple[int, Screen | None, pd.DataFrame | None]:
             print(f"{a.params}: OK (a screen of {', '.join(job.methods)} on {len(todo)} datasets)")
             return 0, job, None
         return 0, job, run(job)
+    except ScreenFailed:
+        raise  # (a run's failure, not an input's: tcclib.__main__ shows it short, exit status 1)
     except (param_files.ParamsError, ScreenError, SweepError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2, None, None
