@@ -58,7 +58,7 @@ import sys
 if importlib.util.find_spec("tcclib") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                            "https://github.com/tcc-project/tcc/releases/download/v0.2.0/tcclib-0.2.0-py3-none-any.whl"])
-import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
+import tcclib  # (before matplotlib: a checkout keeps matplotlib's cache in its .cache/)
 
 # %matplotlib inline
 
@@ -155,12 +155,14 @@ class NearbyValue(rules.HowRule):
 registry.register_method("nearby", NearbyValue(width=0.1), "uniform", label="nearby value (10 % of ranks)")
 
 # %% [markdown]
-# ## The screen
+# ## Its contract, checked
 #
-# The plugin is loaded here (an edited file is run again and replaces what it registered), then
-# every dataset of the reference trains the new method(s), the longest first, each saved as soon
-# as it is done (an interrupted run resumes; a dataset done with the rule as it is now is skipped).
-# A line per dataset says how long it took and how many members trained.
+# The plugin is loaded here (an edited file is run again and replaces what it registered). Before
+# the long run, `tcclib.check_rule` trains each new method's rule for a few epochs on a small table,
+# through a real pseudo-label refresh, and lists every breach of the rule contract in one error
+# ([docs/rules.md](../docs/rules.md)): wrong dtypes or shapes, donors out of range at any call, a
+# `prepare()` that reads pseudo-labels, draws that are not reproducible or depend on the other
+# members. A few seconds; a rule that keeps the contract says so in a line.
 
 # %%
 from tcclib.method import plugins
@@ -168,6 +170,17 @@ from tcclib.running import screen
 
 loaded = plugins.load(plugin or str(rule_path), "notebook 09", base=paths.project_root())
 methods = methods or screen.new_methods([loaded.module])
+for method in methods:
+    print(tcclib.check_rule(method))
+
+# %% [markdown]
+# ## The screen
+#
+# Every dataset of the reference trains the new method(s), the longest first, each saved as soon
+# as it is done (an interrupted run resumes; a dataset done with the rule as it is now is skipped).
+# A line per dataset says how long it took and how many members trained.
+
+# %%
 job = screen.Screen(methods=tuple(methods), reference=paths.resolve(reference), datasets=tuple(datasets) or None,
                     compared=tuple(compare) or screen.COMPARED, out=out, data_dir=data_dir or None,
                     workers=workers or None, progress=progress)
