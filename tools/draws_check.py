@@ -12,12 +12,14 @@ dataset's stored settings of ``outputs/head_variants/100ep/frozen``, the same se
 ``runs/draws_check/``, and compares each with the stored generator-drawn method: per dataset the
 mean accuracy and AUROC over the 8 seeds, their difference and Welch's t-test across seeds (how
 far the difference is from seed noise); over the datasets the paired Wilcoxon test of the means.
-The report goes to ``outputs/draws_check/report.md`` with the per-dataset table as ``results.csv``.
+The report goes to ``outputs/draws_check/report.md`` with the per-dataset table as ``results.csv``
+and every member's accuracy and AUROC under both schemes as ``per_seed.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -78,7 +80,9 @@ def summary(table: pd.DataFrame, method: str) -> list[str]:
     return lines
 
 
-def write_report(table: pd.DataFrame, methods, out: Path) -> Path:
+def write_report(table: pd.DataFrame, methods, out: Path, every: list[str]) -> Path:
+    """``report.md`` and ``results.csv`` in ``out``; ``every``: the reference's datasets (those not
+    in ``table`` are named as not yet run)."""
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "results.csv", index=False, float_format="%.6g")
     lines = [
@@ -88,6 +92,13 @@ def write_report(table: pd.DataFrame, methods, out: Path) -> Path:
         "`outputs/head_variants/100ep/frozen`: 8 seeds, 100 pretraining epochs, the same splits), the methods "
         "trained again with `draws: counter` and compared with the stored ones, drawn from each member's "
         "generator. Per-dataset numbers: `results.csv` (means over the seeds, differences, Welch p).",
+        "",
+    ]
+    done = sorted(set(table.dataset))
+    left = [d for d in sorted(every) if d not in done]
+    lines += [
+        f"Datasets: {len(done)} of the reference's {len(every)}"
+        + (f"; not yet run: {', '.join(left)} (the same command resumes)." if left else "."),
         "",
     ]
     for method in methods:
@@ -125,7 +136,11 @@ def main(argv=None) -> None:
     else:
         results = screen.run(check)
     table = pd.concat([compare(results, m) for m in args.methods], ignore_index=True)
-    print(write_report(table, args.methods, ROOT / args.report).read_text())
+    (ROOT / args.report).mkdir(parents=True, exist_ok=True)
+    kept = results[results.method.isin([*args.methods, *names])].sort_values(["dataset", "method", "seed"])
+    kept.to_csv(ROOT / args.report / "per_seed.csv", index=False)  # (both schemes' members, every seed)
+    every = sorted(screen.plan(dataclasses.replace(check, datasets=None)), key=lambda item: item[0])
+    print(write_report(table, args.methods, ROOT / args.report, [name for name, _ in every]).read_text())
 
 
 if __name__ == "__main__":
