@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -318,3 +319,79 @@ def test_the_client_installs_units_through_the_sweeps_folder_transaction(tmp_pat
     assert json.loads((ddir / "_DONE.json").read_text())["worker"] == {"host": "h", "shared_fs": False, "threads": 1}
     assert not (set_dir / ".previous" / "d").exists() and not (set_dir / ".failed" / "d").exists()
     assert folders.failed_record(set_dir, "d") == ddir / "_FAILED.json"
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` (from /proc)."""
+    parents = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [c for c, p in parents.items() if p == parent]
+        found.update(kids)
+        todo += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
+    """Ctrl-C (SIGINT to the process group) while two seed units train on a LocalCluster: the
+    futures are cancelled and the cluster closed within seconds, one line, exit 130, no worker
+    process left; the next run removes the killed units' temporary folders and resumes their
+    pretraining from its checkpoints."""
+    pytest.importorskip("distributed")
+    p = tmp_path / "d.yaml"
+    p.write_text(
+        "name: d\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\naggregate_notebooks: []\n"
+        "scheduler: local:2\nseeds_per_unit: 1\n"
+        "config: {seeds: [0, 1], epochs: 400, methods: [random], baselines: [], progress: false}\n"
+    )
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TCC_PROGRESS": "lines", "TCC_CHECKPOINT_SECONDS": "1",
+           "TMPDIR": str(scratch)}  # fmt: skip
+    cmd = [sys.executable, "-m", "tcclib", str(p), "--outputs", str(tmp_path / "out")]
+    checkpoints = tmp_path / "out" / ".cache" / "checkpoints"
+    log = tmp_path / "log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while len(list(checkpoints.glob("*"))) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.5)
+        workers = _descendants(proc.pid)
+        assert len(workers) >= 2, "the units run in the LocalCluster's worker processes"
+        assert len(list(scratch.glob("tcc-unit-*"))) == 2
+        t = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+        stopped = time.monotonic() - t
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = log.read_text()
+    assert code == 130 and stopped < 20, text[-3000:]
+    assert "Traceback" not in text
+    last = [line for line in text.splitlines() if line.strip()][-1]
+    assert last.startswith("interrupted: 0 of the 1 datasets this run started finished"), last
+    time.sleep(3)
+    assert [w for w in workers if _alive(w)] == []
+    assert not (tmp_path / "out" / "d" / "breast_cancer" / "_DONE.json").exists()
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert list(scratch.glob("tcc-unit-*")) == [], "the killed units' folders are removed"
+    timings = json.loads((tmp_path / "out" / "d" / "breast_cancer" / "timings.json").read_text())
+    assert timings.get("resumed_at_epoch", 0) > 0, timings

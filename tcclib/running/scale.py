@@ -373,6 +373,31 @@ def _write_files(folder: Path, files: dict) -> None:
         atomic_write(folder / p, lambda t, d=data: Path(t).write_bytes(d))
 
 
+UNIT_PREFIX = "tcc-unit-"
+
+
+def _remove_orphaned_unit_folders() -> None:
+    """Remove the temporary folders of units whose worker process is gone (killed by an interrupt
+    or a cancelled job, so its ``TemporaryDirectory`` was never cleaned up); a unit's folder is
+    named after its process id, and this host's processes are the ones it can see."""
+    import shutil
+
+    for folder in Path(tempfile.gettempdir()).glob(f"{UNIT_PREFIX}*-*"):
+        pid = folder.name[len(UNIT_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def run_unit(u: dict) -> dict:
     """Run one unit (on a worker): ``u["seeds"]`` None renders the dataset's notebooks (trains and
     stores it, for a ``train_only`` set: :func:`tcclib.running.folders.run_unit`), a list trains
@@ -390,7 +415,8 @@ def run_unit(u: dict) -> dict:
     else:
         os.environ.pop(DATA_DIR_ENV, None)  # the worker's own copy is not known: OpenML's cache
         data_dir = None
-    with tempfile.TemporaryDirectory(prefix="tcc-unit-") as tmp:
+    _remove_orphaned_unit_folders()
+    with tempfile.TemporaryDirectory(prefix=f"{UNIT_PREFIX}{os.getpid()}-") as tmp:
         W = Path(tmp).resolve() / "out"
         ddir = W / ps.name / dataset
         ddir.mkdir(parents=True)
