@@ -1,0 +1,253 @@
+"""Notebook 09 in JupyterLab as a user meets it, in a real headless Chromium (issue 48).
+
+    pip install selenium          # not a project dependency: this tool's only extra
+    python tools/lab_09_walkthrough.py                  # after 60 s of screen, Kernel > Interrupt
+    python tools/lab_09_walkthrough.py --run-s 120 --out runs/lab_09
+
+Run it in a clone you do not mind Lab writing to: Lab autosaves the edited notebook (and with it
+its paired ``.py``).  It starts JupyterLab as ``make lab`` does (``tools/lab_walkthrough.py``), opens
+``09_your_rule.py`` by double-click and does what a user does:
+
+1. sets ``out_dir`` to a fresh folder under ``--out`` in the parameters cell (so the screen trains),
+   Run > Run All Cells, waits ``--run-s`` seconds of screening and takes a screenshot of the
+   screen cell (its progress bar);
+2. Kernel > Interrupt Kernel: the seconds until the kernel is idle, the processes below the kernel
+   before and a few seconds after, the cell's error output (its text and line count), a screenshot;
+3. edits the rule cell as a user might get it wrong (the donor row's place no longer clamped to
+   the table: out-of-range donors), Run All again, and records the message, its line count and a
+   screenshot.
+
+The cell edits go through Lab's own model (``--LabApp.expose_app_in_browser``): what appears in
+the cell is what a user would have typed.  Everything found goes to ``walkthrough_09.md`` beside
+the screenshots; exit status 1 when the interrupt leaves a process, takes more than 30 s or prints
+a traceback, or the broken rule's message is not short.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import lab_walkthrough as lw  # noqa: E402
+
+NAME = "09_your_rule.py"
+SHORT = 6  # lines: the most an error output may take to count as short
+
+
+class Lab09(lw.Lab):
+    """The walkthrough's Lab with the app exposed to the page (for the cell edits)."""
+
+    def _command(self) -> list[str]:
+        return super()._command() + ["--LabApp.expose_app_in_browser=True"]
+
+
+def _set_cell(driver, contains: str, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` in the first cell whose source contains ``contains``."""
+    script = """const nb = window.jupyterapp.shell.currentWidget.content;
+    const cell = nb.widgets.find(c => c.model.sharedModel.getSource().includes(arguments[0]));
+    if (!cell) return 'no cell';
+    const source = cell.model.sharedModel.getSource();
+    if (!source.includes(arguments[1])) return 'no text';
+    cell.model.sharedModel.setSource(source.replace(arguments[1], arguments[2]));
+    return 'ok'"""
+    answer = driver.execute_script(script, contains, old, new)
+    if answer != "ok":
+        raise RuntimeError(f"could not edit the cell with {contains!r}: {answer}")
+
+
+def _outputs(driver) -> list[dict]:
+    """Each code cell's outputs as shown: its index, and the text of each output."""
+    script = """return [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].map((cell, index) => ({
+        index: index + 1,
+        texts: [...cell.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText),
+        error: !!cell.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'),
+    })).filter(c => c.texts.length)"""
+    return driver.execute_script(script)
+
+
+def _last_error(driver) -> tuple[int, str]:
+    """The last cell whose output is an error (stderr), and that output's text."""
+    errors = [c for c in _outputs(driver) if c["error"]]
+    if not errors:
+        return 0, ""
+    cell = errors[-1]
+    return cell["index"], "\n".join(t for t in cell["texts"] if t.strip()).strip()
+
+
+def _viewport_shot(driver, selector_text: str, path: Path) -> str:
+    """A screenshot of the window with the cell whose text contains ``selector_text`` in view."""
+    script = """const cell = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')]
+        .find(c => c.innerText.includes(arguments[0]));
+    if (cell) cell.scrollIntoView({block: 'start'});"""
+    driver.execute_script(script, selector_text)
+    time.sleep(1)
+    driver.save_screenshot(str(path))
+    return path.name
+
+
+def _kernel_pid(lab: Lab09) -> int | None:
+    """The process of 09's kernel (its connection file names the kernel's id)."""
+    found = lab.session(NAME)
+    if not found:
+        return None
+    kernel_id = found["kernel"]["id"]
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if f"kernel-{kernel_id}".encode() in (d / "cmdline").read_bytes():
+                    return int(d.name)
+            except OSError:
+                continue
+    return None
+
+
+def _descendants(pid: int) -> set[int]:
+    parents = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                if stat[0] != "Z":
+                    parents[int(d.name)] = int(stat[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [c for c, p in parents.items() if p == parent]
+        found.update(kids)
+        todo += kids
+    return found
+
+
+def _wait_idle(driver, lab: Lab09, timeout_s: float) -> float:
+    """Seconds until no cell is queued and the kernel is idle."""
+    start = time.monotonic()
+    while any(p.startswith("[*]") for p in lw._prompts(driver)) or lab.kernel_state(NAME) != "idle":
+        if time.monotonic() - start > timeout_s:
+            raise TimeoutError(f"the kernel was still busy after {timeout_s:.0f} s")
+        time.sleep(0.25)
+    return time.monotonic() - start
+
+
+def _run_all(driver) -> None:
+    lw._click_text(driver, ".lm-MenuBar-itemLabel", "Run")
+    lw._click_text(driver, ".lm-Menu-itemLabel", "Run All Cells")
+
+
+def interrupt_step(driver, lab: Lab09, out: Path, run_s: float, report: list[str]) -> list[str]:
+    """Run All with a fresh ``out_dir``, wait, screenshot the bar, interrupt; the problems found."""
+    problems = []
+    screen_dir = out / "screen"
+    _set_cell(driver, "out_dir: str", 'out_dir: str = "runs/screen"', f'out_dir: str = "{screen_dir}"')
+    _run_all(driver)
+    time.sleep(run_s)
+    kernel = _kernel_pid(lab)
+    workers = _descendants(kernel) if kernel else set()
+    shot = _viewport_shot(driver, "screen.run(job)", out / "09_running.png")
+    shown = [t for c in _outputs(driver) for t in c["texts"] if "datasets" in t or "members" in t]
+    report += [
+        "## 1. The screen running, then Kernel > Interrupt",
+        "",
+        f"After {run_s:.0f} s of Run All Cells (defaults, `out_dir` = `{screen_dir.name}/screen`): "
+        f"{len(workers)} processes below the kernel (pid {kernel}). Screenshot `{shot}`; the screen cell showed:",
+        "",
+        "```",
+        *(shown[-1].strip().splitlines()[-6:] if shown else ["(nothing yet)"]),
+        "```",
+        "",
+    ]
+    lw._click_text(driver, ".lm-MenuBar-itemLabel", "Kernel")
+    lw._click_text(driver, ".lm-Menu-itemLabel", "Interrupt Kernel")
+    seconds = _wait_idle(driver, lab, 120)
+    time.sleep(3)
+    left = sorted(p for p in workers if Path(f"/proc/{p}").exists() and p in _descendants(kernel))
+    index, text = _last_error(driver)
+    shot = _viewport_shot(driver, "screen.run(job)", out / "09_interrupted.png")
+    done = sorted(p.parent.name for p in screen_dir.rglob("_DONE.json"))
+    report += [
+        f"Kernel > Interrupt Kernel: the kernel idle after **{seconds:.1f} s**; processes below the kernel "
+        f"3 s later: {len(left)} of the {len(workers)} (left: {left or 'none'}). Datasets finished and kept: "
+        f"{len(done)} ({', '.join(done) or 'none'}). Screenshot `{shot}`. Cell {index}'s error output "
+        f"({len(text.splitlines())} lines):",
+        "",
+        "```",
+        text,
+        "```",
+        "",
+    ]
+    if left:
+        problems.append(f"interrupt left {len(left)} processes")
+    if seconds > 30:
+        problems.append(f"interrupt took {seconds:.0f} s")
+    if "Traceback" in text or len(text.splitlines()) > SHORT:
+        problems.append(f"the interrupt's output is {len(text.splitlines())} lines")
+    return problems
+
+
+def broken_rule_step(driver, lab: Lab09, out: Path, report: list[str]) -> list[str]:
+    """The rule's donor place unclamped (out-of-range rows), Run All; the problems found."""
+    problems = []
+    _set_cell(driver, "class NearbyValue", "place = (rank + offset).clamp(0, n_rows - 1)", "place = rank + offset")
+    start = time.monotonic()
+    _run_all(driver)
+    time.sleep(2)
+    _wait_idle(driver, lab, 600)
+    seconds = time.monotonic() - start
+    index, text = _last_error(driver)
+    shot = _viewport_shot(driver, "check_rule", out / "09_broken_rule.png")
+    report += [
+        "## 2. A broken rule",
+        "",
+        "In the rule cell, `place = (rank + offset).clamp(0, n_rows - 1)` edited to `place = rank + offset` "
+        f"(donor rows out of range at the table's ends), Run All Cells: stopped after {seconds:.1f} s. "
+        f"Screenshot `{shot}`. Cell {index}'s error output ({len(text.splitlines())} lines):",
+        "",
+        "```",
+        text,
+        "```",
+        "",
+    ]
+    if not text:
+        problems.append("the broken rule gave no error")
+    elif "Traceback" in text or len(text.splitlines()) > SHORT:
+        problems.append(f"the broken rule's message is {len(text.splitlines())} lines")
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=lw.ROOT / "runs" / "lab_09")
+    parser.add_argument("--run-s", type=float, default=60.0, help="seconds of screening before the interrupt")
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    args = parser.parse_args(argv)
+    if lw.webdriver is None:
+        sys.exit("selenium is missing: pip install selenium")
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    report = ["# Notebook 09 in JupyterLab (headless Chromium)", ""]
+    lab = Lab09(out)
+    driver = lw._browser(args.chromium, args.chromedriver)
+    problems = []
+    try:
+        lw._open_lab(driver, lab)
+        lw._open_by_double_click(driver, NAME)
+        lw._wait_for_kernel(lab, NAME, 300)
+        problems += interrupt_step(driver, lab, out, args.run_s, report)
+        problems += broken_rule_step(driver, lab, out, report)
+    finally:
+        driver.quit()
+        lab.stop()
+    report += ["## Verdict", "", *(f"- {p}" for p in problems or ["no problem found"]), ""]
+    (out / "walkthrough_09.md").write_text("\n".join(report))
+    print("\n".join(report))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
