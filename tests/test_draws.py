@@ -235,6 +235,54 @@ def test_the_captured_epoch_falls_back_to_eager_on_the_cpu(bc_small):
     assert pt.mode == "eager" and pt.step == pt.eager_step and pt.draw_scheme == "counter"
 
 
+class _ReadsFromOutside(torch.utils._python_dispatch.TorchDispatchMode):
+    """The storages an epoch's operators read that the epoch did not create, in first-read order:
+    what a CUDA graph captured from that epoch reads again, at the same addresses, on replay."""
+
+    def __init__(self):
+        super().__init__()
+        self.made, self.outside = set(), []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for t in torch.utils._pytree.tree_leaves((args, kwargs)):
+            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                ptr = t.untyped_storage().data_ptr()
+                if ptr and ptr not in self.made and ptr not in self.outside:
+                    self.outside.append(ptr)
+        out = func(*args, **kwargs)
+        for t in torch.utils._pytree.tree_leaves(out):
+            if isinstance(t, torch.Tensor):
+                self.made.add(t.untyped_storage().data_ptr())
+        return out
+
+
+def test_the_epoch_a_graph_captures_replays_the_eager_epochs_on_the_cpu(bc_small):
+    """What :class:`training.CapturedEpoch` captures, run eagerly on the CPU as a replay runs it
+    (the epoch set in the draws' device tensor, ``epoch_total(None, ...)``, refreshes between
+    epochs): the eager epochs' losses bit for bit, through two refreshes, and every epoch reads
+    the same outside storages in the same order (a replay reads them at the capture's addresses:
+    state replaced rather than updated in place, e.g. the pseudo-labels, would be stale there)."""
+    cfg = _cfg(epochs=5, batch_size=96, methods=("random", "class", "class_least", "oracle"))
+    prep = prepare(bc_small, cfg.seeds)
+    imp = importance_matrices("bc12", prep.splits, cfg)
+    eager = training.set_up(prep, cfg, imp, "bc12").pretraining
+    expected = [eager.run_epoch() for _ in range(cfg.epochs)]
+    pt = training.set_up(prep, cfg, imp, "bc12").pretraining
+    got, reads = [], []
+    for epoch in range(cfg.epochs):
+        if pt.refresh_due(epoch):
+            pt.refresh_pseudo_labels(epoch)
+        pt.draws.set_epoch(epoch)
+        with _ReadsFromOutside() as seen:
+            total = pt.epoch_total(None, pt.eager_step)
+        got.append(pt.read_epoch(total))
+        reads.append(seen.outside)
+    assert got == expected
+    assert [e for e in range(cfg.epochs) if pt.refresh_due(e)][1:], "at least one refresh between epochs"
+    assert reads[2] == reads[3] == reads[4], "an epoch after warm-up reads state the previous epoch replaced"
+
+
 @CUDA
 def test_counter_draws_are_the_same_bits_on_cuda_and_the_cpu():
     member_keys = [3, 2**62 + 1, training.member_seed(1, "random")]
