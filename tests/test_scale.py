@@ -386,7 +386,7 @@ def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
     assert code == 130 and stopped < 20, text[-3000:]
     assert "Traceback" not in text
     last = [line for line in text.splitlines() if line.strip()][-1]
-    assert last.startswith("interrupted: 0 of the 1 datasets this run started finished"), last
+    assert last.startswith("interrupted: 0 of the 1 datasets this run had to do finished"), last
     time.sleep(3)
     assert [w for w in workers if _alive(w)] == []
     assert not (tmp_path / "out" / "d" / "breast_cancer" / "_DONE.json").exists()

@@ -185,7 +185,7 @@ def test_an_interrupt_ends_a_two_worker_screen_and_the_next_run_trains_only_what
     assert code == 130 and stopped < 20, text[-3000:]
     assert "Traceback" not in text
     last = [line for line in text.splitlines() if line.strip()][-1]
-    assert last.startswith("interrupted: 1 of the 2 datasets this run started finished and are kept")
+    assert last.startswith("interrupted: 1 of the 2 datasets this run had to do finished and are kept")
     assert "Run the screen again" in last
     time.sleep(2)
     assert [p for p in workers if _alive(p)] == []

@@ -316,7 +316,7 @@ def test_an_interrupt_ends_the_sweep_and_its_kernel_within_seconds(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     text = log.read_text()
     assert code == 130 and "Traceback" not in text, text[-2000:]
-    assert text.strip().splitlines()[-1].startswith("interrupted: 0 of the 1 datasets this run started finished")
+    assert text.strip().splitlines()[-1].startswith("interrupted: 0 of the 1 datasets this run had to do finished")
     time.sleep(2)
     assert not [k for k in kernels if Path(f"/proc/{k}").exists() and "Z" not in _state(k)]
 

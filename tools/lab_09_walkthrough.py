@@ -13,6 +13,8 @@ its paired ``.py``).  It starts JupyterLab as ``make lab`` does (``tools/lab_wal
    screen cell (its progress bar);
 2. Kernel > Interrupt Kernel: the seconds until the kernel is idle, the processes below the kernel
    before and a few seconds after, the cell's error output (its text and line count), a screenshot;
+   (multiprocessing's resource tracker, the kernel's own helper for as long as it lives, is
+   named but is not a worker);
 3. edits the rule cell as a user might get it wrong (the donor row's place no longer clamped to
    the table: out-of-range donors), Run All again, and records the message, its line count and a
    screenshot.
@@ -61,21 +63,22 @@ def _set_cell(driver, contains: str, old: str, new: str) -> None:
 
 def _outputs(driver) -> list[dict]:
     """Each code cell's outputs as shown: its index, and the text of each output."""
-    script = """return [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].map((cell, index) => ({
+    script = """const stderr = '[data-mime-type="application/vnd.jupyter.stderr"]';
+    return [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].map((cell, index) => ({
         index: index + 1,
         texts: [...cell.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText),
-        error: !!cell.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'),
+        errors: [...cell.querySelectorAll('.jp-OutputArea-output' + stderr)].map(o => o.innerText),
     })).filter(c => c.texts.length)"""
     return driver.execute_script(script)
 
 
 def _last_error(driver) -> tuple[int, str]:
-    """The last cell whose output is an error (stderr), and that output's text."""
-    errors = [c for c in _outputs(driver) if c["error"]]
+    """The last cell with an error output (stderr), and the text of its error outputs."""
+    errors = [c for c in _outputs(driver) if c["errors"]]
     if not errors:
         return 0, ""
     cell = errors[-1]
-    return cell["index"], "\n".join(t for t in cell["texts"] if t.strip()).strip()
+    return cell["index"], "\n".join(t.strip() for t in cell["errors"] if t.strip())
 
 
 def _viewport_shot(driver, selector_text: str, path: Path) -> str:
@@ -124,6 +127,21 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "(gone)"
+
+
+def _named(processes: dict[int, str]) -> str:
+    """``left: pid 12 (python ... resource_tracker ...)`` or ``none left``; multiprocessing's
+    resource tracker is the kernel's own helper (it lives as long as the kernel), not a worker."""
+    if not processes:
+        return "none left"
+    return "left: " + "; ".join(f"pid {p} ({c[:90]})" for p, c in processes.items())
+
+
 def _wait_idle(driver, lab: Lab09, timeout_s: float) -> float:
     """Seconds until no cell is queued and the kernel is idle."""
     start = time.monotonic()
@@ -165,13 +183,13 @@ def interrupt_step(driver, lab: Lab09, out: Path, run_s: float, report: list[str
     lw._click_text(driver, ".lm-Menu-itemLabel", "Interrupt Kernel")
     seconds = _wait_idle(driver, lab, 120)
     time.sleep(3)
-    left = sorted(p for p in workers if Path(f"/proc/{p}").exists() and p in _descendants(kernel))
+    left = {p: _command_line(p) for p in sorted(workers & _descendants(kernel))}
     index, text = _last_error(driver)
     shot = _viewport_shot(driver, "screen.run(job)", out / "09_interrupted.png")
     done = sorted(p.parent.name for p in screen_dir.rglob("_DONE.json"))
     report += [
         f"Kernel > Interrupt Kernel: the kernel idle after **{seconds:.1f} s**; processes below the kernel "
-        f"3 s later: {len(left)} of the {len(workers)} (left: {left or 'none'}). Datasets finished and kept: "
+        f"3 s later: {len(left)} of the {len(workers)} ({_named(left)}). Datasets finished and kept: "
         f"{len(done)} ({', '.join(done) or 'none'}). Screenshot `{shot}`. Cell {index}'s error output "
         f"({len(text.splitlines())} lines):",
         "",
@@ -180,8 +198,9 @@ def interrupt_step(driver, lab: Lab09, out: Path, run_s: float, report: list[str
         "```",
         "",
     ]
-    if left:
-        problems.append(f"interrupt left {len(left)} processes")
+    workers_left = [p for p, command in left.items() if "resource_tracker" not in command]
+    if workers_left:
+        problems.append(f"interrupt left {len(workers_left)} processes: {_named(left)}")
     if seconds > 30:
         problems.append(f"interrupt took {seconds:.0f} s")
     if "Traceback" in text or len(text.splitlines()) > SHORT:

@@ -505,10 +505,10 @@ def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "
     finished = [d for d in todo if (set_dir / d / DONE).exists()]
     left = len(todo) - len(finished)
     return (
-        f"interrupted: {len(finished)} of the {len(todo)} datasets this run started finished and are kept in "
-        f"{paths.relative_to_root(set_dir)} ({members} members trained); {left} not finished (their pretraining "
-        f"resumes from its last checkpoint). {hint or 'Run the same command again to resume'}: finished "
-        f"datasets are skipped, only what is missing trains."
+        f"interrupted: {len(finished)} of the {len(todo)} datasets this run had to do finished and are kept in "
+        f"{paths.relative_to_root(set_dir)} ({members} members trained); {left} not finished (a pretraining that "
+        f"had started resumes from its last checkpoint). {hint or 'Run the same command again to resume'}: "
+        f"finished datasets are skipped, only what is missing trains."
     )
 
 

@@ -56,8 +56,10 @@ def full_tracebacks() -> bool:
 
 def error_text(error: BaseException) -> str:
     """``RuleContractError: how rule 'x' (x.py): ...``: the error's type and message."""
-    message = str(error).strip()
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+    message, name = str(error).strip(), type(error).__name__
+    if message.lower().startswith(f"{name.lower()}:"):  # (e.g. an interrupt's own line)
+        return message
+    return f"{name}: {message}" if message else name
 
 
 def log_folder() -> Path:
