@@ -28,6 +28,7 @@
 # rule's code is part of their content key).
 #
 # ```
+# make notebooks    # once after cloning: the .ipynb files papermill reads (git-ignored)
 # papermill notebooks/09_your_rule.ipynb runs/09_mine.ipynb -p plugin path/to/rule.py
 # python -m tcclib params/screen.yaml --plugin path/to/rule.py      # the same screen, from a shell
 # ```

@@ -72,8 +72,8 @@ def test_the_screens_check_loads_its_datasets_offline_beside_shared_with_no_vari
     cmd = [sys.executable, "-m", "tcclib", "params/screen.yaml", "--plugin", str(NEARBY), "--only", "kc2", "--check"]
     done = subprocess.run(cmd, cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"screen: 1 datasets load from {SHARED.resolve()}" in done.stdout
-    assert "OK (a screen of nearby on 1 datasets)" in done.stdout
+    assert f"screen: 1 dataset load from {SHARED.resolve()}" in done.stdout
+    assert "OK (a screen of nearby on 1 dataset)" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def test_only_runs_only_those_datasets_and_a_second_run_trains_nothing(tmp_path,
     args = [str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY), "--only", "breast_cancer"]
     assert main([*args, "--workers", "1"]) == 0
     out = capsys.readouterr().out
-    assert "screen: 1 datasets, nearby" in out and "breast_cancer: done in" in out and "2 members trained" in out
+    assert "screen: 1 dataset, nearby" in out and "breast_cancer: done in" in out and "2 members trained" in out
     folder = tmp_path / "out" / "screen"
     assert (folder / "breast_cancer" / "_DONE.json").is_file() and not (folder / "balance-scale").exists()
     results = pd.read_csv(folder / "results.csv")

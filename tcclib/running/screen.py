@@ -270,7 +270,7 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     out.mkdir(parents=True, exist_ok=True)
     reference = paths.resolve(screen.reference)
     ps = param_set(screen, todo)
-    say(f"screen: {len(todo)} datasets, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
+    say(f"screen: {_datasets(len(todo))}, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
     if any(registry.METHODS[m].needs_importance for m in screen.methods) and screen.importances is not None:
         taken = sum(_seed_importances(out / name, paths.resolve(screen.importances) / name) for name, _ in todo)
         say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
@@ -405,7 +405,7 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
             load_dataset(name, data_dir=ps.data_folder)
         except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
             raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
-    say(f"screen: {len(todo)} datasets load from {where}")
+    say(f"screen: {_datasets(len(todo))} load from {where}")
     return todo
 
 
@@ -418,7 +418,7 @@ def command(a, ps) -> tuple[int, Screen | None, pd.DataFrame | None]:
         job = from_params(ps, a, progress=True)
         if a.check:
             todo = check(job)
-            print(f"{a.params}: OK (a screen of {', '.join(job.methods)} on {len(todo)} datasets)")
+            print(f"{a.params}: OK (a screen of {', '.join(job.methods)} on {_datasets(len(todo))})")
             return 0, job, None
         return 0, job, run(job)
     except ScreenFailed:
@@ -440,3 +440,7 @@ def render_notebook(out_dir, reference=REFERENCE) -> Path:
     parameters = {"out_dir": paths.relative_to_root(out), "reference": str(reference)}
     notebooks.execute("09_your_rule", target, parameters, out)
     return target
+
+
+def _datasets(n: int) -> str:
+    return f"{n} dataset{'' if n == 1 else 's'}"
