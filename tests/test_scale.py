@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from processes import alive, interrupt_when
 
 from tcclib.running import params as param_files
 from tcclib.running import sweep
@@ -321,31 +322,6 @@ def test_the_client_installs_units_through_the_sweeps_folder_transaction(tmp_pat
     assert folders.failed_record(set_dir, "d") == ddir / "_FAILED.json"
 
 
-def _descendants(pid: int) -> set[int]:
-    """The processes below ``pid`` (from /proc)."""
-    parents = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, todo = set(), [pid]
-    while todo:
-        parent = todo.pop()
-        kids = [c for c, p in parents.items() if p == parent]
-        found.update(kids)
-        todo += kids
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
     """Ctrl-C (SIGINT to the process group) while two seed units train on a LocalCluster: the
     futures are cancelled and the cluster closed within seconds, one line, exit 130, no worker
@@ -364,31 +340,14 @@ def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
            "TMPDIR": str(scratch)}  # fmt: skip
     cmd = [sys.executable, "-m", "tcclib", str(p), "--outputs", str(tmp_path / "out")]
     checkpoints = tmp_path / "out" / ".cache" / "checkpoints"
-    log = tmp_path / "log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 300
-        while len(list(checkpoints.glob("*"))) < 2:
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.5)
-        workers = _descendants(proc.pid)
-        assert len(workers) >= 2, "the units run in the LocalCluster's worker processes"
-        assert len(list(scratch.glob("tcc-unit-*"))) == 2
-        t = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
-        code = proc.wait(timeout=60)
-        stopped = time.monotonic() - t
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    text = log.read_text()
-    assert code == 130 and stopped < 20, text[-3000:]
-    assert "Traceback" not in text
-    last = [line for line in text.splitlines() if line.strip()][-1]
-    assert last.startswith("interrupted: 0 of the 1 datasets this run had to do finished"), last
+    seen = interrupt_when(cmd, tmp_path / "log", lambda: len(list(checkpoints.glob("*"))) >= 2, 300, env=env)
+    assert len(seen.workers) >= 2, "the units run in the LocalCluster's worker processes"
+    assert seen.code == 130 and seen.stopped_s < 20, seen.text[-3000:]
+    assert "Traceback" not in seen.text
+    assert seen.last_line.startswith("interrupted: 0 of the 1 datasets this run had to do finished"), seen.last_line
     time.sleep(3)
-    assert [w for w in workers if _alive(w)] == []
+    assert [w for w in seen.workers if alive(w)] == []
+    assert len(list(scratch.glob("tcc-unit-*"))) == 2, "a killed unit cannot remove its own folder"
     assert not (tmp_path / "out" / "d" / "breast_cancer" / "_DONE.json").exists()
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]

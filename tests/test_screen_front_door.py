@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from processes import alive, interrupt_when
 
 from tcclib.__main__ import main
 from tcclib.artifacts import store
@@ -129,32 +129,6 @@ def test_only_runs_only_those_datasets_and_a_second_run_trains_nothing(tmp_path,
     assert "1 of 1 datasets already done" in out and "members trained" not in out.split("training record")[0]
 
 
-def _descendants(pid: int) -> set[int]:
-    """The processes below ``pid`` (from /proc)."""
-    parents = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parents.items() if pp == p]
-        found.update(kids)
-        todo += kids
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @needs_shared
 def test_an_interrupt_ends_a_two_worker_screen_and_the_next_run_trains_only_what_was_missing(tmp_path, reference):
     """Ctrl-C in a terminal (SIGINT to the process group) while balance-scale trains and
@@ -162,33 +136,19 @@ def test_an_interrupt_ends_a_two_worker_screen_and_the_next_run_trains_only_what
     the next run skips breast_cancer and resumes balance-scale from its checkpoint."""
     cmd = [sys.executable, "-m", "tcclib", str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY)]
     env = _clean_env(TCC_CHECKPOINT_SECONDS="1")
-    log = tmp_path / "first.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([*cmd, "--workers", "2"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 400
-        while "breast_cancer: done" not in log.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.5)
-        time.sleep(3)  # balance-scale pretrains on (and writes a checkpoint)
-        workers = _descendants(proc.pid)
-        assert len(workers) >= 2, "the screen runs its datasets in worker processes"
-        t = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
-        code = proc.wait(timeout=30)
-        stopped = time.monotonic() - t
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    text = log.read_text()
-    assert code == 130 and stopped < 20, text[-3000:]
-    assert "Traceback" not in text
-    last = [line for line in text.splitlines() if line.strip()][-1]
-    assert last.startswith("interrupted: 1 of the 2 datasets this run had to do finished and are kept")
-    assert "Run the screen again" in last
+    first = tmp_path / "first.log"
+    seen = interrupt_when(
+        [*cmd, "--workers", "2"], first, lambda: "breast_cancer: done" in first.read_text(), 400,
+        settle_s=3,  # balance-scale pretrains on (and writes a checkpoint)
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert len(seen.workers) >= 2, "the screen runs its datasets in worker processes"
+    assert seen.code == 130 and seen.stopped_s < 20, seen.text[-3000:]
+    assert "Traceback" not in seen.text
+    assert seen.last_line.startswith("interrupted: 1 of the 2 datasets this run had to do finished and are kept")
+    assert "Run the screen again" in seen.last_line
     time.sleep(2)
-    assert [p for p in workers if _alive(p)] == []
+    assert [p for p in seen.workers if alive(p)] == []
     folder = tmp_path / "out" / "screen"
     assert (folder / "breast_cancer" / "_DONE.json").is_file()
     assert not (folder / "balance-scale" / "_DONE.json").exists()

@@ -33,8 +33,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import lab_walkthrough as lw  # noqa: E402
+from processes import descendants  # noqa: E402
 
 NAME = "09_your_rule.py"
 SHORT = 6  # lines: the most an error output may take to count as short
@@ -108,25 +110,6 @@ def _kernel_pid(lab: Lab09) -> int | None:
     return None
 
 
-def _descendants(pid: int) -> set[int]:
-    parents = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
-                if stat[0] != "Z":
-                    parents[int(d.name)] = int(stat[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, todo = set(), [pid]
-    while todo:
-        parent = todo.pop()
-        kids = [c for c, p in parents.items() if p == parent]
-        found.update(kids)
-        todo += kids
-    return found
-
-
 def _command_line(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
@@ -165,7 +148,7 @@ def interrupt_step(driver, lab: Lab09, out: Path, run_s: float, report: list[str
     _run_all(driver)
     time.sleep(run_s)
     kernel = _kernel_pid(lab)
-    workers = _descendants(kernel) if kernel else set()
+    workers = descendants(kernel) if kernel else set()
     shot = _viewport_shot(driver, "screen.run(job)", out / "09_running.png")
     shown = [t for c in _outputs(driver) for t in c["texts"] if "datasets" in t or "members" in t]
     report += [
@@ -183,7 +166,7 @@ def interrupt_step(driver, lab: Lab09, out: Path, run_s: float, report: list[str
     lw._click_text(driver, ".lm-Menu-itemLabel", "Interrupt Kernel")
     seconds = _wait_idle(driver, lab, 120)
     time.sleep(3)
-    left = {p: _command_line(p) for p in sorted(workers & _descendants(kernel))}
+    left = {p: _command_line(p) for p in sorted(workers & descendants(kernel))}
     index, text = _last_error(driver)
     shot = _viewport_shot(driver, "screen.run(job)", out / "09_interrupted.png")
     done = sorted(p.parent.name for p in screen_dir.rglob("_DONE.json"))
