@@ -30,6 +30,7 @@
 # `tcclib.running.own.synthetic_table`: 2,000 rows, numeric and text columns, missing values, 3 classes.
 #
 # ```
+# make notebooks    # once after cloning: the .ipynb files papermill reads (git-ignored)
 # papermill notebooks/08_your_table.ipynb runs/08_mine.ipynb -p path my_table.csv -p target label
 # ```
 #
