@@ -43,6 +43,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import socket
 import struct
 import tempfile
@@ -380,8 +381,6 @@ def _remove_orphaned_unit_folders() -> None:
     """Remove the temporary folders of units whose worker process is gone (killed by an interrupt
     or a cancelled job, so its ``TemporaryDirectory`` was never cleaned up); a unit's folder is
     named after its process id, and this host's processes are the ones it can see."""
-    import shutil
-
     for folder in Path(tempfile.gettempdir()).glob(f"{UNIT_PREFIX}*-*"):
         pid = folder.name[len(UNIT_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
