@@ -26,9 +26,9 @@ def main(argv=None) -> int:
     """:func:`run`, with tcclib's own errors short (their traceback saved, or shown with
     ``--traceback`` / ``TCC_TRACEBACK=1``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    full = TRACEBACK in argv or errors.full_tracebacks()
     if TRACEBACK in argv:
         os.environ[errors.TRACEBACK_ENV] = "1"  # (what a failed dataset's report reads too)
+    full = errors.full_tracebacks()
     argv = [a for a in argv if a != TRACEBACK]
     if "-h" in argv or "--help" in argv:
         with_switch().parse_args(argv)  # (prints the help, this switch included, and exits)

@@ -2,10 +2,13 @@
 
 import json
 import os
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from processes import alive, interrupt_when
 
 from tcclib.data.sources import DATA_DIR_ENV
 from tcclib.running import nbparams, notebooks, sweep
@@ -179,7 +182,6 @@ def test_time_record_of_a_rerender_is_the_stored_training_not_zeros(tmp_path):
 def test_kernels_import_this_checkouts_tcclib(tmp_path, monkeypatch):
     """A kernel started by the sweep finds the same tcclib, wherever its working folder is."""
     import subprocess
-    import sys
 
     from tcclib.running import notebooks
 
@@ -282,54 +284,18 @@ def test_an_interrupt_ends_the_sweep_and_its_kernel_within_seconds(tmp_path):
     """Ctrl-C (SIGINT to the process group) while a dataset's notebook runs in its kernel: the
     kernel (in a session of its own, so the signal never reaches it) is killed, the command ends
     within seconds with the one line, exit status 130, no traceback, no process left."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
     p = tmp_path / "s.yaml"
     p.write_text(
         "name: sw\ndatasets: [breast_cancer]\naggregate_notebooks: []\n"
         "config: {seeds: [0, 1], epochs: 400, methods: [random], baselines: []}\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "TCC_PROGRESS": "lines"}
-    log = tmp_path / "log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "tcclib", str(p), "--outputs", str(tmp_path / "out")],
-                                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 300
-        while not list((tmp_path / "out").rglob("*.running.ipynb")):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
-            time.sleep(0.5)
-        time.sleep(5)
-        kernels = [
-            int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit() and _child_of(int(d.name), proc.pid)
-        ]
-        assert kernels, "the notebook runs in a kernel"
-        t = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
-        code = proc.wait(timeout=60)
-        assert time.monotonic() - t < 20
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    text = log.read_text()
-    assert code == 130 and "Traceback" not in text, text[-2000:]
-    assert text.strip().splitlines()[-1].startswith("interrupted: 0 of the 1 datasets this run had to do finished")
+    cmd = [sys.executable, "-m", "tcclib", str(p), "--outputs", str(tmp_path / "out")]
+    running = lambda: list((tmp_path / "out").rglob("*.running.ipynb"))  # noqa: E731
+    seen = interrupt_when(cmd, tmp_path / "log", running, 300, settle_s=5, env=env)
+    assert seen.workers, "the notebook runs in a kernel"
+    assert seen.stopped_s < 20
+    assert seen.code == 130 and "Traceback" not in seen.text, seen.text[-2000:]
+    assert seen.last_line.startswith("interrupted: 0 of the 1 datasets this run had to do finished")
     time.sleep(2)
-    assert not [k for k in kernels if Path(f"/proc/{k}").exists() and "Z" not in _state(k)]
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
-
-
-def _child_of(pid: int, parent: int) -> bool:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == parent
-    except (OSError, IndexError, ValueError):
-        return False
+    assert [k for k in seen.workers if alive(k)] == []

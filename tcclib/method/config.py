@@ -211,7 +211,7 @@ class Config:
                 raise ConfigError(
                     f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}{registry.plugin_hint()}"
                 )
-            self._validate_reads(f"methods: {m!r}: its rules' ", METHODS[m].key_parts()[:2])
+            check_reads(f"methods: {m!r}: its rules' ", METHODS[m].key_parts()[:2])
         _check(len(set(self.methods)) == len(self.methods), "methods: duplicates")
         for b in self.baselines:
             if not isinstance(b, str) or b not in BASELINES:
@@ -220,12 +220,8 @@ class Config:
                 raise ConfigError(
                     f"baselines: unknown baseline {b!r}{hint}; known: {', '.join(BASELINES)}{registry.plugin_hint()}"
                 )
-            self._validate_reads(f"baselines: {b!r}: its factory's ", (registry.get(b).settings, ()))
+            check_reads(f"baselines: {b!r}: its factory's ", (registry.get(b).settings, ()))
         _check(len(set(self.baselines)) == len(self.baselines), "baselines: duplicates")
-
-    @staticmethod
-    def _validate_reads(what_reads: str, reads) -> None:
-        check_reads(what_reads, reads)
 
     def _validate_fidelity(self) -> None:
         if self.effective("corr_rule") == "authors" and self.corr_normalization != "sum":
