@@ -1,7 +1,23 @@
-"""Shared fixtures."""
+"""Shared fixtures, and each pytest-xdist worker's share of the cores."""
 
 import hashlib
+import os
 from pathlib import Path
+
+
+def _own_cores() -> None:
+    """Under ``pytest -n N`` (``make test``), pin this worker, and the processes it starts, to its
+    share of the cores before torch is imported, so that N workers' torch and XGBoost threads never
+    oversubscribe the machine (each would otherwise start a thread per core)."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not (worker and count and hasattr(os, "sched_setaffinity")):
+        return
+    cores, index, n = sorted(os.sched_getaffinity(0)), int(worker.removeprefix("gw")), int(count)
+    if n > 1 and len(cores) >= n:
+        os.sched_setaffinity(0, cores[index % n :: n])
+
+
+_own_cores()
 
 import pytest
 
