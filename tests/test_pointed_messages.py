@@ -49,3 +49,19 @@ def test_one_dataset_is_one_dataset_in_the_record_and_the_verdict(tmp_path):
     page = verdict.write(one, ["nearby"], ["class", "no_pretrain"], tmp_path).read_text()
     assert "1 datasets" not in page and "over 1 dataset;" in page and "1 dataset x 8 seeds" in page, page[:2000]
     assert "Friedman over 1 dataset x 3 methods" in page
+
+
+def test_switching_draws_names_the_other_scheme_s_checkpoint_left_behind(bc_small, tmp_path, capsys):
+    from tcclib import Config
+    from tcclib.running.train import run_dataset
+
+    cfg = Config(seeds=(11,), methods=("random",), epochs=1, head_epochs=1, progress=False, draws="generator")
+    run_dataset(bc_small, cfg, cache_dir=tmp_path, keep_pretrained=True)  # its finished pretraining kept
+    (kept,) = (tmp_path / "checkpoints").glob("*.pt")
+    capsys.readouterr()
+    run_dataset(bc_small, cfg.replace(draws="counter"), cache_dir=tmp_path)
+    said = [line for line in capsys.readouterr().out.splitlines() if "draws=" in line]
+    assert said == [
+        f"bc12: the checkpoint of these members under draws=generator stays in {kept} "
+        f"({kept.stat().st_size / 2**20:.1f} MB): it serves only a switch back; delete it if none will come"
+    ], said
