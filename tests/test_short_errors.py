@@ -136,7 +136,7 @@ def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(tmp
     assert done.returncode == 1
     # the screen runs on the sweep's workers: the rule's own line comes back inside the screen's
     rule_line = "how rule 'boom' (bad_rule.py): donors() failed at line 9: KeyError: 'no such column'"
-    assert lines[-1].startswith("error: ScreenFailed: screen: 1 dataset(s) failed: breast_cancer: ")
+    assert lines[-1].startswith("error: ScreenFailed: screen: 1 dataset failed: breast_cancer: ")
     assert rule_line in lines[-1] and "_FAILED.json" in lines[-1]
     assert lines[-2].startswith("(the full traceback is in ") and lines[-2].endswith("shows it here)")
     (record,) = (tmp_path / "out").rglob("_FAILED.json")
@@ -144,4 +144,4 @@ def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(tmp
     assert "Traceback" not in done.stderr
     shown = subprocess.run(cmd + ["--traceback"], capture_output=True, text=True, env=_env(tmp_path), timeout=300)
     assert shown.returncode == 1 and 'bad_rule.py", line 9, in donors' in shown.stderr
-    assert "ScreenFailed: screen: 1 dataset(s) failed" in shown.stderr.rstrip().splitlines()[-1]
+    assert "ScreenFailed: screen: 1 dataset failed" in shown.stderr.rstrip().splitlines()[-1]

@@ -806,8 +806,7 @@ def _check_range(X: pd.DataFrame) -> None:
         raise ValueError(
             f"Input X has numbers too large for float32 (|x| > 3.4e38) in column(s) "
             f"{', '.join(map(repr, list(bad)[:10]))} (the largest {largest:.3g}): training runs in float32, where "
-            "they become inf (beyond about 1e154 z-scoring overflows even in float64); rescale them (divide by a "
-            "power of ten, or take a log) or make them NaN"
+            "they become inf; rescale them (divide by a power of ten, or take a log) or make them NaN"
         )
 
 

@@ -127,9 +127,23 @@ def run_prepared(
     if checkpoint_dir is not None:
         key = store.checkpoint_key(prep, cfg, importance)
         ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
+        _say_other_draws(prep, cfg, importance, checkpoint_dir, ckpt[0])
     with matmul_precision(cfg):
         every = (checkpoint_every, checkpoint_seconds)
         return _run(prep, cfg, importance, did, ckpt, every, on_epoch, keep_pretrained)
+
+
+def _say_other_draws(prep: Prepared, cfg: Config, importance, checkpoint_dir, own: Path) -> None:
+    """One line for each checkpoint of these members under another ``draws`` (a switch of the
+    setting leaves it behind, megabytes that serve only a switch back)."""
+    for draws in ("auto", "generator", "counter"):
+        key = store.checkpoint_key(prep, cfg.replace(draws=draws), importance)
+        other = store.checkpoint_path(checkpoint_dir, prep.name, key)
+        if other != own and other.is_file():
+            print(
+                f"{prep.name}: the checkpoint of these members under draws={draws} stays in {other} "
+                f"({other.stat().st_size / 2**20:.1f} MB): it serves only a switch back; delete it if none will come"
+            )
 
 
 def _resume(pt: Pretraining, ckpt: tuple[Path, str] | None) -> float:
