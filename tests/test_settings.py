@@ -3,7 +3,7 @@
 Every setting is declared once, on its :class:`tcclib.method.config.Config` field; validation, the
 content keys, the store's lists, the estimator's parameters, the command line's help,
 ``docs/parameters.md`` and the notebooks' parameter cells follow from it.  The registry fills
-itself in a stated order (:func:`tcclib.method.registry.ensure_loaded`), not as a side effect of
+itself in a stated order (:func:`tcclib.method.plugins.ensure_loaded`), not as a side effect of
 an import, and a plugin that changes torch's global state at import is refused.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import torch
 
-from tcclib.method import config, registry, settings
+from tcclib.method import config, plugins, registry, settings
 from tcclib.method.config import SETTINGS, Config, ConfigError
 from tcclib.method.estimator import TCCClassifier
 from tcclib.running import reference
@@ -237,10 +237,10 @@ def test_importing_loads_nothing_and_the_first_question_loads_in_the_stated_orde
     code = textwrap.dedent(
         """
         import tcclib, tcclib.method.config
-        from tcclib.method import registry
+        from tcclib.method import plugins, registry
         before = registry._STATE["filled"]
         names = registry.method_names()
-        order = [p.module for p in registry.loaded(include_builtins=True)]
+        order = [p.module for p in plugins.loaded(include_builtins=True)]
         print(before, names.index("ep_column") < names.index("env_column"), order)
         """
     )
@@ -290,8 +290,8 @@ def test_a_plugin_that_changes_torchs_global_state_is_refused_and_the_state_set_
         f"import torch\nfrom tcclib.method.registry import register_method\n{line}\n"
         "register_method('global_column', 'column')\n"
     )
-    with pytest.raises(registry.PluginError) as caught:
-        registry.load_plugin(str(rule))
+    with pytest.raises(plugins.PluginError) as caught:
+        plugins.load(str(rule))
     message = str(caught.value)
     assert "\n" not in message and str(rule) in message and what in message and "refused and set back" in message
     assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()

@@ -45,26 +45,17 @@ import contextlib
 import difflib
 import functools
 import hashlib
-import importlib
-import importlib.metadata
-import importlib.util
 import inspect
 import io
 import itertools
 import math
-import os
-import sys
 import textwrap
 import tokenize
-import traceback
 import types
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import torch
 
 from tcclib.method import rules
 
@@ -108,82 +99,24 @@ class RegistryError(ValueError):
         return [f"{type(self).__name__}: {self}"]
 
 
-class PluginError(RegistryError):
-    """A plugin that cannot be found, fails to import or changes torch's global state (one line:
-    the file, its line, the error)."""
-
-
-# --------------------------------------------------------------------------- loading: the stated order
+# --------------------------------------------------------------------------- who registers
 #
-# The registry fills itself: every query below calls ensure_loaded() first, which loads the
-# built-ins and the environment's plugins once, in the order its docstring states.  A plugin is
-# the code that registers entries: a .py file or a module (tcclib.method.plugins has the ways a
-# plugin reaches a process and moves between processes).
+# The registry fills itself: every query below calls ensure_loaded() first, and the loader
+# (tcclib.method.plugins) loads the built-ins and the environment's plugins once, in the order its
+# ensure_loaded states.  A plugin is the code that registers entries: a .py file or a module.
 
-BUILTINS = "tcclib.method.builtins"
-"""The built-in rules, methods and baselines: the first plugin of every process."""
-ENTRY_POINTS = "tcclib.plugins"
-"""The entry-point group of installed packages' plugins."""
-ENV = "TCC_PLUGINS"
-"""Plugins every tcclib process loads: paths or module names separated by ``os.pathsep``."""
-
-
-@dataclass(frozen=True)
-class Plugin:
-    """One loaded plugin: ``spec`` as given, the ``module`` name it runs under, the ``path`` of its
-    file (None for a module found by name elsewhere), where it came from (``origin``) and the
-    digest of its text (``digest``: a file loaded again with the same digest is not run again)."""
-
-    spec: str
-    module: str
-    path: str | None
-    origin: str
-    digest: str = ""
-
-    @property
-    def name(self) -> str:
-        """How messages name it: its file, else its module."""
-        return self.path or self.module
-
-
-_LOADED: dict[str, Plugin] = {}
-"""Loaded plugins by their identity (a file's resolved path, a module's name), in load order."""
+_STATE = {"filled": False, "filling": False}
+"""Whether the loader has filled the registry, or is filling it now."""
 _loading: list[str] = []
 """The plugin whose code is running now (innermost last); empty for a call from elsewhere."""
-_STATE = {"filled": False, "filling": False}
-"""Whether :func:`ensure_loaded` has filled the registry, or is filling it now."""
 
 
 def ensure_loaded() -> None:
-    """Fill the registry, once per process, in this order:
+    """Fill the registry once per process (:func:`tcclib.method.plugins.ensure_loaded`)."""
+    if not (_STATE["filled"] or _STATE["filling"]):
+        from tcclib.method import plugins  # (the loader imports this module)
 
-    1. the built-in rules, methods and baselines (:mod:`tcclib.method.builtins`);
-    2. the plugins of installed packages' entry points (group :data:`ENTRY_POINTS`), in the order
-       :func:`importlib.metadata.entry_points` lists them;
-    3. the plugins ``$TCC_PLUGINS`` names (:data:`ENV`), left to right.
-
-    Plugins loaded later by a caller (a parameter file's ``plugins:``, ``--plugin``,
-    :func:`load_plugin`, ``tcclib.load_plugins``) come after these.  Every query of the registry
-    calls this first, so no answer comes from a half-filled registry.  A failure (a plugin
-    missing or broken) is a :class:`PluginError` raised again each time the registry is asked,
-    so that no run goes on without a plugin it was told to load."""
-    if _STATE["filled"] or _STATE["filling"]:
-        return
-    _STATE["filling"] = True
-    try:
-        load_plugin(BUILTINS, "built-in")
-        for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
-            load_plugin(entry.value.split(":")[0], f"entry point {entry.name}")
-        load_plugins(env_specs(), f"${ENV}")
-        _STATE["filled"] = True
-    finally:
-        _STATE["filling"] = False
-
-
-def env_specs(environ=None) -> list[str]:
-    """The plugins ``TCC_PLUGINS`` names."""
-    value = (os.environ if environ is None else environ).get(ENV, "")
-    return [s.strip() for s in value.split(os.pathsep) if s.strip()]
+        plugins.ensure_loaded()
 
 
 @contextlib.contextmanager
@@ -202,211 +135,17 @@ def current_origin() -> str | None:
     return _loading[-1] if _loading else None
 
 
-def plugin_hint() -> str:
-    """The end of an unknown-name message: the plugins looked in and how to add one."""
-    names = ", ".join(Path(p.name).name for p in _LOADED.values() if p.module != BUILTINS)
-    return (
-        f" (looked in the built-ins{', ' + names if names else ''}; a method of your own: load its file with "
-        f"'plugins: [path/to/rule.py]' in the parameter file, --plugin path/to/rule.py, ${ENV}, or "
-        f"tcclib.load_plugins('path/to/rule.py'))"
-    )
-
-
 def _redefinable(origin: str | None) -> bool:
     """Whether the plugin registering now may redefine an entry first made by ``origin``: a
     plugin file loaded again (edited) replaces what it registered before."""
     return origin is not None and origin == current_origin()
 
 
-def is_file_spec(spec: str) -> bool:
-    """Whether ``spec`` names a file (ends in ``.py`` or has a path separator) rather than a module."""
-    return spec.endswith(".py") or "/" in spec or os.sep in spec
+def plugin_hint() -> str:
+    """The end of an unknown-name message (:func:`tcclib.method.plugins.hint`)."""
+    from tcclib.method import plugins
 
-
-def load_plugin(spec, origin: str = "python", base: Path | None = None) -> Plugin:
-    """Load one plugin: a ``.py`` file (a relative path against ``base``, default the working
-    directory) or a module name.  A file already loaded with the same text, or a module already
-    loaded, is not run again; an edited file runs again and redefines its entries."""
-    if isinstance(spec, Path):
-        spec = str(spec)
-    if not isinstance(spec, str) or not spec.strip():
-        raise PluginError(f"plugin: expected a path to a .py file or a module name, got {spec!r}")
-    spec = spec.strip()
-    if spec != BUILTINS:
-        ensure_loaded()  # the built-ins first, whoever loads a plugin
-    if is_file_spec(spec):
-        return _load_file(spec, origin, base)
-    return _load_module(spec, origin)
-
-
-def load_plugins(specs, origin: str = "python", base: Path | None = None) -> list[Plugin]:
-    """:func:`load_plugin` each of ``specs`` (a string or a list of them), in order."""
-    if isinstance(specs, (str, Path)):
-        specs = [specs]
-    return [load_plugin(s, origin, base) for s in specs]
-
-
-def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
-    path = Path(spec).expanduser()
-    if not path.is_absolute():
-        path = (base or Path.cwd()) / path
-    path = path.resolve()
-    if not path.is_file():
-        where = f" (looked in {path.parent})" if path.parent.exists() else ""
-        raise PluginError(f"plugin {spec}: no such file{where}; give the path of a .py file or a module name")
-    try:
-        text = path.read_bytes()
-    except OSError as e:
-        raise PluginError(f"plugin {spec}: cannot be read ({e.strerror})") from None
-    digest = hashlib.sha256(text).hexdigest()[:16]
-    known = _LOADED.get(str(path))
-    if known is not None and known.digest == digest:
-        return known
-    twin = next((p for p in _LOADED.values() if p.digest == digest and Path(p.path or "").name == path.name), None)
-    if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
-        return twin
-    module_name = known.module if known else _module_name(path)
-    if known is not None:  # edited: what it registered before goes, what it registers now comes
-        remove_origin(module_name)
-    module_spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[module_name] = module
-    _run(lambda: module_spec.loader.exec_module(module), module_name, str(path), spec)
-    plugin = Plugin(spec, module_name, str(path), origin, digest)
-    _LOADED[str(path)] = plugin
-    return plugin
-
-
-def _load_module(spec: str, origin: str) -> Plugin:
-    known = _LOADED.get(spec)
-    if known is not None:
-        return known
-    if spec not in sys.modules:
-        try:
-            found = importlib.util.find_spec(spec)
-        except (ImportError, ValueError):
-            found = None
-        if found is None:
-            raise PluginError(
-                f"plugin {spec}{_from(origin)}: no module of that name here (not a .py file either); install "
-                f"the package that provides it, or give the path of a .py file"
-            )
-        _run(lambda: importlib.import_module(spec), spec, found.origin, spec)
-    module = sys.modules[spec]
-    plugin = Plugin(spec, spec, getattr(module, "__file__", None), origin)
-    _LOADED[spec] = plugin
-    return plugin
-
-
-def _from(origin: str) -> str:
-    """`` (from $TCC_PLUGINS)``: where a plugin the user did not name here came from."""
-    return f" (from {origin})" if origin.startswith(("entry point", "$")) else ""
-
-
-def _module_name(path: Path) -> str:
-    """The module name a plugin file runs under: ``tcc_plugin_<stem>_<hash of its path>``."""
-    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
-    return f"tcc_plugin_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
-
-
-_TORCH_STATE = (
-    ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
-    ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
-    ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
-    ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
-    ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
-    ("default device", torch.get_default_device, torch.set_default_device),
-)
-"""torch's process-wide settings that change what training computes: ``(what, get, set)``.  A
-plugin's import must leave them as it found them."""
-
-
-def _torch_state() -> list:
-    return [get() for _, get, _ in _TORCH_STATE]
-
-
-def _restore_torch(before: list) -> list[str]:
-    """Set back every torch setting that differs from ``before``; ``what was -> is`` of each."""
-    changed = []
-    for (what, get, put), old in zip(_TORCH_STATE, before, strict=True):
-        new = get()
-        if new != old:
-            changed.append(f"{what} {old} -> {new}")
-            put(old)
-    return changed
-
-
-def _run(action, module_name: str, path: str | None, spec: str) -> None:
-    """Run a plugin's import with this module told who registers; any error becomes one line
-    naming the file and the line where it happened.  A plugin that changes torch's global state
-    at import (:data:`_TORCH_STATE`) is refused, and the state set back."""
-    _loading.append(module_name)
-    before = _torch_state()
-    try:
-        action()
-    except PluginError:
-        _restore_torch(before)
-        _undo(module_name)
-        raise
-    except BaseException as e:  # a plugin's own error of any kind: one line, before any work
-        _restore_torch(before)
-        _undo(module_name)
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        raise PluginError(_failure_line(e, path, spec)) from e
-    finally:
-        _loading.pop()
-    changed = _restore_torch(before)
-    if changed:
-        _undo(module_name)
-        raise PluginError(
-            f"plugin {path or spec}: changed torch's global state at import ({'; '.join(changed)}); "
-            "refused and set back: set such state inside the rule's methods (e.g. a dtype= argument, "
-            "a torch.no_grad() block), not at module level"
-        )
-
-
-def _undo(module_name: str) -> None:
-    """Forget a plugin that failed: its module and whatever it registered before failing."""
-    sys.modules.pop(module_name, None)
-    remove_origin(module_name)
-    for identity in [i for i, p in _LOADED.items() if p.module == module_name]:
-        del _LOADED[identity]
-
-
-def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
-    """``plugin myrule.py, line 12: NameError: name 'x' is not defined``."""
-    line = None
-    if isinstance(error, SyntaxError) and error.filename and path and Path(error.filename) == Path(path):
-        line = error.lineno
-    elif path:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == Path(path)]
-        line = frames[-1].lineno if frames else None
-    message = str(error).splitlines()[0] if str(error) else ""
-    if isinstance(error, SyntaxError):
-        message = error.msg
-    where = f"{path or spec}" + (f", line {line}" if line else "")
-    return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ")
-
-
-def unload_plugin(spec) -> None:
-    """Forget a loaded plugin (a file's path or a module's name) and remove every entry it
-    registered (a notebook or a test trying variants); the built-ins cannot be unloaded."""
-    identity = str(Path(spec).expanduser().resolve()) if is_file_spec(str(spec)) else str(spec)
-    plugin = _LOADED.get(identity)
-    if plugin is None or plugin.module == BUILTINS:
-        raise PluginError(
-            f"unload: {spec} is not a loaded plugin; loaded: {', '.join(p.name for p in loaded()) or 'none'}"
-        )
-    remove_origin(plugin.module)
-    del _LOADED[identity]
-    sys.modules.pop(plugin.module, None)
-
-
-def loaded(include_builtins: bool = False) -> list[Plugin]:
-    """The plugins loaded in this process, in load order (the built-ins left out unless asked)."""
-    ensure_loaded()
-    return [p for p in _LOADED.values() if include_builtins or p.module != BUILTINS]
+    return plugins.hint()
 
 
 # --------------------------------------------------------------------------- code identity
