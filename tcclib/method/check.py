@@ -26,10 +26,12 @@ The built-in rules and ``examples/*.py`` pass it; notebook 09 calls it before th
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 
 from tcclib.data.sources import Dataset, from_frame, load_dataset
@@ -79,8 +81,9 @@ def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) 
     rule : HowRule or WhereRule object or class, or str
         The rule (a class is made with no arguments), or the name of a registered rule or of a
         method (its rules that are not tcclib's own are checked).
-    data : Dataset, optional
-        The table to train on (default: breast_cancer, its first 12 features).
+    data : Dataset, DataFrame, (X, y) or str, optional
+        The table to train on: a tcclib ``Dataset``, a frame whose **last column is the target**,
+        an ``(X, y)`` pair or a dataset name (default: breast_cancer, its first 12 features).
     raise_on_breach : bool
         Raise :class:`~tcclib.method.rules.RuleContractError` listing every breach (default);
         False returns the report instead.
@@ -90,6 +93,7 @@ def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) 
     RuleReport
         ``.ok``, ``.breaches`` (one line each); ``str()`` is the list.
     """
+    data = _table(data)
     reports = [_check_one(r, data) for r in _rules_of(rule)]
     report = reports[0]
     for other in reports[1:]:
@@ -113,7 +117,16 @@ def _rules_of(rule) -> list:
                 return [lookup(rule)]
             except registry.RegistryError:
                 pass
-        spec = registry.METHODS[rule]  # an unknown name: the registry's one-line error
+        if rule not in registry.METHODS:
+            known = [*registry.HOWS, *registry.WHERES, *registry.method_names()]
+            close = difflib.get_close_matches(rule, known, n=3)
+            raise registry.RegistryError(
+                f"check_rule: no rule or method is called {rule!r}"
+                + (f" (did you mean {', '.join(close)}?)" if close else "")
+                + f"; rules: {', '.join(dict.fromkeys([*registry.HOWS, *registry.WHERES]))}; methods: "
+                f"{', '.join(registry.method_names())}{registry.plugin_hint()}"
+            )
+        spec = registry.METHODS[rule]
         found = [r for r in (spec.draw, spec.choice) if not rules.is_own(r)]
         return found or [spec.draw]
     return [rule]
@@ -171,6 +184,22 @@ def _declarations(rule) -> list[str]:
     except Exception as e:
         out.append(f"key_params() failed: {type(e).__name__}: {e}")
     return out
+
+
+def _table(data) -> Dataset | None:
+    """What the caller gave as ``data``, as a :class:`~tcclib.data.sources.Dataset`."""
+    if data is None or isinstance(data, Dataset):
+        return data
+    if isinstance(data, str):
+        return load_dataset(data)
+    if isinstance(data, pd.DataFrame) and data.shape[1] >= 2:
+        return from_frame(data.iloc[:, :-1], data.iloc[:, -1], name="data")
+    if isinstance(data, tuple) and len(data) == 2:
+        return from_frame(*data, name="data")
+    raise ConfigError(
+        f"check_rule: data must be a tcclib Dataset (tcclib.load_dataset, tcclib.from_frame), a DataFrame "
+        f"whose last column is the target, an (X, y) pair or a dataset name; got {type(data).__name__}"
+    )
 
 
 def _default_table() -> Dataset:
@@ -293,9 +322,7 @@ class _Probe:
             members = dataclasses.replace(members, labels=rules.UnknownLabels(self.rule))  # (named: the user's rule)
             try:  # training hands such a prepare rules.UnknownLabels: reading them is the breach
                 return call(members)
-            except rules.RuleContractError as e:
-                if "prepare() read members.labels" not in str(e):
-                    raise
+            except rules.LabelsNotKnown as e:
                 self.trial.breach(str(e), "labels in prepare")
                 members = _with_labels(members, gens)  # (labels to go on with: the rest is checked too)
                 labels_current = True

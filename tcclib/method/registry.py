@@ -49,12 +49,14 @@ import inspect
 import io
 import itertools
 import math
+import sys
 import textwrap
 import tokenize
 import types
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tcclib.method import rules
@@ -131,14 +133,38 @@ def registering_as(origin: str):
 
 
 def current_origin() -> str | None:
-    """The plugin registering now (its module name), or None."""
-    return _loading[-1] if _loading else None
+    """Where the registration now comes from: the plugin being loaded (its module name), else the
+    module of the code that called the registry (``__main__``: a notebook cell, a script)."""
+    if _loading:
+        return _loading[-1]
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    return frame.f_globals.get("__name__") if frame is not None else None
 
 
-def _redefinable(origin: str | None) -> bool:
-    """Whether the plugin registering now may redefine an entry first made by ``origin``: a
-    plugin file loaded again (edited) replaces what it registered before."""
-    return origin is not None and origin == current_origin()
+def _clash(what: str, origin: str | None) -> str:
+    """The refusal of a name that another place registered: both places, and the fix; empty
+    when the place registering now is the same (an edited file, a cell or module run again)."""
+    here = current_origin()
+    if origin == here or (_file_of(origin) and _file_of(origin) == _file_of(here)):
+        return ""
+    return (
+        f"register: {what} is already registered by {_place(origin)}, and {_place(here)} registers it "
+        f"again: choose another name, or pass replace=True to redefine it"
+    )
+
+
+def _file_of(module: str | None) -> str | None:
+    file = getattr(sys.modules.get(module or ""), "__file__", None)
+    return str(Path(file).resolve()) if file else None
+
+
+def _place(module: str | None) -> str:
+    """How a message names where a registration came from."""
+    if module == "__main__":
+        return "__main__ (a notebook cell or script)"
+    return _file_of(module) or module or "a direct call"
 
 
 def plugin_hint() -> str:
@@ -165,11 +191,15 @@ def code_identity(obj) -> str | None:
     and plain constant of the same module that they read by name, followed to any depth.  So
     editing ``donors()``, ``mask()``, a helper they call or a factory changes the identity of what
     it affects, and nothing else's; comments, blank lines and the spacing within a line do not
-    count (:func:`_code_text`).  Code without a source file (a notebook cell) is read from its
-    compiled form instead."""
+    count (:func:`_code_text`).  A class without a source file (a notebook cell, ``python -c``) is
+    read from its compiled form instead: its methods' bytecode, constants and names, and its plain
+    class attributes (:func:`_compiled_text`).  A rule object's arguments that are not at their
+    defaults follow the code (:func:`arguments`), so ``NearbyValue(width=0.2)`` is not
+    ``NearbyValue(width=0.1)``, and a rule made with its defaults keeps the identity it had."""
+    given = "" if isinstance(obj, (types.FunctionType, type, functools.partial)) else arguments(obj)
     version = getattr(obj, "version", None)
     if version is not None:
-        return f"version:{version}"
+        return f"version:{version}{given}"
     parts: list[str] = []
     if isinstance(obj, functools.partial):  # a factory with arguments bound: the function and its arguments
         parts.append(repr((obj.args, sorted(obj.keywords.items()))))
@@ -184,7 +214,44 @@ def code_identity(obj) -> str | None:
     for root in roots:
         _collect_source(root, parts, seen)
     identity = "source:" + hashlib.sha256("\n\x00".join(parts).encode()).hexdigest()[:16]
-    return STORED_AS.get(identity, identity)
+    return STORED_AS.get(identity, identity) + given
+
+
+def arguments(obj) -> str:
+    """`` width=0.2``: the object's arguments that are not at their defaults, each a parameter of
+    its class's ``__init__`` read back as the attribute of the same name (scikit-learn's
+    ``get_params`` convention; an argument kept under another name is not seen: return it from
+    ``key_params()``, which enters the member's key too).  Empty when all are at their defaults."""
+    try:
+        parameters = list(inspect.signature(type(obj).__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return ""
+    out = []
+    for p in parameters:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or not hasattr(obj, p.name):
+            continue
+        value = _stable(getattr(obj, p.name))
+        if p.default is p.empty or value != _stable(p.default):
+            out.append(f" {p.name}={value}")
+    return "".join(out)
+
+
+def _stable(value) -> str:
+    """A text of ``value`` that is the same in every process (no memory addresses)."""
+    if isinstance(value, _SIMPLE):
+        return repr(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(map(_stable, value)) if isinstance(value, (set, frozenset)) else map(_stable, value)
+        return f"[{', '.join(items)}]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(sorted(f"{_stable(k)}: {_stable(v)}" for k, v in value.items())) + "}"
+    if isinstance(value, (types.FunctionType, type)):
+        return code_identity(value) or f"{value.__module__}.{value.__qualname__}"
+    if hasattr(value, "tobytes"):  # an array or tensor: its values
+        value = value.detach().cpu().numpy() if hasattr(value, "detach") else value
+        return f"{value.dtype}{list(value.shape)}:{hashlib.sha256(value.tobytes()).hexdigest()[:16]}"
+    state = _stable(vars(value)) if hasattr(value, "__dict__") else ""
+    return f"{type(value).__qualname__}({state})"
 
 
 STORED_AS = {"source:35d55d6dbcb910a2": "source:92fec80e2ae2a421"}
@@ -262,6 +329,8 @@ def _compiled_text(obj) -> str:
     """A stable text of ``obj``'s compiled functions (bytecode, constants, names), for code with
     no source file."""
     out = [getattr(obj, "__qualname__", repr(obj))]
+    plain = vars(obj).items() if isinstance(obj, type) else ()
+    out += [f"{k} = {_stable(v)}" for k, v in plain if isinstance(v, _SIMPLE + (tuple,)) and not k.startswith("__")]
     for code, _ in _code_objects(obj):
         consts = [c.co_name if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
         out.append(f"{code.co_name}:{code.co_code.hex()}:{consts}:{code.co_names}:{code.co_varnames}")
@@ -285,11 +354,12 @@ def register_rule(rule, replace: bool = False):
     if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
         raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
     check_rule_settings(rule)
-    if table.get(rule.name, rule) is not rule and not replace and not _redefinable(_RULE_ORIGIN.get(rule.name)):
-        raise RegistryError(
-            f"register_rule: a different rule is already called {rule.name!r}; "
-            f"choose another name, or pass replace=True"
-        )
+    ensure_loaded()
+    clash = (
+        "" if replace or table.get(rule.name, rule) is rule else _clash(f"rule {rule.name!r}", _RULE_ORIGIN[rule.name])
+    )
+    if clash:
+        raise RegistryError(clash)
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
     _RULE_CODE[rule] = code_identity(rule)
@@ -468,11 +538,12 @@ _ENTRIES: dict[str, Entry] = {}
 def _check_name(name, replace: bool) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise RegistryError(f"register: name must be a simple identifier (letters, digits, _), got {name!r}")
-    if name in _ENTRIES and not replace and not _redefinable(_ENTRIES[name].origin):
-        raise RegistryError(
-            f"register: {name!r} is already registered ({_ENTRIES[name].group}); "
-            f"choose another name, or pass replace=True to redefine it"
-        )
+    ensure_loaded()
+    clash = (
+        "" if replace or name not in _ENTRIES else _clash(f"{name!r} ({_ENTRIES[name].group})", _ENTRIES[name].origin)
+    )
+    if clash:
+        raise RegistryError(clash)
 
 
 def _placed(name, group, order, color, tables, default_tables) -> dict:
