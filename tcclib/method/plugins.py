@@ -97,7 +97,7 @@ def ensure_loaded() -> None:
     try:
         load(BUILTINS, "built-in")
         for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
-            load(entry.value.split(":")[0], f"entry point {entry.name}")
+            load(entry.value.split(":")[0], f"entry point {entry.name} of the package {entry.dist.name}")
         load_many(env_specs(), f"${ENV}")
         registry._STATE["filled"] = True
     finally:
@@ -154,8 +154,13 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
         path = (base or Path.cwd()) / path
     path = path.resolve()
     if not path.is_file():
-        where = f" (looked in {path.parent})" if path.parent.exists() else ""
-        raise PluginError(f"plugin {spec}: no such file{where}; give the path of a .py file or a module name")
+        where = " is a folder, not a .py file" if path.is_dir() else ": no such file"
+        if path.parent.exists() and not path.is_dir():
+            where += f" (looked in {path.parent})"
+        fix = "give the path of a .py file or a module name"
+        if origin == f"${ENV}":
+            fix = f"${ENV}={os.environ.get(ENV, '')!r}: set it to .py files or module names separated by {os.pathsep!r}"
+        raise PluginError(f"plugin {spec}{where}; {fix}")
     try:
         text = path.read_bytes()
     except OSError as e:

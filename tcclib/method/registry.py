@@ -160,11 +160,20 @@ def _file_of(module: str | None) -> str | None:
     return str(Path(file).resolve()) if file else None
 
 
+def origin_file(name: str) -> str | None:
+    """The file of the plugin that registered the method or baseline ``name`` (None: tcclib's own)."""
+    origin = get(name).origin or "__main__"
+    return None if origin == "__main__" or origin.startswith("tcclib.") else _file_of(origin)
+
+
 def _place(module: str | None) -> str:
     """How a message names where a registration came from."""
     if module == "__main__":
         return "__main__ (a notebook cell or script)"
-    return _file_of(module) or module or "a direct call"
+    from tcclib.method import plugins
+
+    came = {p.module: f" ({p.origin})" for p in plugins.loaded(include_builtins=True)}.get(module, "")
+    return (_file_of(module) or module or "a direct call") + came
 
 
 def plugin_hint() -> str:
@@ -360,6 +369,8 @@ def register_rule(rule, replace: bool = False):
     )
     if clash:
         raise RegistryError(clash)
+    if rule.name in table and _RULE_ORIGIN[rule.name] != current_origin():
+        _REPLACED.setdefault(("rule", rule.name), (table, table[rule.name], _RULE_ORIGIN[rule.name]))
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
     _RULE_CODE[rule] = code_identity(rule)
@@ -644,7 +655,7 @@ def register_method(
         about=about or label or name,
         **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)),
     )
-    _ENTRIES[name] = e
+    _add(e)
     return e
 
 
@@ -714,8 +725,21 @@ def _add_baseline(name, factory, semi_supervised, settings, label, order, color,
         code=code_identity(factory),
         **_placed(name, "baseline", order, color, tables, ("how",)),
     )
-    _ENTRIES[name] = e
+    _add(e)
     return e
+
+
+def _add(e: Entry) -> None:
+    old = _ENTRIES.get(e.name)
+    if old is not None and old.origin != e.origin:
+        _REPLACED.setdefault(("entry", e.name), (_ENTRIES, old, old.origin))
+    _ENTRIES[e.name] = e
+
+
+_REPLACED: dict[tuple[str, str], tuple] = {}
+"""What a registration from another place replaced (``replace=True``), by ``(kind, name)``:
+``(table, old value, old origin)``, put back when that place is removed (an unloaded plugin that
+replaced ``random`` leaves the built-in ``random``)."""
 
 
 def unregister(name: str) -> None:
@@ -726,13 +750,21 @@ def unregister(name: str) -> None:
 
 
 def remove_origin(origin: str) -> None:
-    """Remove every entry and rule the plugin ``origin`` registered (:func:`tcclib.method.plugins.unload`)."""
+    """Remove every entry and rule the plugin ``origin`` registered (:func:`tcclib.method.plugins.unload`),
+    and put back what they had replaced."""
     for name in [n for n, e in _ENTRIES.items() if e.origin == origin]:
         del _ENTRIES[name]
     for name in [n for n, o in _RULE_ORIGIN.items() if o == origin]:
         _HOW_RULES.pop(name, None)
         _WHERE_RULES.pop(name, None)
         del _RULE_ORIGIN[name]
+    for (kind, name), (table, value, first) in list(_REPLACED.items()):
+        if first != origin and name not in table:
+            table[name] = value
+            if kind == "rule":
+                _RULE_ORIGIN[name] = first
+        if first == origin or table.get(name) is value:
+            del _REPLACED[(kind, name)]
 
 
 # --------------------------------------------------------------------------- queries
