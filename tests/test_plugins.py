@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -94,6 +95,12 @@ def test_a_plugin_file_trains_in_run_dataset_and_the_estimator(rule_file, bc):
     y[40:] = -1
     clf = tcclib.TCCClassifier(method="shift", epochs=2, head_epochs=2, random_state=0, verbose=False).fit(X, y)
     assert clf.predict(X).shape == (120,)
+    stored = pickle.dumps(clf)
+    plugins.unload(str(rule_file))  # a process where the plugin is not loaded: the refit names it
+    with pytest.raises(
+        ConfigError, match=r"it came from the plugin \S*shift_rule.py: load it first, tcclib.load_plugins"
+    ):
+        pickle.loads(stored).fit(X, y)
 
 
 def test_an_unknown_method_names_the_plugins_and_how_to_add_one(rule_file):
@@ -655,3 +662,38 @@ def _stride_file(folder: Path) -> Path:
     path = folder / "stride_rule.py"
     path.write_text(CELL.replace("STEP", "3"))
     return path
+
+
+def test_tcc_plugins_naming_a_folder_names_the_variable_and_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("TCC_PLUGINS", str(tmp_path))
+    with pytest.raises(plugins.PluginError) as e:
+        plugins.load(str(tmp_path), "$TCC_PLUGINS")
+    assert str(e.value) == (
+        f"plugin {tmp_path} is a folder, not a .py file; $TCC_PLUGINS={str(tmp_path)!r}: set it to .py files "
+        f"or module names separated by {os.pathsep!r}"
+    )
+
+
+def test_a_rule_module_imported_and_a_class_from_python_c_in_a_fresh_process():
+    """Nothing asked the registry before ``import nearby_rule`` registers; a class with no source
+    file (``python -c``) is named, registered and keyed by its compiled code and arguments."""
+    code = textwrap.dedent(
+        """
+        import nearby_rule
+        from tcclib.method import registry, rules
+        class Mine(rules.HowRule):
+            name = "mine"
+            def __init__(self, k=1):
+                self.k = k
+            def donors(self, members, state, u):
+                return (u * members.shape[1]).long()
+        registry.register_method("mine", Mine(k=2))
+        identity = registry.METHODS["mine"].code()["mine"]
+        print(rules.rule_name(Mine()), identity.split(" ", 1)[1], "nearby" in registry.METHODS)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples'}"}
+    env.pop("TCC_PLUGINS", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["'mine'", "k=2", "True"]

@@ -234,20 +234,27 @@ def test_importing_loads_nothing_and_the_first_question_loads_in_the_stated_orde
     )
     env_rule = tmp_path / "env_rule.py"
     env_rule.write_text("from tcclib.method.registry import register_method\nregister_method('env_column', 'column')\n")
+    clash = tmp_path / "clash_rule.py"
+    clash.write_text("from tcclib.method.registry import register_method\nregister_method('ep_column', 'pseudo')\n")
     code = textwrap.dedent(
         """
-        import tcclib, tcclib.method.config
+        import sys, tcclib, tcclib.method.config
         from tcclib.method import plugins, registry
-        before = registry._STATE["filled"]
+        before = plugins._STATE["filled"]
         names = registry.method_names()
         order = [p.module for p in plugins.loaded(include_builtins=True)]
+        try:  # a --plugin that registers the entry point's name: the package is named
+            plugins.load(CLASH, "--plugin")
+        except plugins.PluginError as e:
+            print(str(e), file=sys.stderr)
         print(before, names.index("ep_column") < names.index("env_column"), order)
         """
-    )
+    ).replace("CLASH", repr(str(clash)))
     out = _run(code, {"TCC_PLUGINS": str(env_rule), "PYTHONPATH": f"{ROOT}{os.pathsep}{dist}"})
     assert out.returncode == 0, out.stderr
     before, ep_first, order = out.stdout.strip().split(" ", 2)
     assert before == "False" and ep_first == "True"
+    assert "'ep_column' (how) is already registered by " in out.stderr and "of the package tcc-ep-demo)" in out.stderr
     assert order.startswith("['tcclib.method.builtins', 'tcc_ep_rules', 'tcc_plugin_env_rule_")
 
 

@@ -74,6 +74,8 @@ class Plugin:
         return self.path or self.module
 
 
+_STATE = {"filled": False, "filling": False}
+"""Whether :func:`ensure_loaded` has filled the registry, or is filling it now."""
 _LOADED: dict[str, Plugin] = {}
 """Loaded plugins by their identity (a file's resolved path, a module's name), in load order."""
 
@@ -91,17 +93,17 @@ def ensure_loaded() -> None:
     calls this first, so no answer comes from a half-filled registry.  A failure (a plugin
     missing or broken) is a :class:`PluginError` raised again each time the registry is asked,
     so that no run goes on without a plugin it was told to load."""
-    if registry._STATE["filled"] or registry._STATE["filling"]:
+    if _STATE["filled"] or _STATE["filling"]:
         return
-    registry._STATE["filling"] = True
+    _STATE["filling"] = True
     try:
         load(BUILTINS, "built-in")
         for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
             load(entry.value.split(":")[0], f"entry point {entry.name} of the package {entry.dist.name}")
         load_many(env_specs(), f"${ENV}")
-        registry._STATE["filled"] = True
+        _STATE["filled"] = True
     finally:
-        registry._STATE["filling"] = False
+        _STATE["filling"] = False
 
 
 def env_specs(environ=None) -> list[str]:

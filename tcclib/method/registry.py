@@ -107,18 +107,19 @@ class RegistryError(ValueError):
 # (tcclib.method.plugins) loads the built-ins and the environment's plugins once, in the order its
 # ensure_loaded states.  A plugin is the code that registers entries: a .py file or a module.
 
-_STATE = {"filled": False, "filling": False}
-"""Whether the loader has filled the registry, or is filling it now."""
+_LOADER: list = []
+"""The loader's ``ensure_loaded`` (:mod:`tcclib.method.plugins` imports this module: found at first use)."""
 _loading: list[str] = []
 """The plugin whose code is running now (innermost last); empty for a call from elsewhere."""
 
 
 def ensure_loaded() -> None:
     """Fill the registry once per process (:func:`tcclib.method.plugins.ensure_loaded`)."""
-    if not (_STATE["filled"] or _STATE["filling"]):
-        from tcclib.method import plugins  # (the loader imports this module)
+    if not _LOADER:
+        from tcclib.method import plugins
 
-        plugins.ensure_loaded()
+        _LOADER.append(plugins.ensure_loaded)
+    _LOADER[0]()
 
 
 @contextlib.contextmanager
