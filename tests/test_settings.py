@@ -319,4 +319,4 @@ def test_the_command_line_says_a_missing_plugin_in_one_line(tmp_path):
     (dist / "entry_points.txt").write_text("[tcclib.plugins]\nbroken = no_such_module_abc\n")
     ep = _run(["-m", "tcclib", str(PARAMS), "--check"], {"PYTHONPATH": f"{ROOT}{os.pathsep}{dist.parent}"})
     assert ep.returncode == 2 and ep.stderr.count("\n") == 1 and "Traceback" not in ep.stderr
-    assert "no_such_module_abc (from entry point broken): no module of that name" in ep.stderr
+    assert "no_such_module_abc (from entry point broken of the package tcc-broken): no module of that" in ep.stderr
