@@ -1,26 +1,9 @@
 """``check_rule``: a corruption rule's contract, checked in a real short pretraining.
 
-In the spirit of scikit-learn's ``check_estimator``: :func:`check_rule` takes a rule (a
-:class:`~tcclib.method.rules.HowRule` or :class:`~tcclib.method.rules.WhereRule` object or class,
-or a registered rule or method name), trains it for a few epochs on a small table through the
-training core's own :func:`~tcclib.method.training.set_up` and
-:func:`~tcclib.method.training.pretrain` (pseudo-labels refreshed on the way), and reports every
-breach of the contract (``docs/rules.md``) in one list:
-
-* what it declares: a ``name`` that is an identifier, a valid ``needs``, ``settings`` and
-  ``switches`` that are ``Config`` fields, a dict from ``key_params()``;
-* each call's output, every call (not only the first): a how rule's donors are int64
-  ``[k, N, M]`` row positions in ``0..N-1``; a where rule's mask is bool ``[k, N, M]`` with
-  ``members.corrupted[m]`` active features per row and none inactive;
-* ``prepare()`` does not depend on labels that are not current when it runs (pseudo-labels are
-  refreshed after it): it is run again with other labels and the two states compared;
-* no call writes into the rows (``members.raw``);
-* the rule is deterministic: the same run twice draws the same;
-* a member's draws do not depend on the other members of its stack: each member trained alone
-  draws what it drew beside the others;
-* and any error the rule raises, named with its line.
-
-The built-in rules and ``examples/*.py`` pass it; notebook 09 calls it before the screen.
+In the spirit of scikit-learn's ``check_estimator``: :func:`check_rule` trains a rule for a few
+epochs on a small table through the training core's own ``set_up`` and ``pretrain`` and reports
+every breach of the contract in one list; ``docs/rules.md`` lists what it checks.  The built-in
+rules and ``examples/*.py`` pass it; notebook 09 calls it before the screen.
 """
 
 from __future__ import annotations

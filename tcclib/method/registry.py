@@ -4,24 +4,10 @@ A **method** is a pretraining recipe, a :class:`MethodSpec`: a *how* rule (which
 replaced value) and a *where* rule (which features are replaced), both rule objects of
 :mod:`tcclib.method.rules` registered here by name (:func:`register_rule`); a **baseline** is a
 scikit-learn-style classifier trained on the same labeled rows and test split
-(:mod:`tcclib.method.baselines`).  Each entry answers every question a consumer asks:
-
-* ``label``: the name in figure legends and panel titles (:mod:`tcclib.paper.plots`);
-* ``group``: ``"how"`` (how to corrupt: the paper's Tables 2-3), ``"where"`` (where to
-  corrupt: Tables 4-5), ``"published"`` (the authors' flipped runs) or ``"baseline"``;
-* ``tables``: the set tables it appears in (``"how"``, ``"where"``; :func:`table_methods`);
-  by default the how-table for ``how`` and ``baseline`` entries, the where-table otherwise
-  (``class``, the where-table's uniform-choice column, is in both);
-* ``order``: its place in figures and tables; ``color``: its colour in figures;
-* ``paper_columns``: the paper's column it is compared with per table kind
-  (:func:`compared_columns`, :func:`column_owners`, :func:`paper_table_methods`); ``separate``:
-  scored against a column another method owns (:func:`separate_methods`); ``repeats``: a
-  fidelity re-run of another method, left out of rank tests (:func:`rank_repeats`);
-* through its spec's rules: whether it pretrains, is pseudo-labelled, needs every row's true
-  label or the importance matrices, and what enters its content key (:meth:`MethodSpec.key_parts`);
-* for a baseline, ``factory(seed, cfg)`` returning an unfitted classifier, ``semi_supervised``
-  (fit on every training row, unlabeled ones marked -1) and ``settings`` (the
-  :class:`~tcclib.method.config.Config` fields the factory reads: part of the stored-result key).
+(:mod:`tcclib.method.baselines`).  Each entry answers every question a consumer asks: its
+label, group, set tables, order, colour and the paper's columns (:class:`Entry`); through its
+spec's rules, what it needs and what enters its content key (:class:`MethodSpec`); for a
+baseline, its factory and the settings it reads (:func:`register_baseline`).
 
 ``config.METHODS``, ``config.PAPER_METHODS``, ``config.BASELINES``, ``plots.METHOD_ORDER``,
 ``plots.LABELS``, ``cell_tests.SEPARATE``/``PAPER_COLUMNS``, ``stats.RANK_REPEATS`` and
@@ -76,18 +62,10 @@ TABLE_KINDS = ("how", "where")
 # matplotlib's tab10, in the order the figures have always used
 TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 # tab20's lighter shades, then tab20b's and tab20c's darker ones: colours for entries registered later
-_MORE = (
-    "#aec7e8",
-    "#ffbb78",
-    "#98df8a",
-    "#ff9896",
-    "#c5b0d5",
-    "#c49c94",
-    "#f7b6d2",
-    "#c7c7c7",
-    "#dbdb8d",
-    "#9edae5",
-) + ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
+_MORE = tuple(
+    "#aec7e8 #ffbb78 #98df8a #ff9896 #c5b0d5 #c49c94 #f7b6d2 #c7c7c7 #dbdb8d #9edae5 "
+    "#393b79 #637939 #8c6d31 #843c39 #7b4173 #3182bd #e6550d #31a354 #756bb1 #636363".split()
+)
 BASELINE_ORDER = 100.0
 """The baselines' places start here, so that a method registered later (placed after the last
 method by default) sorts among the methods, before every baseline."""
