@@ -361,10 +361,7 @@ def on_worker(payload: dict | None, folder: Path, environ=None) -> None:
         return
     install_shipped(payload.get("files", ()), folder, environ)
     load_many(payload.get("modules", ()), "shipped")
-    environ = os.environ if environ is None else environ
-    current = [s for s in environ.get(ENV, "").split(os.pathsep) if s]
-    if payload.get("modules"):
-        environ[ENV] = os.pathsep.join(dict.fromkeys(current + list(payload["modules"])))
+    _add_to_env(list(payload.get("modules", ())), environ)
 
 
 def install_shipped(files, folder: Path, environ=None) -> list[Plugin]:
@@ -381,8 +378,12 @@ def install_shipped(files, folder: Path, environ=None) -> list[Plugin]:
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, target)
         out.append(load(str(target), "shipped"))
-    environ = os.environ if environ is None else environ
-    mine = [p.path for p in out]
-    current = [s for s in environ.get(ENV, "").split(os.pathsep) if s]
-    environ[ENV] = os.pathsep.join(dict.fromkeys(current + mine))
+    _add_to_env([p.path for p in out], environ)
     return out
+
+
+def _add_to_env(specs: list, environ=None) -> None:
+    """Add ``specs`` to ``TCC_PLUGINS`` in ``environ`` (default: this process's), for the kernels it starts."""
+    environ = os.environ if environ is None else environ
+    if specs:
+        environ[ENV] = os.pathsep.join(dict.fromkeys([*env_specs(environ), *specs]))

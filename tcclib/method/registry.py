@@ -228,18 +228,15 @@ def _stable(value) -> str:
     """A text of ``value`` that is the same in every process (no memory addresses)."""
     if isinstance(value, _SIMPLE):
         return repr(value)
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(map(_stable, value)) if isinstance(value, (set, frozenset)) else map(_stable, value)
-        return f"[{', '.join(items)}]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(sorted(f"{_stable(k)}: {_stable(v)}" for k, v in value.items())) + "}"
+    if isinstance(value, (list, tuple, Mapping)):
+        items = sorted(value.items()) if isinstance(value, Mapping) else value
+        return f"[{', '.join(map(_stable, items))}]"
     if isinstance(value, (types.FunctionType, type)):
         return code_identity(value) or f"{value.__module__}.{value.__qualname__}"
     if hasattr(value, "tobytes"):  # an array or tensor: its values
         value = value.detach().cpu().numpy() if hasattr(value, "detach") else value
         return f"{value.dtype}{list(value.shape)}:{hashlib.sha256(value.tobytes()).hexdigest()[:16]}"
-    state = _stable(vars(value)) if hasattr(value, "__dict__") else ""
-    return f"{type(value).__qualname__}({state})"
+    return f"{type(value).__qualname__}({_stable(vars(value)) if hasattr(value, '__dict__') else ''})"
 
 
 STORED_AS = {"source:35d55d6dbcb910a2": "source:92fec80e2ae2a421"}
@@ -400,20 +397,11 @@ def where_rule(name: str) -> rules.WhereRule:
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """How and where one method corrupts: the names of its two rules, and two variations.
-
-    how: a how rule's name (:func:`how_rule`): "none" (no pretraining), "column" (SCARF: whole
-    column), "pseudo" (the anchor's pseudo-class, refreshed during pretraining), "oracle" (the
-    anchor's true class), or one registered later.
-    where: a where rule's name (:func:`where_rule`): "uniform", "most" or "least"
-    (correlation-based, Algorithm 4).
-    flipped: the authors' published behaviour for "most": their code flipped the shared
-    importance matrix in place, so the run labelled "most correlated" sampled by the
-    least-correlated ranking.  ``flipped=True`` reproduces that.
-    rule: the correlation sampler's rule for this method whatever ``Config.corr_rule`` says
-    (``"direct"``: ours, ``"authors"``: their rank reversal for "least",
-    :func:`tcclib.method.rules.sampler_inputs`); None (the default): ``Config.corr_rule``'s.
-    """
+    """How and where one method corrupts: ``how`` and ``where``, its two rules' names
+    (:func:`how_rule`, :func:`where_rule`); ``flipped``: the authors' published "most", whose code
+    flipped the shared importance matrix in place so that it sampled by the least-correlated
+    ranking; ``rule``: its own correlation sampler rule (``"direct"``, ``"authors"``;
+    :func:`tcclib.method.rules.sampler_inputs`), None for ``Config.corr_rule``'s."""
 
     how: str
     where: str = "uniform"
