@@ -27,6 +27,7 @@ changes torch's global state at import (default dtype, grad mode, ...: refused a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.metadata
@@ -39,8 +40,13 @@ from pathlib import Path
 
 import torch
 
-from tcclib.method import registry
-from tcclib.method.registry import RegistryError
+
+class RegistryError(ValueError):
+    """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it in a notebook instead of a traceback: its one line."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 class PluginError(RegistryError):
@@ -78,6 +84,44 @@ _STATE = {"filled": False, "filling": False}
 """Whether :func:`ensure_loaded` has filled the registry, or is filling it now."""
 _LOADED: dict[str, Plugin] = {}
 """Loaded plugins by their identity (a file's resolved path, a module's name), in load order."""
+
+
+_loading: list[str] = []
+"""The plugin whose code is running now (innermost last); empty for a call from elsewhere."""
+_FORGET: list = []
+"""The registry's ``remove_origin`` (:func:`forget_with`): what a plugin registered goes with it."""
+
+
+def forget_with(remove) -> None:
+    """Call ``remove(module name)`` when a plugin's entries must go (it failed, was edited, unloaded)."""
+    _FORGET.append(remove)
+
+
+def _forget(module: str) -> None:
+    for remove in _FORGET:
+        remove(module)
+
+
+@contextlib.contextmanager
+def registering_as(origin: str):
+    """Entries registered inside count as the plugin ``origin``'s (what a plugin's import does;
+    the registry's ``remove_origin`` takes them out again)."""
+    _loading.append(origin)
+    try:
+        yield
+    finally:
+        _loading.pop()
+
+
+def current_origin() -> str | None:
+    """Where a registration now comes from: the plugin being loaded (its module name), else the
+    module of the code that called the registry (``__main__``: a notebook cell, a script)."""
+    if _loading:
+        return _loading[-1]
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(("tcclib.method.registry", __name__)):
+        frame = frame.f_back
+    return frame.f_globals.get("__name__") if frame is not None else None
 
 
 def ensure_loaded() -> None:
@@ -176,7 +220,7 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
         return twin
     module_name = known.module if known else _module_name(path)
     if known is not None:  # edited: what it registered before goes, what it registers now comes
-        registry.remove_origin(module_name)
+        _forget(module_name)
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module
@@ -251,7 +295,7 @@ def _run(action, module_name: str, path: str | None, spec: str) -> None:
     at import (:data:`_TORCH_STATE`) is refused, and the state set back."""
     before = _torch_state()
     try:
-        with registry.registering_as(module_name):
+        with registering_as(module_name):
             action()
     except PluginError:
         _restore_torch(before)
@@ -276,7 +320,7 @@ def _run(action, module_name: str, path: str | None, spec: str) -> None:
 def _undo(module_name: str) -> None:
     """Forget a plugin that failed: its module and whatever it registered before failing."""
     sys.modules.pop(module_name, None)
-    registry.remove_origin(module_name)
+    _forget(module_name)
     for identity in [i for i, p in _LOADED.items() if p.module == module_name]:
         del _LOADED[identity]
 
@@ -305,7 +349,7 @@ def unload(spec) -> None:
         raise PluginError(
             f"unload: {spec} is not a loaded plugin; loaded: {', '.join(p.name for p in loaded()) or 'none'}"
         )
-    registry.remove_origin(plugin.module)
+    _forget(plugin.module)
     del _LOADED[identity]
     sys.modules.pop(plugin.module, None)
 

@@ -27,7 +27,6 @@ registered with it); :class:`tcclib.method.training.Pretraining` dispatches to i
 from __future__ import annotations
 
 import colorsys
-import contextlib
 import difflib
 import functools
 import hashlib
@@ -45,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcclib.method import rules
+from tcclib.method import plugins, rules
+from tcclib.method.plugins import RegistryError, current_origin, ensure_loaded
 
 _HOW_RULES: dict[str, rules.HowRule] = {}
 """How values are drawn, by name (:func:`register_rule`): ``none`` (no pretraining), ``column``
@@ -71,55 +71,11 @@ BASELINE_ORDER = 100.0
 method by default) sorts among the methods, before every baseline."""
 
 
-class RegistryError(ValueError):
-    """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
-
-    def _render_traceback_(self) -> list[str]:
-        """What IPython shows for it in a notebook instead of a traceback: its one line."""
-        return [f"{type(self).__name__}: {self}"]
-
-
 # --------------------------------------------------------------------------- who registers
 #
 # The registry fills itself: every query below calls ensure_loaded() first, and the loader
 # (tcclib.method.plugins) loads the built-ins and the environment's plugins once, in the order its
-# ensure_loaded states.  A plugin is the code that registers entries: a .py file or a module.
-
-_LOADER: list = []
-"""The loader's ``ensure_loaded`` (:mod:`tcclib.method.plugins` imports this module: found at first use)."""
-_loading: list[str] = []
-"""The plugin whose code is running now (innermost last); empty for a call from elsewhere."""
-
-
-def ensure_loaded() -> None:
-    """Fill the registry once per process (:func:`tcclib.method.plugins.ensure_loaded`)."""
-    if not _LOADER:
-        from tcclib.method import plugins
-
-        _LOADER.append(plugins.ensure_loaded)
-    _LOADER[0]()
-
-
-@contextlib.contextmanager
-def registering_as(origin: str):
-    """Entries registered inside count as the plugin ``origin``'s (what a plugin's import does;
-    :func:`remove_origin` takes them out again)."""
-    _loading.append(origin)
-    try:
-        yield
-    finally:
-        _loading.pop()
-
-
-def current_origin() -> str | None:
-    """Where the registration now comes from: the plugin being loaded (its module name), else the
-    module of the code that called the registry (``__main__``: a notebook cell, a script)."""
-    if _loading:
-        return _loading[-1]
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__") == __name__:
-        frame = frame.f_back
-    return frame.f_globals.get("__name__") if frame is not None else None
+# ensure_loaded states; it tells the registry who registers (current_origin) and what to forget.
 
 
 def _clash(what: str, origin: str | None) -> str:
@@ -149,17 +105,12 @@ def _place(module: str | None) -> str:
     """How a message names where a registration came from."""
     if module == "__main__":
         return "__main__ (a notebook cell or script)"
-    from tcclib.method import plugins
-
     came = {p.module: f" ({p.origin})" for p in plugins.loaded(include_builtins=True)}.get(module, "")
     return (_file_of(module) or module or "a direct call") + came
 
 
-def plugin_hint() -> str:
-    """The end of an unknown-name message (:func:`tcclib.method.plugins.hint`)."""
-    from tcclib.method import plugins
-
-    return plugins.hint()
+plugin_hint = plugins.hint
+"""The end of an unknown-name message (:func:`tcclib.method.plugins.hint`)."""
 
 
 # --------------------------------------------------------------------------- code identity
@@ -945,3 +896,5 @@ HOWS = _NamesView(lambda: (ensure_loaded(), tuple(_HOW_RULES))[1])
 """The how rules' names (a live view)."""
 WHERES = _NamesView(lambda: (ensure_loaded(), tuple(_WHERE_RULES))[1])
 """The where rules' names (a live view)."""
+
+plugins.forget_with(remove_origin)
