@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from tcclib.data.sources import Dataset, from_frame, load_dataset
-from tcclib.method import registry, rules
+from tcclib.method import plugins, registry, rules
 from tcclib.method.config import Config, check_reads
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import prepare_config
@@ -204,7 +204,7 @@ class _Trial:
     def run(self) -> None:
         name = f"_check_{self.rule.name}" if isinstance(self.rule.name, str) else "_check_rule"
         probe = (_HowProbe if isinstance(self.rule, rules.HowRule) else _WhereProbe)(self.rule, name, self)
-        with registry.registering_as(ORIGIN):
+        with plugins.registering_as(ORIGIN):
             if isinstance(self.rule, rules.HowRule):
                 registry.register_method(name, probe, "uniform", replace=True, replace_rule=True)
             else:
