@@ -56,21 +56,7 @@ from tcclib.method.config import METHODS, Config
 from tcclib.method.correlation import correlation_range
 from tcclib.method.inputs import check_training_inputs, prepare_config
 from tcclib.method.metrics import accuracy, auroc
-from tcclib.method.training import (  # noqa: F401
-    Pretraining,
-    TrainingDiverged,
-    autocast,
-    embed,
-    first_bad,
-    fit_classifier,
-    fit_heads,
-    init_encoders,
-    labeled_rows,
-    matmul_precision,
-    member_layout,
-    member_seed,
-    training_generators,
-)
+from tcclib.method.training import Pretraining, TrainingDiverged, autocast, embed, first_bad, matmul_precision
 from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS, checkpoint_interval
 
 
