@@ -57,7 +57,8 @@ from tcclib.method.correlation import correlation_range
 from tcclib.method.inputs import check_training_inputs, prepare_config
 from tcclib.method.metrics import accuracy, auroc
 from tcclib.method.training import Pretraining, TrainingDiverged, autocast, embed, first_bad, matmul_precision
-from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS, checkpoint_interval
+from tcclib.running.checkpointing import CHECKPOINT_EVERY, checkpoint_interval
+from tcclib.util.progress import TrainingFile
 
 
 @dataclass
@@ -324,27 +325,31 @@ def run_dataset(
     need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
     need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
 
-    # ------------------------------------------------------------------ importances and ranges
-    t = time.perf_counter()
-    imp, ranges = _importances(prep, cfg, keys, stored, need_seeds, need_methods, cache_dir)
-    timings: dict = {"importance_s": time.perf_counter() - t}
-
-    # ------------------------------------------------------------------ train the members not stored
-    new = None
-    if need_seeds:
-        new = _train_missing(
-            prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir, keep_pretrained, checkpoint_seconds
-        )
-        timings.update(new.timings)
-
-    # ------------------------------------------------------------------ stitch stored and new, baselines
-    res, hist, pse = _stitch(prep, cfg, hit, new, stored)
-    if cfg.baselines:
-        t = time.perf_counter()
-        res = pd.concat([res, _baselines(prep, cfg, ds.did, keys, stored)], ignore_index=True)
-        timings["baselines_s"] = time.perf_counter() - t
-    res["did"] = res["did"].astype("Int64")
     n_trained = sum(not h for h in hit.values())
+    report = TrainingFile(store_dir if need_seeds else None)  # the overall bar's view of this training
+    report.start(n_trained, cfg.epochs)
+    try:
+        # -------------------------------------------------------------- importances and ranges
+        t = time.perf_counter()
+        imp, ranges = _importances(prep, cfg, keys, stored, need_seeds, need_methods, cache_dir)
+        timings: dict = {"importance_s": time.perf_counter() - t}
+
+        # -------------------------------------------------------------- train the members not stored
+        new = None
+        if need_seeds:
+            run_options = dict(keep_pretrained=keep_pretrained, checkpoint_seconds=checkpoint_seconds)
+            new = _train_missing(prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir, report, run_options)
+            timings.update(new.timings)
+
+        # -------------------------------------------------------------- stitch stored and new, baselines
+        res, hist, pse = _stitch(prep, cfg, hit, new, stored)
+        if cfg.baselines:
+            t = time.perf_counter()
+            res = pd.concat([res, _baselines(prep, cfg, ds.did, keys, stored)], ignore_index=True)
+            timings["baselines_s"] = time.perf_counter() - t
+    finally:
+        report.close()
+    res["did"] = res["did"].astype("Int64")
     timings.update(trained_members=n_trained, reused_members=len(hit) - n_trained)
     embeddings = {}
     if cfg.keep_embeddings:
@@ -404,19 +409,11 @@ def _importances(prep: Prepared, cfg: Config, keys, stored, need_seeds, need_met
 
 
 def _train_missing(
-    prep: Prepared,
-    cfg: Config,
-    did,
-    imp,
-    emb,
-    need_seeds,
-    need_methods,
-    cache_dir,
-    keep_pretrained: bool = False,
-    checkpoint_seconds: float = CHECKPOINT_SECONDS,
+    prep: Prepared, cfg: Config, did, imp, emb, need_seeds, need_methods, cache_dir, report, run_options
 ) -> RunResult:
     """Train the seeds x methods that are not stored, as one ensemble (checkpointed under
-    ``<cache_dir>/checkpoints``)."""
+    ``<cache_dir>/checkpoints``; ``run_options``: :func:`run_prepared`'s), each epoch told to
+    ``report`` (a :class:`~tcclib.util.progress.TrainingFile`)."""
     sub_cfg = cfg.replace(
         seeds=need_seeds,
         methods=need_methods,
@@ -427,15 +424,8 @@ def _train_missing(
     )
     sub_imp = np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].needs_importance for m in need_methods) else None
     ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
-    return run_prepared(
-        _subset(prep, need_seeds),
-        sub_cfg,
-        sub_imp,
-        did=did,
-        checkpoint_dir=ckpt_dir,
-        keep_pretrained=keep_pretrained,
-        checkpoint_seconds=checkpoint_seconds,
-    )
+    subset = _subset(prep, need_seeds)
+    return run_prepared(subset, sub_cfg, sub_imp, did, ckpt_dir, on_epoch=report.epoch, **run_options)
 
 
 def _pick(order: dict, hit: dict, frame_new, frame_stored, by_epoch: bool):
