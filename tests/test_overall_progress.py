@@ -16,13 +16,11 @@ from tcclib.util import progress
 CFG = Config(methods=("class", "no_pretrain"), seeds=(0, 1), epochs=3, head_epochs=2, hidden_dim=16, progress=False)
 
 
-def test_the_overall_bar_counts_the_members_in_training_epoch_by_epoch(bc_small, tmp_path, monkeypatch):
-    monkeypatch.setattr(progress, "WRITE_INTERVAL", 0.0)  # every epoch written (default: at most once a second)
+def test_the_overall_bar_counts_the_members_in_training_epoch_by_epoch(bc_small, tmp_path):
     (tmp_path / "bc12").mkdir()
     lines: list[str] = []
     overall = progress.Overall(["bc12", "other"], desc="screen", say=lines.append, folder=tmp_path)
-    worker = progress.TrainingFile(tmp_path / "bc12")
-    worker.start(4, CFG.epochs)
+    worker = progress.TrainingFile(tmp_path / "bc12", 4, CFG.epochs)
     seen = [overall.state()]
 
     def after_epoch(done: int) -> None:
@@ -42,7 +40,6 @@ def test_a_one_worker_screen_shows_one_bar_whose_training_and_elapsed_time_move(
     """The set trains in this thread (one worker), its own bars off: the only bar is the overall
     one, redrawn by its own thread while the dataset trains (the sweep's loop does not run)."""
     monkeypatch.setattr(progress, "TICK_SECONDS", 0.02)
-    monkeypatch.setattr(progress, "WRITE_INTERVAL", 0.0)
     monkeypatch.setenv(progress.PROGRESS_ENV, "text")
     cfg = CFG.replace(epochs=10, progress=True)
     ps = param_files.ParamSet(

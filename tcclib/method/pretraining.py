@@ -1,16 +1,12 @@
 """The epoch loop: the pretraining members' state and every step of their contrastive pretraining.
 
-:class:`Pretraining` holds the pretraining members' encoders, projection heads, optimiser,
-generators, (pseudo-)labels and what each rule prepared once, with one method per step:
-:meth:`~Pretraining.refresh_pseudo_labels` (heads fit by :func:`fit_heads`),
-:meth:`~Pretraining.draw_views` (where and how to corrupt), :meth:`~Pretraining.contrastive_epoch`
-and :meth:`~Pretraining.run_epoch`; :meth:`~Pretraining.state_dict` /
-:meth:`~Pretraining.load_state_dict` for checkpoints (written by :mod:`tcclib.artifacts.store`).
-:func:`make_step`: the contrastive step, eager, as a CUDA graph (:class:`CapturedStep`,
-:class:`CapturedEpoch`) or compiled (:class:`CompiledStep`), as ``Config.compile`` says.  A step
-reads nothing back to the host: the losses are read once per epoch.  Here too what the loop
-checks and draws with (each member's generators, :class:`TrainingDiverged`, :func:`autocast`);
-:mod:`tcclib.method.training` sets the members up and runs the loop.
+:class:`Pretraining` (set up by :func:`tcclib.method.training.set_up`, run by its ``pretrain``):
+one method per step, :meth:`~Pretraining.refresh_pseudo_labels`, :meth:`~Pretraining.draw_views`
+(where and how to corrupt), :meth:`~Pretraining.contrastive_epoch`; its ``state_dict`` for
+checkpoints.  :func:`make_step`: the step eager, as a CUDA graph (:class:`CapturedStep`,
+:class:`CapturedEpoch`) or compiled (:class:`CompiledStep`), as ``Config.compile`` says; it reads
+nothing back to the host (the losses are read once per epoch).  Also what the loop draws and
+checks with: each member's generators, :class:`TrainingDiverged`, :func:`autocast`, the heads.
 """
 
 from __future__ import annotations

@@ -2,20 +2,14 @@
 benchmark ensemble and the estimator run.
 
 A *member* is one (seed, method) pair; members are stacked (:class:`tcclib.method.model.StackedMLP`)
-and train together, each with its own generator, labels and Adam state.  The steps:
-
-* :func:`member_layout`: which members exist, their seeds, widths and who pretrains;
-* :func:`init_encoders`: every member's encoder from its seed's ``"init"`` generator (all
-  methods of a seed start from the same encoder);
-* :func:`fit_classifier`: the member's classifier on its labeled rows as ``Config.head`` says
-  (the paper's frozen encoder, or the opt-in ``finetune`` / ``concat`` / ``probe`` variants), a
-  :class:`Classifier`; :func:`embed`: frozen-encoder embeddings; :func:`row_weights`: the heads'
-  per-row weights (``sample_weight``, ``class_weight``);
-* :func:`set_up`, :func:`pretrain` and :func:`fit_member_heads`: the one sequence (set-up in a
-  fixed order, the epoch loop of :mod:`tcclib.method.pretraining`, the heads) that
-  :func:`tcclib.running.train.run_prepared` runs for a benchmark ensemble (adding checkpoints and
-  test-split evaluation) and :class:`tcclib.method.estimator.TCCClassifier` for one member on the
-  user's rows.  A member therefore trains identically in both.
+and train together, each with its own generator, labels and Adam state.  :func:`member_layout`:
+which members exist, their seeds, widths and who pretrains; :func:`init_encoders`: every member's
+encoder from its seed's ``"init"`` generator (all methods of a seed start from the same encoder);
+:func:`fit_classifier`: the member's classifier on its labeled rows as ``Config.head`` says, a
+:class:`Classifier`; :func:`embed`, :func:`row_weights`.  :func:`set_up`, :func:`pretrain` (the
+epoch loop of :mod:`tcclib.method.pretraining`) and :func:`fit_member_heads`: the one sequence that
+:func:`tcclib.running.train.run_prepared` runs for a benchmark ensemble and
+:class:`tcclib.method.estimator.TCCClassifier` for one member, so a member trains identically in both.
 """
 
 from __future__ import annotations
@@ -32,16 +26,13 @@ from tcclib.data.preprocess import Prepared
 from tcclib.method import probe, rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.model import StackedMLP
-from tcclib.method.pretraining import (  # noqa: F401 - the epoch loop's names, also from here
-    CapturedEpoch,
-    CapturedStep,
+from tcclib.method.pretraining import (  # noqa: F401 - also read from here
     Layout,
     Pretraining,
     TrainingDiverged,
     autocast,
     batches,
     encoder_dims,
-    first_bad,
     fit_heads,
     generator,
     head_epochs,
@@ -103,7 +94,7 @@ def training_generators(layout: Layout, device) -> list[torch.Generator]:
     return [generator(s, m, device) for s, (_, m) in zip(layout.seeds, layout.members)]
 
 
-# --------------------------------------------------------------------------- heads
+# --------------------------------------------------------------------------- heads and classifiers
 
 
 def row_weights(y: np.ndarray, labeled: np.ndarray, sample_weight=None, class_weight=None) -> np.ndarray | None:
@@ -137,9 +128,6 @@ def _unit_max(w: np.ndarray) -> np.ndarray:
     """``w`` divided by its largest value (unchanged when that is not positive)."""
     top = w.max(initial=0.0)
     return w / top if top > 0 else w
-
-
-# --------------------------------------------------------------------------- classifiers
 
 
 def head_inputs(enc: StackedMLP, onehot: torch.Tensor, kind: str = "frozen") -> torch.Tensor:

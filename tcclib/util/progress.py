@@ -8,10 +8,8 @@ output it streams to its own stderr; it sets ``TCC_PROGRESS`` for them: ``text``
 terminal (frames at most every :data:`TEXT_INTERVAL` seconds), else ``lines``.
 
 :class:`Overall` is the one bar of a run of several datasets at once (the sweep, the screen):
-datasets done, members trained and in training (their share of epochs done, from each running
-dataset's :data:`PROGRESS_FILE`, which :class:`TrainingFile` writes), elapsed time (redrawn every
-:data:`TICK_SECONDS` by a thread of its own) and an estimate; in a log, each dataset's line ends
-with that state instead of a bar.
+datasets done, members trained and in training (:class:`TrainingFile`), elapsed time and an
+estimate; in a log, each dataset's line ends with that state instead of a bar.
 
 A widget bar, once closed, replaces itself in the notebook with its last state as a line of
 text (:class:`_closing_widget_bar`): a saved and reopened notebook shows how the bar ended,
@@ -34,7 +32,6 @@ LINE_INTERVAL = 30.0
 TICK_SECONDS = 5.0
 PROGRESS_FILE = "_PROGRESS.json"
 """A dataset's training progress, in its folder while it trains: ``{"members", "epochs", "done"}``."""
-WRITE_INTERVAL = 1.0
 
 
 def bar(total: int, desc: str, enabled: bool = True, **kw):
@@ -42,18 +39,14 @@ def bar(total: int, desc: str, enabled: bool = True, **kw):
     elsewhere; ``TCC_PROGRESS=text`` or ``lines`` chooses."""
     if not enabled:
         return None
-    from tqdm.auto import tqdm  # deferred: chosen at call time (widgets in Jupyter, text elsewhere)
-    from tqdm.notebook import tqdm as notebook_tqdm  # deferred: as above
-
-    mode = os.environ.get(PROGRESS_ENV)
-    if mode == "text":
-        kw = {"mininterval": TEXT_INTERVAL, **kw}
-        return tqdm_std()(total=total, desc=desc, file=sys.stderr, dynamic_ncols=False, ncols=100, **kw)
-    if mode != "lines" and issubclass(tqdm, notebook_tqdm):
+    shown = mode()
+    if shown == "widget":
         return _closing_widget_bar()(total=total, desc=desc, **kw)
-    if mode != "lines" and _is_terminal(sys.stderr):
-        return tqdm(total=total, desc=desc, **kw)
-    return line_bar()(total=total, desc=desc, file=sys.stderr, **kw)
+    if shown == "lines":
+        return line_bar()(total=total, desc=desc, file=sys.stderr, **kw)
+    if os.environ.get(PROGRESS_ENV) == "text":  # (the sweep's kernels, streamed to its terminal)
+        kw = {"mininterval": TEXT_INTERVAL, "dynamic_ncols": False, "ncols": 100, **kw}
+    return tqdm_std()(total=total, desc=desc, file=sys.stderr, **kw)
 
 
 def tqdm_std():
@@ -144,48 +137,28 @@ def _duration(seconds: float) -> str:
 
 
 class TrainingFile:
-    """A worker's side of the overall bar: ``<folder>/``:data:`PROGRESS_FILE` (members in
-    training, epochs planned and done), rewritten whole at most every :data:`WRITE_INTERVAL`
-    seconds and removed by :meth:`close`.  Best effort: no folder (None, or one that cannot be
-    written) shows no progress and fails nothing."""
+    """A worker's side of the overall bar: ``<folder>/``:data:`PROGRESS_FILE` (``members`` in
+    training, ``epochs`` planned and ``done``), rewritten whole after each epoch and removed by
+    :meth:`close`.  Best effort: no folder (None, or one that cannot be written) shows nothing."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, members: int, epochs: int):
         self.path = None if folder is None else Path(folder) / PROGRESS_FILE
-        self.state: dict = {}
-        self.written = -LINE_INTERVAL
-
-    def start(self, members: int, epochs: int) -> None:
         self.state = {"members": int(members), "epochs": int(epochs), "done": 0}
-        self._write(force=True)
+        self.epoch(0)
 
     def epoch(self, done: int) -> None:
         """``done`` pretraining epochs finished (an ``on_epoch`` callback)."""
         self.state["done"] = int(done)
-        self._write(force=done == self.state.get("epochs"))
-
-    def _write(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.path is None or (not force and now - self.written < WRITE_INTERVAL):
-            return
-        part = self.path.with_name(PROGRESS_FILE + ".part")
-        try:  # (whole or not at all: the reader never sees half a file)
-            part.write_text(json.dumps(self.state))
-            os.replace(part, self.path)
-            self.written = now
-        except OSError:
-            pass
+        if self.path is not None:
+            with contextlib.suppress(OSError):  # (written whole, then moved: never half a file)
+                part = self.path.with_name(PROGRESS_FILE + ".part")
+                part.write_text(json.dumps(self.state))
+                os.replace(part, self.path)
 
     def close(self) -> None:
         if self.path is not None:
             with contextlib.suppress(OSError):
                 self.path.unlink(missing_ok=True)
-
-
-def _read_training(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 class Overall:
@@ -195,9 +168,8 @@ class Overall:
     A widget in JupyterLab, a bar redrawn in place on a terminal (``say`` lines printed above it)
     every :data:`TICK_SECONDS` by a thread of its own; in a log (not a terminal) no bar: each
     dataset's line ends with the same state in brackets.  ``weights``: each dataset's expected
-    share of the work (e.g. its recorded seconds), for the estimate; without them every dataset
-    counts the same.  ``folder``: the set's folder, whose datasets' :data:`PROGRESS_FILE` say
-    how far their training is.  ``enabled=False``: lines only, no bar, no state in them."""
+    share of the work, for the estimate (default: the same).  ``folder``: the set's folder (its
+    datasets' :data:`PROGRESS_FILE`).  ``enabled=False``: lines only, no bar, no state in them."""
 
     def __init__(
         self, todo, skipped: int = 0, desc: str = "datasets", enabled: bool = True, weights=None, say=print, folder=None
@@ -227,11 +199,11 @@ class Overall:
         """Members training now and the share of their pretraining epochs done (their datasets'
         :data:`PROGRESS_FILE`)."""
         members = done = planned = 0
-        for d in self.todo:
-            state = _read_training(self.folder / d / PROGRESS_FILE) if self.folder and d not in self.finished else None
-            if state:
-                members += state["members"]
-                done, planned = done + state["members"] * state["done"], planned + state["members"] * state["epochs"]
+        for d in [] if self.folder is None else [d for d in self.todo if d not in self.finished]:
+            with contextlib.suppress(OSError, ValueError):  # (not training, or not yet)
+                state = json.loads((self.folder / d / PROGRESS_FILE).read_text())
+                members, done = members + state["members"], done + state["members"] * state["done"]
+                planned += state["members"] * state["epochs"]
         return members, done / planned if planned else 0.0
 
     def state(self) -> str:
