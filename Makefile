@@ -57,11 +57,12 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# TEST_WORKERS pytest-xdist processes side by side (one per core here; 0 runs in this process);
+# TEST_WORKERS pytest-xdist processes side by side (one per core here; 0 runs in this process), a test
+# file to a worker (its module fixtures set up once);
 # --durations prints the slowest tests of each run (docs/tests.md keeps the table)
 TEST_WORKERS ?= 2
 test-lib: install
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --durations=30 tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=30 tests
 
 # nbval re-executes copies of the committed smoke, own and demo renders (under .cache/, with
 # TCC_ROOT pointing there; the committed files stay untouched). smoke and own retrain (TCC_REUSE=0),

@@ -48,3 +48,16 @@ def _folder_digest(folder: Path) -> dict:
 def folder_digest():
     """The file digests of a folder (:func:`_folder_digest`), to show a run left it untouched."""
     return _folder_digest
+
+
+@pytest.fixture(autouse=True)
+def _plugins_as_found():
+    """Unload the plugins a test loaded and left loaded, so that the next test in this worker sees
+    the built-in registry whatever ran before it (``pytest -n`` gives each worker other files)."""
+    from tcclib.method import plugins
+
+    before = {p.path or p.module for p in plugins.loaded()}
+    yield
+    for plugin in plugins.loaded():
+        if (plugin.path or plugin.module) not in before:
+            plugins.unload(plugin.path or plugin.module)
