@@ -3,6 +3,7 @@
     pip install selenium          # not a project dependency: this tool's only extra
     python tools/lab_09_walkthrough.py                  # after 60 s of screen, Kernel > Interrupt
     python tools/lab_09_walkthrough.py --run-s 120 --out runs/lab_09
+    python tools/lab_09_walkthrough.py --loop           # the edit -> Run All loop on kc2 (issue 54)
 
 Run it in a clone you do not mind Lab writing to: Lab autosaves the edited notebook (and with it
 its paired ``.py``).  It starts JupyterLab as ``make lab`` does (``tools/lab_walkthrough.py``), opens
@@ -19,6 +20,16 @@ its paired ``.py``).  It starts JupyterLab as ``make lab`` does (``tools/lab_wal
    the table: out-of-range donors), Run All again, and records the message, its line count and a
    screenshot.
 
+With ``--loop`` it walks the researcher's loop instead, in one kernel (no restart): ``out_dir`` a
+fresh folder and ``datasets`` one small dataset (``--dataset``, default kc2), then Run All four
+times: as written; after an edit of the rule's code (the donor band in ``donors()`` halved); after
+an edit of its arguments (``NearbyValue(width=0.1)`` -> ``0.2``); after a comment-only edit.  For
+each run it records the seconds, every error output and unrun cell, which members trained (the
+dataset's ``keys.json`` before and after, its ``timings.json``), the screen cell's own lines and a
+screenshot of the overall bar while members train.  Expected: the first run and both edits train
+exactly the rule's members (one per seed; the compared built-ins come from the reference and never
+train), the comment edit trains nothing; exit status 1 otherwise (``walkthrough_09_loop.md``).
+
 The cell edits go through Lab's own model (``--LabApp.expose_app_in_browser``): what appears in
 the cell is what a user would have typed.  Everything found goes to ``walkthrough_09.md`` beside
 the screenshots; exit status 1 when the interrupt leaves a process, takes more than 30 s or prints
@@ -28,6 +39,8 @@ a traceback, or the broken rule's message is not short.
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -40,6 +53,7 @@ from processes import descendants  # noqa: E402
 
 NAME = "09_your_rule.py"
 SHORT = 6  # lines: the most an error output may take to count as short
+RULE = "nearby"  # the method the notebook's rule cell registers
 
 
 class Lab09(lw.Lab):
@@ -221,10 +235,168 @@ def broken_rule_step(driver, lab: Lab09, out: Path, report: list[str]) -> list[s
     return problems
 
 
+LOOP_EDITS = (
+    # (what the user does, the text replaced in the rule cell, its replacement, members expected to train)
+    ("Run All as written", "", "", "all"),
+    (
+        "the rule's code: `donors()` draws from half the band (`self.width * n_rows / 2` -> `/ 4`)",
+        "round(self.width * n_rows / 2)",
+        "round(self.width * n_rows / 4)",
+        "all",
+    ),
+    (
+        "its arguments: `NearbyValue(width=0.1)` -> `NearbyValue(width=0.2)`",
+        "NearbyValue(width=0.1)",
+        "NearbyValue(width=0.2)",
+        "all",
+    ),
+    (
+        "a comment only (in `donors()`)",
+        "        order, rank = state\n",
+        "        order, rank = state  # each place's row, each row's place\n",
+        "none",
+    ),
+)
+"""The loop's runs: after each edit, Run All; ``all``: every member of the rule trains, ``none``: none."""
+
+
+def _cell_text(driver, contains: str) -> str:
+    """The output text of the code cell whose source contains ``contains``."""
+    script = """const nb = window.jupyterapp.shell.currentWidget.content;
+    const cell = nb.widgets.find(c => c.model.sharedModel.getSource().includes(arguments[0]));
+    return cell ? [...cell.node.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText).join('\\n') : ''"""
+    return driver.execute_script(script, contains) or ""
+
+
+def _member_keys(folder: Path) -> dict:
+    """``"<seed>/<method>" -> key`` of the members the dataset's ``keys.json`` records."""
+    keys = folder / "keys.json"
+    return json.loads(keys.read_text()).get("members", {}) if keys.is_file() else {}
+
+
+def _unrun(driver) -> list[int]:
+    """The code cells Run All left without an execution count (an error stopped it before them)."""
+    return [i for i, p in enumerate(lw._prompts(driver), start=1) if p in ("[ ]:", "[*]:", "")]
+
+
+def _run_and_watch(driver, lab: Lab09, shot: Path, timeout_s: float) -> tuple[float, str]:
+    """Run All, screenshot the screen cell once members train (else at the end); the seconds until
+    the kernel is idle and no cell queued, and the bar's text when the picture was taken."""
+    start = time.monotonic()
+    _run_all(driver)
+    taken, idle, started = "", 0, False
+    while idle < 2:
+        if time.monotonic() - start > timeout_s:
+            raise TimeoutError(f"Run All did not finish within {timeout_s:.0f} s")
+        time.sleep(0.5)
+        busy = any(p.startswith("[*]") for p in lw._prompts(driver)) or lab.kernel_state(NAME) != "idle"
+        started = started or busy or time.monotonic() - start > 10
+        idle = 0 if busy or not started else idle + 1
+        text = _cell_text(driver, "screen.run(job)")
+        if not taken and "training (" in text:
+            _viewport_shot(driver, "screen.run(job)", shot)
+            taken = _bar_line(text)
+    seconds = time.monotonic() - start - 1.0  # (the two idle polls)
+    if not taken:
+        _viewport_shot(driver, "screen.run(job)", shot)
+        taken = _bar_line(_cell_text(driver, "screen.run(job)")) + " (at the end: no member was training)"
+    return seconds, taken
+
+
+def _bar_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if "members trained" in line), "(no bar)")
+
+
+def loop_step(driver, lab: Lab09, folder: Path, step: int, edit: tuple, kernel: int | None, report: list[str]):
+    """One edit and its Run All, ``folder`` the dataset's in ``out_dir``; the problems found."""
+    what, old, new, expected = edit
+    problems = []
+    if old:
+        _set_cell(driver, "class NearbyValue", old, new)
+    before = _member_keys(folder)
+    timings = folder / "timings.json"
+    stamp = timings.stat().st_mtime if timings.is_file() else None
+    seconds, bar = _run_and_watch(driver, lab, folder.parent.parent / f"09_loop_{step}.png", 900)
+    after = _member_keys(folder)
+    trained = sorted(t for t, k in after.items() if before.get(t) != k)
+    rewritten = timings.is_file() and timings.stat().st_mtime != stamp
+    record = json.loads(timings.read_text()) if rewritten else {}
+    index, errors = _last_error(driver)
+    unrun = _unrun(driver)
+    lines = [
+        line.strip()
+        for line in _cell_text(driver, "screen.run(job)").splitlines()
+        if line.strip() and "members trained" not in line
+    ]
+    now = _kernel_pid(lab)
+    methods = sorted({t.split("/", 1)[1] for t in after})
+    report += [
+        f"## Run {step}: {what}",
+        "",
+        f"- Run All: **{seconds:.1f} s**; kernel pid {now} ({'the same' if now == kernel else 'ANOTHER'} kernel)",
+        f"- members trained (keys.json changed): **{len(trained)}** of {len(after)} "
+        f"({', '.join(trained) or 'none'}); methods stored: {', '.join(methods) or 'none'}",
+        "- timings.json: "
+        + (
+            f"rewritten: {record.get('trained_members')} trained, {record.get('reused_members')} reused, "
+            f"{record.get('total_s')} s of run_dataset"
+            if rewritten
+            else "not rewritten (the dataset was not run)"
+        ),
+        f"- error output: {f'cell {index}: ' + repr(errors) if errors else 'none'}; cells not run: "
+        f"{', '.join(map(str, unrun)) or 'none'}",
+        f"- the overall bar while members trained (screenshot `09_loop_{step}.png`): `{bar}`",
+        "- the screen cell's lines:",
+        "",
+        "```",
+        *lines,
+        "```",
+        "",
+    ]
+    if errors:
+        problems.append(f"run {step}: error output in cell {index}: {errors.splitlines()[-1][:200]}")
+    if unrun:
+        problems.append(f"run {step}: cells not run: {unrun}")
+    if now != kernel:
+        problems.append(f"run {step}: the kernel changed ({kernel} -> {now})")
+    if methods != [RULE]:
+        problems.append(f"run {step}: methods stored in {folder.name}/keys.json: {methods}, not only {RULE!r}")
+    if expected == "all" and (not after or trained != sorted(after)):
+        problems.append(f"run {step}: {len(trained)} of {len(after)} members trained, expected all of the rule's")
+    if expected == "all" and rewritten and record.get("trained_members") != len(after):
+        problems.append(f"run {step}: timings.json says {record.get('trained_members')} trained, not {len(after)}")
+    if expected == "none" and (trained or (rewritten and record.get("trained_members"))):
+        problems.append(f"run {step}: {len(trained)} members trained after a comment-only edit, expected none")
+    return problems
+
+
+def loop_steps(driver, lab: Lab09, out: Path, dataset: str, report: list[str]) -> list[str]:
+    """The edit -> Run All loop in one kernel; the problems found."""
+    screen_dir = out / "screen"
+    if screen_dir.exists():
+        shutil.rmtree(screen_dir)  # a fresh out_dir: the first run trains
+    _set_cell(driver, "out_dir: str", 'out_dir: str = "runs/screen"', f'out_dir: str = "{screen_dir}"')
+    _set_cell(driver, "datasets: list", "datasets: list = []", f'datasets: list = ["{dataset}"]')
+    kernel = _kernel_pid(lab)
+    report += [
+        f"Notebook 09 opened by double-click; parameters: `out_dir` = a fresh `{screen_dir.name}/`, "
+        f'`datasets = ["{dataset}"]`; kernel pid {kernel}. Each run: Run > Run All Cells until the kernel is idle.',
+        "",
+    ]
+    problems = []
+    for step, edit in enumerate(LOOP_EDITS, start=1):
+        found = loop_step(driver, lab, screen_dir / dataset, step, edit, kernel, report)
+        print(f"run {step}: {edit[0]}: {'; '.join(found) or 'as expected'}", flush=True)
+        problems += found
+    return problems
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=lw.ROOT / "runs" / "lab_09")
     parser.add_argument("--run-s", type=float, default=60.0, help="seconds of screening before the interrupt")
+    parser.add_argument("--loop", action="store_true", help="the edit -> Run All loop instead of the interrupt")
+    parser.add_argument("--dataset", default="kc2", help="the loop's one dataset (default: %(default)s)")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     args = parser.parse_args(argv)
@@ -232,7 +404,8 @@ def main(argv=None) -> int:
         sys.exit("selenium is missing: pip install selenium")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    report = ["# Notebook 09 in JupyterLab (headless Chromium)", ""]
+    title = "the edit -> Run All loop" if args.loop else "interrupt and a broken rule"
+    report = [f"# Notebook 09 in JupyterLab (headless Chromium): {title}", ""]
     lab = Lab09(out)
     driver = lw._browser(args.chromium, args.chromedriver)
     problems = []
@@ -240,13 +413,16 @@ def main(argv=None) -> int:
         lw._open_lab(driver, lab)
         lw._open_by_double_click(driver, NAME)
         lw._wait_for_kernel(lab, NAME, 300)
-        problems += interrupt_step(driver, lab, out, args.run_s, report)
-        problems += broken_rule_step(driver, lab, out, report)
+        if args.loop:
+            problems += loop_steps(driver, lab, out, args.dataset, report)
+        else:
+            problems += interrupt_step(driver, lab, out, args.run_s, report)
+            problems += broken_rule_step(driver, lab, out, report)
     finally:
         driver.quit()
         lab.stop()
     report += ["## Verdict", "", *(f"- {p}" for p in problems or ["no problem found"]), ""]
-    (out / "walkthrough_09.md").write_text("\n".join(report))
+    (out / ("walkthrough_09_loop.md" if args.loop else "walkthrough_09.md")).write_text("\n".join(report))
     print("\n".join(report))
     return 1 if problems else 0
 
