@@ -82,8 +82,8 @@ def _outputs(driver) -> list[dict]:
     script = """const stderr = '[data-mime-type="application/vnd.jupyter.stderr"]';
     return [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].map((cell, index) => ({
         index: index + 1,
-        texts: [...cell.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText),
-        errors: [...cell.querySelectorAll('.jp-OutputArea-output' + stderr)].map(o => o.innerText),
+        texts: [...cell.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent),
+        errors: [...cell.querySelectorAll('.jp-OutputArea-output' + stderr)].map(o => o.textContent),
     })).filter(c => c.texts.length)"""
     return driver.execute_script(script)
 
@@ -99,9 +99,9 @@ def _last_error(driver) -> tuple[int, str]:
 
 def _viewport_shot(driver, selector_text: str, path: Path) -> str:
     """A screenshot of the window with the cell whose text contains ``selector_text`` in view."""
-    script = """const cell = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')]
-        .find(c => c.innerText.includes(arguments[0]));
-    if (cell) cell.scrollIntoView({block: 'start'});"""
+    script = """const nb = window.jupyterapp.shell.currentWidget.content;
+    const cell = nb.widgets.find(c => c.model.sharedModel.getSource().includes(arguments[0]));
+    if (cell) nb.scrollToCell(cell, 'start');"""  # (Lab's windowed notebook: through its model)
     driver.execute_script(script, selector_text)
     time.sleep(1)
     driver.save_screenshot(str(path))
@@ -264,7 +264,8 @@ def _cell_text(driver, contains: str) -> str:
     """The output text of the code cell whose source contains ``contains``."""
     script = """const nb = window.jupyterapp.shell.currentWidget.content;
     const cell = nb.widgets.find(c => c.model.sharedModel.getSource().includes(arguments[0]));
-    return cell ? [...cell.node.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText).join('\\n') : ''"""
+    const outputs = cell ? [...cell.node.querySelectorAll('.jp-OutputArea-output')] : [];
+    return outputs.map(o => o.textContent).join('\\n')"""  # (textContent: also for a cell out of view)
     return driver.execute_script(script, contains) or ""
 
 
