@@ -54,6 +54,7 @@ from processes import descendants  # noqa: E402
 NAME = "09_your_rule.py"
 SHORT = 6  # lines: the most an error output may take to count as short
 RULE = "nearby"  # the method the notebook's rule cell registers
+SHOT_S, SAMPLE_S = 45.0, 15.0  # the loop: the bar's screenshot at the latest, and its samples (seconds into a run)
 
 
 class Lab09(lw.Lab):
@@ -260,13 +261,18 @@ LOOP_EDITS = (
 """The loop's runs: after each edit, Run All; ``all``: every member of the rule trains, ``none``: none."""
 
 
-def _cell_text(driver, contains: str) -> str:
-    """The output text of the code cell whose source contains ``contains``."""
+def _screen_cell(driver) -> tuple[str, list[str]]:
+    """The screen cell's overall bar as shown (its widget's text) and its printed lines (from Lab's
+    model: also for a cell out of view)."""
     script = """const nb = window.jupyterapp.shell.currentWidget.content;
-    const cell = nb.widgets.find(c => c.model.sharedModel.getSource().includes(arguments[0]));
-    const outputs = cell ? [...cell.node.querySelectorAll('.jp-OutputArea-output')] : [];
-    return outputs.map(o => o.textContent).join('\\n')"""  # (textContent: also for a cell out of view)
-    return driver.execute_script(script, contains) or ""
+    const cell = nb.widgets.find(c => c.model.sharedModel.getSource().includes('screen.run(job)'));
+    if (!cell) return ['', []];
+    const bar = [...cell.node.querySelectorAll('.widget-hbox')].map(e => e.textContent.trim()).join(' | ');
+    const lines = cell.model.outputs.toJSON().filter(o => o.output_type === 'stream')
+        .flatMap(o => [].concat(o.text).join('').split('\\n'));
+    return [bar, lines]"""
+    bar, lines = driver.execute_script(script)
+    return bar or "(no bar)", [line.strip() for line in lines if line.strip()]
 
 
 def _member_keys(folder: Path) -> dict:
@@ -280,32 +286,35 @@ def _unrun(driver) -> list[int]:
     return [i for i, p in enumerate(lw._prompts(driver), start=1) if p in ("[ ]:", "[*]:", "")]
 
 
-def _run_and_watch(driver, lab: Lab09, shot: Path, timeout_s: float) -> tuple[float, str]:
-    """Run All, screenshot the screen cell once members train (else at the end); the seconds until
-    the kernel is idle and no cell queued, and the bar's text when the picture was taken."""
+def _run_and_watch(driver, lab: Lab09, folder: Path, shot: Path, timeout_s: float):
+    """Run All; the seconds until the kernel is idle and no cell queued, the bar's text when the
+    screenshot of the screen cell was taken (once members train, else after ``SHOT_S`` of the run,
+    else at the end) and the bar every ``SAMPLE_S`` (with whether the worker's progress file,
+    ``folder/_PROGRESS.json``, was there)."""
     start = time.monotonic()
     _run_all(driver)
-    taken, idle, started = "", 0, False
+    taken, idle, started, samples, sampled = "", 0, False, [], -SAMPLE_S
     while idle < 2:
-        if time.monotonic() - start > timeout_s:
+        now = time.monotonic() - start
+        if now > timeout_s:
             raise TimeoutError(f"Run All did not finish within {timeout_s:.0f} s")
         time.sleep(0.5)
         busy = any(p.startswith("[*]") for p in lw._prompts(driver)) or lab.kernel_state(NAME) != "idle"
-        started = started or busy or time.monotonic() - start > 10
+        started = started or busy or now > 10
         idle = 0 if busy or not started else idle + 1
-        text = _cell_text(driver, "screen.run(job)")
-        if not taken and "training (" in text:
+        bar, _ = _screen_cell(driver)
+        running = "members trained" in bar and busy
+        if running and now - sampled >= SAMPLE_S:
+            sampled = now
+            samples.append(f"{now:5.0f} s: {bar}{' [_PROGRESS.json]' if (folder / '_PROGRESS.json').is_file() else ''}")
+        if not taken and running and ("training (" in bar or now > SHOT_S):
             _viewport_shot(driver, "screen.run(job)", shot)
-            taken = _bar_line(text)
+            taken = f"{bar} (at {now:.0f} s)"
     seconds = time.monotonic() - start - 1.0  # (the two idle polls)
     if not taken:
         _viewport_shot(driver, "screen.run(job)", shot)
-        taken = _bar_line(_cell_text(driver, "screen.run(job)")) + " (at the end: no member was training)"
-    return seconds, taken
-
-
-def _bar_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if "members trained" in line), "(no bar)")
+        taken = f"{_screen_cell(driver)[0]} (at the end)"
+    return seconds, taken, samples
 
 
 def loop_step(driver, lab: Lab09, folder: Path, step: int, edit: tuple, kernel: int | None, report: list[str]):
@@ -317,18 +326,14 @@ def loop_step(driver, lab: Lab09, folder: Path, step: int, edit: tuple, kernel: 
     before = _member_keys(folder)
     timings = folder / "timings.json"
     stamp = timings.stat().st_mtime if timings.is_file() else None
-    seconds, bar = _run_and_watch(driver, lab, folder.parent.parent / f"09_loop_{step}.png", 900)
+    seconds, bar, samples = _run_and_watch(driver, lab, folder, folder.parent.parent / f"09_loop_{step}.png", 900)
     after = _member_keys(folder)
     trained = sorted(t for t, k in after.items() if before.get(t) != k)
     rewritten = timings.is_file() and timings.stat().st_mtime != stamp
     record = json.loads(timings.read_text()) if rewritten else {}
     index, errors = _last_error(driver)
     unrun = _unrun(driver)
-    lines = [
-        line.strip()
-        for line in _cell_text(driver, "screen.run(job)").splitlines()
-        if line.strip() and "members trained" not in line
-    ]
+    lines = _screen_cell(driver)[1]
     now = _kernel_pid(lab)
     methods = sorted({t.split("/", 1)[1] for t in after})
     report += [
@@ -346,7 +351,12 @@ def loop_step(driver, lab: Lab09, folder: Path, step: int, edit: tuple, kernel: 
         ),
         f"- error output: {f'cell {index}: ' + repr(errors) if errors else 'none'}; cells not run: "
         f"{', '.join(map(str, unrun)) or 'none'}",
-        f"- the overall bar while members trained (screenshot `09_loop_{step}.png`): `{bar}`",
+        f"- the overall bar (screenshot `09_loop_{step}.png`): `{bar}`; every {SAMPLE_S:.0f} s of the screen cell:",
+        "",
+        "```",
+        *(samples or ["(no bar while the cell ran)"]),
+        "```",
+        "",
         "- the screen cell's lines:",
         "",
         "```",
