@@ -272,6 +272,7 @@ def _screen_cell(driver) -> tuple[str, list[str]]:
         .flatMap(o => [].concat(o.text).join('').split('\\n'));
     return [bar, lines]"""
     bar, lines = driver.execute_script(script)
+    bar = " ".join(bar.replace("\u2007", " ").split())  # (tqdm's widget spaces with figure spaces)
     return bar or "(no bar)", [line.strip() for line in lines if line.strip()]
 
 
@@ -290,7 +291,7 @@ def _run_and_watch(driver, lab: Lab09, folder: Path, shot: Path, timeout_s: floa
     """Run All; the seconds until the kernel is idle and no cell queued, the bar's text when the
     screenshot of the screen cell was taken (once members train, else after ``SHOT_S`` of the run,
     else at the end) and the bar every ``SAMPLE_S`` (with whether the worker's progress file,
-    ``folder/_PROGRESS.json``, was there)."""
+    ``folder/_PROGRESS.json``, was there, and the kernel's state as Lab's server has it)."""
     start = time.monotonic()
     _run_all(driver)
     taken, idle, started, samples, sampled = "", 0, False, [], -SAMPLE_S
@@ -299,14 +300,16 @@ def _run_and_watch(driver, lab: Lab09, folder: Path, shot: Path, timeout_s: floa
         if now > timeout_s:
             raise TimeoutError(f"Run All did not finish within {timeout_s:.0f} s")
         time.sleep(0.5)
-        busy = any(p.startswith("[*]") for p in lw._prompts(driver)) or lab.kernel_state(NAME) != "idle"
+        state = lab.kernel_state(NAME)
+        busy = any(p.startswith("[*]") for p in lw._prompts(driver)) or state != "idle"
         started = started or busy or now > 10
         idle = 0 if busy or not started else idle + 1
         bar, _ = _screen_cell(driver)
         running = "members trained" in bar and busy
         if running and now - sampled >= SAMPLE_S:
             sampled = now
-            samples.append(f"{now:5.0f} s: {bar}{' [_PROGRESS.json]' if (folder / '_PROGRESS.json').is_file() else ''}")
+            progress_file = ", _PROGRESS.json there" if (folder / "_PROGRESS.json").is_file() else ""
+            samples.append(f"{now:3.0f} s: {bar} (Lab's kernel state: {state}{progress_file})")
         if not taken and running and ("training (" in bar or now > SHOT_S):
             _viewport_shot(driver, "screen.run(job)", shot)
             taken = f"{bar} (at {now:.0f} s)"
