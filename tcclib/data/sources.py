@@ -46,6 +46,7 @@ import pandas as pd
 
 from tcclib.data.columns import expand_datetimes, parse_date_text
 from tcclib.util import paths
+from tcclib.util.errors import register_short
 
 DATA_DIR_ENV = "TCC_DATA_DIR"
 BREAST_CANCER = "breast_cancer"
@@ -65,6 +66,9 @@ class UnknownDatasetError(DatasetError):
 
 class DataUnavailableError(FileNotFoundError):
     """No local ``<did>.arff`` copy, and OpenML could not be reached (or download was off)."""
+
+
+register_short(DatasetError, DataUnavailableError)
 
 
 @dataclass(frozen=True)

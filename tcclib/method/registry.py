@@ -62,11 +62,19 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+from tcclib.util.errors import register_short
 
-from tcclib.method import rules
+if TYPE_CHECKING:  # (the layout check sees the edge; the module loads in _rules())
+    from tcclib.method import rules
+
+
+def _rules():
+    """:mod:`tcclib.method.rules`, loaded when a rule is first registered or asked for: naming the
+    methods (a setting's check, ``--help``) loads neither it nor torch."""
+    return importlib.import_module("tcclib.method.rules")
+
 
 _HOW_RULES: dict[str, rules.HowRule] = {}
 """How values are drawn, by name (:func:`register_rule`): ``none`` (no pretraining), ``column``
@@ -106,6 +114,9 @@ class RegistryError(ValueError):
     def _render_traceback_(self) -> list[str]:
         """What IPython shows for it in a notebook instead of a traceback: its one line."""
         return [f"{type(self).__name__}: {self}"]
+
+
+register_short(RegistryError)
 
 
 class PluginError(RegistryError):
@@ -309,26 +320,29 @@ def _module_name(path: Path) -> str:
     return f"tcc_plugin_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
 
 
-_TORCH_STATE = (
-    ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
-    ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
-    ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
-    ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
-    ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
-    ("default device", torch.get_default_device, torch.set_default_device),
-)
-"""torch's process-wide settings that change what training computes: ``(what, get, set)``.  A
-plugin's import must leave them as it found them."""
+def _torch_settings() -> tuple:
+    """torch's process-wide settings that change what training computes: ``(what, get, set)``.  A
+    plugin's import must leave them as it found them."""
+    import torch  # deferred: torch takes seconds to import, and naming a method never needs it
+
+    return (
+        ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
+        ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
+        ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
+        ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
+        ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
+        ("default device", torch.get_default_device, torch.set_default_device),
+    )
 
 
 def _torch_state() -> list:
-    return [get() for _, get, _ in _TORCH_STATE]
+    return [get() for _, get, _ in _torch_settings()]
 
 
 def _restore_torch(before: list) -> list[str]:
     """Set back every torch setting that differs from ``before``; ``what was -> is`` of each."""
     changed = []
-    for (what, get, put), old in zip(_TORCH_STATE, before, strict=True):
+    for (what, get, put), old in zip(_torch_settings(), before, strict=True):
         new = get()
         if new != old:
             changed.append(f"{what} {old} -> {new}")
@@ -533,6 +547,7 @@ def register_rule(rule, replace: bool = False):
     """Make a corruption rule (a :class:`~tcclib.method.rules.HowRule` or
     :class:`~tcclib.method.rules.WhereRule`) known by its ``name``, so that methods can name it;
     returns the rule.  Registering the same object again does nothing."""
+    rules = _rules()
     if isinstance(rule, rules.HowRule):
         table = _HOW_RULES
     elif isinstance(rule, rules.WhereRule):
@@ -642,12 +657,12 @@ class MethodSpec:
     @property
     def pseudo_labelled(self) -> bool:
         """Whether its members corrupt within pseudo-classes (refreshed during pretraining)."""
-        return self.draw.needs == rules.PSEUDO_LABELS
+        return self.draw.needs == _rules().PSEUDO_LABELS
 
     @property
     def needs_true_labels(self) -> bool:
         """Whether it reads every training row's true label (the estimator cannot offer it)."""
-        return self.draw.needs == rules.TRUE_LABELS
+        return self.draw.needs == _rules().TRUE_LABELS
 
     @property
     def needs_importance(self) -> bool:
@@ -840,6 +855,7 @@ def register_method(
 
 def _rule_name(name: str, rule, what: str, table: dict, replace: bool) -> str:
     """The name of ``rule`` (a registered rule's name, or a rule object, registered now)."""
+    rules = _rules()
     if isinstance(rule, (rules.HowRule, rules.WhereRule)):
         kind = rules.HowRule if what == "how" else rules.WhereRule
         if not isinstance(rule, kind):

@@ -46,6 +46,7 @@ import numpy as np
 import torch
 
 from tcclib.method.draws import WHERE, GeneratorDraws
+from tcclib.util.errors import register_short
 
 
 def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -543,6 +544,9 @@ class Correlated(WhereRule):
 
 class RuleContractError(ValueError):
     """A rule returned what its contract does not allow, or failed: one line naming the rule."""
+
+
+register_short(RuleContractError)
 
 
 def rule_name(rule) -> str:

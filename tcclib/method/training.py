@@ -45,6 +45,7 @@ from tcclib.method import draws, probe, rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.losses import nt_xent_pairs
 from tcclib.method.model import StackedMLP, adam
+from tcclib.util.errors import register_short
 from tcclib.util.progress import bar
 
 
@@ -80,6 +81,9 @@ class TrainingDiverged(RuntimeError):
         more = f" (and {others} other member{'s' if others > 1 else ''})" if others else ""
         hint = f"; lower lr (now {lr:g})" if lr is not None else ""
         super().__init__(f"training diverged: dataset {dataset}, seed {seed}, method {method}{more}: {what}{hint}")
+
+
+register_short(TrainingDiverged)  # shown short (tcclib.util.errors)
 
 
 def first_bad(finite, members: list[tuple[int, str]]) -> tuple[int, str, int] | None:

@@ -128,3 +128,6 @@ def _ipython_handler(shell, etype, value, tb, tb_offset=None):
         lines = short_lines(value, f"%tb or {TRACEBACK_ENV}=1")
     shell._showtraceback(etype, value, lines)
     return None
+
+
+register_short(ConfigError)  # (the others register where they are defined)
