@@ -57,6 +57,7 @@ from tcclib.data.sources import DATA_DIR_ENV, load_dataset
 from tcclib.method import plugins
 from tcclib.running import folders, notebooks
 from tcclib.running import params as param_files
+from tcclib.running.params import CONNECT_TIMEOUT, WORKER_WAIT
 from tcclib.running.train import run_dataset
 from tcclib.util import paths, threads
 from tcclib.util.files import atomic_write
@@ -77,12 +78,6 @@ _TEXT = (".ipynb", ".json", ".md", ".csv", ".txt", ".html", ".tsv")
 
 class ScaleError(RuntimeError):
     """The cluster cannot be used: dask missing, scheduler unreachable or not a scheduler, no workers."""
-
-
-CONNECT_TIMEOUT = 30.0
-"""Seconds to reach a running scheduler: connection, Dask's handshake and its first answer."""
-WORKER_WAIT = 120.0
-"""Seconds to wait for a running scheduler's first worker."""
 
 
 @dataclass(frozen=True)
