@@ -235,15 +235,15 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     An interrupt ends the workers within seconds and raises
     :class:`~tcclib.running.folders.Interrupted` (its text: what was kept, how to resume)."""
     todo = plan(screen)
-    out = paths.resolve(screen.out)
+    out, reference = paths.resolve(screen.out), paths.resolve(screen.reference)
+    ps, run_options = param_set(screen, todo), options(screen, reference)
+    sweeps.cluster_options(ps, run_options)  # the options checked before any work (as the sweep does)
     out.mkdir(parents=True, exist_ok=True)
-    reference = paths.resolve(screen.reference)
-    ps = param_set(screen, todo)
-    say(f"screen: {_datasets(len(todo))}, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
+    say(f"screen: {datasets_text(len(todo))}, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
     if any(registry.METHODS[m].needs_importance for m in screen.methods) and screen.importances is not None:
         taken = sum(_seed_importances(out / name, paths.resolve(screen.importances) / name) for name, _ in todo)
         say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
-    rep = sweeps.sweep(ps, out.parent, options(screen, reference), say=say)
+    rep = sweeps.sweep(ps, out.parent, run_options, say=say)
     if rep["failed"]:
         raise _failed(rep["failed"], out)
     results = combined(screen, out, reference, ps.datasets)
@@ -362,7 +362,7 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
             load_dataset(name, data_dir=ps.data_folder)
         except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
             raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
-    say(f"screen: {_datasets(len(todo))} load from {where}")
+    say(f"screen: {datasets_text(len(todo))} load from {where}")
     return todo
 
 
@@ -377,5 +377,5 @@ def render_notebook(out_dir, reference=REFERENCE) -> Path:
     return target
 
 
-def _datasets(n: int) -> str:
+def datasets_text(n: int) -> str:
     return f"{n} dataset{'' if n == 1 else 's'}"

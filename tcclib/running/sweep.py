@@ -271,7 +271,7 @@ def sweep(
     options = options if options is not None else SweepOptions(**settings)
     check_checkpoint_interval()
     plugins.export()  # the kernels and local workers started from here load the same plugins
-    cluster = _cluster(ps, options)
+    cluster = cluster_options(ps, options)
     out_root = paths.resolve(Path(out_root) if out_root is not None else paths.runs_root())
     data_dir = resolve_data_dir(ps, options.data_dir)
     if data_dir:
@@ -319,7 +319,7 @@ def _nothing_to_run(ps: param_files.ParamSet, set_dir: Path, plan: _Plan, option
     )
 
 
-def _cluster(ps: param_files.ParamSet, options: SweepOptions) -> dask_scale.ClusterOptions | None:
+def cluster_options(ps: param_files.ParamSet, options: SweepOptions) -> dask_scale.ClusterOptions | None:
     """The run's options (workers, threads, cluster), checked before any work by the sweep and the
     screen alike, at ``--check`` and at the run (a :class:`SweepError` naming the bad value and the
     fix); the cluster's options, None when the set runs on threads here."""
@@ -439,7 +439,7 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
     """What ``--check`` checks of a run's options, before any work: the cluster's options and a
     running scheduler's answer, the checkpoint interval, the names of ``--force``/``--only``, and
     the folders the run writes (writable, with room).  A :class:`SweepError` in one line."""
-    cluster = _cluster(ps, options)
+    cluster = cluster_options(ps, options)
     if cluster is not None and cluster.remote:
         try:
             dask_scale.probe(cluster.address, cluster.connect_timeout)
