@@ -4,9 +4,7 @@ from tcclib import Config, run_dataset
 run = run_dataset("breast_cancer", Config(epochs=100))
 run.results.groupby("method")[["accuracy", "auroc"]].mean()
 
-The public names load their modules when first asked for (PEP 562): ``import tcclib`` loads
-neither torch nor scikit-learn.  tcclib's own errors are shown short (:mod:`tcclib.util.errors`):
-each module that defines one registers it when it is imported.
+A public name loads its module when first asked for (PEP 562): ``import tcclib`` loads no torch.
 """
 
 __version__ = "0.2.0"

@@ -71,8 +71,7 @@ if TYPE_CHECKING:  # (the layout check sees the edge; the module loads in _rules
 
 
 def _rules():
-    """:mod:`tcclib.method.rules`, loaded when a rule is first registered or asked for: naming the
-    methods (a setting's check, ``--help``) loads neither it nor torch."""
+    """:mod:`tcclib.method.rules` (and torch), loaded with the first rule, not with the names."""
     return importlib.import_module("tcclib.method.rules")
 
 
@@ -320,12 +319,12 @@ def _module_name(path: Path) -> str:
     return f"tcc_plugin_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
 
 
-def _torch_settings() -> tuple:
-    """torch's process-wide settings that change what training computes: ``(what, get, set)``.  A
+def _torch_state() -> list:
+    """torch's process-wide settings that change what training computes, ``(what, value, set)``: a
     plugin's import must leave them as it found them."""
     import torch  # deferred: torch takes seconds to import, and naming a method never needs it
 
-    return (
+    settings = (
         ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
         ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
         ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
@@ -333,17 +332,13 @@ def _torch_settings() -> tuple:
         ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
         ("default device", torch.get_default_device, torch.set_default_device),
     )
-
-
-def _torch_state() -> list:
-    return [get() for _, get, _ in _torch_settings()]
+    return [(what, get(), put) for what, get, put in settings]
 
 
 def _restore_torch(before: list) -> list[str]:
     """Set back every torch setting that differs from ``before``; ``what was -> is`` of each."""
     changed = []
-    for (what, get, put), old in zip(_torch_settings(), before, strict=True):
-        new = get()
+    for (what, old, put), (_, new, _) in zip(before, _torch_state(), strict=True):
         if new != old:
             changed.append(f"{what} {old} -> {new}")
             put(old)

@@ -7,22 +7,15 @@ verdict (:mod:`tcclib.paper.verdict`).
     python -m tcclib params/paper.yaml --outputs outputs   # the committed reference renders
     python -m tcclib params/smoke.yaml --force all         # re-render, reusing stored results
     python -m tcclib params/smoke.yaml --force credit-g --retrain   # redo one dataset
-    python -m tcclib params/demo.yaml --check              # validate only
 
-The command line is read once into the parameter set and one
-:class:`~tcclib.running.sweep.SweepOptions`, which the sweep and the screen validate alike
-(:func:`tcclib.running.sweep.check_options`, at ``--check`` and at the run); the options one of
-them cannot honour are refused in one line (:data:`SCREEN_REFUSES`, :data:`SWEEP_REFUSES`).
-
-tcclib's own errors (:data:`tcclib.util.errors.SHORT`) end the command short: a bad setting or
-plugin with its one line and exit status 2; a rule that breaks its contract, a dataset that
-cannot be had and the like with two lines, where the full traceback was written and the error
-itself, and exit status 1; ``--traceback`` or ``TCC_TRACEBACK=1`` shows the traceback instead.
-An interrupt (Ctrl-C) ends every worker and the command with one line, exit status 130.
-
-A front door like :mod:`tcclib.__main__` (it may import any layer): it loads what trains or
-renders (torch, papermill, ...) only on the path that runs, so ``--help``, a bad parameter file
-and a bad option answer at once.
+The command line is read once into the parameter set and one ``SweepOptions``, which the sweep and
+the screen validate alike (``check_options``, at ``--check`` and at the run); what one of them
+cannot honour is refused in one line (:data:`SCREEN_REFUSES`, :data:`SWEEP_REFUSES`).  tcclib's own
+errors end the command short: a bad input with its line and exit status 2; a rule that breaks its
+contract, a dataset that cannot be had and the like with the error's line after the file holding
+its traceback, exit status 1 (``--traceback`` or ``TCC_TRACEBACK=1``: the traceback); an interrupt
+with one line, exit status 130.  A front door (any layer): what trains or renders loads only on
+the path that runs, so ``--help`` and a bad file or option answer at once.
 """
 
 from __future__ import annotations
@@ -177,7 +170,7 @@ def _check_sweep(args, ps, options) -> int:
             problems.append(str(e))
     for check in (
         lambda: sweep.resolve_data_dir(ps, args.data_dir),
-        lambda: sweep.check_options(ps, options, _out_root(args)),
+        lambda: sweep.check_options(ps, options, paths.resolve(args.outputs or paths.runs_root())),
     ):
         try:
             check()
@@ -194,16 +187,12 @@ def _check_sweep(args, ps, options) -> int:
     return 0
 
 
-def _out_root(args):
-    return paths.resolve(args.outputs) if args.outputs else paths.runs_root()
-
-
 def _run_sweep(args, ps, options) -> int:
     """The sweep's run (after the parameter file and the options passed their checks)."""
     from tcclib.running import folders, sweep  # deferred: what trains or renders loads only to run
 
     t = time.perf_counter()
-    out_root = _out_root(args)
+    out_root = paths.resolve(args.outputs or paths.runs_root())
     if args.aggregates:
         folders.check_writable(out_root / ps.name)
         with folders.set_lock(out_root / ps.name):

@@ -1,8 +1,6 @@
-"""The workers a sweep (and the screen, a sweep of a ``train_only`` set) runs its datasets on:
-threads here, each driving its notebook kernel (:class:`_WorkerKernels`) or its worker process
-(:class:`_WorkerProcesses`), or a Dask cluster (:mod:`tcclib.running.scale`).  An interrupt
-(Ctrl-C, Lab's Kernel > Interrupt, SIGINT) ends every kernel, worker process and Dask future
-within seconds and is raised again; :func:`tcclib.running.sweep.sweep` says what was kept."""
+"""The workers of a sweep (and of the screen, a ``train_only`` set): threads here, each driving its
+notebook kernel or worker process, or a Dask cluster (:mod:`tcclib.running.scale`); an interrupt
+ends every kernel, process and Dask future within seconds and is raised again."""
 
 from __future__ import annotations
 

@@ -324,11 +324,9 @@ def combined(screen: Screen, out: Path, reference: Path, datasets: list[str]) ->
 
 
 def from_params(ps, options: sweeps.SweepOptions | None = None, methods=None, outputs=None) -> Screen:
-    """The :class:`Screen` of a parameter set with a ``screen:`` section (``params/screen.yaml``)
-    run with the command line's ``options`` (``only``: its datasets; scheduler, seeds per unit and
-    data folder: the file's where the options leave them out); the new methods: ``methods``
-    (``--methods``), else the section's, else those its plugins registered; ``outputs``: the output
-    root the screen's folder goes under."""
+    """The :class:`Screen` of a set with a ``screen:`` section, run with ``options`` (the file's
+    scheduler, seeds per unit and data folder where they leave them out); the new methods:
+    ``methods``, else the section's, else its plugins'; ``outputs``: the root its folder goes under."""
     section = ps.screen or {}
     modules = [plugins.load(p).module for p in ps.plugins]
     chosen = methods or section.get("methods") or new_methods(modules)

@@ -1,9 +1,5 @@
-"""Run a parameter set: the per-dataset notebooks for every dataset, then the aggregate ones.
-
-    python -m tcclib params/demo.yaml                      # -> runs/demo/
-    python -m tcclib params/paper.yaml --outputs outputs   # the committed reference renders
-    python -m tcclib params/smoke.yaml --force all         # re-render, reusing stored results
-    python -m tcclib params/smoke.yaml --force credit-g --retrain   # redo one dataset
+"""Run a parameter set (``python -m tcclib PARAMS``, :mod:`tcclib.running.cli`): the per-dataset
+notebooks for every dataset, on the workers of :mod:`tcclib.running.executor`, then the aggregate ones.
 
 Each dataset's notebooks (``notebooks/*.py``, jupytext sources) are executed with papermill, in
 this interpreter (no kernelspec is consulted; each worker keeps one kernel, reset before every
@@ -452,3 +448,9 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
         raise SweepError(str(e)) from None
     if todo:
         check_room(ps, out_root, len(todo), cluster.jobs if cluster is not None else (options.workers or ps.workers))
+
+
+if __name__ == "__main__":  # (python -m tcclib.running.sweep: the older spelling of python -m tcclib)
+    from tcclib.running.cli import main
+
+    raise SystemExit(main())
