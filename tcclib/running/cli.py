@@ -57,6 +57,9 @@ def main(argv=None) -> int:
     argv = [a for a in argv if a != TRACEBACK]
     try:
         return run(argv)
+    except KeyboardInterrupt as e:  # Ctrl-C: the workers are gone; one line, no traceback
+        print(f"\n{e or 'interrupted'}", file=sys.stderr)  # (Interrupted's text: what was kept)
+        return 130
     except tuple(errors.SHORT) as e:
         _close_bars()
         if full:
@@ -68,9 +71,6 @@ def main(argv=None) -> int:
         print(note, file=sys.stderr)
         print(f"error: {line}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as e:  # Ctrl-C: the workers are gone; one line, no traceback
-        print(f"\n{e or 'interrupted'}", file=sys.stderr)  # (Interrupted's text: what was kept)
-        return 130
 
 
 def _close_bars() -> None:
