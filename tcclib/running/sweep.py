@@ -39,6 +39,7 @@ from tcclib.running import executor, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
 from tcclib.running.checkpointing import checkpoint_interval
+from tcclib.running.cli import main  # noqa: F401  (the command line; tcc-sweep scripts installed before took it here)
 from tcclib.running.folders import (
     DISK_ERRNOS,
     DONE,
@@ -451,6 +452,4 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
 
 
 if __name__ == "__main__":  # (python -m tcclib.running.sweep: the older spelling of python -m tcclib)
-    from tcclib.running.cli import main
-
     raise SystemExit(main())
