@@ -146,7 +146,7 @@ def _screen(args, ps, options) -> int:
     job = screen.from_params(ps, options, args.methods, args.outputs)
     if args.check:
         todo = screen.check(job)
-        print(f"{args.params}: OK (a screen of {', '.join(job.methods)} on {screen.datasets_text(len(todo))})")
+        print(f"{args.params}: OK (a screen of {', '.join(job.methods)} on {screen._datasets(len(todo))})")
         return 0
     results = screen.run(job)
     page = verdict.write(results, list(job.methods), list(job.compared), job.out)

@@ -239,7 +239,7 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     ps, run_options = param_set(screen, todo), options(screen, reference)
     sweeps.cluster_options(ps, run_options)  # the options checked before any work (as the sweep does)
     out.mkdir(parents=True, exist_ok=True)
-    say(f"screen: {datasets_text(len(todo))}, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
+    say(f"screen: {_datasets(len(todo))}, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
     if any(registry.METHODS[m].needs_importance for m in screen.methods) and screen.importances is not None:
         taken = sum(_seed_importances(out / name, paths.resolve(screen.importances) / name) for name, _ in todo)
         say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
@@ -360,7 +360,7 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
             load_dataset(name, data_dir=ps.data_folder)
         except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
             raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
-    say(f"screen: {datasets_text(len(todo))} load from {where}")
+    say(f"screen: {_datasets(len(todo))} load from {where}")
     return todo
 
 
@@ -375,5 +375,5 @@ def render_notebook(out_dir, reference=REFERENCE) -> Path:
     return target
 
 
-def datasets_text(n: int) -> str:
+def _datasets(n: int) -> str:
     return f"{n} dataset{'' if n == 1 else 's'}"
