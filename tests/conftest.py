@@ -1,6 +1,7 @@
 """Shared fixtures."""
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,13 @@ def _folder_digest(folder: Path) -> dict:
 def folder_digest():
     """The file digests of a folder (:func:`_folder_digest`), to show a run left it untouched."""
     return _folder_digest
+
+
+@pytest.fixture
+def kept_environ():
+    """The command line run in-process sets variables for the kernels and workers it starts
+    (``TCC_PLUGINS``, ``TCC_TRACEBACK``, ``TCC_DATA_DIR``, ...): put the environment back after."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)

@@ -25,6 +25,7 @@ from tcclib.running.train import run_dataset
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets" / "openml-cc18"
 NEARBY = ROOT / "examples" / "nearby_rule.py"
+pytestmark = pytest.mark.usefixtures("kept_environ")  # main() in-process sets variables for its workers
 needs_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason="needs ../shared/datasets/openml-cc18 beside the checkout"
 )

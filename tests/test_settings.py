@@ -299,7 +299,7 @@ def test_a_plugin_that_changes_torchs_global_state_is_refused_and_the_state_set_
     assert caught.value._render_traceback_() == [f"PluginError: {message}"]  # one line in a notebook too
 
 
-def test_the_command_line_says_a_missing_plugin_in_one_line(tmp_path, monkeypatch, capsys):
+def test_the_command_line_says_a_missing_plugin_in_one_line(tmp_path, monkeypatch, capsys, kept_environ):
     monkeypatch.delenv("TCC_PLUGINS", raising=False)
     assert cli.main([str(PARAMS), "--check", "--plugin", str(tmp_path / "nope.py")]) == 2
     err = capsys.readouterr().err

@@ -127,7 +127,7 @@ def tiny_reference(tmp_path_factory):
 
 
 def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(
-    tmp_path, tiny_reference, monkeypatch, capsys
+    tmp_path, tiny_reference, monkeypatch, capsys, kept_environ
 ):
     (tmp_path / "bad_rule.py").write_text(BAD_RULE)
     params = tmp_path / "screen.yaml"
