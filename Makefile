@@ -57,19 +57,25 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
+# TEST_WORKERS pytest-xdist processes side by side (one per core here; 0 runs in this process), a test
+# file to a worker (its module fixtures set up once);
+# --durations prints the slowest tests of each run (docs/tests.md keeps the table)
+TEST_WORKERS ?= 2
 test-lib: install
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=30 tests
 
-# nbval re-executes copies of the committed smoke and demo renders (under .cache/, with
-# TCC_ROOT pointing there), retraining (TCC_REUSE=0) so that the drift check compares real runs;
-# the committed files stay untouched
+# nbval re-executes copies of the committed smoke, own and demo renders (under .cache/, with
+# TCC_ROOT pointing there; the committed files stay untouched). smoke and own retrain (TCC_REUSE=0),
+# so that the drift check compares real runs; demo re-renders from its stored results, since
+# make demo trains the same set and compares it with the same committed reference
+NBVAL = TCC_ROOT=$(abspath $(NBVAL_DIR)) $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --durations=10 \
+	--nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --rootdir $(NBVAL_DIR)
 test-notebooks: install
 	rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR)/outputs
 	cp -r outputs/smoke outputs/demo outputs/own $(NBVAL_DIR)/outputs/
 	find $(NBVAL_DIR)/outputs -name .ipynb_checkpoints -prune -exec rm -rf {} +  # Lab's copies of opened renders
-	TCC_ROOT=$(abspath $(NBVAL_DIR)) TCC_REUSE=0 $(PY) -m pytest -q -p no:cacheprovider --nbval-lax \
-	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	    --rootdir $(NBVAL_DIR) $(NBVAL_DIR)/outputs/smoke $(NBVAL_DIR)/outputs/demo $(NBVAL_DIR)/outputs/own
+	TCC_REUSE=0 $(NBVAL) $(NBVAL_DIR)/outputs/smoke $(NBVAL_DIR)/outputs/own
+	$(NBVAL) $(NBVAL_DIR)/outputs/demo
 	rm -rf $(NBVAL_DIR)
 
 test: lint test-lib test-notebooks

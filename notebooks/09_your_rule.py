@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 09 · Your rule: from a new corruption rule to a verdict over the paper's 30 datasets
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F09_your_rule.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/screen/09_your_rule.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F09_your_rule.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/screen/09_your_rule.ipynb)
 #
 # Write a corruption rule in the cell below (it is written to a plugin file, so that every
 # process that trains it, the sweep's kernels and Dask workers too, loads the same code), run the
@@ -85,7 +85,7 @@ nbparams.check_injected(
     globals(), ["plugin", "methods", "datasets", "reference", "compare", "out_dir", "data_dir", "workers", "progress"]
 )
 methods, datasets, compare = nbparams.as_list(methods), nbparams.as_list(datasets), nbparams.as_list(compare)
-out = paths.resolve(out_dir)
+out = nbparams.run_folder(out_dir, "out_dir")  # not under outputs/: a render's Run All writes nothing there
 out.mkdir(parents=True, exist_ok=True)
 rule_path = out / "my_rule.py"
 # for the cell below: relative to the kernel's folder (no machine path); with a plugin given, nowhere

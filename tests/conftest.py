@@ -1,8 +1,23 @@
-"""Shared fixtures."""
+"""Shared fixtures, and each pytest-xdist worker's share of the cores."""
 
 import hashlib
 import os
 from pathlib import Path
+
+
+def _own_cores() -> None:
+    """Under ``pytest -n N`` (``make test``), pin this worker, and the processes it starts, to its
+    share of the cores before torch is imported, so that N workers' torch and XGBoost threads never
+    oversubscribe the machine (each would otherwise start a thread per core)."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not (worker and count and hasattr(os, "sched_setaffinity")):
+        return
+    cores, index, n = sorted(os.sched_getaffinity(0)), int(worker.removeprefix("gw")), int(count)
+    if n > 1 and len(cores) >= n:
+        os.sched_setaffinity(0, cores[index % n :: n])
+
+
+_own_cores()
 
 import pytest
 
@@ -43,3 +58,16 @@ def kept_environ():
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _plugins_as_found():
+    """Unload the plugins a test loaded and left loaded, so that the next test in this worker sees
+    the built-in registry whatever ran before it (``pytest -n`` gives each worker other files)."""
+    from tcclib.method import plugins
+
+    before = {p.path or p.module for p in plugins.loaded()}
+    yield
+    for plugin in plugins.loaded():
+        if (plugin.path or plugin.module) not in before:
+            plugins.unload(plugin.path or plugin.module)

@@ -11,6 +11,7 @@ import torch
 import tcclib
 from tcclib.method import plugins, registry, rules
 from tcclib.method.check import RuleReport
+from tcclib.util.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -239,3 +240,20 @@ def test_declarations_and_other_inputs_are_named():
                 self.width = width
 
         tcclib.check_rule(NeedsArgs)
+
+
+def test_data_as_a_frame_or_a_pair_and_an_unknown_name_are_taken_or_named(bc):
+    frame = bc.X.iloc[:150, :6].assign(target=bc.y.iloc[:150].to_numpy())  # its last column is the target
+    assert tcclib.check_rule(ColumnLike(), data=frame).ok
+    with pytest.raises(ConfigError, match=r"^check_rule: data must be .*last column.*got list$"):
+        tcclib.check_rule(ColumnLike(), data=[1, 2])
+    with pytest.raises(registry.RegistryError) as e:
+        tcclib.check_rule("colum")
+    text = str(e.value)
+    assert "'colum' (did you mean column" in text and "rules: none, column" in text and "methods: " in text
+    assert "\n" not in text
+
+
+def test_a_prepare_that_reads_the_labels_raises_a_type_of_its_own():
+    with pytest.raises(rules.LabelsNotKnown, match="prepare\\(\\) read members.labels"):
+        rules.UnknownLabels(LabelsInPrepare()).shape  # noqa: B018

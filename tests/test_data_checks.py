@@ -336,7 +336,7 @@ def test_memory_budget_is_a_clear_error_before_training(wide, monkeypatch):
     ds, _ = wide
     monkeypatch.delenv(MEMORY_BUDGET_ENV, raising=False)
     monkeypatch.setattr(train, "run_prepared", lambda *a, **k: pytest.fail("training started"))
-    monkeypatch.setattr(train, "_stored_importances", lambda *a, **k: pytest.fail("importances started"))
+    monkeypatch.setattr(train, "stored_or_computed", lambda *a, **k: pytest.fail("importances started"))
     with pytest.raises(sources.DatasetError) as e:
         train.run_dataset(ds, train.Config(progress=False))
     msg = str(e.value)

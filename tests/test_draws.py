@@ -13,7 +13,7 @@ import torch
 from tcclib.artifacts import keys
 from tcclib.artifacts.importances import importance_matrices
 from tcclib.data.preprocess import prepare
-from tcclib.method import draws, registry, rules, training
+from tcclib.method import draws, pretraining, registry, rules, training
 from tcclib.method.config import Config
 from tcclib.running.train import run_prepared
 
@@ -258,7 +258,7 @@ class _ReadsFromOutside(torch.utils._python_dispatch.TorchDispatchMode):
 
 
 def test_the_epoch_a_graph_captures_replays_the_eager_epochs_on_the_cpu(bc_small):
-    """What :class:`training.CapturedEpoch` captures, run eagerly on the CPU as a replay runs it
+    """What :class:`pretraining.CapturedEpoch` captures, run eagerly on the CPU as a replay runs it
     (the epoch set in the draws' device tensor, ``epoch_total(None, ...)``, refreshes between
     epochs): the eager epochs' losses bit for bit, through two refreshes, and every epoch reads
     the same outside storages in the same order (a replay reads them at the capture's addresses:
@@ -304,7 +304,7 @@ def test_the_captured_epoch_on_cuda_matches_the_eager_epoch(bc_small):
         pt = training.set_up(prep, cfg.replace(compile=mode), imp, "bc12").pretraining
         losses[mode] = [pt.run_epoch() for _ in range(cfg.epochs)]
         if mode == "cuda_graph":
-            assert isinstance(pt.step, training.CapturedEpoch) and pt.step.graph is not None
+            assert isinstance(pt.step, pretraining.CapturedEpoch) and pt.step.graph is not None
     np.testing.assert_allclose(losses["cuda_graph"], losses["off"], rtol=1e-4)
     cpu = run_prepared(prep, cfg.replace(device="cpu"), imp).history.loss.to_numpy()
     gpu = run_prepared(prep, cfg, imp).history.loss.to_numpy()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -94,6 +95,12 @@ def test_a_plugin_file_trains_in_run_dataset_and_the_estimator(rule_file, bc):
     y[40:] = -1
     clf = tcclib.TCCClassifier(method="shift", epochs=2, head_epochs=2, random_state=0, verbose=False).fit(X, y)
     assert clf.predict(X).shape == (120,)
+    stored = pickle.dumps(clf)
+    plugins.unload(str(rule_file))  # a process where the plugin is not loaded: the refit names it
+    with pytest.raises(
+        ConfigError, match=r"it came from the plugin \S*shift_rule.py: load it first, tcclib.load_plugins"
+    ):
+        pickle.loads(stored).fit(X, y)
 
 
 def test_an_unknown_method_names_the_plugins_and_how_to_add_one(rule_file):
@@ -566,3 +573,127 @@ def test_an_edited_plugin_drops_what_it_no_longer_registers_and_a_failed_one_lea
         plugins.load(str(path))
     assert not {"first_p", "third_p"} & set(registry.METHODS)  # nothing half-registered is left
     assert str(path) not in [p.path for p in plugins.loaded()]
+
+
+CELL = """
+import torch
+
+from tcclib.method import registry, rules
+
+
+class Stride(rules.HowRule):
+    name = "stride"
+    needs = rules.NOTHING
+
+    def __init__(self, step=1):
+        self.step = step
+
+    def donors(self, members, state, u):
+        k, n_rows, n_features = members.shape
+        rows = (torch.arange(n_rows, device=u.device).view(1, n_rows, 1) + self.step) % n_rows
+        return rows.expand(k, n_rows, n_features).contiguous()
+
+
+registry.register_method("stride", Stride(step=STEP), "uniform")
+"""
+
+
+def run_cell(source: str, number: int) -> dict:
+    """Run ``source`` as IPython runs a notebook cell: in ``__main__`` (a module with no file), its
+    code compiled under a cell name that only linecache knows."""
+    import linecache
+
+    filename = f"/tmp/ipykernel_0/{number}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = sys.modules["__main__"].__dict__
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture
+def kernel_main(monkeypatch):
+    """A notebook kernel's ``__main__``: no ``__file__``; what its cells register goes afterwards."""
+    monkeypatch.setitem(sys.modules, "__main__", type(sys)("__main__"))
+    yield
+    registry.remove_origin("__main__")
+
+
+def test_a_rule_written_in_a_cell_is_checked_registered_trained_and_keyed(kernel_main, bc):
+    cell = run_cell(CELL.replace("STEP", "1"), 1)
+    assert tcclib.check_rule(cell["Stride"]()).ok  # (no source file: no OSError)
+    first = registry.METHODS["stride"].code()
+    X, y = bc.X.iloc[:120], bc.y.iloc[:120].to_numpy().copy()
+    y[40:] = -1
+    clf = tcclib.TCCClassifier(method="stride", epochs=1, head_epochs=1, random_state=0, verbose=False).fit(X, y)
+    assert clf.predict(X).shape == (120,)
+    run_cell(CELL.replace("STEP", "1").replace("    def donors", "    # a comment\n\n    def donors"), 2)
+    assert registry.METHODS["stride"].code() == first  # the cell run again: replaced quietly, same key
+    run_cell(CELL.replace("STEP", "2"), 3)
+    assert registry.METHODS["stride"].code() != first  # an argument changed
+    run_cell(CELL.replace("STEP", "1").replace("+ self.step) %", "- self.step) %"), 4)
+    assert registry.METHODS["stride"].code() != first  # the code changed
+
+
+def test_a_rules_arguments_enter_its_key_and_its_defaults_keep_the_committed_one():
+    plugin = plugins.load(str(ROOT / "examples" / "nearby_rule.py"))
+    near = sys.modules[plugin.module].NearbyValue
+    default = registry.code_identity(near())
+    assert registry.code_identity(near(width=0.1)) == default == registry.METHODS["nearby"].code()["nearby"]
+    assert registry.code_identity(near(width=0.2)) == default + " width=0.2"
+
+
+def test_a_clash_between_two_places_names_both_and_an_unloaded_replacement_puts_back_the_builtin(kernel_main, tmp_path):
+    run_cell(CELL.replace("STEP", "1"), 1)
+    with pytest.raises(plugins.PluginError) as e:
+        plugins.load(str(_stride_file(tmp_path)))  # the same name from a plugin file
+    assert "already registered by __main__ (a notebook cell or script), and " in str(e.value)
+    assert "stride_rule.py" in str(e.value) and "replace=True" in str(e.value)
+    random_file = tmp_path / "random_rule.py"
+    random_file.write_text(
+        "from tcclib.method import registry\nregistry.register_method('random', 'pseudo', replace=True)\n"
+    )
+    plugins.load(str(random_file))
+    assert registry.METHODS["random"].how == "pseudo"
+    plugins.unload(str(random_file))
+    assert registry.METHODS["random"].how == "column" and registry.get("random").origin == plugins.BUILTINS
+
+
+def _stride_file(folder: Path) -> Path:
+    path = folder / "stride_rule.py"
+    path.write_text(CELL.replace("STEP", "3"))
+    return path
+
+
+def test_tcc_plugins_naming_a_folder_names_the_variable_and_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("TCC_PLUGINS", str(tmp_path))
+    with pytest.raises(plugins.PluginError) as e:
+        plugins.load(str(tmp_path), "$TCC_PLUGINS")
+    assert str(e.value) == (
+        f"plugin {tmp_path} is a folder, not a .py file; $TCC_PLUGINS={str(tmp_path)!r}: set it to .py files "
+        f"or module names separated by {os.pathsep!r}"
+    )
+
+
+def test_a_rule_module_imported_and_a_class_from_python_c_in_a_fresh_process():
+    """Nothing asked the registry before ``import nearby_rule`` registers; a class with no source
+    file (``python -c``) is named, registered and keyed by its compiled code and arguments."""
+    code = textwrap.dedent(
+        """
+        import nearby_rule
+        from tcclib.method import registry, rules
+        class Mine(rules.HowRule):
+            name = "mine"
+            def __init__(self, k=1):
+                self.k = k
+            def donors(self, members, state, u):
+                return (u * members.shape[1]).long()
+        registry.register_method("mine", Mine(k=2))
+        identity = registry.METHODS["mine"].code()["mine"]
+        print(rules.rule_name(Mine()), identity.split(" ", 1)[1], "nearby" in registry.METHODS)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples'}"}
+    env.pop("TCC_PLUGINS", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["'mine'", "k=2", "True"]

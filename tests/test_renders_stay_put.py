@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from test_lab import TOKEN, Lab, _as_lab_after_connecting, _copy_checkout, _free_port
+from test_lab import TOKEN, Lab, _as_lab_after_connecting, _copy_checkout, _free_port, _git
 
 ROOT = Path(__file__).resolve().parents[1]
 RENDER = "outputs/demo/breast_cancer/03_pretraining.ipynb"
@@ -83,31 +83,90 @@ def test_a_render_records_papermill_s_output_path_relative_to_the_root(tmp_path,
     assert not machine_paths(json.dumps(interpreter()))  # _DONE.json's interpreter: its name only
 
 
-def test_a_committed_render_opens_read_only_in_lab_and_a_save_over_it_is_refused(tmp_path):
-    before = (ROOT / RENDER).read_bytes()
-    lab = Lab(ROOT, tmp_path)
-    try:
-        model = lab.call("GET", f"/api/contents/{RENDER}?type=notebook&content=1")
-        assert model["writable"] is False  # Lab: a read-only mark, Ctrl+S says "Save as", no autosave
-        listing = lab.call("GET", "/api/contents/outputs/demo/breast_cancer")["content"]
-        assert listing and not [e["name"] for e in listing if e["writable"]]
-        assert lab.call("GET", "/api/contents/notebooks/01_data_prep.py?content=0")["writable"] is True
-        with pytest.raises(AssertionError, match="403.*committed render.*Save Notebook As"):
-            lab.save(RENDER, model["content"])  # what Run All then Save would send
-        lab.call("PUT", "/api/contents/runs/copy_of_03.ipynb", {"type": "notebook", "content": model["content"]})
-    finally:
-        lab.close()
-        (ROOT / "runs" / "copy_of_03.ipynb").unlink(missing_ok=True)
-    assert (ROOT / RENDER).read_bytes() == before
+@pytest.fixture(scope="module")
+def clone_and_lab(tmp_path_factory):
+    """One JupyterLab, started as ``make lab`` starts it, on a copy of the checkout that is its own git
+    repository and holds one set of committed renders (``outputs/demo/breast_cancer``)."""
+    scratch = tmp_path_factory.mktemp("lab")
+    repo = scratch / "clone"
+    repo.mkdir()
+    _copy_checkout(repo)
+    for render in _tracked_outputs():
+        if render.parent == ROOT / Path(RENDER).parent:
+            (repo / render.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            (repo / render.relative_to(ROOT)).write_bytes(render.read_bytes())
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=test", "-c", "user.email=test@example.org", "commit", "-qm", "renders")
+    lab = Lab(repo, scratch)
+    yield repo, lab
+    lab.close()
 
 
-def test_make_notebooks_while_lab_holds_a_notebook_changes_nothing_lab_compares(tmp_path):
+def _refused(lab, method: str, path: str, body=None) -> str:
+    """The message of the server's answer to a request it must refuse with 403."""
+    with pytest.raises(AssertionError) as answer:
+        lab.call(method, path, body)
+    assert f"{method} {path.split('?')[0]}: 403 " in str(answer.value), str(answer.value)
+    return json.loads(str(answer.value).split(": 403 ", 1)[1])["message"]
+
+
+def test_a_committed_render_opens_read_only_in_lab_and_a_save_over_it_is_refused(clone_and_lab):
+    repo, lab = clone_and_lab
+    model = lab.call("GET", f"/api/contents/{RENDER}?type=notebook&content=1")
+    assert model["writable"] is False  # Lab: a read-only mark, Ctrl+S says "Save as", no autosave
+    listing = lab.call("GET", "/api/contents/outputs/demo/breast_cancer")["content"]
+    assert listing and not [e["name"] for e in listing if e["writable"]]
+    assert lab.call("GET", "/api/contents/notebooks/01_data_prep.py?content=0")["writable"] is True
+    message = _refused(lab, "PUT", f"/api/contents/{RENDER}", {"type": "notebook", "content": model["content"]})
+    assert message.startswith(f"cannot save {RENDER}: outputs/ holds the committed renders"), message
+    assert "copy the notebook to runs/ (File > Save Notebook As...)" in message  # what Run All then Save gets
+    lab.call("PUT", "/api/contents/runs/copy_of_03.ipynb", {"type": "notebook", "content": model["content"]})
+    assert (repo / "runs" / "copy_of_03.ipynb").is_file()
+
+
+def test_a_committed_render_cannot_be_deleted_moved_or_added_to_through_lab(clone_and_lab):
+    """Lab's file browser (delete, rename, upload, new file, copy) through the server's REST API: each
+    is refused with 403 and a message naming the file and the fix, and the renders stay as committed."""
+    repo, lab = clone_and_lab
+    folder = str(Path(RENDER).parent)
+    results = f"{folder}/results.csv"
+    assert _refused(lab, "DELETE", f"/api/contents/{RENDER}").startswith(f"cannot delete {RENDER}: ")
+    assert _refused(lab, "DELETE", f"/api/contents/{folder}").startswith(f"cannot delete {folder}: ")
+    moved = _refused(lab, "PATCH", f"/api/contents/{RENDER}", {"path": "runs/03_pretraining.ipynb"})
+    assert moved.startswith(f"cannot move {RENDER} to runs/03_pretraining.ipynb: outputs/ holds"), moved
+    _refused(lab, "PATCH", f"/api/contents/{RENDER}", {"path": f"{folder}/renamed.ipynb"})
+    _refused(lab, "PATCH", "/api/contents/outputs", {"path": "elsewhere"})
+    lab.call("PUT", "/api/contents/runs/mine.csv", {"type": "file", "format": "text", "content": "a\n1\n"})
+    _refused(lab, "PATCH", "/api/contents/runs/mine.csv", {"path": results})  # over a committed file
+    upload = {"type": "file", "format": "text", "content": "a\n1\n"}
+    assert "runs/" in _refused(lab, "PUT", f"/api/contents/{folder}/uploaded.csv", upload)
+    _refused(lab, "POST", f"/api/contents/{folder}", {"type": "file"})  # File > New in that folder
+    _refused(lab, "POST", f"/api/contents/{folder}", {"type": "notebook"})
+    _refused(lab, "POST", f"/api/contents/{folder}", {"copy_from": "runs/mine.csv"})
+    assert lab.call("GET", f"/api/contents/{RENDER}?content=0")["type"] == "notebook"
+    status = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", "outputs")
+    assert status == "", f"the committed renders changed through Lab:\n{status}"
+
+
+def test_only_a_notebook_source_is_served_as_a_notebook(clone_and_lab):
+    """A notebooks/*.py source (jupytext's header) is a notebook; a plain rule file is a file, and
+    asked for as a notebook (Lab's double-click on a .py) it says how to open it instead."""
+    _, lab = clone_and_lab
+    assert lab.call("GET", "/api/contents/notebooks/09_your_rule.py?content=0")["type"] == "notebook"
+    assert lab.call("GET", "/api/contents/examples/nearby_rule.py?content=0")["type"] == "file"
+    listed = {e["name"]: e["type"] for e in lab.call("GET", "/api/contents/examples")["content"]}
+    assert listed["nearby_rule.py"] == "file", listed
+    with pytest.raises(AssertionError, match="400.*nearby_rule.py is a Python file.*Open With > Editor"):
+        lab.call("GET", "/api/contents/examples/nearby_rule.py?type=notebook&content=1")
+    text = lab.call("GET", "/api/contents/examples/nearby_rule.py?type=file&format=text&content=1")["content"]
+    assert text.startswith('"""A corruption rule in one file')
+
+
+def test_make_notebooks_while_lab_holds_a_notebook_changes_nothing_lab_compares(clone_and_lab):
     """Lab raises "File Changed" on save when the file's hash (jupytext: the .py's and the paired
     .ipynb's) differs from the one it loaded or last saved.  After ``make notebooks`` (which
     ``make lab`` runs first) it is the same; after an edit of the .py outside Lab it is not."""
-    repo = tmp_path / "clone"
-    repo.mkdir()
-    _copy_checkout(repo)
+    repo, lab = clone_and_lab
 
     def make_notebooks():
         subprocess.run(["make", "-s", "notebooks", f"PY={sys.executable}"], cwd=repo, check=True, capture_output=True)
@@ -115,7 +174,6 @@ def test_make_notebooks_while_lab_holds_a_notebook_changes_nothing_lab_compares(
     assert re.search(r"^lab: install notebooks$", (repo / "Makefile").read_text(), re.M)
     make_notebooks()  # as `make lab` does before it starts Lab
     name = "notebooks/01_data_prep.py"
-    lab = Lab(repo, tmp_path)
     try:
 
         def on_disk():
@@ -136,7 +194,7 @@ def test_make_notebooks_while_lab_holds_a_notebook_changes_nothing_lab_compares(
         make_notebooks()
         assert on_disk() != saved  # a real change on disk: then Lab asks (docs/notebooks.md)
     finally:
-        lab.close()
+        _git(repo, "checkout", "--", name)
 
 
 class _Binder:
@@ -267,3 +325,48 @@ def test_a_summary_shows_a_file_under_the_root_relative_to_it(tmp_path, monkeypa
     elsewhere = tmp_path.parent / f"{tmp_path.name}_outside.csv"
     (tmp_path / "data" / "t.csv").replace(elsewhere)
     assert summary(load_dataset(f"{elsewhere}:y"))["source"] == str(elsewhere)  # outside the root: as given
+
+
+def test_run_all_on_notebook_09s_render_stops_before_writing_under_outputs(tmp_path, monkeypatch):
+    """The committed render of notebook 09 holds ``out_dir = "outputs/screen"``: its Run All (in Lab,
+    after an edit of the rule) stops in the cell after the parameters, before the rule cell writes
+    ``my_rule.py`` or the screen stores anything; only the renderer (``make screen-render``) may."""
+    import jupytext
+
+    from tcclib.running.nbparams import RENDER_ENV, ParameterError
+
+    notebook = jupytext.read(ROOT / "notebooks" / "09_your_rule.py")
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    parameters = next(i for i, cell in enumerate(code) if "parameters" in cell.metadata.get("tags", []))
+    monkeypatch.setenv("TCC_ROOT", str(tmp_path))
+    monkeypatch.delenv(RENDER_ENV, raising=False)
+    namespace = {}
+    exec(code[parameters].source, namespace)
+    exec('out_dir = "outputs/screen"', namespace)  # the render's injected parameters
+    with pytest.raises(ParameterError, match=r'out_dir = "outputs/screen" is under outputs/.*set out_dir = "runs/'):
+        exec(code[parameters + 1].source, namespace)
+    assert not (tmp_path / "outputs").exists()
+    exec('out_dir = "runs/screen"', namespace)
+    exec(code[parameters + 1].source, namespace)
+    assert namespace["rule_path"] == tmp_path / "runs" / "screen" / "my_rule.py"
+    monkeypatch.setenv(RENDER_ENV, "1")  # as screen.render_notebook sets it
+    exec('out_dir = "outputs/screen"', namespace)
+    exec(code[parameters + 1].source, namespace)
+    assert namespace["out"] == tmp_path / "outputs" / "screen"
+
+
+def test_the_binder_badge_opens_a_tracked_notebook_source():
+    """Binder's ``labpath`` names a ``notebooks/*.py`` source (opened as a notebook), not its hidden
+    paired ``.ipynb``, which beside the open ``.py`` made Lab's Ctrl+S answer "File Changed"."""
+    from urllib.parse import parse_qs, urlparse
+
+    tracked = set(
+        subprocess.run(["git", "ls-files", "notebooks"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    )
+    readme = (ROOT / "README.md").read_text()
+    badges = re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", readme)
+    assert badges, "no Binder badge in README.md"
+    badges += re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", (ROOT / "notebooks/09_your_rule.py").read_text())
+    for badge in badges:
+        labpath = parse_qs(urlparse(badge.strip("()")).query)["labpath"][0]
+        assert re.fullmatch(r"notebooks/[^/]+\.py", labpath) and labpath in tracked, badge

@@ -3,7 +3,7 @@
 Every setting is declared once, on its :class:`tcclib.method.config.Config` field; validation, the
 content keys, the store's lists, the estimator's parameters, the command line's help,
 ``docs/parameters.md`` and the notebooks' parameter cells follow from it.  The registry fills
-itself in a stated order (:func:`tcclib.method.registry.ensure_loaded`), not as a side effect of
+itself in a stated order (:func:`tcclib.method.plugins.ensure_loaded`), not as a side effect of
 an import, and a plugin that changes torch's global state at import is refused.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import torch
 
-from tcclib.method import config, registry, settings
+from tcclib.method import config, plugins, registry, settings
 from tcclib.method.config import SETTINGS, Config, ConfigError
 from tcclib.method.estimator import TCCClassifier
 from tcclib.running import cli, reference
@@ -234,20 +234,27 @@ def test_importing_loads_nothing_and_the_first_question_loads_in_the_stated_orde
     )
     env_rule = tmp_path / "env_rule.py"
     env_rule.write_text("from tcclib.method.registry import register_method\nregister_method('env_column', 'column')\n")
+    clash = tmp_path / "clash_rule.py"
+    clash.write_text("from tcclib.method.registry import register_method\nregister_method('ep_column', 'pseudo')\n")
     code = textwrap.dedent(
         """
-        import tcclib, tcclib.method.config
-        from tcclib.method import registry
-        before = registry._STATE["filled"]
+        import sys, tcclib, tcclib.method.config
+        from tcclib.method import plugins, registry
+        before = plugins._STATE["filled"]
         names = registry.method_names()
-        order = [p.module for p in registry.loaded(include_builtins=True)]
+        order = [p.module for p in plugins.loaded(include_builtins=True)]
+        try:  # a --plugin that registers the entry point's name: the package is named
+            plugins.load(CLASH, "--plugin")
+        except plugins.PluginError as e:
+            print(str(e), file=sys.stderr)
         print(before, names.index("ep_column") < names.index("env_column"), order)
         """
-    )
+    ).replace("CLASH", repr(str(clash)))
     out = _run(code, {"TCC_PLUGINS": str(env_rule), "PYTHONPATH": f"{ROOT}{os.pathsep}{dist}"})
     assert out.returncode == 0, out.stderr
     before, ep_first, order = out.stdout.strip().split(" ", 2)
     assert before == "False" and ep_first == "True"
+    assert "'ep_column' (how) is already registered by " in out.stderr and "of the package tcc-ep-demo)" in out.stderr
     assert order.startswith("['tcclib.method.builtins', 'tcc_ep_rules', 'tcc_plugin_env_rule_")
 
 
@@ -290,8 +297,8 @@ def test_a_plugin_that_changes_torchs_global_state_is_refused_and_the_state_set_
         f"import torch\nfrom tcclib.method.registry import register_method\n{line}\n"
         "register_method('global_column', 'column')\n"
     )
-    with pytest.raises(registry.PluginError) as caught:
-        registry.load_plugin(str(rule))
+    with pytest.raises(plugins.PluginError) as caught:
+        plugins.load(str(rule))
     message = str(caught.value)
     assert "\n" not in message and str(rule) in message and what in message and "refused and set back" in message
     assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
@@ -314,4 +321,4 @@ def test_the_command_line_says_a_missing_plugin_in_one_line(tmp_path, monkeypatc
     (dist / "entry_points.txt").write_text("[tcclib.plugins]\nbroken = no_such_module_abc\n")
     ep = _run(["-m", "tcclib", str(PARAMS), "--check"], {"PYTHONPATH": f"{ROOT}{os.pathsep}{dist.parent}"})
     assert ep.returncode == 2 and ep.stderr.count("\n") == 1 and "Traceback" not in ep.stderr
-    assert "no_such_module_abc (from entry point broken): no module of that name" in ep.stderr
+    assert "no_such_module_abc (from entry point broken of the package tcc-broken): no module of that" in ep.stderr

@@ -145,7 +145,7 @@ def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(
         lines = [x for x in err.splitlines() if x.strip()]
         # the screen runs on the sweep's workers: the rule's own line comes back inside the screen's
         rule_line = "how rule 'boom' (bad_rule.py): donors() failed at line 9: KeyError: 'no such column'"
-        assert lines[-1].startswith("error: ScreenFailed: screen: 1 dataset(s) failed: breast_cancer: ")
+        assert lines[-1].startswith("error: ScreenFailed: screen: 1 dataset failed: breast_cancer: ")
         assert rule_line in lines[-1] and "_FAILED.json" in lines[-1]
         assert lines[-2].startswith("(the full traceback is in ") and lines[-2].endswith("shows it here)")
         (record,) = (tmp_path / "out").rglob("_FAILED.json")
@@ -154,6 +154,6 @@ def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(
         with pytest.raises(ScreenFailed) as shown:  # --traceback: the error itself, the tracebacks printed
             main([*argv, "--traceback"])
         assert 'bad_rule.py", line 9, in donors' in capsys.readouterr().err
-        assert f"{type(shown.value).__name__}: {shown.value}".startswith("ScreenFailed: screen: 1 dataset(s) failed")
+        assert f"{type(shown.value).__name__}: {shown.value}".startswith("ScreenFailed: screen: 1 dataset failed")
     finally:
         plugins.unload(str(tmp_path / "bad_rule.py"))

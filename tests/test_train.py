@@ -8,7 +8,7 @@ import torch
 from tcclib.artifacts.importances import importance_matrices
 from tcclib.data.preprocess import prepare
 from tcclib.data.sources import DatasetError, from_frame
-from tcclib.method import training
+from tcclib.method import pretraining, training
 from tcclib.method.config import Config
 from tcclib.method.correlation import correlation_range
 from tcclib.running.train import run_dataset, run_prepared
@@ -201,7 +201,7 @@ def test_captured_step_on_cuda_matches_the_eager_step(bc_small):
         pt = training.set_up(prep, cfg.replace(compile=mode), imp, "bc12").pretraining
         runs[mode] = [pt.run_epoch() for _ in range(cfg.epochs)]
         if mode == "cuda_graph":
-            assert isinstance(pt.step, training.CapturedStep) and pt.step.graph is not None
+            assert isinstance(pt.step, pretraining.CapturedStep) and pt.step.graph is not None
     np.testing.assert_allclose(runs["cuda_graph"], runs["off"], rtol=1e-4)
     # and a whole run (auto: captured on the GPU) stays within the CUDA-vs-CPU tolerance
     cpu = run_dataset(bc_small, cfg.replace(device="cpu")).history.loss.to_numpy()

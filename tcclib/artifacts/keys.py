@@ -117,13 +117,6 @@ def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
     )
 
 
-def member_switches(spec) -> list[str]:
-    """The fidelity switches a member of this method's :class:`MethodSpec` depends on (besides
-    ``labeled_split``, which its split, and the importance switches, which its importance key
-    holds): ``encoder_init`` and those its rules read."""
-    return ["encoder_init", *spec.key_parts()[1]]
-
-
 def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
     """The content key of one member: its split, the settings every member reads, those its
     rules read (:meth:`~tcclib.method.registry.MethodSpec.key_parts`; a correlation method's

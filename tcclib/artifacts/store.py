@@ -28,8 +28,6 @@ from tcclib.util import paths
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
 
-RUN_FILES = ("results", "history", "pseudo", "corr_range")
-
 
 def write_csv(df: pd.DataFrame, path) -> Path:
     return atomic_write(path, lambda t: df.to_csv(t, index=False, float_format="%.6g"))

@@ -301,7 +301,7 @@ class FittedColumns:
                     continue
                 mean = finite.mean()
                 fill[j] = mean
-                std[j] = np.where(np.isnan(v), mean, v).std()
+                std[j] = spread(np.where(np.isnan(v), mean, v))
             active[j] = True
         return cls([str(c) for c in X.columns], is_cat, active, levels, fill, std)
 
@@ -328,6 +328,19 @@ class FittedColumns:
                 mean = self.fill[j]
                 raw[:, j] = (np.where(np.isnan(v), mean, v) - mean) / self.std[j]
         return raw
+
+
+def spread(x: np.ndarray) -> np.ndarray:
+    """The standard deviation of ``x`` along its first axis: numpy's, to the bit, except where the
+    squares under- or overflow (values near 1e-200 or 1e200: 0 or inf), where it is taken on ``x``
+    divided by its largest magnitude (so such a feature keeps its spread instead of being dropped)."""
+    with np.errstate(over="ignore", under="ignore"):
+        sd = x.std(0)
+    odd = ~((sd > 1e-100) & (sd < 1e100))
+    if np.any(odd):
+        top = np.abs(x).max(0)
+        sd = np.where(odd, (x / np.where(top > 0, top, 1.0)).std(0) * top, sd)
+    return sd
 
 
 def prepare_seed(

@@ -1089,8 +1089,8 @@ def validate_dataset(ds: Dataset) -> Dataset:
 
     Refused: no rows or no feature columns, duplicate column names, X/y length mismatch, missing
     target values, a single class, infinite numbers, finite numbers beyond float32's range
-    (``|x| >`` :data:`FLOAT32_MAX`: they become inf in training's float32; beyond about 1e154
-    even float64 z-scoring overflows), columns that are neither numeric nor category. Missing
+    (``|x| >`` :data:`FLOAT32_MAX`: they become inf in training's float32), columns that are
+    neither numeric nor category. Missing
     feature values (NaN) are allowed; preprocessing imputes them.  Class sizes are checked where the split is made
     (:func:`tcclib.data.preprocess.prepare`), as they depend on the split fractions.
     """
@@ -1130,8 +1130,8 @@ def validate_dataset(ds: Dataset) -> Dataset:
         raise DatasetError(
             f"{ds.name}: numbers too large for float32 (|x| > {FLOAT32_MAX:.3g}) in column(s) {_names(big)}; "
             f"{sum(big.values())} cell(s), the largest {largest:.3g}: training runs in float32, where they "
-            "become inf (and beyond about 1e154 z-scoring overflows even in float64); rescale the "
-            "column(s) (divide by a power of ten, or take a log) or replace those values with NaN"
+            "become inf; rescale the column(s) (divide by a power of ten, or take a log) or replace those "
+            "values with NaN"
         )
     other = [c for c in X.columns if c not in num and not isinstance(X[c].dtype, pd.CategoricalDtype)]
     if other:

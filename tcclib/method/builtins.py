@@ -1,7 +1,7 @@
 """The built-in rules, methods and baselines: a plugin like a user's.
 
-:func:`tcclib.method.registry.ensure_loaded` loads this module first, by the same
-:func:`~tcclib.method.registry.load_plugin` that loads a user's file, so the path every plugin
+:func:`tcclib.method.plugins.ensure_loaded` loads this module first, by the same
+:func:`~tcclib.method.plugins.load` that loads a user's file, so the path every plugin
 takes runs in every process.  Each entry is
 declared once, here; everything else asks the registry (:mod:`tcclib.method.registry`).
 

@@ -1,39 +1,24 @@
 """``check_rule``: a corruption rule's contract, checked in a real short pretraining.
 
-In the spirit of scikit-learn's ``check_estimator``: :func:`check_rule` takes a rule (a
-:class:`~tcclib.method.rules.HowRule` or :class:`~tcclib.method.rules.WhereRule` object or class,
-or a registered rule or method name), trains it for a few epochs on a small table through the
-training core's own :func:`~tcclib.method.training.set_up` and
-:func:`~tcclib.method.training.pretrain` (pseudo-labels refreshed on the way), and reports every
-breach of the contract (``docs/rules.md``) in one list:
-
-* what it declares: a ``name`` that is an identifier, a valid ``needs``, ``settings`` and
-  ``switches`` that are ``Config`` fields, a dict from ``key_params()``;
-* each call's output, every call (not only the first): a how rule's donors are int64
-  ``[k, N, M]`` row positions in ``0..N-1``; a where rule's mask is bool ``[k, N, M]`` with
-  ``members.corrupted[m]`` active features per row and none inactive;
-* ``prepare()`` does not depend on labels that are not current when it runs (pseudo-labels are
-  refreshed after it): it is run again with other labels and the two states compared;
-* no call writes into the rows (``members.raw``);
-* the rule is deterministic: the same run twice draws the same;
-* a member's draws do not depend on the other members of its stack: each member trained alone
-  draws what it drew beside the others;
-* and any error the rule raises, named with its line.
-
-The built-in rules and ``examples/*.py`` pass it; notebook 09 calls it before the screen.
+In the spirit of scikit-learn's ``check_estimator``: :func:`check_rule` trains a rule for a few
+epochs on a small table through the training core's own ``set_up`` and ``pretrain`` and reports
+every breach of the contract in one list; ``docs/rules.md`` lists what it checks.  The built-in
+rules and ``examples/*.py`` pass it; notebook 09 calls it before the screen.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 
 from tcclib.data.sources import Dataset, from_frame, load_dataset
-from tcclib.method import registry, rules
+from tcclib.method import plugins, registry, rules
 from tcclib.method.config import Config, check_reads
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import prepare_config
@@ -79,8 +64,9 @@ def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) 
     rule : HowRule or WhereRule object or class, or str
         The rule (a class is made with no arguments), or the name of a registered rule or of a
         method (its rules that are not tcclib's own are checked).
-    data : Dataset, optional
-        The table to train on (default: breast_cancer, its first 12 features).
+    data : Dataset, DataFrame, (X, y) or str, optional
+        The table to train on: a tcclib ``Dataset``, a frame whose **last column is the target**,
+        an ``(X, y)`` pair or a dataset name (default: breast_cancer, its first 12 features).
     raise_on_breach : bool
         Raise :class:`~tcclib.method.rules.RuleContractError` listing every breach (default);
         False returns the report instead.
@@ -90,6 +76,7 @@ def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) 
     RuleReport
         ``.ok``, ``.breaches`` (one line each); ``str()`` is the list.
     """
+    data = _table(data)
     reports = [_check_one(r, data) for r in _rules_of(rule)]
     report = reports[0]
     for other in reports[1:]:
@@ -113,7 +100,16 @@ def _rules_of(rule) -> list:
                 return [lookup(rule)]
             except registry.RegistryError:
                 pass
-        spec = registry.METHODS[rule]  # an unknown name: the registry's one-line error
+        if rule not in registry.METHODS:
+            known = [*registry.HOWS, *registry.WHERES, *registry.method_names()]
+            close = difflib.get_close_matches(rule, known, n=3)
+            raise registry.RegistryError(
+                f"check_rule: no rule or method is called {rule!r}"
+                + (f" (did you mean {', '.join(close)}?)" if close else "")
+                + f"; rules: {', '.join(dict.fromkeys([*registry.HOWS, *registry.WHERES]))}; methods: "
+                f"{', '.join(registry.method_names())}{registry.plugin_hint()}"
+            )
+        spec = registry.METHODS[rule]
         found = [r for r in (spec.draw, spec.choice) if not rules.is_own(r)]
         return found or [spec.draw]
     return [rule]
@@ -173,6 +169,22 @@ def _declarations(rule) -> list[str]:
     return out
 
 
+def _table(data) -> Dataset | None:
+    """What the caller gave as ``data``, as a :class:`~tcclib.data.sources.Dataset`."""
+    if data is None or isinstance(data, Dataset):
+        return data
+    if isinstance(data, str):
+        return load_dataset(data)
+    if isinstance(data, pd.DataFrame) and data.shape[1] >= 2:
+        return from_frame(data.iloc[:, :-1], data.iloc[:, -1], name="data")
+    if isinstance(data, tuple) and len(data) == 2:
+        return from_frame(*data, name="data")
+    raise ConfigError(
+        f"check_rule: data must be a tcclib Dataset (tcclib.load_dataset, tcclib.from_frame), a DataFrame "
+        f"whose last column is the target, an (X, y) pair or a dataset name; got {type(data).__name__}"
+    )
+
+
 def _default_table() -> Dataset:
     """breast_cancer (scikit-learn's copy), its first 12 features: seconds to train."""
     bc = load_dataset("breast_cancer")
@@ -192,7 +204,7 @@ class _Trial:
     def run(self) -> None:
         name = f"_check_{self.rule.name}" if isinstance(self.rule.name, str) else "_check_rule"
         probe = (_HowProbe if isinstance(self.rule, rules.HowRule) else _WhereProbe)(self.rule, name, self)
-        with registry.registering_as(ORIGIN):
+        with plugins.registering_as(ORIGIN):
             if isinstance(self.rule, rules.HowRule):
                 registry.register_method(name, probe, "uniform", replace=True, replace_rule=True)
             else:
@@ -293,9 +305,7 @@ class _Probe:
             members = dataclasses.replace(members, labels=rules.UnknownLabels(self.rule))  # (named: the user's rule)
             try:  # training hands such a prepare rules.UnknownLabels: reading them is the breach
                 return call(members)
-            except rules.RuleContractError as e:
-                if "prepare() read members.labels" not in str(e):
-                    raise
+            except rules.LabelsNotKnown as e:
                 self.trial.breach(str(e), "labels in prepare")
                 members = _with_labels(members, gens)  # (labels to go on with: the rest is checked too)
                 labels_current = True

@@ -410,9 +410,6 @@ def names(key: str | None = None, stage: str | None = None, where: str | None = 
     )
 
 
-FIDELITIES = SETTINGS["fidelity"].choices
-"""``fidelity``: this project's reading of the paper (default) or the authors' published code."""
-
 FIDELITY_SWITCHES: dict[str, dict[str, str]] = {n: dict(s.fidelity) for n, s in SETTINGS.items() if s.fidelity}
 """Each switch's value under ``fidelity: ours`` and ``fidelity: authors`` (declared on its field;
 see :func:`tcclib.paper.report.deviations` for what each one changes):
@@ -480,14 +477,6 @@ trains together with the head on the labeled rows, at its own learning rate ``en
 the row's preprocessed features (the encoder's one-hot/z-scored input); ``probe`` (opt-in): the
 encoder is frozen and a logistic regression reads the embedding and the features, its design and
 strength chosen by cross-validation on the labeled rows (:mod:`tcclib.method.probe`)."""
-
-HEAD_ONLY_SETTINGS = names(stage="classifier")
-"""Settings read only after pretraining, by the classifier on the labeled rows: the pretrained
-encoders do not depend on them, so a kept pretraining checkpoint serves every head variant."""
-
-ENCODER_LR = SETTINGS["encoder_lr"].default
-"""``Config.encoder_lr``'s default: the encoder's learning rate under ``head: finetune``, a tenth
-of the head's ``lr`` (pretrained weights move less than a fresh head's)."""
 
 LATER_SETTINGS = tuple(n for n, s in SETTINGS.items() if s.later)
 """Settings added after the first stored runs (keyed only off the value those ran at): a

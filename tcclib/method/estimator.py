@@ -50,7 +50,7 @@ from tcclib.data.columns import expand_datetimes, float_columns_out_of_range
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import ColumnError, FittedColumns, Prepared, SeedSplit
 from tcclib.data.sources import FLOAT32_MAX, DatasetError, _standard_types
-from tcclib.method import training
+from tcclib.method import registry, training
 from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError, defaults, names
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
@@ -246,6 +246,9 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                 if isinstance(self.method, str) and self.method in METHODS and METHODS[self.method].needs_true_labels
                 else ""
             )
+            plugin = getattr(self, "plugin_", None)  # a fitted model's plugin file, not loaded here
+            if plugin and self.method not in METHODS:
+                why = f" (it came from the plugin {plugin}: load it first, tcclib.load_plugins({plugin!r}))"
             raise ConfigError(
                 f"method: {self.method!r} is not one of the estimator's methods{why}; "
                 f"choose from {', '.join(estimator_methods())}"
@@ -422,6 +425,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         with _threads(self.n_jobs):
             model, tab, pt, importance = self._train(prep, split, cfg, importance, weights)
         self.columns_ = cols
+        self.plugin_ = registry.origin_file(self.method)
         self.seed_ = seed
         self.importance_ = importance[0] if importance is not None else None
         self.table_ = _slim(tab)
@@ -806,8 +810,7 @@ def _check_range(X: pd.DataFrame) -> None:
         raise ValueError(
             f"Input X has numbers too large for float32 (|x| > 3.4e38) in column(s) "
             f"{', '.join(map(repr, list(bad)[:10]))} (the largest {largest:.3g}): training runs in float32, where "
-            "they become inf (beyond about 1e154 z-scoring overflows even in float64); rescale them (divide by a "
-            "power of ten, or take a log) or make them NaN"
+            "they become inf; rescale them (divide by a power of ten, or take a log) or make them NaN"
         )
 
 

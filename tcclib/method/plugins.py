@@ -3,11 +3,11 @@
 A plugin is a Python file (``myrule.py``) or an importable module (``mypackage.rules``) whose
 import registers entries (:func:`tcclib.method.registry.register_method`,
 :func:`~tcclib.method.registry.register_baseline`).  The built-ins are one
-(:mod:`tcclib.method.builtins`).  The registry loads them itself, in the order
-:func:`tcclib.method.registry.ensure_loaded` states (the built-ins, installed packages' entry
-points, ``$TCC_PLUGINS``), before its first answer; this module holds the names a caller loads
-plugins by (:func:`load`, :func:`load_many`, :func:`unload`: the registry's) and how plugins move
-to the notebook kernels and Dask workers a run starts.  A user's plugin reaches a process by any of:
+(:mod:`tcclib.method.builtins`).  This module is the loader: the registry asks it to fill
+itself before its first answer (:func:`ensure_loaded`: the built-ins, installed packages' entry
+points, ``$TCC_PLUGINS``); callers load more with :func:`load`, :func:`load_many` and
+:func:`unload`; and it moves plugins to the notebook kernels and Dask workers a run starts.  A
+user's plugin reaches a process by any of:
 
 * ``plugins: [path/to/rule.py, mypackage.rules]`` in a parameter file, or ``--plugin PATH`` on the
   command line (``python -m tcclib``): the sweep loads them before it checks the file's methods;
@@ -27,53 +27,339 @@ changes torch's global state at import (default dtype, grad mode, ...: refused a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
 import os
+import sys
+import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
-from tcclib.method import registry
-from tcclib.method.registry import (
-    BUILTINS,
-    ENTRY_POINTS,
-    ENV,
-    Plugin,
-    PluginError,
-    ensure_loaded,
-    env_specs,
-    is_file_spec,
-    loaded,
-)
+from tcclib.util.errors import register_short
 
-__all__ = [
-    "BUILTINS",
-    "ENTRY_POINTS",
-    "ENV",
-    "Plugin",
-    "PluginError",
-    "ensure_loaded",
-    "env_specs",
-    "export",
-    "for_workers",
-    "hint",
-    "install_shipped",
-    "is_file_spec",
-    "load",
-    "load_many",
-    "loaded",
-    "on_worker",
-    "shipped",
-    "unload",
-    "user_specs",
-]
 
-load = registry.load_plugin
-"""Load one plugin (:func:`tcclib.method.registry.load_plugin`)."""
-load_many = registry.load_plugins
-"""Load several plugins in order (:func:`tcclib.method.registry.load_plugins`)."""
-unload = registry.unload_plugin
-"""Forget a plugin and what it registered (:func:`tcclib.method.registry.unload_plugin`)."""
-hint = registry.plugin_hint
-"""The end of an unknown-name message (:func:`tcclib.method.registry.plugin_hint`)."""
+class RegistryError(ValueError):
+    """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it in a notebook instead of a traceback: its one line."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+register_short(RegistryError)
+
+
+class PluginError(RegistryError):
+    """A plugin that cannot be found, fails to import or changes torch's global state (one line:
+    the file, its line, the error)."""
+
+
+BUILTINS = "tcclib.method.builtins"
+"""The built-in rules, methods and baselines: the first plugin of every process."""
+ENTRY_POINTS = "tcclib.plugins"
+"""The entry-point group of installed packages' plugins."""
+ENV = "TCC_PLUGINS"
+"""Plugins every tcclib process loads: paths or module names separated by ``os.pathsep``."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One loaded plugin: ``spec`` as given, the ``module`` name it runs under, the ``path`` of its
+    file (None for a module found by name elsewhere), where it came from (``origin``) and the
+    digest of its text (``digest``: a file loaded again with the same digest is not run again)."""
+
+    spec: str
+    module: str
+    path: str | None
+    origin: str
+    digest: str = ""
+
+    @property
+    def name(self) -> str:
+        """How messages name it: its file, else its module."""
+        return self.path or self.module
+
+
+_STATE = {"filled": False, "filling": False}
+"""Whether :func:`ensure_loaded` has filled the registry, or is filling it now."""
+_LOADED: dict[str, Plugin] = {}
+"""Loaded plugins by their identity (a file's resolved path, a module's name), in load order."""
+
+
+_loading: list[str] = []
+"""The plugin whose code is running now (innermost last); empty for a call from elsewhere."""
+_FORGET: list = []
+"""The registry's ``remove_origin`` (:func:`forget_with`): what a plugin registered goes with it."""
+
+
+def forget_with(remove) -> None:
+    """Call ``remove(module name)`` when a plugin's entries must go (it failed, was edited, unloaded)."""
+    _FORGET.append(remove)
+
+
+def _forget(module: str) -> None:
+    for remove in _FORGET:
+        remove(module)
+
+
+@contextlib.contextmanager
+def registering_as(origin: str):
+    """Entries registered inside count as the plugin ``origin``'s (what a plugin's import does;
+    the registry's ``remove_origin`` takes them out again)."""
+    _loading.append(origin)
+    try:
+        yield
+    finally:
+        _loading.pop()
+
+
+def current_origin() -> str | None:
+    """Where a registration now comes from: the plugin being loaded (its module name), else the
+    module of the code that called the registry (``__main__``: a notebook cell, a script)."""
+    if _loading:
+        return _loading[-1]
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(("tcclib.method.registry", __name__)):
+        frame = frame.f_back
+    return frame.f_globals.get("__name__") if frame is not None else None
+
+
+def ensure_loaded() -> None:
+    """Fill the registry, once per process, in this order:
+
+    1. the built-in rules, methods and baselines (:mod:`tcclib.method.builtins`);
+    2. the plugins of installed packages' entry points (group :data:`ENTRY_POINTS`), in the order
+       :func:`importlib.metadata.entry_points` lists them;
+    3. the plugins ``$TCC_PLUGINS`` names (:data:`ENV`), left to right.
+
+    Plugins loaded later by a caller (a parameter file's ``plugins:``, ``--plugin``,
+    :func:`load`, ``tcclib.load_plugins``) come after these.  Every query of the registry
+    calls this first, so no answer comes from a half-filled registry.  A failure (a plugin
+    missing or broken) is a :class:`PluginError` raised again each time the registry is asked,
+    so that no run goes on without a plugin it was told to load."""
+    if _STATE["filled"] or _STATE["filling"]:
+        return
+    _STATE["filling"] = True
+    try:
+        load(BUILTINS, "built-in")
+        for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
+            load(entry.value.split(":")[0], f"entry point {entry.name} of the package {entry.dist.name}")
+        load_many(env_specs(), f"${ENV}")
+        _STATE["filled"] = True
+    finally:
+        _STATE["filling"] = False
+
+
+def env_specs(environ=None) -> list[str]:
+    """The plugins ``TCC_PLUGINS`` names."""
+    value = (os.environ if environ is None else environ).get(ENV, "")
+    return [s.strip() for s in value.split(os.pathsep) if s.strip()]
+
+
+def hint() -> str:
+    """The end of an unknown-name message: the plugins looked in and how to add one."""
+    names = ", ".join(Path(p.name).name for p in _LOADED.values() if p.module != BUILTINS)
+    return (
+        f" (looked in the built-ins{', ' + names if names else ''}; a method of your own: load its file with "
+        f"'plugins: [path/to/rule.py]' in the parameter file, --plugin path/to/rule.py, ${ENV}, or "
+        f"tcclib.load_plugins('path/to/rule.py'))"
+    )
+
+
+def is_file_spec(spec: str) -> bool:
+    """Whether ``spec`` names a file (ends in ``.py`` or has a path separator) rather than a module."""
+    return spec.endswith(".py") or "/" in spec or os.sep in spec
+
+
+def load(spec, origin: str = "python", base: Path | None = None) -> Plugin:
+    """Load one plugin: a ``.py`` file (a relative path against ``base``, default the working
+    directory) or a module name.  A file already loaded with the same text, or a module already
+    loaded, is not run again; an edited file runs again and redefines its entries."""
+    if isinstance(spec, Path):
+        spec = str(spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise PluginError(f"plugin: expected a path to a .py file or a module name, got {spec!r}")
+    spec = spec.strip()
+    if spec != BUILTINS:
+        ensure_loaded()  # the built-ins first, whoever loads a plugin
+    if is_file_spec(spec):
+        return _load_file(spec, origin, base)
+    return _load_module(spec, origin)
+
+
+def load_many(specs, origin: str = "python", base: Path | None = None) -> list[Plugin]:
+    """:func:`load` each of ``specs`` (a string or a list of them), in order."""
+    if isinstance(specs, (str, Path)):
+        specs = [specs]
+    return [load(s, origin, base) for s in specs]
+
+
+def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
+    path = Path(spec).expanduser()
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    path = path.resolve()
+    if not path.is_file():
+        where = " is a folder, not a .py file" if path.is_dir() else ": no such file"
+        if path.parent.exists() and not path.is_dir():
+            where += f" (looked in {path.parent})"
+        fix = "give the path of a .py file or a module name"
+        if origin == f"${ENV}":
+            fix = f"${ENV}={os.environ.get(ENV, '')!r}: set it to .py files or module names separated by {os.pathsep!r}"
+        raise PluginError(f"plugin {spec}{where}; {fix}")
+    try:
+        text = path.read_bytes()
+    except OSError as e:
+        raise PluginError(f"plugin {spec}: cannot be read ({e.strerror})") from None
+    digest = hashlib.sha256(text).hexdigest()[:16]
+    known = _LOADED.get(str(path))
+    if known is not None and known.digest == digest:
+        return known
+    twin = next((p for p in _LOADED.values() if p.digest == digest and Path(p.path or "").name == path.name), None)
+    if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
+        return twin
+    module_name = known.module if known else _module_name(path)
+    if known is not None:  # edited: what it registered before goes, what it registers now comes
+        _forget(module_name)
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    _run(lambda: module_spec.loader.exec_module(module), module_name, str(path), spec)
+    plugin = Plugin(spec, module_name, str(path), origin, digest)
+    _LOADED[str(path)] = plugin
+    return plugin
+
+
+def _load_module(spec: str, origin: str) -> Plugin:
+    known = _LOADED.get(spec)
+    if known is not None:
+        return known
+    if spec not in sys.modules:
+        try:
+            found = importlib.util.find_spec(spec)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise PluginError(
+                f"plugin {spec}{_from(origin)}: no module of that name here (not a .py file either); install "
+                f"the package that provides it, or give the path of a .py file"
+            )
+        _run(lambda: importlib.import_module(spec), spec, found.origin, spec)
+    module = sys.modules[spec]
+    plugin = Plugin(spec, spec, getattr(module, "__file__", None), origin)
+    _LOADED[spec] = plugin
+    return plugin
+
+
+def _from(origin: str) -> str:
+    """`` (from $TCC_PLUGINS)``: where a plugin the user did not name here came from."""
+    return f" (from {origin})" if origin.startswith(("entry point", "$")) else ""
+
+
+def _module_name(path: Path) -> str:
+    """The module name a plugin file runs under: ``tcc_plugin_<stem>_<hash of its path>``."""
+    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
+    return f"tcc_plugin_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
+
+
+def _torch_state() -> list:
+    """torch's process-wide settings that change what training computes, ``(what, value, set)``: a
+    plugin's import must leave them as it found them."""
+    import torch  # deferred: torch takes seconds to import, and naming a method never needs it
+
+    settings = (
+        ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
+        ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
+        ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
+        ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
+        ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
+        ("default device", torch.get_default_device, torch.set_default_device),
+    )
+    return [(what, get(), put) for what, get, put in settings]
+
+
+def _restore_torch(before: list) -> list[str]:
+    """Set back every torch setting that differs from ``before``; ``what was -> is`` of each."""
+    changed = []
+    for (what, old, put), (_, new, _) in zip(before, _torch_state(), strict=True):
+        if new != old:
+            changed.append(f"{what} {old} -> {new}")
+            put(old)
+    return changed
+
+
+def _run(action, module_name: str, path: str | None, spec: str) -> None:
+    """Run a plugin's import with this module told who registers; any error becomes one line
+    naming the file and the line where it happened.  A plugin that changes torch's global state
+    at import (:data:`_TORCH_STATE`) is refused, and the state set back."""
+    before = _torch_state()
+    try:
+        with registering_as(module_name):
+            action()
+    except PluginError:
+        _restore_torch(before)
+        _undo(module_name)
+        raise
+    except BaseException as e:  # a plugin's own error of any kind: one line, before any work
+        _restore_torch(before)
+        _undo(module_name)
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise PluginError(_failure_line(e, path, spec)) from e
+    changed = _restore_torch(before)
+    if changed:
+        _undo(module_name)
+        raise PluginError(
+            f"plugin {path or spec}: changed torch's global state at import ({'; '.join(changed)}); "
+            "refused and set back: set such state inside the rule's methods (e.g. a dtype= argument, "
+            "a torch.no_grad() block), not at module level"
+        )
+
+
+def _undo(module_name: str) -> None:
+    """Forget a plugin that failed: its module and whatever it registered before failing."""
+    sys.modules.pop(module_name, None)
+    _forget(module_name)
+    for identity in [i for i, p in _LOADED.items() if p.module == module_name]:
+        del _LOADED[identity]
+
+
+def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
+    """``plugin myrule.py, line 12: NameError: name 'x' is not defined``."""
+    line = None
+    if isinstance(error, SyntaxError) and error.filename and path and Path(error.filename) == Path(path):
+        line = error.lineno
+    elif path:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == Path(path)]
+        line = frames[-1].lineno if frames else None
+    message = str(error).splitlines()[0] if str(error) else ""
+    if isinstance(error, SyntaxError):
+        message = error.msg
+    where = f"{path or spec}" + (f", line {line}" if line else "")
+    return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ")
+
+
+def unload(spec) -> None:
+    """Forget a loaded plugin (a file's path or a module's name) and remove every entry it
+    registered (a notebook or a test trying variants); the built-ins cannot be unloaded."""
+    identity = str(Path(spec).expanduser().resolve()) if is_file_spec(str(spec)) else str(spec)
+    plugin = _LOADED.get(identity)
+    if plugin is None or plugin.module == BUILTINS:
+        raise PluginError(
+            f"unload: {spec} is not a loaded plugin; loaded: {', '.join(p.name for p in loaded()) or 'none'}"
+        )
+    _forget(plugin.module)
+    del _LOADED[identity]
+    sys.modules.pop(plugin.module, None)
+
+
+def loaded(include_builtins: bool = False) -> list[Plugin]:
+    """The plugins loaded in this process, in load order (the built-ins left out unless asked)."""
+    ensure_loaded()
+    return [p for p in _LOADED.values() if include_builtins or p.module != BUILTINS]
 
 
 # --------------------------------------------------------------------------- plugins between processes
@@ -121,10 +407,7 @@ def on_worker(payload: dict | None, folder: Path, environ=None) -> None:
         return
     install_shipped(payload.get("files", ()), folder, environ)
     load_many(payload.get("modules", ()), "shipped")
-    environ = os.environ if environ is None else environ
-    current = [s for s in environ.get(ENV, "").split(os.pathsep) if s]
-    if payload.get("modules"):
-        environ[ENV] = os.pathsep.join(dict.fromkeys(current + list(payload["modules"])))
+    _add_to_env(list(payload.get("modules", ())), environ)
 
 
 def install_shipped(files, folder: Path, environ=None) -> list[Plugin]:
@@ -141,8 +424,12 @@ def install_shipped(files, folder: Path, environ=None) -> list[Plugin]:
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, target)
         out.append(load(str(target), "shipped"))
-    environ = os.environ if environ is None else environ
-    mine = [p.path for p in out]
-    current = [s for s in environ.get(ENV, "").split(os.pathsep) if s]
-    environ[ENV] = os.pathsep.join(dict.fromkeys(current + mine))
+    _add_to_env([p.path for p in out], environ)
     return out
+
+
+def _add_to_env(specs: list, environ=None) -> None:
+    """Add ``specs`` to ``TCC_PLUGINS`` in ``environ`` (default: this process's), for the kernels it starts."""
+    environ = os.environ if environ is None else environ
+    if specs:
+        environ[ENV] = os.pathsep.join(dict.fromkeys([*env_specs(environ), *specs]))

@@ -38,6 +38,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from tcclib.data.preprocess import spread
+
 STRENGTHS = np.logspace(-4, 4, 10)
 """The grid of ``C`` (scikit-learn's ``LogisticRegressionCV`` default: 10 values, 1e-4 to 1e4)."""
 FOLDS = 5
@@ -88,7 +90,7 @@ def design(blocks: dict[str, np.ndarray], block: str, rows: np.ndarray) -> tuple
     blocks' columns get 0).  ``"both"``: every block, each scaled to the last block's total
     variance (its count of non-constant columns), so that one penalty weighs the blocks alike."""
     parts = [X[rows] for X in blocks.values()]
-    sds = [part.std(0) for part in parts]
+    sds = [spread(part) for part in parts]
     ref = max(int((sds[-1] > 0).sum()), 1)
     scales, shifts = [], []
     for name, part, sd in zip(blocks, parts, sds):
@@ -269,7 +271,7 @@ def _row_weights(sample_weight, n_rows: int) -> np.ndarray | None:
 def _check_varies(X: np.ndarray) -> None:
     """At least one column of ``X`` must vary: the fit standardises the columns and leaves the
     constant ones out (with none left there is nothing to fit)."""
-    if X.shape[0] and not (X.std(0) > 0).any():
+    if X.shape[0] and not (spread(X) > 0).any():
         raise ValueError(
             f"X: every one of its {X.shape[1]} column(s) is constant over the {X.shape[0]} rows, so logreg_cv "
             f"has no feature to fit; give it at least one column whose value varies"

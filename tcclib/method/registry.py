@@ -4,24 +4,10 @@ A **method** is a pretraining recipe, a :class:`MethodSpec`: a *how* rule (which
 replaced value) and a *where* rule (which features are replaced), both rule objects of
 :mod:`tcclib.method.rules` registered here by name (:func:`register_rule`); a **baseline** is a
 scikit-learn-style classifier trained on the same labeled rows and test split
-(:mod:`tcclib.method.baselines`).  Each entry answers every question a consumer asks:
-
-* ``label``: the name in figure legends and panel titles (:mod:`tcclib.paper.plots`);
-* ``group``: ``"how"`` (how to corrupt: the paper's Tables 2-3), ``"where"`` (where to
-  corrupt: Tables 4-5), ``"published"`` (the authors' flipped runs) or ``"baseline"``;
-* ``tables``: the set tables it appears in (``"how"``, ``"where"``; :func:`table_methods`);
-  by default the how-table for ``how`` and ``baseline`` entries, the where-table otherwise
-  (``class``, the where-table's uniform-choice column, is in both);
-* ``order``: its place in figures and tables; ``color``: its colour in figures;
-* ``paper_columns``: the paper's column it is compared with per table kind
-  (:func:`compared_columns`, :func:`column_owners`, :func:`paper_table_methods`); ``separate``:
-  scored against a column another method owns (:func:`separate_methods`); ``repeats``: a
-  fidelity re-run of another method, left out of rank tests (:func:`rank_repeats`);
-* through its spec's rules: whether it pretrains, is pseudo-labelled, needs every row's true
-  label or the importance matrices, and what enters its content key (:meth:`MethodSpec.key_parts`);
-* for a baseline, ``factory(seed, cfg)`` returning an unfitted classifier, ``semi_supervised``
-  (fit on every training row, unlabeled ones marked -1) and ``settings`` (the
-  :class:`~tcclib.method.config.Config` fields the factory reads: part of the stored-result key).
+(:mod:`tcclib.method.baselines`).  Each entry answers every question a consumer asks: its
+label, group, set tables, order, colour and the paper's columns (:class:`Entry`); through its
+spec's rules, what it needs and what enters its content key (:class:`MethodSpec`); for a
+baseline, its factory and the settings it reads (:func:`register_baseline`).
 
 ``config.METHODS``, ``config.PAPER_METHODS``, ``config.BASELINES``, ``plots.METHOD_ORDER``,
 ``plots.LABELS``, ``cell_tests.SEPARATE``/``PAPER_COLUMNS``, ``stats.RANK_REPEATS`` and
@@ -41,22 +27,17 @@ registered with it); :class:`tcclib.method.training.Pretraining` dispatches to i
 from __future__ import annotations
 
 import colorsys
-import contextlib
 import difflib
 import functools
 import hashlib
 import importlib
-import importlib.metadata
-import importlib.util
 import inspect
 import io
 import itertools
 import math
-import os
 import sys
 import textwrap
 import tokenize
-import traceback
 import types
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -64,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tcclib.util.errors import register_short
+from tcclib.method import plugins
+from tcclib.method.plugins import RegistryError, current_origin, ensure_loaded
 
 if TYPE_CHECKING:  # (the layout check sees the edge; the module loads in _rules())
     from tcclib.method import rules
@@ -90,332 +72,55 @@ TABLE_KINDS = ("how", "where")
 # matplotlib's tab10, in the order the figures have always used
 TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 # tab20's lighter shades, then tab20b's and tab20c's darker ones: colours for entries registered later
-_MORE = (
-    "#aec7e8",
-    "#ffbb78",
-    "#98df8a",
-    "#ff9896",
-    "#c5b0d5",
-    "#c49c94",
-    "#f7b6d2",
-    "#c7c7c7",
-    "#dbdb8d",
-    "#9edae5",
-) + ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
+_MORE = tuple(
+    "#aec7e8 #ffbb78 #98df8a #ff9896 #c5b0d5 #c49c94 #f7b6d2 #c7c7c7 #dbdb8d #9edae5 "
+    "#393b79 #637939 #8c6d31 #843c39 #7b4173 #3182bd #e6550d #31a354 #756bb1 #636363".split()
+)
 BASELINE_ORDER = 100.0
 """The baselines' places start here, so that a method registered later (placed after the last
 method by default) sorts among the methods, before every baseline."""
 
 
-class RegistryError(ValueError):
-    """A registration has a bad name, a taken name, or a bad how/where/group/factory."""
-
-    def _render_traceback_(self) -> list[str]:
-        """What IPython shows for it in a notebook instead of a traceback: its one line."""
-        return [f"{type(self).__name__}: {self}"]
-
-
-register_short(RegistryError)
-
-
-class PluginError(RegistryError):
-    """A plugin that cannot be found, fails to import or changes torch's global state (one line:
-    the file, its line, the error)."""
-
-
-# --------------------------------------------------------------------------- loading: the stated order
+# --------------------------------------------------------------------------- who registers
 #
-# The registry fills itself: every query below calls ensure_loaded() first, which loads the
-# built-ins and the environment's plugins once, in the order its docstring states.  A plugin is
-# the code that registers entries: a .py file or a module (tcclib.method.plugins has the ways a
-# plugin reaches a process and moves between processes).
-
-BUILTINS = "tcclib.method.builtins"
-"""The built-in rules, methods and baselines: the first plugin of every process."""
-ENTRY_POINTS = "tcclib.plugins"
-"""The entry-point group of installed packages' plugins."""
-ENV = "TCC_PLUGINS"
-"""Plugins every tcclib process loads: paths or module names separated by ``os.pathsep``."""
+# The registry fills itself: every query below calls ensure_loaded() first, and the loader
+# (tcclib.method.plugins) loads the built-ins and the environment's plugins once, in the order its
+# ensure_loaded states; it tells the registry who registers (current_origin) and what to forget.
 
 
-@dataclass(frozen=True)
-class Plugin:
-    """One loaded plugin: ``spec`` as given, the ``module`` name it runs under, the ``path`` of its
-    file (None for a module found by name elsewhere), where it came from (``origin``) and the
-    digest of its text (``digest``: a file loaded again with the same digest is not run again)."""
-
-    spec: str
-    module: str
-    path: str | None
-    origin: str
-    digest: str = ""
-
-    @property
-    def name(self) -> str:
-        """How messages name it: its file, else its module."""
-        return self.path or self.module
-
-
-_LOADED: dict[str, Plugin] = {}
-"""Loaded plugins by their identity (a file's resolved path, a module's name), in load order."""
-_loading: list[str] = []
-"""The plugin whose code is running now (innermost last); empty for a call from elsewhere."""
-_STATE = {"filled": False, "filling": False}
-"""Whether :func:`ensure_loaded` has filled the registry, or is filling it now."""
-
-
-def ensure_loaded() -> None:
-    """Fill the registry, once per process, in this order:
-
-    1. the built-in rules, methods and baselines (:mod:`tcclib.method.builtins`);
-    2. the plugins of installed packages' entry points (group :data:`ENTRY_POINTS`), in the order
-       :func:`importlib.metadata.entry_points` lists them;
-    3. the plugins ``$TCC_PLUGINS`` names (:data:`ENV`), left to right.
-
-    Plugins loaded later by a caller (a parameter file's ``plugins:``, ``--plugin``,
-    :func:`load_plugin`, ``tcclib.load_plugins``) come after these.  Every query of the registry
-    calls this first, so no answer comes from a half-filled registry.  A failure (a plugin
-    missing or broken) is a :class:`PluginError` raised again each time the registry is asked,
-    so that no run goes on without a plugin it was told to load."""
-    if _STATE["filled"] or _STATE["filling"]:
-        return
-    _STATE["filling"] = True
-    try:
-        load_plugin(BUILTINS, "built-in")
-        for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
-            load_plugin(entry.value.split(":")[0], f"entry point {entry.name}")
-        load_plugins(env_specs(), f"${ENV}")
-        _STATE["filled"] = True
-    finally:
-        _STATE["filling"] = False
-
-
-def env_specs(environ=None) -> list[str]:
-    """The plugins ``TCC_PLUGINS`` names."""
-    value = (os.environ if environ is None else environ).get(ENV, "")
-    return [s.strip() for s in value.split(os.pathsep) if s.strip()]
-
-
-@contextlib.contextmanager
-def registering_as(origin: str):
-    """Entries registered inside count as the plugin ``origin``'s (what a plugin's import does;
-    :func:`remove_origin` takes them out again)."""
-    _loading.append(origin)
-    try:
-        yield
-    finally:
-        _loading.pop()
-
-
-def current_origin() -> str | None:
-    """The plugin registering now (its module name), or None."""
-    return _loading[-1] if _loading else None
-
-
-def plugin_hint() -> str:
-    """The end of an unknown-name message: the plugins looked in and how to add one."""
-    names = ", ".join(Path(p.name).name for p in _LOADED.values() if p.module != BUILTINS)
+def _clash(what: str, origin: str | None) -> str:
+    """The refusal of a name that another place registered: both places, and the fix; empty
+    when the place registering now is the same (an edited file, a cell or module run again)."""
+    here = current_origin()
+    if origin == here or (_file_of(origin) and _file_of(origin) == _file_of(here)):
+        return ""
     return (
-        f" (looked in the built-ins{', ' + names if names else ''}; a method of your own: load its file with "
-        f"'plugins: [path/to/rule.py]' in the parameter file, --plugin path/to/rule.py, ${ENV}, or "
-        f"tcclib.load_plugins('path/to/rule.py'))"
+        f"register: {what} is already registered by {_place(origin)}, and {_place(here)} registers it "
+        f"again: choose another name, or pass replace=True to redefine it"
     )
 
 
-def _redefinable(origin: str | None) -> bool:
-    """Whether the plugin registering now may redefine an entry first made by ``origin``: a
-    plugin file loaded again (edited) replaces what it registered before."""
-    return origin is not None and origin == current_origin()
+def _file_of(module: str | None) -> str | None:
+    file = getattr(sys.modules.get(module or ""), "__file__", None)
+    return str(Path(file).resolve()) if file else None
 
 
-def is_file_spec(spec: str) -> bool:
-    """Whether ``spec`` names a file (ends in ``.py`` or has a path separator) rather than a module."""
-    return spec.endswith(".py") or "/" in spec or os.sep in spec
+def origin_file(name: str) -> str | None:
+    """The file of the plugin that registered the method or baseline ``name`` (None: tcclib's own)."""
+    origin = get(name).origin or "__main__"
+    return None if origin == "__main__" or origin.startswith("tcclib.") else _file_of(origin)
 
 
-def load_plugin(spec, origin: str = "python", base: Path | None = None) -> Plugin:
-    """Load one plugin: a ``.py`` file (a relative path against ``base``, default the working
-    directory) or a module name.  A file already loaded with the same text, or a module already
-    loaded, is not run again; an edited file runs again and redefines its entries."""
-    if isinstance(spec, Path):
-        spec = str(spec)
-    if not isinstance(spec, str) or not spec.strip():
-        raise PluginError(f"plugin: expected a path to a .py file or a module name, got {spec!r}")
-    spec = spec.strip()
-    if spec != BUILTINS:
-        ensure_loaded()  # the built-ins first, whoever loads a plugin
-    if is_file_spec(spec):
-        return _load_file(spec, origin, base)
-    return _load_module(spec, origin)
+def _place(module: str | None) -> str:
+    """How a message names where a registration came from."""
+    if module == "__main__":
+        return "__main__ (a notebook cell or script)"
+    came = {p.module: f" ({p.origin})" for p in plugins.loaded(include_builtins=True)}.get(module, "")
+    return (_file_of(module) or module or "a direct call") + came
 
 
-def load_plugins(specs, origin: str = "python", base: Path | None = None) -> list[Plugin]:
-    """:func:`load_plugin` each of ``specs`` (a string or a list of them), in order."""
-    if isinstance(specs, (str, Path)):
-        specs = [specs]
-    return [load_plugin(s, origin, base) for s in specs]
-
-
-def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
-    path = Path(spec).expanduser()
-    if not path.is_absolute():
-        path = (base or Path.cwd()) / path
-    path = path.resolve()
-    if not path.is_file():
-        where = f" (looked in {path.parent})" if path.parent.exists() else ""
-        raise PluginError(f"plugin {spec}: no such file{where}; give the path of a .py file or a module name")
-    try:
-        text = path.read_bytes()
-    except OSError as e:
-        raise PluginError(f"plugin {spec}: cannot be read ({e.strerror})") from None
-    digest = hashlib.sha256(text).hexdigest()[:16]
-    known = _LOADED.get(str(path))
-    if known is not None and known.digest == digest:
-        return known
-    twin = next((p for p in _LOADED.values() if p.digest == digest and Path(p.path or "").name == path.name), None)
-    if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
-        return twin
-    module_name = known.module if known else _module_name(path)
-    if known is not None:  # edited: what it registered before goes, what it registers now comes
-        remove_origin(module_name)
-    module_spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[module_name] = module
-    _run(lambda: module_spec.loader.exec_module(module), module_name, str(path), spec)
-    plugin = Plugin(spec, module_name, str(path), origin, digest)
-    _LOADED[str(path)] = plugin
-    return plugin
-
-
-def _load_module(spec: str, origin: str) -> Plugin:
-    known = _LOADED.get(spec)
-    if known is not None:
-        return known
-    if spec not in sys.modules:
-        try:
-            found = importlib.util.find_spec(spec)
-        except (ImportError, ValueError):
-            found = None
-        if found is None:
-            raise PluginError(
-                f"plugin {spec}{_from(origin)}: no module of that name here (not a .py file either); install "
-                f"the package that provides it, or give the path of a .py file"
-            )
-        _run(lambda: importlib.import_module(spec), spec, found.origin, spec)
-    module = sys.modules[spec]
-    plugin = Plugin(spec, spec, getattr(module, "__file__", None), origin)
-    _LOADED[spec] = plugin
-    return plugin
-
-
-def _from(origin: str) -> str:
-    """`` (from $TCC_PLUGINS)``: where a plugin the user did not name here came from."""
-    return f" (from {origin})" if origin.startswith(("entry point", "$")) else ""
-
-
-def _module_name(path: Path) -> str:
-    """The module name a plugin file runs under: ``tcc_plugin_<stem>_<hash of its path>``."""
-    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
-    return f"tcc_plugin_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
-
-
-def _torch_state() -> list:
-    """torch's process-wide settings that change what training computes, ``(what, value, set)``: a
-    plugin's import must leave them as it found them."""
-    import torch  # deferred: torch takes seconds to import, and naming a method never needs it
-
-    settings = (
-        ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
-        ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
-        ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
-        ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
-        ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
-        ("default device", torch.get_default_device, torch.set_default_device),
-    )
-    return [(what, get(), put) for what, get, put in settings]
-
-
-def _restore_torch(before: list) -> list[str]:
-    """Set back every torch setting that differs from ``before``; ``what was -> is`` of each."""
-    changed = []
-    for (what, old, put), (_, new, _) in zip(before, _torch_state(), strict=True):
-        if new != old:
-            changed.append(f"{what} {old} -> {new}")
-            put(old)
-    return changed
-
-
-def _run(action, module_name: str, path: str | None, spec: str) -> None:
-    """Run a plugin's import with this module told who registers; any error becomes one line
-    naming the file and the line where it happened.  A plugin that changes torch's global state
-    at import (:data:`_TORCH_STATE`) is refused, and the state set back."""
-    _loading.append(module_name)
-    before = _torch_state()
-    try:
-        action()
-    except PluginError:
-        _restore_torch(before)
-        _undo(module_name)
-        raise
-    except BaseException as e:  # a plugin's own error of any kind: one line, before any work
-        _restore_torch(before)
-        _undo(module_name)
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        raise PluginError(_failure_line(e, path, spec)) from e
-    finally:
-        _loading.pop()
-    changed = _restore_torch(before)
-    if changed:
-        _undo(module_name)
-        raise PluginError(
-            f"plugin {path or spec}: changed torch's global state at import ({'; '.join(changed)}); "
-            "refused and set back: set such state inside the rule's methods (e.g. a dtype= argument, "
-            "a torch.no_grad() block), not at module level"
-        )
-
-
-def _undo(module_name: str) -> None:
-    """Forget a plugin that failed: its module and whatever it registered before failing."""
-    sys.modules.pop(module_name, None)
-    remove_origin(module_name)
-    for identity in [i for i, p in _LOADED.items() if p.module == module_name]:
-        del _LOADED[identity]
-
-
-def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
-    """``plugin myrule.py, line 12: NameError: name 'x' is not defined``."""
-    line = None
-    if isinstance(error, SyntaxError) and error.filename and path and Path(error.filename) == Path(path):
-        line = error.lineno
-    elif path:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == Path(path)]
-        line = frames[-1].lineno if frames else None
-    message = str(error).splitlines()[0] if str(error) else ""
-    if isinstance(error, SyntaxError):
-        message = error.msg
-    where = f"{path or spec}" + (f", line {line}" if line else "")
-    return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ")
-
-
-def unload_plugin(spec) -> None:
-    """Forget a loaded plugin (a file's path or a module's name) and remove every entry it
-    registered (a notebook or a test trying variants); the built-ins cannot be unloaded."""
-    identity = str(Path(spec).expanduser().resolve()) if is_file_spec(str(spec)) else str(spec)
-    plugin = _LOADED.get(identity)
-    if plugin is None or plugin.module == BUILTINS:
-        raise PluginError(
-            f"unload: {spec} is not a loaded plugin; loaded: {', '.join(p.name for p in loaded()) or 'none'}"
-        )
-    remove_origin(plugin.module)
-    del _LOADED[identity]
-    sys.modules.pop(plugin.module, None)
-
-
-def loaded(include_builtins: bool = False) -> list[Plugin]:
-    """The plugins loaded in this process, in load order (the built-ins left out unless asked)."""
-    ensure_loaded()
-    return [p for p in _LOADED.values() if include_builtins or p.module != BUILTINS]
+plugin_hint = plugins.hint
+"""The end of an unknown-name message (:func:`tcclib.method.plugins.hint`)."""
 
 
 # --------------------------------------------------------------------------- code identity
@@ -435,11 +140,15 @@ def code_identity(obj) -> str | None:
     and plain constant of the same module that they read by name, followed to any depth.  So
     editing ``donors()``, ``mask()``, a helper they call or a factory changes the identity of what
     it affects, and nothing else's; comments, blank lines and the spacing within a line do not
-    count (:func:`_code_text`).  Code without a source file (a notebook cell) is read from its
-    compiled form instead."""
+    count (:func:`_code_text`).  A class without a source file (a notebook cell, ``python -c``) is
+    read from its compiled form instead: its methods' bytecode, constants and names, and its plain
+    class attributes (:func:`_compiled_text`).  A rule object's arguments that are not at their
+    defaults follow the code (:func:`arguments`), so ``NearbyValue(width=0.2)`` is not
+    ``NearbyValue(width=0.1)``, and a rule made with its defaults keeps the identity it had."""
+    given = "" if isinstance(obj, (types.FunctionType, type, functools.partial)) else arguments(obj)
     version = getattr(obj, "version", None)
     if version is not None:
-        return f"version:{version}"
+        return f"version:{version}{given}"
     parts: list[str] = []
     if isinstance(obj, functools.partial):  # a factory with arguments bound: the function and its arguments
         parts.append(repr((obj.args, sorted(obj.keywords.items()))))
@@ -454,7 +163,41 @@ def code_identity(obj) -> str | None:
     for root in roots:
         _collect_source(root, parts, seen)
     identity = "source:" + hashlib.sha256("\n\x00".join(parts).encode()).hexdigest()[:16]
-    return STORED_AS.get(identity, identity)
+    return STORED_AS.get(identity, identity) + given
+
+
+def arguments(obj) -> str:
+    """`` width=0.2``: the object's arguments that are not at their defaults, each a parameter of
+    its class's ``__init__`` read back as the attribute of the same name (scikit-learn's
+    ``get_params`` convention; an argument kept under another name is not seen: return it from
+    ``key_params()``, which enters the member's key too).  Empty when all are at their defaults."""
+    try:
+        parameters = list(inspect.signature(type(obj).__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return ""
+    out = []
+    for p in parameters:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or not hasattr(obj, p.name):
+            continue
+        value = _stable(getattr(obj, p.name))
+        if p.default is p.empty or value != _stable(p.default):
+            out.append(f" {p.name}={value}")
+    return "".join(out)
+
+
+def _stable(value) -> str:
+    """A text of ``value`` that is the same in every process (no memory addresses)."""
+    if isinstance(value, _SIMPLE):
+        return repr(value)
+    if isinstance(value, (list, tuple, Mapping)):
+        items = sorted(value.items()) if isinstance(value, Mapping) else value
+        return f"[{', '.join(map(_stable, items))}]"
+    if isinstance(value, (types.FunctionType, type)):
+        return code_identity(value) or f"{value.__module__}.{value.__qualname__}"
+    if hasattr(value, "tobytes"):  # an array or tensor: its values
+        value = value.detach().cpu().numpy() if hasattr(value, "detach") else value
+        return f"{value.dtype}{list(value.shape)}:{hashlib.sha256(value.tobytes()).hexdigest()[:16]}"
+    return f"{type(value).__qualname__}({_stable(vars(value)) if hasattr(value, '__dict__') else ''})"
 
 
 STORED_AS = {"source:35d55d6dbcb910a2": "source:92fec80e2ae2a421"}
@@ -532,6 +275,8 @@ def _compiled_text(obj) -> str:
     """A stable text of ``obj``'s compiled functions (bytecode, constants, names), for code with
     no source file."""
     out = [getattr(obj, "__qualname__", repr(obj))]
+    plain = vars(obj).items() if isinstance(obj, type) else ()
+    out += [f"{k} = {_stable(v)}" for k, v in plain if isinstance(v, _SIMPLE + (tuple,)) and not k.startswith("__")]
     for code, _ in _code_objects(obj):
         consts = [c.co_name if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
         out.append(f"{code.co_name}:{code.co_code.hex()}:{consts}:{code.co_names}:{code.co_varnames}")
@@ -556,11 +301,14 @@ def register_rule(rule, replace: bool = False):
     if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
         raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
     check_rule_settings(rule)
-    if table.get(rule.name, rule) is not rule and not replace and not _redefinable(_RULE_ORIGIN.get(rule.name)):
-        raise RegistryError(
-            f"register_rule: a different rule is already called {rule.name!r}; "
-            f"choose another name, or pass replace=True"
-        )
+    ensure_loaded()
+    clash = (
+        "" if replace or table.get(rule.name, rule) is rule else _clash(f"rule {rule.name!r}", _RULE_ORIGIN[rule.name])
+    )
+    if clash:
+        raise RegistryError(clash)
+    if rule.name in table and _RULE_ORIGIN[rule.name] != current_origin():
+        _REPLACED.setdefault(("rule", rule.name), (table, table[rule.name], _RULE_ORIGIN[rule.name]))
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
     _RULE_CODE[rule] = code_identity(rule)
@@ -611,20 +359,11 @@ def where_rule(name: str) -> rules.WhereRule:
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """How and where one method corrupts: the names of its two rules, and two variations.
-
-    how: a how rule's name (:func:`how_rule`): "none" (no pretraining), "column" (SCARF: whole
-    column), "pseudo" (the anchor's pseudo-class, refreshed during pretraining), "oracle" (the
-    anchor's true class), or one registered later.
-    where: a where rule's name (:func:`where_rule`): "uniform", "most" or "least"
-    (correlation-based, Algorithm 4).
-    flipped: the authors' published behaviour for "most": their code flipped the shared
-    importance matrix in place, so the run labelled "most correlated" sampled by the
-    least-correlated ranking.  ``flipped=True`` reproduces that.
-    rule: the correlation sampler's rule for this method whatever ``Config.corr_rule`` says
-    (``"direct"``: ours, ``"authors"``: their rank reversal for "least",
-    :func:`tcclib.method.rules.sampler_inputs`); None (the default): ``Config.corr_rule``'s.
-    """
+    """How and where one method corrupts: ``how`` and ``where``, its two rules' names
+    (:func:`how_rule`, :func:`where_rule`); ``flipped``: the authors' published "most", whose code
+    flipped the shared importance matrix in place so that it sampled by the least-correlated
+    ranking; ``rule``: its own correlation sampler rule (``"direct"``, ``"authors"``;
+    :func:`tcclib.method.rules.sampler_inputs`), None for ``Config.corr_rule``'s."""
 
     how: str
     where: str = "uniform"
@@ -739,11 +478,12 @@ _ENTRIES: dict[str, Entry] = {}
 def _check_name(name, replace: bool) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise RegistryError(f"register: name must be a simple identifier (letters, digits, _), got {name!r}")
-    if name in _ENTRIES and not replace and not _redefinable(_ENTRIES[name].origin):
-        raise RegistryError(
-            f"register: {name!r} is already registered ({_ENTRIES[name].group}); "
-            f"choose another name, or pass replace=True to redefine it"
-        )
+    ensure_loaded()
+    clash = (
+        "" if replace or name not in _ENTRIES else _clash(f"{name!r} ({_ENTRIES[name].group})", _ENTRIES[name].origin)
+    )
+    if clash:
+        raise RegistryError(clash)
 
 
 def _placed(name, group, order, color, tables, default_tables) -> dict:
@@ -844,7 +584,7 @@ def register_method(
         about=about or label or name,
         **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)),
     )
-    _ENTRIES[name] = e
+    _add(e)
     return e
 
 
@@ -915,8 +655,21 @@ def _add_baseline(name, factory, semi_supervised, settings, label, order, color,
         code=code_identity(factory),
         **_placed(name, "baseline", order, color, tables, ("how",)),
     )
-    _ENTRIES[name] = e
+    _add(e)
     return e
+
+
+def _add(e: Entry) -> None:
+    old = _ENTRIES.get(e.name)
+    if old is not None and old.origin != e.origin:
+        _REPLACED.setdefault(("entry", e.name), (_ENTRIES, old, old.origin))
+    _ENTRIES[e.name] = e
+
+
+_REPLACED: dict[tuple[str, str], tuple] = {}
+"""What a registration from another place replaced (``replace=True``), by ``(kind, name)``:
+``(table, old value, old origin)``, put back when that place is removed (an unloaded plugin that
+replaced ``random`` leaves the built-in ``random``)."""
 
 
 def unregister(name: str) -> None:
@@ -927,13 +680,21 @@ def unregister(name: str) -> None:
 
 
 def remove_origin(origin: str) -> None:
-    """Remove every entry and rule the plugin ``origin`` registered (:func:`tcclib.method.plugins.unload`)."""
+    """Remove every entry and rule the plugin ``origin`` registered (:func:`tcclib.method.plugins.unload`),
+    and put back what they had replaced."""
     for name in [n for n, e in _ENTRIES.items() if e.origin == origin]:
         del _ENTRIES[name]
     for name in [n for n, o in _RULE_ORIGIN.items() if o == origin]:
         _HOW_RULES.pop(name, None)
         _WHERE_RULES.pop(name, None)
         del _RULE_ORIGIN[name]
+    for (kind, name), (table, value, first) in list(_REPLACED.items()):
+        if first != origin and name not in table:
+            table[name] = value
+            if kind == "rule":
+                _RULE_ORIGIN[name] = first
+        if first == origin or table.get(name) is value:
+            del _REPLACED[(kind, name)]
 
 
 # --------------------------------------------------------------------------- queries
@@ -1147,3 +908,5 @@ HOWS = _NamesView(lambda: (ensure_loaded(), tuple(_HOW_RULES))[1])
 """The how rules' names (a live view)."""
 WHERES = _NamesView(lambda: (ensure_loaded(), tuple(_WHERE_RULES))[1])
 """The where rules' names (a live view)."""
+
+plugins.forget_with(remove_origin)

@@ -549,13 +549,24 @@ class RuleContractError(ValueError):
 register_short(RuleContractError)
 
 
+class LabelsNotKnown(RuleContractError):
+    """A how rule's ``prepare()`` read ``members.labels`` before the pseudo-labels are known."""
+
+
 def rule_name(rule) -> str:
     """``'mine' (myrule.py)``: the rule's name and, where known, its file."""
+    where = Path(source_file(rule) or "").name
+    return f"{rule.name!r}" + (f" ({where})" if where and not where.startswith("<") else "")
+
+
+def source_file(rule) -> str | None:
+    """The file of the rule's class; for a class without one (a notebook cell, ``python -c``), the
+    file its methods' code names (a cell's name in IPython's linecache, ``<string>``)."""
     try:
-        where = Path(inspect.getsourcefile(type(rule)) or "").name
-    except TypeError:
-        where = ""
-    return f"{rule.name!r}" + (f" ({where})" if where else "")
+        return inspect.getsourcefile(type(rule))
+    except (TypeError, OSError):
+        functions = [f for c in type(rule).__mro__ for f in vars(c).values() if hasattr(f, "__code__")]
+        return functions[0].__code__.co_filename if functions else None
 
 
 class UnknownLabels:
@@ -567,7 +578,7 @@ class UnknownLabels:
         self.rule = rule
 
     def _refuse(self, *args, **kwargs):
-        raise RuleContractError(
+        raise LabelsNotKnown(
             f"how rule {rule_name(self.rule)}: prepare() read members.labels, but the pseudo-labels are "
             "not known when prepare() runs (once, before the first refresh); read members.labels in "
             "donors(), which gets the current pseudo-labels every epoch"
@@ -679,10 +690,7 @@ def _first_line(error: BaseException) -> str:
 
 def _line_in(rule, error: BaseException) -> str:
     """`` at line 12`` of the rule's file in the error's traceback (empty when not there)."""
-    try:
-        source = inspect.getsourcefile(type(rule))
-    except TypeError:
-        return ""
+    source = source_file(rule)
     frames = [f for f in traceback.extract_tb(error.__traceback__) if source and f.filename == source]
     return f" at line {frames[-1].lineno}" if frames else ""
 

@@ -187,7 +187,7 @@ def _start_worker(n_threads: int, specs: list[str]) -> None:
 def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
     """The datasets ``todo`` on ``workers`` threads here, each driving its kernel (notebooks) or
     its worker process (``train_only``); a ``train_only`` set with one worker trains in this very
-    thread (its bars shown here).  An interrupt ends every kernel and worker process within
+    thread.  An interrupt ends every kernel and worker process within
     seconds and is raised again."""
     workers = max(1, min(options.workers or ps.workers, len(todo) or 1))
     plan = thread_budget.plan(workers, ps.config.device, options.threads)
@@ -195,8 +195,8 @@ def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
     if todo:
         progress.say(plan.line("worker"))
     set_dir = out_root / ps.name
-    if ps.train_only and workers > 1:
-        ps = _quiet(ps)  # no bars from other processes: the overall one says it
+    if ps.train_only and (workers > 1 or progress.bar is not None):
+        ps = _quiet(ps)  # one bar: the overall one says how far each dataset's training is
     failed, done = {}, []
     kernels = None if ps.train_only else _WorkerKernels(options.fresh_kernels)
     processes = _WorkerProcesses(budget.threads) if ps.train_only and workers > 1 else None

@@ -27,6 +27,7 @@ from tcclib.running import params as param_files
 from tcclib.running.train import run_dataset
 from tcclib.util.errors import register_short
 from tcclib.util.kernel import interpreter
+from tcclib.util.progress import PROGRESS_FILE
 
 
 def error_line(e: BaseException) -> str:
@@ -63,7 +64,7 @@ PREVIOUS = ".previous"
 FAILED_DIR = ".failed"
 LOCK = ".lock"
 DONE, FAILED = "_DONE.json", "_FAILED.json"
-MARKERS = (DONE, FAILED)
+MARKERS = (DONE, FAILED, PROGRESS_FILE)  # (a killed run's progress file too)
 
 
 class SweepError(RuntimeError):

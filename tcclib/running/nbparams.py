@@ -28,6 +28,7 @@ from tcclib.running.params import SHARED_DATA_DIR
 from tcclib.util import paths
 
 REUSE_ENV = "TCC_REUSE"
+RENDER_ENV = "TCC_RENDER"  # set while the committed renders are rendered: the one writer of outputs/
 PER_DATASET_PATHS = ("dataset", "set_name", "output_dir", "data_dir", "cache_dir", "reuse")
 SWEEP_PARAMS = ("write_marker",)
 """Parameters the sweep passes to a notebook that declares them: ``write_marker`` False, for the
@@ -88,12 +89,7 @@ def check_injected(namespace: dict, allowed) -> None:
 
 def _coerce(name: str, value):
     """papermill's ``-p`` passes a list as its text: read it as YAML."""
-    if name in ("seeds", "methods", "baselines", *ABLATION_PARAMS) and isinstance(value, str):
-        import yaml  # deferred: PyYAML loads only when a YAML text is read
-
-        v = yaml.safe_load(value)
-        return v if isinstance(v, list) else [v]
-    return value
+    return as_list(value) if name in ("seeds", "methods", "baselines", *ABLATION_PARAMS) else value
 
 
 def as_list(value) -> list:
@@ -105,6 +101,18 @@ def as_list(value) -> list:
         v = yaml.safe_load(value)
         return v if isinstance(v, list) else [v]
     return list(value)
+
+
+def run_folder(value, name: str) -> Path:
+    """The folder parameter ``name`` resolved; refused under ``outputs/`` (the committed renders, so a
+    render's Run All writes nothing there) unless their renderer runs the notebook (:data:`RENDER_ENV`)."""
+    folder = paths.resolve(value)
+    if folder.resolve().is_relative_to(paths.reference_root().resolve()) and not os.environ.get(RENDER_ENV):
+        raise ParameterError(
+            f'{name} = "{value}" is under outputs/, the committed renders (read-only): '
+            f'set {name} = "runs/..." in the parameters cell to run this notebook'
+        )
+    return folder
 
 
 def config_from(namespace: dict) -> Config:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
@@ -44,7 +45,7 @@ from tcclib.artifacts import store
 from tcclib.data.sources import load_dataset
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
-from tcclib.running import folders, notebooks
+from tcclib.running import folders, nbparams, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import sweep as sweeps
 from tcclib.running.folders import SweepError
@@ -122,7 +123,11 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
     _check_compared(screen, reference, names)
     out = []
     for name in sorted(names, key=lambda n: -_seconds(finished[n])):  # the longest first: workers end together
-        recorded = json.loads((finished[name] / "config.json").read_text())
+        try:
+            recorded = json.loads((finished[name] / "config.json").read_text())
+        except json.JSONDecodeError as e:
+            where = paths.relative_to_root(finished[name] / "config.json")
+            raise ScreenError(f"screen: {where} is damaged ({e}): restore it (git checkout -- {where})") from None
         recorded.pop(store.PLUGIN_CODE, None)
         cfg = Config.from_dict(
             {
@@ -265,9 +270,10 @@ def _failed(failed: dict, out: Path) -> ScreenFailed:
             if record.is_file():
                 print(json.loads(record.read_text()).get("traceback", ""), file=sys.stderr)
     lines = "; ".join(f"{d}: {err}" for d, err in failed.items())
+    records = ", ".join(paths.relative_to_root(folders.failed_record(out, d)) for d in failed)
     return ScreenFailed(
-        f"screen: {len(failed)} dataset(s) failed: {lines[:600]}; the others are kept: fix the cause and run "
-        f"the screen again (tracebacks: {paths.relative_to_root(out)}/<dataset>/_FAILED.json)"
+        f"screen: {_datasets(len(failed))} failed: {lines[:600]}; the others are kept: fix the cause and run "
+        f"the screen again (tracebacks: {records[:600]})"
     )
 
 
@@ -280,7 +286,7 @@ def training_record(out: Path, datasets: list[str]) -> str:
     members = sum(int(t.get("trained_members", 0)) for t in timings)
     seconds = sum(float(t.get("total_s", 0.0)) for t in timings)
     return (
-        f"training record: the stored results of {len(timings)} datasets come from {members} members trained in "
+        f"training record: the stored results of {_datasets(len(timings))} come from {members} members trained in "
         f"{seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in each dataset's "
         f"folder of {paths.relative_to_root(out)})"
     )
@@ -371,6 +377,7 @@ def render_notebook(out_dir, reference=REFERENCE) -> Path:
     out = paths.resolve(out_dir)
     target = out / "09_your_rule.ipynb"
     parameters = {"out_dir": paths.relative_to_root(out), "reference": str(reference)}
+    os.environ[nbparams.RENDER_ENV] = "1"  # the notebook may write under outputs/
     notebooks.execute("09_your_rule", target, parameters, out)
     return target
 

@@ -384,6 +384,7 @@ def _sweep_locked(
         options.progress,
         options.weights,
         say,
+        folder=set_dir,
     )
     _say_skipped(set_dir, plan, options, progress.say)
     try:

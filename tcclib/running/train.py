@@ -1,37 +1,24 @@
 """Train every seed x method of one dataset as one batched ensemble, and evaluate it.
 
-The steps themselves (member layout, pseudo-label refresh, view drawing, one contrastive epoch,
-heads) live in :mod:`tcclib.method.training`, which :class:`tcclib.method.estimator.TCCClassifier` runs too; this
-module strings them together for a benchmark run, with checkpoints (:mod:`tcclib.artifacts.store`).
-
 :func:`run_dataset` is the one call: load, preprocess per seed, (XGBoost importances if a
-correlation method is asked for), contrastive pretraining of all members together, then a frozen
-encoder + fresh classification head per member (or an opt-in head variant, ``Config.head``:
-:func:`tcclib.method.training.fit_classifier`), trained on the labeled rows and scored on the
-test split.  It returns a :class:`RunResult` with a tidy results table, the contrastive-loss
-histories, the pseudo-label accuracy at each refresh and (optionally) embeddings for plots.
+correlation method is asked for), contrastive pretraining of all members together (the steps of
+:mod:`tcclib.method.training`, which :class:`tcclib.method.estimator.TCCClassifier` runs too), then
+each member's classifier on the labeled rows (``Config.head``), scored on the test split.  It
+returns a :class:`RunResult`: the results, the contrastive-loss histories, the pseudo-label
+accuracy at each refresh and (optionally) embeddings for plots.
 
-Pretraining can be checkpointed (``checkpoint_dir``): every ``checkpoint_every`` epochs, once at
-least ``checkpoint_seconds`` have passed since the last one (:func:`run_dataset`: a minute, or
-``$TCC_CHECKPOINT_SECONDS``; a checkpoint of 48 members is ~185 MiB and ~0.6 s to write), the
-whole training state (weights, Adam moments, every member's generator, pseudo-labels, histories)
-is written atomically, and a later call with the same dataset, settings and importances resumes
-from it, giving bit-for-bit the results of an uninterrupted run.  The checkpoint is removed once
-the run finishes.  :func:`run_dataset` checkpoints under ``<cache_dir>/checkpoints``.  A
-checkpoint carries the sha256 of its contents; one that is unreadable, changed, made for another
-run or shaped for another run is reported (a warning naming the file and the problem) and
-pretraining starts over, never resuming from it and never failing on it.
+Pretraining is checkpointed (:func:`run_prepared`'s ``checkpoint_dir``; :func:`run_dataset`:
+``<cache_dir>/checkpoints``) every ``checkpoint_every`` epochs once ``checkpoint_seconds`` have
+passed (a minute, or ``$TCC_CHECKPOINT_SECONDS``; 48 members: ~185 MiB, ~0.6 s): the whole state,
+written atomically with its sha256, from which a later call with the same dataset, settings and
+importances resumes bit for bit; removed when the run finishes.  An unreadable, changed or foreign
+checkpoint is reported (a warning naming the file and the problem) and pretraining starts over.
 
-Training watches itself: a non-finite contrastive loss (checked on each epoch's loss vector), a
-non-finite pseudo-label prediction, encoder weight (once, after pretraining) or test probability
-stops the run with :class:`TrainingDiverged`, naming the dataset, seed, method and epoch, instead
-of a late scikit-learn "Input contains NaN".  The checks only read values the loop computes
-anyway, so healthy runs are bit-for-bit what they were.
-
-Members are independent: each has its own generator (data order, corruption draws, head
-initialisation), labels and Adam state, so a member trains exactly as it would alone.  The
-encoder's initial weights depend on the seed only, so all methods of a seed (``no_pretrain``
-included) start from the same encoder.
+Training watches itself: a non-finite contrastive loss, pseudo-label prediction, encoder weight or
+test probability stops the run with :class:`TrainingDiverged`, naming the dataset, seed, method
+and epoch; the checks only read values the loop computes anyway.  Members are independent (own
+generator, labels and Adam state): a member trains exactly as it would alone, and all methods of
+a seed (``no_pretrain`` included) start from the same encoder.
 """
 
 from __future__ import annotations
@@ -56,22 +43,10 @@ from tcclib.method.config import METHODS, Config
 from tcclib.method.correlation import correlation_range
 from tcclib.method.inputs import check_training_inputs, prepare_config
 from tcclib.method.metrics import accuracy, auroc
-from tcclib.method.training import (  # noqa: F401
-    Pretraining,
-    TrainingDiverged,
-    autocast,
-    embed,
-    first_bad,
-    fit_classifier,
-    fit_heads,
-    init_encoders,
-    labeled_rows,
-    matmul_precision,
-    member_layout,
-    member_seed,
-    training_generators,
-)
-from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS, checkpoint_interval
+from tcclib.method.pretraining import Pretraining, TrainingDiverged, autocast, first_bad
+from tcclib.method.training import embed, matmul_precision
+from tcclib.running.checkpointing import CHECKPOINT_EVERY, checkpoint_interval
+from tcclib.util.progress import TrainingFile
 
 
 @dataclass
@@ -127,9 +102,23 @@ def run_prepared(
     if checkpoint_dir is not None:
         key = store.checkpoint_key(prep, cfg, importance)
         ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
+        _say_other_draws(prep, cfg, importance, checkpoint_dir, ckpt[0])
     with matmul_precision(cfg):
         every = (checkpoint_every, checkpoint_seconds)
         return _run(prep, cfg, importance, did, ckpt, every, on_epoch, keep_pretrained)
+
+
+def _say_other_draws(prep: Prepared, cfg: Config, importance, checkpoint_dir, own: Path) -> None:
+    """One line for each checkpoint of these members under another ``draws`` (a switch of the
+    setting leaves it behind, megabytes that serve only a switch back)."""
+    for draws in ("auto", "generator", "counter"):
+        key = store.checkpoint_key(prep, cfg.replace(draws=draws), importance)
+        other = store.checkpoint_path(checkpoint_dir, prep.name, key)
+        if other != own and other.is_file():
+            print(
+                f"{prep.name}: the checkpoint of these members under draws={draws} stays in {other} "
+                f"({other.stat().st_size / 2**20:.1f} MB): it serves only a switch back; delete it if none will come"
+            )
 
 
 def _resume(pt: Pretraining, ckpt: tuple[Path, str] | None) -> float:
@@ -231,12 +220,8 @@ def _run(
     res["did"] = res["did"].astype("Int64")
     return RunResult(
         results=res,
-        history=pd.DataFrame(history, columns=["seed", "method", "epoch", "loss"]).astype(
-            {"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"}
-        ),
-        pseudo=pd.DataFrame(pseudo_rows, columns=["seed", "method", "epoch", "pseudo_accuracy"]).astype(
-            {"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"}
-        ),
+        history=_per_epoch(history, "loss"),
+        pseudo=_per_epoch(pseudo_rows, "pseudo_accuracy"),
         importance=importance,
         embeddings=embeddings,
         timings=timings,
@@ -280,13 +265,6 @@ def _first_seed_embeddings(cfg: Config, members, model, y_te: np.ndarray) -> dic
         for j, (si, m) in enumerate(members.layout.members)
         if si == 0
     }
-
-
-def _stored_importances(prep: Prepared, cfg: Config, seeds, stored, cache_dir, progress: bool) -> dict:
-    """Importance matrices ``{seed: W}`` of ``seeds``: stored ones whose key matches, the rest
-    from the importance cache or computed (:func:`tcclib.artifacts.importances.stored_or_computed`)."""
-    splits = [sp for sp in prep.splits if sp.seed in seeds]
-    return stored_or_computed(prep, cfg, splits, stored, cache_dir, progress)[0]
 
 
 def _subset(prep: Prepared, seeds) -> Prepared:
@@ -338,27 +316,30 @@ def run_dataset(
     need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
     need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
 
-    # ------------------------------------------------------------------ importances and ranges
-    t = time.perf_counter()
-    imp, ranges = _importances(prep, cfg, keys, stored, need_seeds, need_methods, cache_dir)
-    timings: dict = {"importance_s": time.perf_counter() - t}
-
-    # ------------------------------------------------------------------ train the members not stored
-    new = None
-    if need_seeds:
-        new = _train_missing(
-            prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir, keep_pretrained, checkpoint_seconds
-        )
-        timings.update(new.timings)
-
-    # ------------------------------------------------------------------ stitch stored and new, baselines
-    res, hist, pse = _stitch(prep, cfg, hit, new, stored)
-    if cfg.baselines:
-        t = time.perf_counter()
-        res = pd.concat([res, _baselines(prep, cfg, ds.did, keys, stored)], ignore_index=True)
-        timings["baselines_s"] = time.perf_counter() - t
-    res["did"] = res["did"].astype("Int64")
     n_trained = sum(not h for h in hit.values())
+    report = TrainingFile(store_dir if need_seeds else None, n_trained, cfg.epochs)  # the overall bar reads it
+    try:
+        # -------------------------------------------------------------- importances and ranges
+        t = time.perf_counter()
+        imp, ranges = _importances(prep, cfg, keys, stored, need_seeds, need_methods, cache_dir)
+        timings: dict = {"importance_s": time.perf_counter() - t}
+
+        # -------------------------------------------------------------- train the members not stored
+        new = None
+        if need_seeds:
+            run_kw = dict(keep_pretrained=keep_pretrained, checkpoint_seconds=checkpoint_seconds, on_epoch=report.epoch)
+            new = _train_missing(prep, cfg, ds.did, imp, emb, need_seeds, need_methods, cache_dir, run_kw)
+            timings.update(new.timings)
+
+        # -------------------------------------------------------------- stitch stored and new, baselines
+        res, hist, pse = _stitch(prep, cfg, hit, new, stored)
+        if cfg.baselines:
+            t = time.perf_counter()
+            res = pd.concat([res, _baselines(prep, cfg, ds.did, keys, stored)], ignore_index=True)
+            timings["baselines_s"] = time.perf_counter() - t
+    finally:
+        report.close()
+    res["did"] = res["did"].astype("Int64")
     timings.update(trained_members=n_trained, reused_members=len(hit) - n_trained)
     embeddings = {}
     if cfg.keep_embeddings:
@@ -410,7 +391,8 @@ def _importances(prep: Prepared, cfg: Config, keys, stored, need_seeds, need_met
     want = {sp.seed for sp in prep.splits if sp.seed not in ranges}
     if any(METHODS[m].needs_importance for m in need_methods):
         want |= set(need_seeds)
-    imp = _stored_importances(prep, cfg, want, stored, cache_dir, cfg.progress)
+    splits = [sp for sp in prep.splits if sp.seed in want]  # stored where the key matches, else cached or computed
+    imp = stored_or_computed(prep, cfg, splits, stored, cache_dir, cfg.progress)[0]
     for sp in prep.splits:
         if sp.seed not in ranges:
             ranges[sp.seed] = correlation_range(imp[sp.seed], sp.active)
@@ -418,19 +400,10 @@ def _importances(prep: Prepared, cfg: Config, keys, stored, need_seeds, need_met
 
 
 def _train_missing(
-    prep: Prepared,
-    cfg: Config,
-    did,
-    imp,
-    emb,
-    need_seeds,
-    need_methods,
-    cache_dir,
-    keep_pretrained: bool = False,
-    checkpoint_seconds: float = CHECKPOINT_SECONDS,
+    prep: Prepared, cfg: Config, did, imp, emb, need_seeds, need_methods, cache_dir, run_options
 ) -> RunResult:
     """Train the seeds x methods that are not stored, as one ensemble (checkpointed under
-    ``<cache_dir>/checkpoints``)."""
+    ``<cache_dir>/checkpoints``; ``run_options``: :func:`run_prepared`'s)."""
     sub_cfg = cfg.replace(
         seeds=need_seeds,
         methods=need_methods,
@@ -441,15 +414,7 @@ def _train_missing(
     )
     sub_imp = np.stack([imp[s] for s in need_seeds]) if any(METHODS[m].needs_importance for m in need_methods) else None
     ckpt_dir = Path(cache_dir) / "checkpoints" if cache_dir is not None else None
-    return run_prepared(
-        _subset(prep, need_seeds),
-        sub_cfg,
-        sub_imp,
-        did=did,
-        checkpoint_dir=ckpt_dir,
-        keep_pretrained=keep_pretrained,
-        checkpoint_seconds=checkpoint_seconds,
-    )
+    return run_prepared(_subset(prep, need_seeds), sub_cfg, sub_imp, did, ckpt_dir, **run_options)
 
 
 def _pick(order: dict, hit: dict, frame_new, frame_stored, by_epoch: bool):
@@ -475,12 +440,13 @@ def _stitch(prep: Prepared, cfg: Config, hit: dict, new, stored):
         for name, by_epoch in (("results", False), ("history", True), ("pseudo", True))
     ]
     res, hist, pse = frames
-    cols = ["seed", "method", "epoch"]
-    hist = hist if hist is not None else pd.DataFrame(columns=[*cols, "loss"])
-    pse = pse if pse is not None else pd.DataFrame(columns=[*cols, "pseudo_accuracy"])
-    hist = hist.astype({"seed": "int64", "method": str, "epoch": "int64", "loss": "float64"})
-    pse = pse.astype({"seed": "int64", "method": str, "epoch": "int64", "pseudo_accuracy": "float64"})
-    return res, hist, pse
+    return res, _per_epoch(hist, "loss"), _per_epoch(pse, "pseudo_accuracy")
+
+
+def _per_epoch(rows, value: str) -> pd.DataFrame:
+    """A per-epoch table (rows or a frame; None: empty) with columns seed, method, epoch and ``value``, typed."""
+    frame = pd.DataFrame(rows if rows is not None else [], columns=["seed", "method", "epoch", value])
+    return frame.astype({"seed": "int64", "method": str, "epoch": "int64", value: "float64"})
 
 
 def _baselines(prep: Prepared, cfg: Config, did, keys, stored) -> pd.DataFrame:

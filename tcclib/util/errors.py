@@ -45,10 +45,6 @@ def register_short(*classes: type) -> None:
     _install_in_ipython()
 
 
-def is_short(error: BaseException) -> bool:
-    return isinstance(error, tuple(SHORT))
-
-
 def full_tracebacks() -> bool:
     """Whether ``TCC_TRACEBACK`` asks for full tracebacks."""
     return os.environ.get(TRACEBACK_ENV, "").strip().lower() in ("1", "true", "yes", "on")

@@ -8,8 +8,8 @@ output it streams to its own stderr; it sets ``TCC_PROGRESS`` for them: ``text``
 terminal (frames at most every :data:`TEXT_INTERVAL` seconds), else ``lines``.
 
 :class:`Overall` is the one bar of a run of several datasets at once (the sweep, the screen):
-datasets done, members trained, elapsed time and an estimate; in a log, each dataset's line ends
-with that state instead of a bar.
+datasets done, members trained and in training (:class:`TrainingFile`), elapsed time and an
+estimate; in a log, each dataset's line ends with that state instead of a bar.
 
 A widget bar, once closed, replaces itself in the notebook with its last state as a line of
 text (:class:`_closing_widget_bar`): a saved and reopened notebook shows how the bar ended,
@@ -18,13 +18,20 @@ never "Error displaying widget: model not found" for a widget whose state was no
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import sys
+import threading
 import time
+from pathlib import Path
 
 PROGRESS_ENV = "TCC_PROGRESS"
 TEXT_INTERVAL = 5.0
 LINE_INTERVAL = 30.0
+TICK_SECONDS = 5.0
+PROGRESS_FILE = "_PROGRESS.json"
+"""A dataset's training progress, in its folder while it trains: ``{"members", "epochs", "done"}``."""
 
 
 def bar(total: int, desc: str, enabled: bool = True, **kw):
@@ -32,18 +39,14 @@ def bar(total: int, desc: str, enabled: bool = True, **kw):
     elsewhere; ``TCC_PROGRESS=text`` or ``lines`` chooses."""
     if not enabled:
         return None
-    from tqdm.auto import tqdm  # deferred: chosen at call time (widgets in Jupyter, text elsewhere)
-    from tqdm.notebook import tqdm as notebook_tqdm  # deferred: as above
-
-    mode = os.environ.get(PROGRESS_ENV)
-    if mode == "text":
-        kw = {"mininterval": TEXT_INTERVAL, **kw}
-        return tqdm_std()(total=total, desc=desc, file=sys.stderr, dynamic_ncols=False, ncols=100, **kw)
-    if mode != "lines" and issubclass(tqdm, notebook_tqdm):
+    shown = mode()
+    if shown == "widget":
         return _closing_widget_bar()(total=total, desc=desc, **kw)
-    if mode != "lines" and _is_terminal(sys.stderr):
-        return tqdm(total=total, desc=desc, **kw)
-    return line_bar()(total=total, desc=desc, file=sys.stderr, **kw)
+    if shown == "lines":
+        return line_bar()(total=total, desc=desc, file=sys.stderr, **kw)
+    if os.environ.get(PROGRESS_ENV) == "text":  # (the sweep's kernels, streamed to its terminal)
+        kw = {"mininterval": TEXT_INTERVAL, "dynamic_ncols": False, "ncols": 100, **kw}
+    return tqdm_std()(total=total, desc=desc, file=sys.stderr, **kw)
 
 
 def tqdm_std():
@@ -133,41 +136,91 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
+class TrainingFile:
+    """A worker's side of the overall bar: ``<folder>/``:data:`PROGRESS_FILE` (``members`` in
+    training, ``epochs`` planned and ``done``), rewritten whole after each epoch and removed by
+    :meth:`close`.  Best effort: no folder (None, or one that cannot be written) shows nothing."""
+
+    def __init__(self, folder, members: int, epochs: int):
+        self.path = None if folder is None else Path(folder) / PROGRESS_FILE
+        self.state = {"members": int(members), "epochs": int(epochs), "done": 0}
+        self.epoch(0)
+
+    def epoch(self, done: int) -> None:
+        """``done`` pretraining epochs finished (an ``on_epoch`` callback)."""
+        self.state["done"] = int(done)
+        if self.path is not None:
+            with contextlib.suppress(OSError):  # (written whole, then moved: never half a file)
+                part = self.path.with_name(PROGRESS_FILE + ".part")
+                part.write_text(json.dumps(self.state))
+                os.replace(part, self.path)
+
+    def close(self) -> None:
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink(missing_ok=True)
+
+
 class Overall:
     """The one bar of a run of several datasets at once (the sweep, the screen): datasets done,
-    members trained, elapsed time and an estimate of the time left.
+    members trained and in training, elapsed time and an estimate of the time left.
 
-    A widget in JupyterLab, a bar redrawn in place on a terminal (``say`` lines printed above it);
-    in a log (not a terminal) no bar: each dataset's line ends with the same state in brackets.
-    ``weights``: each dataset's expected share of the work (e.g. its recorded seconds), for the
-    estimate; without them every dataset counts the same.  ``enabled=False``: lines only, no bar,
-    no state in them.  :meth:`tick` redraws the elapsed time (call it every few seconds)."""
+    A widget in JupyterLab, a bar redrawn in place on a terminal (``say`` lines printed above it)
+    every :data:`TICK_SECONDS` by a thread of its own; in a log (not a terminal) no bar: each
+    dataset's line ends with the same state in brackets.  ``weights``: each dataset's expected
+    share of the work, for the estimate (default: the same).  ``folder``: the set's folder (its
+    datasets' :data:`PROGRESS_FILE`).  ``enabled=False``: lines only, no bar, no state in them."""
 
-    def __init__(self, todo, skipped: int = 0, desc: str = "datasets", enabled: bool = True, weights=None, say=print):
+    def __init__(
+        self, todo, skipped: int = 0, desc: str = "datasets", enabled: bool = True, weights=None, say=print, folder=None
+    ):
         self.t0 = time.monotonic()
         self.todo = list(todo)
         self.total, self.skipped = len(self.todo) + skipped, skipped
         self.weights = {d: float((weights or {}).get(d) or 1.0) for d in self.todo}
+        self.folder = None if folder is None else Path(folder)
         self.finished: list[str] = []
         self.members = 0
         self.enabled = enabled
         self.bar = None
         self._say = say
+        self._closed = threading.Event()
         if enabled and mode() != "lines" and self.todo:
             fmt = "{desc}: {n_fmt}/{total_fmt} |{bar}| {postfix}"
             self.bar = bar(self.total, desc, initial=skipped, bar_format=fmt, leave=True)
             self.bar.set_postfix_str(self.state(), refresh=True)
+            threading.Thread(target=self._ticking, daemon=True, name="tcc-progress").start()
+
+    def _ticking(self) -> None:
+        while not self._closed.wait(TICK_SECONDS):
+            self.tick()
+
+    def in_training(self) -> tuple[int, float]:
+        """Members training now and the share of their pretraining epochs done (their datasets'
+        :data:`PROGRESS_FILE`)."""
+        members = done = planned = 0
+        for d in [] if self.folder is None else [d for d in self.todo if d not in self.finished]:
+            with contextlib.suppress(OSError, ValueError):  # (not training, or not yet)
+                state = json.loads((self.folder / d / PROGRESS_FILE).read_text())
+                members, done = members + state["members"], done + state["members"] * state["done"]
+                planned += state["members"] * state["epochs"]
+        return members, done / planned if planned else 0.0
 
     def state(self) -> str:
-        """``24 members trained, 5 min 10 s elapsed, about 40 min left``."""
+        """``24 members trained, 8 training (40%), 5 min 10 s elapsed, about 40 min left`` (40%: the
+        share of their pretraining epochs done)."""
         elapsed = time.monotonic() - self.t0
-        parts = [f"{self.members} members trained", f"{_duration(elapsed)} elapsed"]
+        parts = [f"{self.members} members trained"]
+        training, share = self.in_training()
+        if training:
+            parts.append(f"{training} training ({share:.0%})")
+        parts.append(f"{_duration(elapsed)} elapsed")
         done_w = sum(self.weights[d] for d in self.finished)
         left_w = sum(w for d, w in self.weights.items() if d not in self.finished)
         if self.finished and left_w > 0:
             parts.append(f"about {_duration(elapsed / done_w * left_w)} left")
         elif not self.finished and self.todo:
-            parts.append("estimate after the first dataset")
+            parts.append("estimate after a dataset")
         return ", ".join(parts)
 
     def say(self, line: str) -> None:
@@ -191,11 +244,13 @@ class Overall:
             self._say(line)
 
     def tick(self) -> None:
-        """Redraw the bar (its elapsed time and estimate)."""
-        if self.bar is not None:
-            self.bar.set_postfix_str(self.state(), refresh=True)
+        """Redraw the bar (members in training, elapsed time, estimate)."""
+        shown = self.bar
+        if shown is not None:
+            shown.set_postfix_str(self.state(), refresh=True)
 
     def close(self) -> None:
+        self._closed.set()
         if self.bar is not None:
             self.bar.close()
             self.bar = None

@@ -1,0 +1,726 @@
+"""The epoch loop: the pretraining members' state and every step of their contrastive pretraining.
+
+:class:`Pretraining` (set up by :func:`tcclib.method.training.set_up`, run by its ``pretrain``):
+one method per step, :meth:`~Pretraining.refresh_pseudo_labels`, :meth:`~Pretraining.draw_views`
+(where and how to corrupt), :meth:`~Pretraining.contrastive_epoch`; its ``state_dict`` for
+checkpoints.  :func:`make_step`: the step eager, as a CUDA graph (:class:`CapturedStep`,
+:class:`CapturedEpoch`) or compiled (:class:`CompiledStep`), as ``Config.compile`` says; it reads
+nothing back to the host (the losses are read once per epoch).  Also what the loop draws and
+checks with: each member's generators, :class:`TrainingDiverged`, :func:`autocast`, the heads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from tcclib.data.encoding import TensorTable
+from tcclib.method import draws, rules
+from tcclib.method.config import METHODS, Config
+from tcclib.method.losses import nt_xent_pairs
+from tcclib.method.model import StackedMLP, adam
+from tcclib.util.errors import register_short
+
+
+def member_seed(seed: int, tag: str) -> int:
+    """A stable 63-bit generator seed for (seed, tag)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{tag}".encode()).digest()[:8], "little") >> 1
+
+
+def generator(seed: int, tag: str, device) -> torch.Generator:
+    g = torch.Generator(device=device)
+    g.manual_seed(member_seed(seed, tag))
+    return g
+
+
+class TrainingDiverged(RuntimeError):
+    """Training produced a non-finite loss, weight or prediction: the run stops here, naming the
+    dataset, seed, method and pretraining epoch, instead of scoring NaNs later.
+
+    Attributes ``dataset``, ``seed``, ``method``, ``epoch`` (pretraining epochs done when it was
+    seen; None for the evaluation head) and ``what`` (the quantity that is not finite)."""
+
+    def __init__(
+        self,
+        dataset: str,
+        seed: int,
+        method: str,
+        epoch: int | None,
+        what: str,
+        others: int = 0,
+        lr: float | None = None,
+    ):
+        self.dataset, self.seed, self.method, self.epoch, self.what = dataset, seed, method, epoch, what
+        more = f" (and {others} other member{'s' if others > 1 else ''})" if others else ""
+        hint = f"; lower lr (now {lr:g})" if lr is not None else ""
+        super().__init__(f"training diverged: dataset {dataset}, seed {seed}, method {method}{more}: {what}{hint}")
+
+
+register_short(TrainingDiverged)  # shown short (tcclib.util.errors)
+
+
+def first_bad(finite, members: list[tuple[int, str]]) -> tuple[int, str, int] | None:
+    """``(seed, method, how many others)`` of the first member whose ``finite`` flag is False."""
+    bad = [j for j, ok in enumerate(finite) if not ok]
+    if not bad:
+        return None
+    return members[bad[0]][0], members[bad[0]][1], len(bad) - 1
+
+
+def autocast(cfg: Config | str, device, cache: bool = True):
+    """The context of the networks' forward passes: bfloat16 autocast when ``cfg.matmul_precision``
+    (or ``cfg`` itself, a precision name) is ``"bf16"`` (the matrix products, and so their
+    backward, in bfloat16; weights, Adam, NT-Xent and the heads' cross-entropy stay float32), else
+    nothing (exact float32, the default).  Backward passes run outside it, as autocast asks.
+    ``cache=False``: no cast cache (what a CUDA graph capture needs; each weight is cast once per
+    step anyway, so the values are the same)."""
+    if getattr(cfg, "matmul_precision", cfg) != "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, cache_enabled=cache)
+
+
+def batches(n: int, size: int):
+    return [(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+@dataclass
+class Layout:
+    """The members of one run, in order: seed-major, then the configured methods."""
+
+    members: list[tuple[int, str]]  # (seed index in the table, method)
+    seeds: list[int]  # each member's seed
+    n_features: list[int]  # each member's active feature count M
+    in_widths: list[int]  # each member's one-hot input width
+    pre: list[int]  # the members that pretrain (positions in ``members``)
+
+    @property
+    def K(self) -> int:
+        return len(self.members)
+
+    def seed_index(self, device) -> torch.Tensor:
+        return torch.tensor([si for si, _ in self.members], device=device)
+
+    def named(self, idx=None) -> list[tuple[int, str]]:
+        """(seed, method) of the members ``idx`` (all by default)."""
+        idx = range(self.K) if idx is None else idx
+        return [(self.seeds[i], self.members[i][1]) for i in idx]
+
+
+def encoder_dims(tab: TensorTable, cfg: Config) -> list[int]:
+    return [tab.width] + [cfg.hidden_dim] * cfg.encoder_depth
+
+
+def fit_heads(
+    emb: torch.Tensor,
+    y: torch.Tensor,
+    gens: list[torch.Generator],
+    cfg: Config,
+    n_classes: int,
+    weights: torch.Tensor | None = None,
+    in_widths: list[int] | None = None,
+    orders: Callable[[int], torch.Tensor] | None = None,
+) -> StackedMLP:
+    """Train fresh classification heads (``head_depth`` layers) on fixed inputs ``[K, NL, F]``
+    (the frozen embeddings, or for ``head: concat`` the embeddings and the features).
+
+    ``weights``: ``[K, NL]`` per-row weights of the cross-entropy (None: every row counts
+    once, the paper; see :func:`row_weights`); ``in_widths``: each member's true input width
+    (inputs zero-padded to ``F``; None: all ``F``); ``orders``: head epoch ``e`` -> every
+    member's row order ``[K, NL]`` (None: a ``randperm`` from each member's generator)."""
+    K, NL, F_in = emb.shape
+    head = new_head(K, F_in, gens, cfg, n_classes, emb.device, in_widths)
+    opt = adam(head.parameters(), cfg.lr)
+    head_epochs(lambda idx: head(rules.take_rows(emb, idx)), opt, y, gens, cfg, n_classes, weights, orders)
+    return head
+
+
+def new_head(K: int, width: int, gens, cfg: Config, n_classes: int, device, in_widths=None) -> StackedMLP:
+    """Fresh heads ``[width, hidden_dim, ..., n_classes]``, each from its member's generator."""
+    dims = [width] + [cfg.hidden_dim] * (cfg.head_depth - 1) + [n_classes]
+    return StackedMLP(K, dims, gens, in_widths, bias_init=cfg.bias_init, device=device)
+
+
+def head_epochs(forward, opt, y: torch.Tensor, gens, cfg: Config, n_classes: int, weights, orders=None) -> None:
+    """``cfg.head_epochs`` epochs over the ``NL`` labeled rows in each member's own order
+    (``orders(e)``, or a ``randperm`` from each member's generator): ``forward(idx)`` gives the
+    logits of rows ``idx`` ``[K, b]``; one ``opt`` step per batch on the sum over members of each
+    member's mean (weighted) cross-entropy."""
+    K, NL = y.shape
+    dev = y.device
+    amp = autocast(cfg, dev)
+    source = draws.GeneratorDraws(gens, dev) if orders is None else None
+    for e in range(cfg.head_epochs):
+        perm = source.order(NL) if orders is None else orders(e)
+        for a, b in batches(NL, cfg.batch_size):
+            idx = perm[:, a:b]
+            with amp:
+                logits = forward(idx)
+            yb = y.gather(1, idx)
+            loss = F.cross_entropy(logits.float().reshape(-1, n_classes), yb.reshape(-1), reduction="none")
+            loss = loss.view(K, -1)
+            if weights is not None:
+                loss = loss * weights.gather(1, idx)
+            loss = loss.mean(1).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+
+def labeled_rows(labeled: torch.Tensor) -> torch.Tensor:
+    """Positions ``[K, NL]`` of each member's labeled rows (every member has as many)."""
+    return torch.stack([labeled[j].nonzero().squeeze(1) for j in range(labeled.shape[0])])
+
+
+def _stacked(parts, shape, dtype, device, index_of=None) -> torch.Tensor:
+    """One ``[Kp, ...]`` tensor from ``(member positions, their rows)`` parts (the part itself
+    when one part holds every member in order); ``index_of``: positions -> their device index
+    tensor, made once (no host-to-device copy per call; a captured epoch could not hold one)."""
+    if len(parts) == 1 and parts[0][0] == list(range(shape[0])):
+        return parts[0][1]
+    covered = sorted(j for idx, _ in parts for j in idx) == list(range(shape[0]))
+    out = (torch.empty if covered else torch.zeros)(shape, dtype=dtype, device=device)  # (no fill when all written)
+    for idx, part in parts:
+        out[idx if index_of is None else index_of(idx)] = part
+    return out
+
+
+def _groups(rules_of_members) -> list[tuple[object, list[int]]]:
+    """``(rule, the positions of the members that use it)``, rules in order of first use."""
+    groups: dict = {}
+    for j, rule in enumerate(rules_of_members):
+        groups.setdefault(rule, []).append(j)
+    return list(groups.items())
+
+
+class Pretraining:
+    """The pretraining members of a run and every step of their contrastive pretraining.
+
+    ``tab``: the stacked table; ``layout``: the members (only ``layout.pre`` pretrain);
+    ``importance``: ``[S, M, M]`` matrices per table seed (correlation methods only);
+    ``train_gens``: every member's generator (the pretraining members' are used and advanced);
+    ``anchors_all``: every member's one-hot training rows ``[K, N, D]``; ``weights``: every
+    member's row weights ``[K, N]`` for the pseudo-label heads (None: unweighted; the contrastive
+    loss is never weighted: pretraining is unsupervised and row-wise).
+
+    Labels: the ``oracle`` members corrupt within their true class, the pseudo-label members
+    within their current pseudo-class (refreshed by :meth:`refresh_pseudo_labels`); a true label
+    below 0 (an unlabeled row whose class nobody knows, as in the estimator) is never compared.
+    """
+
+    # long on purpose: the pretraining state in one place (generators, rules, pseudo-labels, step)
+    def __init__(
+        self,
+        tab: TensorTable,
+        layout: Layout,
+        cfg: Config,
+        importance: np.ndarray | None,
+        train_gens: list[torch.Generator],
+        anchors_all: torch.Tensor,
+        name: str = "dataset",
+        weights: torch.Tensor | None = None,
+    ):
+        dev = anchors_all.device
+        self.cfg, self.name, self.tab, self.dev = cfg, name, tab, dev
+        pre = layout.pre
+        self.pre = pre
+        self.Kp = Kp = len(pre)
+        S, N, M = tab.raw_train.shape
+        self.N, self.M, self.Cn = N, M, tab.n_classes
+        H = cfg.hidden_dim
+        self.pidx = torch.tensor(pre, device=dev)
+        # encoder and projection head of the pretrained members (own stacks: only they train);
+        # one "init" generator per member starts both, the encoder first (as init_encoders does)
+        ig = [generator(layout.seeds[i], cfg.encoder_init_tag(layout.members[i][1]), dev) for i in pre]
+        self.enc = StackedMLP(Kp, encoder_dims(tab, cfg), ig, [layout.in_widths[i] for i in pre], cfg.bias_init, dev)
+        self.proj = StackedMLP(Kp, [H] * (cfg.head_depth + 1), ig, bias_init=cfg.bias_init, device=dev)
+        self.mode = cfg.step_mode()  # eager, cuda_graph or torch_compile (Config.compile)
+        if self.mode == "cuda_graph" and dev.type != "cuda":
+            self.mode = "eager"  # (the fallback; Config.step_mode already says so for device "cpu")
+        self.opt = adam(self.enc.parameters() + self.proj.parameters(), cfg.lr, capturable=self.mode == "cuda_graph")
+        self.gens = [train_gens[i] for i in pre]
+        self.seed_idx = torch.tensor([layout.members[i][0] for i in pre], device=dev)
+        self.specs = [METHODS[layout.members[i][1]] for i in pre]
+        self.named = layout.named(pre)  # (seed, method) of each pretrained member
+        self.raw = tab.raw_train[self.seed_idx]  # [Kp, N, M]
+        self.anchors = anchors_all[self.pidx]
+        self.active = tab.active[self.seed_idx]
+        self.k = torch.tensor([cfg.corrupted_count(layout.n_features[i]) for i in pre], device=dev)
+        self.y_true = tab.y_train[self.seed_idx]
+        self.labeled = tab.labeled[self.seed_idx]
+        self.labels = torch.zeros(Kp, N, dtype=torch.int64, device=dev)
+        true = [j for j, spec in enumerate(self.specs) if spec.needs_true_labels]
+        if true:
+            self.labels[true] = self.y_true[true]
+        self.pse = [j for j, spec in enumerate(self.specs) if spec.pseudo_labelled]
+        self._index: dict[tuple, torch.Tensor] = {}  # member positions -> index tensor (made once)
+        self.pse_t = self.index_of(self.pse)
+        # where the views' random numbers come from (Config.draws): each member's generator, or
+        # counter draws keyed by the member (tcclib.method.draws)
+        self.draw_scheme = cfg.draw_scheme()
+        if self.draw_scheme == "counter":
+            keys = [member_seed(layout.seeds[i], layout.members[i][1]) for i in pre]
+            self.draws = draws.CounterDraws.of(keys, dev)
+        else:
+            self.draws = draws.GeneratorDraws(self.gens, dev)
+        # the members of each how rule and each where rule, and what each rule prepares once
+        self.how_groups = _groups(spec.draw for spec in self.specs)
+        self.where_groups = _groups(spec.choice for spec in self.specs)
+        self.how_state = {
+            rule: rules.run_rule(
+                rule,
+                "prepare",
+                lambda r=rule, i=idx: r.prepare(self.members(i, labels_known=r.needs != rules.PSEUDO_LABELS)),
+            )
+            for rule, idx in self.how_groups
+        }
+        needed = any(rule.needs_importance for rule, _ in self.where_groups)
+        self.where_state = {
+            rule: rules.run_rule(
+                rule, "prepare", lambda r=rule, i=idx: r.prepare(self.members(i), importance if needed else None)
+            )
+            for rule, idx in self.where_groups
+        }
+        # a user rule's draws are checked on every call: dtype and shape on the host, the donors'
+        # range on the device (a flag per how rule, read with the epoch's losses)
+        self.contract_checked = False  # (and its first draws in full, rules.check_donors)
+        self.user_how = [rule for rule, _ in self.how_groups if not rules.is_own(rule)]
+        self.out_of_range = torch.zeros(len(self.user_how), dtype=torch.bool, device=dev)
+        self.pending: list[tuple] = []  # a refresh's checks and records, read with the epoch's losses
+        self.lab_rows = labeled_rows(self.labeled)  # [Kp, NL]
+        # the pseudo-label heads' row weights [Kp, NL] (None: unweighted, the paper)
+        self.lab_weights = None if weights is None else weights[self.pidx].gather(1, self.lab_rows)
+        self.refresh_at = frozenset(cfg.refresh_epochs(cfg.epochs))  # pseudo_schedule
+        self.batches = batches(N, cfg.batch_size)
+        self.pairs: torch.Tensor | None = None  # [Kp, 2N, D]: anchors, then this epoch's views
+        self.step = make_step(self)
+        self.epoch = 0
+        self.history: list[tuple] = []  # (seed, method, epoch, loss)
+        self.pseudo: list[tuple] = []  # (seed, method, epoch, pseudo_accuracy)
+
+    # ---------------------------------------------------------------- steps
+    def refresh_due(self, epoch: int) -> bool:
+        """Whether the pseudo-labels are refreshed before pretraining epoch ``epoch`` (0-based)."""
+        return bool(self.pse) and epoch in self.refresh_at
+
+    def refresh_pseudo_labels(self, epoch: int) -> None:
+        """Fit a head per pseudo-label member on its labeled rows' current embeddings, label the
+        unlabeled rows with its predictions (labeled rows keep their true labels) and record the
+        pseudo-label accuracy on the unlabeled rows whose class is known (NaN if none).
+
+        Nothing is read back here: the heads' finiteness check and the accuracies wait on the
+        device and are read with the next contrastive epoch's losses (:meth:`read_epoch`).  Under
+        counter draws the heads' row orders are counter draws too (one set of operations per head
+        epoch, whatever the members)."""
+        cfg, pse, pidx_t = self.cfg, self.pse, self.pse_t
+        with torch.no_grad(), autocast(cfg, self.dev):
+            emb = self.enc(self.anchors[pidx_t], pidx_t)
+        orders = None
+        if self.draw_scheme == "counter":
+            source = self.draws_of(pse)
+            source.set_epoch(epoch)
+            n_labeled = self.lab_rows.shape[1]
+            orders = lambda e: source.order(n_labeled, draws.HEAD + e)  # noqa: E731
+        head = fit_heads(
+            rules.take_rows(emb, self.lab_rows[pidx_t]),
+            self.y_true[pidx_t].gather(1, self.lab_rows[pidx_t]),
+            [self.gens[j] for j in pse],
+            cfg,
+            self.Cn,
+            None if self.lab_weights is None else self.lab_weights[pidx_t],
+            orders=orders,
+        )
+        with torch.no_grad(), autocast(cfg, self.dev):
+            logits = head(emb).float()
+            pred = logits.argmax(-1)
+        finite = torch.isfinite(logits).flatten(1).all(1)
+        y_true = self.y_true[pidx_t]
+        new = torch.where(self.labeled[pidx_t], y_true, pred)
+        self.labels[pidx_t] = new
+        unl = ~self.labeled[pidx_t] & (y_true >= 0)
+        acc = ((new == y_true) & unl).sum(1).float() / unl.sum(1)  # NaN: no unlabeled row of known class
+        self.pending.append((epoch, finite, acc))
+
+    def read_epoch(self, total: torch.Tensor) -> list[float]:
+        """The epoch's one read back to the host: the members' summed losses ``total`` ``[Kp]``,
+        the user rules' out-of-range flags and any refresh's checks and accuracies, in one copy.
+        Raises :class:`TrainingDiverged` for a non-finite pseudo-label head and
+        :class:`~tcclib.method.rules.RuleContractError` for donors out of range; records the
+        refreshes' pseudo-label accuracies; returns each member's mean loss."""
+        parts = [total / self.N, self.out_of_range.float()]
+        for _, finite, acc in self.pending:
+            parts += [finite.float(), acc]
+        values = torch.cat(parts).tolist()
+        Kp, P, pending = self.Kp, len(self.pse), self.pending
+        self.pending = []
+        ep_loss, at = values[:Kp], Kp + len(self.user_how)
+        for n, (epoch, _, _) in enumerate(pending):
+            finite = values[at + 2 * n * P : at + (2 * n + 1) * P]
+            bad = first_bad([bool(f) for f in finite], [self.named[j] for j in self.pse])
+            if bad is not None:
+                raise TrainingDiverged(
+                    self.name,
+                    bad[0],
+                    bad[1],
+                    epoch,
+                    f"the pseudo-label head's predictions are not finite at the "
+                    f"refresh before pretraining epoch {epoch + 1} of {self.cfg.epochs}",
+                    bad[2],
+                    self.cfg.lr,
+                )
+            accuracy = values[at + (2 * n + 1) * P : at + (2 * n + 2) * P]
+            for j, a in zip(self.pse, accuracy):
+                self.pseudo.append((*self.named[j], epoch, a))
+        for rule, flag in zip(self.user_how, values[Kp:at]):
+            if flag:
+                raise rules.out_of_range_error(rule, self.N, self.epoch + 1)
+        return ep_loss
+
+    def correlation_inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The correlation sampler's matrices ``[Kc, M, M]`` and signs ``[Kc]`` of the members that
+        sample by :class:`~tcclib.method.rules.Correlated` rules, in member order (for tests)."""
+        found = []
+        for rule, idx in self.where_groups:
+            if isinstance(rule, rules.Correlated):
+                W, sign, _ = self.where_state[rule]
+                found += [(j, W[pos], sign[pos]) for pos, j in enumerate(idx)]
+        found.sort(key=lambda item: item[0])
+        return torch.stack([W for _, W, _ in found]), torch.stack([sign for _, _, sign in found])
+
+    def index_of(self, idx: list[int]) -> torch.Tensor:
+        """Member positions ``idx`` as a device tensor, made once per set of positions (no
+        host-to-device copy in a later epoch, which a captured epoch could not hold)."""
+        key = tuple(idx)
+        if key not in self._index:
+            self._index[key] = torch.tensor(list(idx), dtype=torch.int64, device=self.dev)
+        return self._index[key]
+
+    def members(self, idx: list[int], labels_known: bool = True) -> rules.Members:
+        """Pretraining members ``idx`` as a rule sees them (their current labels included;
+        ``labels_known=False``: :class:`~tcclib.method.rules.UnknownLabels` instead, what a
+        pseudo-label rule's ``prepare()`` gets)."""
+        whole = idx == list(range(self.Kp))
+        t = self.index_of(idx)
+        labels = (self.labels if whole else self.labels[t]) if labels_known else None
+        rule = None if labels_known else next(r for r, i in self.how_groups if i == idx)
+        return rules.Members(
+            index=list(idx),
+            active=self.active if whole else self.active[t],
+            labels=labels if labels_known else rules.UnknownLabels(rule),
+            n_classes=self.Cn,
+            corrupted=self.k if whole else self.k[t],
+            gens=[self.gens[j] for j in idx],
+            specs=[self.specs[j] for j in idx],
+            seed_index=self.seed_idx if whole else self.seed_idx[t],
+            cfg=self.cfg,
+            all_rows=self.raw,
+            draws=self.draws_of(idx),
+        )
+
+    def draws_of(self, idx: list[int]):
+        """The draws of members ``idx`` (:mod:`tcclib.method.draws`), made once per set."""
+        key = ("draws", tuple(idx))
+        if key not in self._index:
+            self._index[key] = self.draws.subset(list(idx))
+        return self._index[key]
+
+    def draw_views(self, epoch: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pretraining epoch ``epoch``'s (None: the one set last) data order ``[Kp, N]`` and
+        corrupted views ``[Kp, N, D]`` (one-hot).
+
+        Where: ``ceil(p M)`` features per row, chosen by each member's where rule
+        (:class:`tcclib.method.rules.WhereRule`: uniformly or by the correlation ranking); how: each
+        replaced value comes from a donor row that the member's how rule draws
+        (:class:`tcclib.method.rules.HowRule`: whole column, pseudo-class, true class, ...).  The
+        draws come from :attr:`draws` (``Config.draws``): each member's own generator in a fixed
+        order (data order, donor draws, then the where rule's), or counter draws of the epoch,
+        every member's in one set of operations per kind."""
+        Kp, N, M, dev = self.Kp, self.N, self.M, self.dev
+        if epoch is not None:  # (None: the epoch set already, as a captured epoch sets it outside its graph)
+            self.draws.set_epoch(epoch)
+        perm = self.draws.order(N)
+        donor_u = self.draws.uniform(draws.DONORS, (N, M))
+        masks = [(idx, self.rule_mask(rule, idx)) for rule, idx in self.where_groups]
+        donors = [
+            (idx, self.rule_donors(rule, idx, donor_u if len(idx) == Kp else donor_u[self.index_of(idx)]))
+            for rule, idx in self.how_groups
+        ]
+        self.contract_checked = True
+        mask = _stacked(masks, (Kp, N, M), torch.bool, dev, self.index_of)
+        donors = _stacked(donors, (Kp, N, M), torch.int64, dev, self.index_of)
+        views = self.tab.encode(rules.corrupt(self.raw, mask, donors), self.seed_idx)
+        return perm, views
+
+    def rule_mask(self, rule, idx: list[int]) -> torch.Tensor:
+        """The where rule's mask for its members ``idx``; a user rule's is checked on every call
+        (its first one in full)."""
+        mask = rules.run_rule(rule, "mask", lambda: rule.mask(self.members(idx), self.where_state[rule]))
+        if not rules.is_own(rule):
+            rules.check_mask(rule, mask, (len(idx), self.N, self.M))
+        return mask
+
+    def rule_donors(self, rule, idx: list[int], u: torch.Tensor) -> torch.Tensor:
+        """The how rule's donor rows for its members ``idx``.  A user rule's are checked on every
+        call: dtype and shape on the host; the range in full on its first call, then on the
+        device (clamped for the gather, flagged in :attr:`out_of_range`, reported by
+        :meth:`read_epoch` naming the rule and the epoch)."""
+        donors = rules.run_rule(rule, "donors", lambda: rule.donors(self.members(idx), self.how_state[rule], u))
+        if rules.is_own(rule):
+            return donors
+        shape = (len(idx), self.N, self.M)
+        rules.check_donors(rule, donors, shape, values=not self.contract_checked)
+        at = self.user_how.index(rule)
+        self.out_of_range[at] |= rules.donors_out_of_range(donors, self.N)
+        return donors.clamp(0, self.N - 1)
+
+    def contrastive_epoch(self, epoch: int) -> list[float]:
+        """One pass over the rows in batches: NT-Xent between anchors and views, one Adam step per
+        batch.  Returns each member's mean loss; a non-finite one is :class:`TrainingDiverged`."""
+        if isinstance(self.step, CapturedEpoch):
+            total = self.step.run(epoch)
+        else:
+            total = self.epoch_total(epoch)
+        ep_loss = self.read_epoch(total)  # the epoch's one read back to the host
+        bad = first_bad([math.isfinite(v) for v in ep_loss], self.named)
+        if bad is not None:
+            raise TrainingDiverged(
+                self.name,
+                bad[0],
+                bad[1],
+                epoch + 1,
+                f"the contrastive loss is {ep_loss[self.named.index(bad[:2])]} at "
+                f"pretraining epoch {epoch + 1} of {self.cfg.epochs}",
+                bad[2],
+                self.cfg.lr,
+            )
+        return ep_loss
+
+    def epoch_total(self, epoch: int | None, step=None) -> torch.Tensor:
+        """The contrastive epoch's work on the device: its views (of ``epoch``; None: the epoch
+        set last), every batch's step (``step``, default :attr:`step`); returns the members'
+        summed losses ``[Kp]`` (nothing read back)."""
+        N, step = self.N, step or self.step
+        perm, views = self.draw_views(epoch)
+        if self.pairs is None:  # one buffer for the run (a captured step reads it in place)
+            self.pairs = torch.cat([self.anchors, views], dim=1)  # anchor i, view N + i
+        else:
+            self.pairs[:, N:].copy_(views)
+        del views
+        tot = torch.zeros(self.Kp, device=self.dev)
+        for a, b in self.batches:
+            tot += step(perm[:, a:b]) * (b - a)  # (on the device: no host round trip)
+        return tot
+
+    def forward_loss(self, idx: torch.Tensor) -> torch.Tensor:
+        """The members' NT-Xent ``[Kp]`` on the batch ``idx`` (``[Kp, b]`` rows of the epoch's
+        order): its anchors and their views, through encoder and projection head."""
+        x = rules.take_rows(self.pairs, torch.cat([idx, idx + self.N], dim=1))
+        with autocast(self.cfg, self.dev, cache=self.mode != "cuda_graph"):
+            z = self.proj(self.enc(x))
+        return nt_xent_pairs(z, self.cfg.temperature)  # (bf16: its products in bf16, the rest float32)
+
+    def eager_step(self, idx: torch.Tensor, forward_loss=None) -> torch.Tensor:
+        """One contrastive step on the batch ``idx``: loss, backward, one Adam step.  Returns the
+        members' losses, detached, on the device."""
+        loss = (forward_loss or self.forward_loss)(idx)
+        self.opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        self.opt.step()
+        return loss.detach()
+
+    def run_epoch(self) -> list[float]:
+        """Pretraining epoch ``self.epoch``: refresh the pseudo-labels when due, then one
+        contrastive epoch; the losses go to :attr:`history`."""
+        epoch = self.epoch
+        if self.refresh_due(epoch):
+            self.refresh_pseudo_labels(epoch)
+        ep_loss = self.contrastive_epoch(epoch)
+        for (s, m), lv in zip(self.named, ep_loss):
+            self.history.append((s, m, epoch + 1, lv))
+        self.epoch = epoch + 1
+        return ep_loss
+
+    def check_weights(self) -> None:
+        """The last step may have made a weight non-finite after the last loss was computed."""
+        finite = torch.stack([torch.isfinite(p).flatten(1).all(1) for p in self.enc.parameters()]).all(0)
+        bad = first_bad(finite.tolist(), self.named)
+        if bad is not None:
+            raise TrainingDiverged(
+                self.name,
+                bad[0],
+                bad[1],
+                self.epoch,
+                f"an encoder weight is not finite after pretraining epoch {self.epoch}",
+                bad[2],
+                self.cfg.lr,
+            )
+
+    def copy_into(self, enc_all: StackedMLP) -> None:
+        """Put the trained encoders into the full stack of every member."""
+        with torch.no_grad():
+            for Wa, Wp in zip(enc_all.parameters(), self.enc.parameters()):
+                Wa[self.pidx] = Wp
+
+    # ---------------------------------------------------------------- checkpoints
+    def expect(self) -> dict:
+        """What a checkpoint of this run must look like (shapes and counts)."""
+        return dict(
+            params=[tuple(p.shape) for p in self.enc.parameters() + self.proj.parameters()],
+            gens=[int(g.get_state().numel()) for g in self.gens],
+            labels=(self.Kp, self.N),
+            classes=self.Cn,
+            epochs=self.cfg.epochs,
+            members=self.Kp,
+        )
+
+    def state_dict(self) -> dict:
+        """Everything a resumed run needs to continue bit for bit."""
+        return dict(
+            epoch=self.epoch,
+            params=[p.detach().cpu() for p in self.enc.parameters() + self.proj.parameters()],
+            opt=self.opt.state_dict(),
+            gens=[g.get_state() for g in self.gens],
+            labels=self.labels.cpu(),
+            history=self.history,
+            pseudo=self.pseudo,
+        )
+
+    def load_state_dict(self, state: dict) -> None:
+        self.opt.load_state_dict(state["opt"])
+        with torch.no_grad():
+            for p, v in zip(self.enc.parameters() + self.proj.parameters(), state["params"]):
+                p.copy_(v.to(self.dev))
+        for g, gs in zip(self.gens, state["gens"]):
+            g.set_state(gs)
+        self.labels = state["labels"].to(self.dev)
+        self.history, self.pseudo = list(state["history"]), list(state["pseudo"])
+        self.epoch = state["epoch"]
+        self.step = make_step(self)  # (a captured step held the old optimiser state's addresses)
+
+
+def make_step(pt: Pretraining) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The contrastive step ``idx -> losses`` of ``pt`` as :attr:`Pretraining.mode` says: eager
+    (:meth:`Pretraining.eager_step`), :class:`CompiledStep` (:func:`torch.compile`), or on a GPU
+    :class:`CapturedEpoch` (the whole epoch as one CUDA graph, where it applies) or else
+    :class:`CapturedStep` (each full batch's step as a CUDA graph)."""
+    if pt.mode == "cuda_graph":
+        return CapturedEpoch(pt) if CapturedEpoch.applies(pt) else CapturedStep(pt)
+    if pt.mode == "torch_compile":
+        return CompiledStep(pt)
+    return pt.eager_step
+
+
+class CompiledStep:
+    """The step with its forward and loss (gather, encoder, projection head, NT-Xent) compiled by
+    :func:`torch.compile` (fixed shapes: one graph for the full batches, one for the last partial
+    batch); backward and Adam as in the eager step.  Close to, not the same bits as, eager."""
+
+    def __init__(self, pt: Pretraining):
+        self.pt = pt
+        self.forward_loss = torch.compile(pt.forward_loss, dynamic=False)
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.pt.eager_step(idx, self.forward_loss)
+
+
+class CapturedStep:
+    """The full-batch step (gather, forward, NT-Xent, backward, Adam) as one CUDA graph, replayed
+    once per full batch: a few launches instead of hundreds, and no host work per batch.
+
+    Shapes are fixed per dataset: the graph reads the batch's row positions from a buffer of
+    ``batch_size`` columns and the rows from :attr:`Pretraining.pairs` (refilled in place every
+    epoch).  The last partial batch of an epoch (``N % batch_size`` rows) runs the same step
+    eagerly, so every batch means what it means eagerly.  The first :attr:`WARMUP` full-batch
+    steps run eagerly on a side stream (real steps of the run, as capture asks: the optimiser's
+    state and autograd's streams exist before capture); the next is captured, then replayed.
+    Only on CUDA (:meth:`tcclib.method.config.Config.step_mode`); the optimiser is capturable."""
+
+    WARMUP = 3
+
+    def __init__(self, pt: Pretraining):
+        self.pt, self.size = pt, pt.cfg.batch_size
+        self.idx = torch.zeros(pt.Kp, self.size, dtype=torch.int64, device=pt.dev)
+        self.graph = None
+        self.loss: torch.Tensor | None = None
+        self.warm = 0
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:
+        pt = self.pt
+        if idx.shape[1] != self.size:  # the last partial batch: the same step, eagerly
+            return pt.eager_step(idx)
+        if self.graph is None and self.warm < self.WARMUP:
+            side = torch.cuda.Stream(pt.dev)
+            side.wait_stream(torch.cuda.current_stream(pt.dev))
+            with torch.cuda.stream(side):
+                loss = pt.eager_step(idx)
+            torch.cuda.current_stream(pt.dev).wait_stream(side)
+            self.warm += 1
+            return loss
+        self.idx.copy_(idx)
+        if self.graph is None:
+            pt.opt.zero_grad(set_to_none=True)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.loss = pt.eager_step(self.idx)
+        self.graph.replay()
+        return self.loss  # (the graph's output buffer: read before the next replay, in stream order)
+
+
+class CapturedEpoch:
+    """The whole contrastive epoch (counter draws, masks, donors, views, every batch's step with
+    its Adam update, the losses' sum) as one CUDA graph, replayed once per epoch: one launch and
+    one read of the losses an epoch (:meth:`Pretraining.read_epoch`), no host work inside.
+
+    It applies (:meth:`applies`) under counter draws (``Config.draws``: generators' draws are
+    host-side calls per member) when every rule is tcclib's own (a user's rule may read the device
+    back or allocate from the host, which a capture cannot hold; its members take
+    :class:`CapturedStep`).  The epoch number lives in a device tensor
+    (:attr:`tcclib.method.draws.CounterDraws.epoch`) set before each replay; the pseudo-label
+    refresh runs eagerly between epochs and writes the labels in place, where the graph reads
+    them.  The first :attr:`WARMUP` epochs run eagerly on a side stream (as capture asks: the
+    optimiser's state and autograd's streams exist before it); the next is captured, then
+    replayed.  The same operations in the same order as the eager epoch."""
+
+    WARMUP = 2
+
+    def __init__(self, pt: Pretraining):
+        self.pt = pt
+        self.graph = None
+        self.total: torch.Tensor | None = None
+        self.warm = 0
+
+    @staticmethod
+    def applies(pt: Pretraining) -> bool:
+        """Whether ``pt``'s epoch can be captured whole: counter draws, tcclib's own rules only."""
+        own = all(rules.is_own(rule) for rule, _ in pt.how_groups + pt.where_groups)
+        return pt.draw_scheme == "counter" and own
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:  # (a batch outside an epoch: eagerly)
+        return self.pt.eager_step(idx)
+
+    def run(self, epoch: int) -> torch.Tensor:
+        """Pretraining epoch ``epoch``'s summed losses ``[Kp]`` on the device."""
+        pt = self.pt
+        current = torch.cuda.current_stream(pt.dev)
+        if self.graph is None and self.warm < self.WARMUP:
+            side = torch.cuda.Stream(pt.dev)
+            side.wait_stream(current)
+            with torch.cuda.stream(side):
+                total = pt.epoch_total(epoch, pt.eager_step)
+            current.wait_stream(side)
+            self.warm += 1
+            return total
+        pt.draws.set_epoch(epoch)  # (outside the graph, which reads the epoch tensor)
+        if self.graph is None:
+            pt.opt.zero_grad(set_to_none=True)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.total = pt.epoch_total(None, pt.eager_step)
+        self.graph.replay()
+        return self.total  # (the graph's output buffer: read before the next replay, in stream order)
