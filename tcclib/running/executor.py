@@ -233,7 +233,6 @@ def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
                 ended, pending = wait(pending, timeout=TICK, return_when=FIRST_COMPLETED)
                 for f in ended:
                     finished(pool.futures[f], f.result)
-                progress.tick()
         except BaseException:  # an interrupt: no dataset starts any more, every worker ends now
             pool.cancel()
             if processes is not None:
