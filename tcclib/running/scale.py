@@ -62,16 +62,8 @@ from tcclib.util import paths, threads
 from tcclib.util.files import atomic_write
 
 TOKEN = ".scale-token"
-STORE_FILES = (
-    "results.csv",
-    "history.csv",
-    "pseudo.csv",
-    "corr_range.csv",
-    "keys.json",
-    "importance.npz",
-    "embeddings.npz",
-    "classes.json",
-)
+STORE_FILES = ("results.csv", "history.csv", "pseudo.csv", "corr_range.csv", "keys.json", "importance.npz")
+STORE_FILES += ("embeddings.npz", "classes.json")
 _TEXT = (".ipynb", ".json", ".md", ".csv", ".txt", ".html", ".tsv")
 
 
