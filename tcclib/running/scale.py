@@ -375,18 +375,8 @@ def _remove_orphaned_unit_folders() -> None:
     named after its process id, and this host's processes are the ones it can see."""
     for folder in Path(tempfile.gettempdir()).glob(f"{UNIT_PREFIX}*-*"):
         pid = folder.name[len(UNIT_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not folders.pid_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def run_unit(u: dict) -> dict:
