@@ -794,26 +794,6 @@ def pseudo_labelled(names) -> list[str]:
 # --------------------------------------------------------------------------- live views
 
 
-class _MethodsView(Mapping):
-    """``config.METHODS``: name -> :class:`MethodSpec` of every registered method, live."""
-
-    def __getitem__(self, name):
-        ensure_loaded()
-        e = _ENTRIES.get(name)
-        if e is None or e.is_baseline:
-            raise KeyError(name)
-        return e.spec
-
-    def __iter__(self):
-        return iter(method_names())
-
-    def __len__(self):
-        return len(method_names())
-
-    def __repr__(self):
-        return f"METHODS({dict(self)!r})"
-
-
 class _NamesView(Sequence):
     """A live tuple-like list of registry names (``config.BASELINES``, ``plots.METHOD_ORDER``)."""
 
@@ -868,7 +848,14 @@ class LiveMapping(Mapping):
         return repr(self._fn())
 
 
-METHODS = _MethodsView()
+class _MethodsView(LiveMapping):
+    """``config.METHODS``: name -> :class:`MethodSpec` of every registered method, live."""
+
+    def __repr__(self):
+        return f"METHODS({dict(self)!r})"
+
+
+METHODS = _MethodsView(lambda: {e.name: e.spec for e in entries() if not e.is_baseline})
 BASELINES = _NamesView(baseline_names)
 ORDER = _NamesView(order)
 LABELS = LiveMapping(lambda: {e.name: e.label for e in entries()})
