@@ -63,16 +63,8 @@ from tcclib.util import paths, threads
 from tcclib.util.files import atomic_write
 
 TOKEN = ".scale-token"
-STORE_FILES = (
-    "results.csv",
-    "history.csv",
-    "pseudo.csv",
-    "corr_range.csv",
-    "keys.json",
-    "importance.npz",
-    "embeddings.npz",
-    "classes.json",
-)
+STORE_FILES = ("results.csv", "history.csv", "pseudo.csv", "corr_range.csv", "keys.json", "importance.npz")
+STORE_FILES += ("embeddings.npz", "classes.json")
 _TEXT = (".ipynb", ".json", ".md", ".csv", ".txt", ".html", ".tsv")
 
 
@@ -378,18 +370,8 @@ def _remove_orphaned_unit_folders() -> None:
     named after its process id, and this host's processes are the ones it can see."""
     for folder in Path(tempfile.gettempdir()).glob(f"{UNIT_PREFIX}*-*"):
         pid = folder.name[len(UNIT_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not folders.pid_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def run_unit(u: dict) -> dict:

@@ -119,13 +119,7 @@ class Plan:
         )
 
 
-def plan(
-    jobs: int,
-    device: str = "cpu",
-    threads: int | None = None,
-    n_cores: int | None = None,
-    environ=None,
-) -> Plan:
+def plan(jobs: int, device: str = "cpu", threads: int | None = None, n_cores: int | None = None, environ=None) -> Plan:
     """The sweep's choice for ``jobs`` datasets at once (``--workers``) on ``device``.
 
     On the CPU every job trains on its share of the cores (:func:`budget`).  On a GPU the ``jobs``
