@@ -157,7 +157,7 @@ def test_only_runs_only_those_datasets_and_a_second_run_trains_nothing(tmp_path,
     assert (folder / "verdict.md").is_file()
     assert main(args) == 0  # unchanged: the dataset is done, nothing trains
     out = capsys.readouterr().out
-    assert "1 of 1 datasets already done" in out and "members trained" not in out.split("training record")[0]
+    assert "1 of 1 dataset already done" in out and "members trained" not in out.split("training record")[0]
 
 
 @needs_shared

@@ -146,7 +146,7 @@ def _screen(args, ps, options) -> int:
     job = screen.from_params(ps, options, args.methods, args.outputs)
     if args.check:
         todo = screen.check(job)
-        print(f"{args.params}: OK (a screen of {', '.join(job.methods)} on {screen._datasets(len(todo))})")
+        print(f"{args.params}: OK (a screen of {', '.join(job.methods)} on {errors.counted(len(todo), 'dataset')})")
         return 0
     results = screen.run(job)
     page = verdict.write(results, list(job.methods), list(job.compared), job.out)
@@ -180,10 +180,9 @@ def _check_sweep(args, ps, options) -> int:
         print(f"error: {args.params}: {line}", file=sys.stderr)
     if problems:
         return 2
-    print(
-        f"{args.params}: OK ({len(ps.datasets)} datasets, {len(ps.config.seeds)} seeds, "
-        f"{len(ps.config.methods)} methods, {ps.config.epochs} epochs, device {ps.config.device})"
-    )
+    counts = [errors.counted(len(v), n) for v, n in ((ps.datasets, "dataset"), (ps.config.seeds, "seed"))]
+    methods, epochs = errors.counted(len(ps.config.methods), "method"), errors.counted(ps.config.epochs, "epoch")
+    print(f"{args.params}: OK ({', '.join(counts)}, {methods}, {epochs}, device {ps.config.device})")
     return 0
 
 

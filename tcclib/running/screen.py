@@ -244,7 +244,8 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     ps, run_options = param_set(screen, todo), options(screen, reference)
     sweeps.cluster_options(ps, run_options)  # the options checked before any work (as the sweep does)
     out.mkdir(parents=True, exist_ok=True)
-    say(f"screen: {_datasets(len(todo))}, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
+    where = paths.relative_to_root(out)
+    say(f"screen: {errors.counted(len(todo), 'dataset')}, {', '.join(screen.methods)}; results in {where}")
     if any(registry.METHODS[m].needs_importance for m in screen.methods) and screen.importances is not None:
         taken = sum(_seed_importances(out / name, paths.resolve(screen.importances) / name) for name, _ in todo)
         say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
@@ -272,8 +273,8 @@ def _failed(failed: dict, out: Path) -> ScreenFailed:
     lines = "; ".join(f"{d}: {err}" for d, err in failed.items())
     records = ", ".join(paths.relative_to_root(folders.failed_record(out, d)) for d in failed)
     return ScreenFailed(
-        f"screen: {_datasets(len(failed))} failed: {lines[:600]}; the others are kept: fix the cause and run "
-        f"the screen again (tracebacks: {records[:600]})"
+        f"screen: {errors.counted(len(failed), 'dataset')} failed: {lines[:600]}; the others are kept: fix the "
+        f"cause and run the screen again (tracebacks: {records[:600]})"
     )
 
 
@@ -286,9 +287,9 @@ def training_record(out: Path, datasets: list[str]) -> str:
     members = sum(int(t.get("trained_members", 0)) for t in timings)
     seconds = sum(float(t.get("total_s", 0.0)) for t in timings)
     return (
-        f"training record: the stored results of {_datasets(len(timings))} come from {members} members trained in "
-        f"{seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in each dataset's "
-        f"folder of {paths.relative_to_root(out)})"
+        f"training record: the stored results of {errors.counted(len(timings), 'dataset')} come from {members} "
+        f"members trained in {seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in "
+        f"each dataset's folder of {paths.relative_to_root(out)})"
     )
 
 
@@ -366,7 +367,7 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
             load_dataset(name, data_dir=ps.data_folder)
         except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
             raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
-    say(f"screen: {_datasets(len(todo))} load from {where}")
+    say(f"screen: {errors.counted(len(todo), 'dataset')} load from {where}")
     return todo
 
 
@@ -380,7 +381,3 @@ def render_notebook(out_dir, reference=REFERENCE) -> Path:
     os.environ[nbparams.RENDER_ENV] = "1"  # the notebook may write under outputs/
     notebooks.execute("09_your_rule", target, parameters, out)
     return target
-
-
-def _datasets(n: int) -> str:
-    return f"{n} dataset{'' if n == 1 else 's'}"

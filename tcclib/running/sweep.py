@@ -51,7 +51,7 @@ from tcclib.running.folders import (
     recover,
     set_lock,
 )
-from tcclib.util import paths
+from tcclib.util import errors, paths
 from tcclib.util import threads as thread_budget
 from tcclib.util.progress import Overall
 
@@ -416,7 +416,7 @@ def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say) -> None
             say(skipped_line(set_dir, d, plan.stale.get(d)))
     elif plan.skipped:
         say(
-            f"{len(plan.skipped)} of {len(plan.skipped) + len(plan.todo)} datasets already done in "
+            f"{len(plan.skipped)} of {errors.counted(len(plan.skipped) + len(plan.todo), 'dataset')} already done in "
             f"{paths.relative_to_root(set_dir)} with these settings (reused; --force NAME runs one again)"
         )
 
@@ -426,10 +426,10 @@ def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "
     finished = [d for d in todo if (set_dir / d / DONE).exists()]
     left = len(todo) - len(finished)
     return (
-        f"interrupted: {len(finished)} of the {len(todo)} datasets this run had to do finished and are kept in "
-        f"{paths.relative_to_root(set_dir)} ({members} members trained); {left} not finished (a pretraining that "
-        f"had started resumes from its last checkpoint). {hint or 'Run the same command again to resume'}: "
-        f"finished datasets are skipped, only what is missing trains."
+        f"interrupted: {len(finished)} of the {errors.counted(len(todo), 'dataset')} this run had to do finished and "
+        f"are kept in {paths.relative_to_root(set_dir)} ({members} members trained); {left} not finished (a "
+        f"pretraining that had started resumes from its last checkpoint). "
+        f"{hint or 'Run the same command again to resume'}: finished datasets are skipped, only what is missing trains."
     )
 
 
