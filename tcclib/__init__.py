@@ -3,10 +3,13 @@
 from tcclib import Config, run_dataset
 run = run_dataset("breast_cancer", Config(epochs=100))
 run.results.groupby("method")[["accuracy", "auroc"]].mean()
+
+A public name loads its module when first asked for (PEP 562): ``import tcclib`` loads no torch.
 """
 
 __version__ = "0.2.0"
 
+import importlib as _importlib  # noqa: E402
 import os as _os  # noqa: E402
 from pathlib import Path as _Path  # noqa: E402
 
@@ -20,41 +23,31 @@ from tcclib.util.moved import install as _install_moved  # noqa: E402
 
 _install_moved()  # tcclib.config, tcclib.sweep, ...: one line naming where each module moved
 
-from tcclib.data import sources as _sources  # noqa: E402
-from tcclib.data.sources import from_frame, list_datasets, load_dataset  # noqa: E402
-from tcclib.method import registry as _registry  # noqa: E402
-from tcclib.method import rules as _rules  # noqa: E402
-from tcclib.method import training as _training  # noqa: E402
-from tcclib.method.check import check_rule  # noqa: E402
-from tcclib.method.config import METHODS, Config  # noqa: E402
-from tcclib.method.estimator import TCCClassifier  # noqa: E402
-from tcclib.method.plugins import load_many as load_plugins  # noqa: E402
-from tcclib.running.train import RunResult, run_dataset  # noqa: E402
-from tcclib.util import errors as _errors  # noqa: E402
-from tcclib.util import threads as _threads  # noqa: E402
+_PUBLIC = {
+    "Config": "tcclib.method.config",
+    "METHODS": "tcclib.method.config",
+    "RunResult": "tcclib.running.train",
+    "TCCClassifier": "tcclib.method.estimator",
+    "check_rule": "tcclib.method.check",
+    "from_frame": "tcclib.data.sources",
+    "list_datasets": "tcclib.data.sources",
+    "load_dataset": "tcclib.data.sources",
+    "load_plugins": "tcclib.method.plugins:load_many",
+    "run_dataset": "tcclib.running.train",
+}
+"""Each public name -> the module that defines it (``module:name`` where the name differs)."""
 
-# tcclib's own errors say what to change in their message: in a notebook kernel (and on the
-# command line, tcclib/__main__.py) they end with that line, their traceback saved to a file
-# (tcclib.running.folders adds its SweepError when it is imported)
-_errors.register_short(
-    _errors.ConfigError,
-    _sources.DatasetError,
-    _sources.DataUnavailableError,
-    _registry.RegistryError,
-    _rules.RuleContractError,
-    _threads.ThreadsError,
-    _training.TrainingDiverged,
-)
+__all__ = sorted(_PUBLIC)
 
-__all__ = [
-    "Config",
-    "METHODS",
-    "RunResult",
-    "TCCClassifier",
-    "check_rule",
-    "from_frame",
-    "list_datasets",
-    "load_dataset",
-    "load_plugins",
-    "run_dataset",
-]
+
+def __getattr__(name: str):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'tcclib' has no attribute {name!r}")
+    module, _, attribute = _PUBLIC[name].partition(":")
+    value = getattr(_importlib.import_module(module), attribute or name)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -50,6 +50,16 @@ def folder_digest():
     return _folder_digest
 
 
+@pytest.fixture
+def kept_environ():
+    """The command line run in-process sets variables for the kernels and workers it starts
+    (``TCC_PLUGINS``, ``TCC_TRACEBACK``, ``TCC_DATA_DIR``, ...): put the environment back after."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture(autouse=True)
 def _plugins_as_found():
     """Unload the plugins a test loaded and left loaded, so that the next test in this worker sees

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from tcclib.running import cli, scale, sweep
 from tcclib.running import params as param_files
-from tcclib.running import scale, sweep
 
 LIMIT = 60  # seconds any one test may take, whatever happens
 
@@ -105,7 +105,7 @@ def no_workers():
 def _run(capsys, argv):
     """``python -m tcclib ...``: exit status, stderr, stdout, seconds."""
     t = time.monotonic()
-    rc = sweep.main([str(a) for a in argv])
+    rc = cli.main([str(a) for a in argv])
     out = capsys.readouterr()
     return rc, out.err, out.out, time.monotonic() - t
 

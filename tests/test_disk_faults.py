@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tcclib.running import folders, sweep
+from tcclib.running import cli, folders, sweep
 from tcclib.running import params as param_files
 
 CFG = {"seeds": [1], "methods": ["no_pretrain", "random"], "epochs": 2, "head_epochs": 2, "progress": False}
@@ -96,9 +96,9 @@ def test_a_full_disk_is_caught_up_front_although_an_empty_file_still_fits(tmp_pa
         probe.unlink()
         with pytest.raises(sweep.SweepError, match="No space left on device"):
             sweep.sweep(param_files.load(p), out, progress=False)
-        assert sweep.main([str(p), "--outputs", str(out)]) == 2
+        assert cli.main([str(p), "--outputs", str(out)]) == 2
         assert "cannot write the output folder" in _error(capsys)
-        assert sweep.main([str(p), "--outputs", str(out), "--check"]) == 2
+        assert cli.main([str(p), "--outputs", str(out), "--check"]) == 2
         assert "No space left on device" in _error(capsys)
         assert not (out / "disk" / "breast_cancer").exists()
 
@@ -109,7 +109,7 @@ def test_too_little_room_for_what_the_run_writes(tmp_path, capsys):
     outputs, cache = folders.room_needed(param_files.load(p), 1, 1)
     assert outputs >= folders.OUTPUT_BYTES and cache > folders.CACHE_BYTES  # a checkpoint's room too
     with _tmpfs(tmp_path / "out", "4m") as out:  # writable, but far from the estimate
-        assert sweep.main([str(p), "--outputs", str(out)]) == 2
+        assert cli.main([str(p), "--outputs", str(out)]) == 2
         line = _error(capsys)
         assert "not enough room for the output folder" in line and "MiB free" in line
         assert not (out / "disk").exists()
@@ -123,11 +123,11 @@ def test_a_read_only_cache_or_checkpoint_folder_is_caught_up_front(tmp_path, cap
         folder = out / sub
         folder.mkdir(parents=True, exist_ok=True)
         with _read_only(folder):
-            assert sweep.main([str(p), "--outputs", str(out)]) == 2
+            assert cli.main([str(p), "--outputs", str(out)]) == 2
             line = _error(capsys)
             what = "the cache folder" if sub == ".cache" else "the checkpoint folder"
             assert f"cannot write {what} {folder}" in line and "Read-only file system" in line
-            assert sweep.main([str(p), "--outputs", str(out), "--check"]) == 2
+            assert cli.main([str(p), "--outputs", str(out), "--check"]) == 2
             assert what in _error(capsys)
         assert not (out / "disk" / "breast_cancer").exists()
 
@@ -138,7 +138,7 @@ def test_a_read_only_output_folder_for_root(tmp_path, capsys):
     out = tmp_path / "out"
     (out / "disk").mkdir(parents=True)
     with _read_only(out / "disk"):
-        assert sweep.main([str(p), "--outputs", str(out)]) == 2
+        assert cli.main([str(p), "--outputs", str(out)]) == 2
         assert "cannot write the output folder" in _error(capsys)
 
 
@@ -159,7 +159,7 @@ def test_a_disk_that_fills_during_a_forced_rerun_is_one_line_and_keeps_the_resul
             return real(set_dir, dataset)
 
         monkeypatch.setattr(sweep, "recover", fill_then_recover)
-        assert sweep.main([str(p), "--outputs", str(out), "--force", "all"]) == 2
+        assert cli.main([str(p), "--outputs", str(out), "--force", "all"]) == 2
         line = _error(capsys)
         assert "No space left on device (ENOSPC)" in line and "datasets.json" in line
         assert "every dataset finished before this is intact" in line
@@ -170,13 +170,13 @@ def test_a_disk_that_fills_during_a_forced_rerun_is_one_line_and_keeps_the_resul
 def test_a_failed_forced_rerun_names_the_real_record_and_keeps_its_note(tmp_path, monkeypatch, capsys):
     p = _params(tmp_path)
     out = tmp_path / "out"
-    assert sweep.main([str(p), "--outputs", str(out)]) == 0
+    assert cli.main([str(p), "--outputs", str(out)]) == 0
     broken = tmp_path / "nbs"
     broken.mkdir()
     (broken / "01_data_prep.py").write_text("# %%\nraise RuntimeError('boom ' * 200)\n")  # a long message
     monkeypatch.setenv("TCC_NOTEBOOKS", str(broken))
     capsys.readouterr()
-    assert sweep.main([str(p), "--outputs", str(out), "--force", "all"]) == 1
+    assert cli.main([str(p), "--outputs", str(out), "--force", "all"]) == 1
     last = capsys.readouterr().out.strip().splitlines()[-1]
     record = out / "disk" / ".failed" / "breast_cancer" / "_FAILED.json"
     assert record.exists() and not (out / "disk" / "breast_cancer" / "_FAILED.json").exists()

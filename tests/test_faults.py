@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from tcclib.method.config import Config, ConfigError
+from tcclib.running import cli
 from tcclib.running import params as param_files
-from tcclib.running import sweep
 
 HEAD = "name: x\ndatasets: [breast_cancer]\n"
 
@@ -72,7 +72,7 @@ def test_a_bad_value_in_a_parameter_file_is_a_clear_error_at_check_time(tmp_path
         param_files.load(p)
     for w in words:
         assert w in str(e.value), str(e.value)
-    assert sweep.main([str(p), "--check"]) == 2
+    assert cli.main([str(p), "--check"]) == 2
     assert words[0] in capsys.readouterr().err
 
 
@@ -82,7 +82,7 @@ def test_cuda_without_a_gpu_fails_at_check_time(tmp_path, capsys):
     p.write_text(HEAD + "config: {device: cuda}\n")
     with pytest.raises(param_files.ParamsError, match="no CUDA device is visible"):
         param_files.load(p)
-    assert sweep.main([str(p), "--check"]) == 2
+    assert cli.main([str(p), "--check"]) == 2
     Config(device="cuda")  # a valid setting for another machine: only loading a file checks it
     with pytest.raises(ConfigError, match="no CUDA device"):
         Config(device="cuda:1").check_device()
@@ -116,11 +116,11 @@ def test_valid_files_still_load_and_mean_the_same(tmp_path):
 def test_check_names_the_command_line_and_missing_notebook_sources(tmp_path, monkeypatch, capsys):
     p = tmp_path / "ok.yaml"
     p.write_text(HEAD)
-    assert sweep.main([str(p), "--check"]) == 0
-    assert sweep.main([str(p), "--check", "--workers", "0"]) == 2
+    assert cli.main([str(p), "--check"]) == 0
+    assert cli.main([str(p), "--check", "--workers", "0"]) == 2
     assert "--workers must be a positive integer" in capsys.readouterr().err
     monkeypatch.setenv("TCC_NOTEBOOKS", str(tmp_path))
-    assert sweep.main([str(p), "--check"]) == 2
+    assert cli.main([str(p), "--check"]) == 2
     assert "notebook source 01_data_prep" in capsys.readouterr().err
 
 
@@ -129,10 +129,10 @@ def test_a_bad_checkpoint_interval_stops_the_sweep_before_any_work(tmp_path, mon
     p = tmp_path / "ok.yaml"
     p.write_text(HEAD)
     monkeypatch.setenv("TCC_CHECKPOINT_SECONDS", value)
-    assert sweep.main([str(p), "--check"]) == 2
+    assert cli.main([str(p), "--check"]) == 2
     err = capsys.readouterr().err
     assert "$TCC_CHECKPOINT_SECONDS must be a number of seconds >= 0" in err and repr(value) in err
-    assert sweep.main([str(p), "--outputs", str(tmp_path / "out")]) == 2
+    assert cli.main([str(p), "--outputs", str(tmp_path / "out")]) == 2
     assert "$TCC_CHECKPOINT_SECONDS" in capsys.readouterr().err
     assert not (tmp_path / "out" / "x").exists()  # nothing was started
 

@@ -12,7 +12,7 @@ import pytest
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.method.config import Config
-from tcclib.running import nbparams, notebooks, sweep
+from tcclib.running import cli, nbparams, notebooks, sweep
 from tcclib.running import params as param_files
 from tcclib.util import paths
 
@@ -341,16 +341,16 @@ def test_a_finished_dataset_with_other_settings_is_named_and_force_stale_updates
     done = json.loads((out / "s" / "breast_cancer" / "_DONE.json").read_text())
     assert done["trained_members"] == len(TINY["seeds"]) and done["reused_members"] == 2 * len(TINY["seeds"])
     assert sweep.sweep(param_files.load(p), out, progress=False, force=["stale"])["done"] == []  # up to date now
-    assert sweep.main([str(p), "--outputs", str(out), "--force", "stale", "wdbc"]) == 2  # names still checked
+    assert cli.main([str(p), "--outputs", str(out), "--force", "stale", "wdbc"]) == 2  # names still checked
 
 
 def test_force_and_only_name_datasets_of_the_set(tmp_path, capsys):
     p = tmp_path / "f.yaml"
     p.write_text("name: f\ndatasets: [breast_cancer, diabetes]\n")
-    assert sweep.main([str(p), "--force", "Breast_Cancer", "--check"]) == 0  # matched case-insensitively
-    assert sweep.main([str(p), "--force", "wdbc"]) == 2
+    assert cli.main([str(p), "--force", "Breast_Cancer", "--check"]) == 0  # matched case-insensitively
+    assert cli.main([str(p), "--force", "wdbc"]) == 2
     assert "not a dataset of the set 'f'" in capsys.readouterr().err
-    assert sweep.main([str(p), "--only", "breast_cancr"]) == 2
+    assert cli.main([str(p), "--only", "breast_cancr"]) == 2
     assert "breast_cancer" in capsys.readouterr().err
 
 
@@ -381,14 +381,14 @@ def test_a_missing_data_folder_is_a_check_error(tmp_path, monkeypatch, capsys):
     p = tmp_path / "d.yaml"
     p.write_text("name: d\ndatasets: [breast_cancer]\n")
     monkeypatch.setenv("TCC_DATA_DIR", str(tmp_path / "nowhere"))
-    assert sweep.main([str(p), "--check"]) == 2
+    assert cli.main([str(p), "--check"]) == 2
     assert "does not exist" in capsys.readouterr().err
     monkeypatch.delenv("TCC_DATA_DIR")
-    assert sweep.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0
+    assert cli.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0
     p.write_text("name: d\ndatasets: [breast_cancer]\ndata_dir: nowhere/at/all\n")
-    assert sweep.main([str(p), "--check"]) == 2  # the file's folder is missing: an error at load, not mid-run
+    assert cli.main([str(p), "--check"]) == 2  # the file's folder is missing: an error at load, not mid-run
     assert "data_dir: the folder" in capsys.readouterr().err
-    assert sweep.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0  # an explicit folder wins
+    assert cli.main([str(p), "--check", "--data-dir", str(tmp_path)]) == 0  # an explicit folder wins
 
 
 def test_a_run_outside_a_sweep_is_marked_finished_for_the_aggregate_notebooks(tmp_path, monkeypatch, bc_small):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tcclib.running import cli, sweep
 from tcclib.running import params as param_files
-from tcclib.running import sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = {"seeds": [1], "methods": ["no_pretrain", "random"], "epochs": 2, "head_epochs": 2, "progress": False}
@@ -114,7 +114,7 @@ def test_one_sweep_per_set_at_a_time(tmp_path):
     with pytest.raises(sweep.SweepError, match="being run by another sweep"):
         sweep.sweep(ps, out, progress=False)
     assert not (out / "safe" / "breast_cancer").exists()  # nothing ran
-    assert sweep.main([str(tmp_path / "safe.yaml"), "--outputs", str(out)]) == 2
+    assert cli.main([str(tmp_path / "safe.yaml"), "--outputs", str(out)]) == 2
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     lock.write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "since": "then"}))
@@ -147,13 +147,13 @@ def test_a_read_only_output_folder(tmp_path, capsys):
     with _read_only(out / "safe"):
         with pytest.raises(sweep.SweepError, match="cannot write the output folder"):
             sweep.sweep(ps, out, progress=False)
-        assert sweep.main([str(p), "--outputs", str(out)]) == 2
+        assert cli.main([str(p), "--outputs", str(out)]) == 2
         assert "cannot write the output folder" in capsys.readouterr().err
     sweep.sweep(ps, out, progress=False)
     with _read_only(out / "safe"):  # finished: nothing to run, so no error at all
         rep = sweep.sweep(ps, out, progress=False)
         assert rep["skipped"] == ["breast_cancer"] and not rep["failed"]
-        assert sweep.main([str(p), "--outputs", str(out)]) == 0
+        assert cli.main([str(p), "--outputs", str(out)]) == 0
 
 
 def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):

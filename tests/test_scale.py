@@ -344,7 +344,7 @@ def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
     assert len(seen.workers) >= 2, "the units run in the LocalCluster's worker processes"
     assert seen.code == 130 and seen.stopped_s < 20, seen.text[-3000:]
     assert "Traceback" not in seen.text
-    assert seen.last_line.startswith("interrupted: 0 of the 1 datasets this run had to do finished"), seen.last_line
+    assert seen.last_line.startswith("interrupted: 0 of the 1 dataset this run had to do finished"), seen.last_line
     time.sleep(3)
     assert [w for w in seen.workers if alive(w)] == []
     assert len(list(scratch.glob("tcc-unit-*"))) == 2, "a killed unit cannot remove its own folder"

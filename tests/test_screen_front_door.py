@@ -25,6 +25,7 @@ from tcclib.running.train import run_dataset
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets" / "openml-cc18"
 NEARBY = ROOT / "examples" / "nearby_rule.py"
+pytestmark = pytest.mark.usefixtures("kept_environ")  # main() in-process sets variables for its workers
 needs_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason="needs ../shared/datasets/openml-cc18 beside the checkout"
 )
@@ -68,12 +69,42 @@ def _screen_file(tmp_path: Path, reference: Path) -> Path:
 
 
 @needs_shared
-def test_the_screens_check_loads_its_datasets_offline_beside_shared_with_no_variable_set():
-    cmd = [sys.executable, "-m", "tcclib", "params/screen.yaml", "--plugin", str(NEARBY), "--only", "kc2", "--check"]
-    done = subprocess.run(cmd, cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert f"screen: 1 dataset load from {SHARED.resolve()}" in done.stdout
-    assert "OK (a screen of nearby on 1 dataset)" in done.stdout
+def test_the_screens_check_loads_its_datasets_offline_beside_shared_with_no_variable_set(monkeypatch, capsys):
+    for name, value in _clean_env().items():
+        monkeypatch.setenv(name, value)
+    for name in ("TCC_DATA_DIR", plugins.ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(ROOT)
+    assert main(["params/screen.yaml", "--plugin", str(NEARBY), "--only", "kc2", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert f"screen: 1 dataset load from {SHARED.resolve()}" in out
+    assert "OK (a screen of nearby on 1 dataset)" in out
+
+
+@pytest.mark.parametrize(
+    "option, words",
+    [
+        (["--scheduler", ""], "--scheduler: scheduler must be local"),
+        (["--workers", "0"], "--workers must be a positive"),
+    ],
+)
+def test_the_screen_refuses_what_the_sweep_refuses_at_check_and_at_the_run(tmp_path, reference, capsys, option, words):
+    """One validation: an empty --scheduler (an unset shell variable) or --workers 0 is refused by
+    the sweep and the screen alike, at --check and at the run, in one line, before any work."""
+    sweep_file = tmp_path / "sweep.yaml"
+    sweep_file.write_text("name: tiny\ndatasets: [breast_cancer]\nconfig: {epochs: 1, seeds: [0]}\n")
+    commands = {
+        "sweep": [str(sweep_file), "--outputs", str(tmp_path / "out")],
+        "screen": [str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY)],
+    }
+    for what, argv in commands.items():
+        for check in (["--check"], []):
+            assert main([*argv, *option, *check]) == 2, (what, check)
+            err = capsys.readouterr().err.strip()
+            assert words in err and len(err.splitlines()) == 1, (what, check, err)
+            if option[0] == "--scheduler":
+                assert "an unset shell variable?" in err and "leave the option out" in err
+    assert not (tmp_path / "out").exists()  # nothing started
 
 
 @pytest.mark.parametrize(
@@ -126,7 +157,7 @@ def test_only_runs_only_those_datasets_and_a_second_run_trains_nothing(tmp_path,
     assert (folder / "verdict.md").is_file()
     assert main(args) == 0  # unchanged: the dataset is done, nothing trains
     out = capsys.readouterr().out
-    assert "1 of 1 datasets already done" in out and "members trained" not in out.split("training record")[0]
+    assert "1 of 1 dataset already done" in out and "members trained" not in out.split("training record")[0]
 
 
 @needs_shared

@@ -26,7 +26,7 @@ import torch
 from tcclib.method import config, plugins, registry, settings
 from tcclib.method.config import SETTINGS, Config, ConfigError
 from tcclib.method.estimator import TCCClassifier
-from tcclib.running import reference
+from tcclib.running import cli, reference
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = ROOT / "params" / "smoke.yaml"
@@ -78,11 +78,11 @@ def test_the_estimator_takes_exactly_the_settings_declared_for_it():
         assert inspect.signature(TCCClassifier.__init__).parameters[name].default == SETTINGS[name].default
 
 
-def test_the_command_line_help_lists_every_file_setting():
-    out = _run(["-m", "tcclib", "--help"])
-    assert out.returncode == 0
+def test_the_command_line_help_lists_every_file_setting(capsys):
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
     for name in config.names(where=settings.FILE):
-        assert f"\n  {name}: " in out.stdout
+        assert f"\n  {name}: " in out
 
 
 def test_derived_lists_are_the_ones_the_stored_keys_were_made_with():
@@ -306,10 +306,12 @@ def test_a_plugin_that_changes_torchs_global_state_is_refused_and_the_state_set_
     assert caught.value._render_traceback_() == [f"PluginError: {message}"]  # one line in a notebook too
 
 
-def test_the_command_line_says_a_missing_plugin_in_one_line(tmp_path):
-    missing = _run(["-m", "tcclib", str(PARAMS), "--check", "--plugin", str(tmp_path / "nope.py")])
-    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
-    assert "nope.py: no such file" in missing.stderr and "Traceback" not in missing.stderr
+def test_the_command_line_says_a_missing_plugin_in_one_line(tmp_path, monkeypatch, capsys, kept_environ):
+    monkeypatch.delenv("TCC_PLUGINS", raising=False)
+    assert cli.main([str(PARAMS), "--check", "--plugin", str(tmp_path / "nope.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nope.py: no such file" in err and "Traceback" not in err
+    # $TCC_PLUGINS and entry points are read when a process first fills the registry: a fresh one
     env = _run(["-m", "tcclib", str(PARAMS), "--check"], {"TCC_PLUGINS": "no_such_module_xyz"})
     assert env.returncode == 2 and env.stderr.count("\n") == 1
     assert "no_such_module_xyz (from $TCC_PLUGINS): no module of that name" in env.stderr

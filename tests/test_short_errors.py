@@ -16,6 +16,9 @@ import pytest
 
 from tcclib import Config, run_dataset
 from tcclib.artifacts import store
+from tcclib.method import plugins
+from tcclib.running.cli import main
+from tcclib.running.screen import ScreenFailed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -123,25 +126,34 @@ def tiny_reference(tmp_path_factory):
     return folder
 
 
-def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(tmp_path, tiny_reference):
+def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(
+    tmp_path, tiny_reference, monkeypatch, capsys, kept_environ
+):
     (tmp_path / "bad_rule.py").write_text(BAD_RULE)
     params = tmp_path / "screen.yaml"
     params.write_text(
         f"name: tiny_screen\ndatasets: [breast_cancer]\nscreen:\n  reference: {tiny_reference}\n"
         f"  compare: [class, random, no_pretrain, logreg]\n  out: {tmp_path / 'out'}\n"
     )
-    cmd = [sys.executable, "-m", "tcclib", str(params), "--plugin", str(tmp_path / "bad_rule.py")]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=300)
-    lines = [x for x in done.stderr.splitlines() if x.strip()]
-    assert done.returncode == 1
-    # the screen runs on the sweep's workers: the rule's own line comes back inside the screen's
-    rule_line = "how rule 'boom' (bad_rule.py): donors() failed at line 9: KeyError: 'no such column'"
-    assert lines[-1].startswith("error: ScreenFailed: screen: 1 dataset failed: breast_cancer: ")
-    assert rule_line in lines[-1] and "_FAILED.json" in lines[-1]
-    assert lines[-2].startswith("(the full traceback is in ") and lines[-2].endswith("shows it here)")
-    (record,) = (tmp_path / "out").rglob("_FAILED.json")
-    assert 'bad_rule.py", line 9, in donors' in json.loads(record.read_text())["traceback"]
-    assert "Traceback" not in done.stderr
-    shown = subprocess.run(cmd + ["--traceback"], capture_output=True, text=True, env=_env(tmp_path), timeout=300)
-    assert shown.returncode == 1 and 'bad_rule.py", line 9, in donors' in shown.stderr
-    assert "ScreenFailed: screen: 1 dataset failed" in shown.stderr.rstrip().splitlines()[-1]
+    monkeypatch.setenv("TCC_TRACEBACK_DIR", str(tmp_path / "tracebacks"))
+    monkeypatch.delenv("TCC_TRACEBACK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    argv = [str(params), "--plugin", str(tmp_path / "bad_rule.py")]
+    try:
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        lines = [x for x in err.splitlines() if x.strip()]
+        # the screen runs on the sweep's workers: the rule's own line comes back inside the screen's
+        rule_line = "how rule 'boom' (bad_rule.py): donors() failed at line 9: KeyError: 'no such column'"
+        assert lines[-1].startswith("error: ScreenFailed: screen: 1 dataset failed: breast_cancer: ")
+        assert rule_line in lines[-1] and "_FAILED.json" in lines[-1]
+        assert lines[-2].startswith("(the full traceback is in ") and lines[-2].endswith("shows it here)")
+        (record,) = (tmp_path / "out").rglob("_FAILED.json")
+        assert 'bad_rule.py", line 9, in donors' in json.loads(record.read_text())["traceback"]
+        assert "Traceback" not in err
+        with pytest.raises(ScreenFailed) as shown:  # --traceback: the error itself, the tracebacks printed
+            main([*argv, "--traceback"])
+        assert 'bad_rule.py", line 9, in donors' in capsys.readouterr().err
+        assert f"{type(shown.value).__name__}: {shown.value}".startswith("ScreenFailed: screen: 1 dataset failed")
+    finally:
+        plugins.unload(str(tmp_path / "bad_rule.py"))

@@ -11,7 +11,7 @@ import pytest
 from processes import alive, interrupt_when
 
 from tcclib.data.sources import DATA_DIR_ENV
-from tcclib.running import nbparams, notebooks, sweep
+from tcclib.running import cli, nbparams, notebooks, sweep
 from tcclib.running import params as param_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def test_a_typo_in_a_parameter_file_is_a_clear_error(tmp_path, text, word):
     p.write_text(text)
     with pytest.raises(param_files.ParamsError, match=word):
         param_files.load(p)
-    assert sweep.main([str(p), "--check"]) == 2
+    assert cli.main([str(p), "--check"]) == 2
 
 
 def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):

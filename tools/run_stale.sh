@@ -12,10 +12,10 @@ set -u
 cd "$(dirname "$0")/.."
 params=$1; shift
 py=${PYTHON:-python}
-$py -m tcclib.running.sweep "$params" --check || exit 2  # a bad file or data folder: its own clear error
+$py -m tcclib "$params" --check || exit 2  # a bad file or data folder: its own clear error
 set_name=$($py -c "import sys; from tcclib.running import params as param_files; print(param_files.load(sys.argv[1]).name)" "$params") || exit 2
 mkdir -p outputs/.cache
-cpu=$($py -c "from tcclib.running.sweep import machine; print(machine())" | cut -c1-60)
+cpu=$($py -c "from tcclib.running.notebooks import machine; print(machine())" | cut -c1-60)
 for d in "$@"; do
   stale=$($py -c "
 import sys; from pathlib import Path
@@ -24,7 +24,7 @@ from tcclib.running import sweep
 ps = param_files.load(sys.argv[1]); print(sweep.settings_changed(ps, Path('outputs') / ps.name, sys.argv[2]) or '')" "$params" "$d") || exit 2
   if [ -z "$stale" ]; then echo "$d: up to date"; continue; fi
   t0=$(date +%s)
-  $py -m tcclib.running.sweep "$params" --outputs outputs --only "$d" --force "$d" --no-aggregate \
+  $py -m tcclib "$params" --outputs outputs --only "$d" --force "$d" --no-aggregate \
       ${THREADS:+--threads $THREADS} > "outputs/.cache/run_stale-$d.log" 2>&1
   rc=$?; t1=$(date +%s)
   if [ $rc -ne 0 ]; then echo "$d: FAILED (rc $rc; outputs/.cache/run_stale-$d.log)"; continue; fi

@@ -1,22 +1,15 @@
 """Datasets: the paper's 30 OpenML-CC18 ids, any other OpenML dataset or suite, local tables;
 loading, and input checks.
 
-* What a name means is :func:`source`'s answer: ``breast_cancer``, one of the paper's 30 (its
-  registry, ``data/openml_cc18.csv``), any other OpenML id or name (name, target and ignored
-  columns from the data folder's ``MANIFEST.tsv`` or from openml-python), or a local table
-  ``PATH:TARGET`` (CSV, TSV, Parquet, ARFF; a CSV/TSV file's separator, decimal mark and
-  encoding detected or given, :func:`csv_format`).  :func:`expand` also turns an OpenML suite or
-  study (``suite:99``, ``suite:OpenML-CC18``) into its datasets.
-* ``breast_cancer`` is scikit-learn's bundled copy (the paper's Figure 1-2 dataset; offline).
-* An OpenML id is read from ``<data_dir>/<did>.arff`` when that file exists (``data_dir``
-  argument, else ``$TCC_DATA_DIR``), parsed with liac-arff (the parser openml-python uses), and
-  the columns OpenML leaves out (row-id / ignore attributes) are dropped as OpenML does.
-  When a ``MANIFEST.tsv`` beside the file lists the id, the file must agree with it (sha256 of
-  the bytes; rows and columns after parsing), else a :class:`DatasetError` names the file and
-  the difference (a cut or edited copy would otherwise train silently on part of the data).
-  An empty, binary or unparsable file is a :class:`DatasetError` naming the file (and line).
-  Otherwise openml-python downloads it (``openml.datasets.get_dataset``, with openml's cache);
-  without network that ends in a :class:`DataUnavailableError` saying what to set.
+* What a name means is :func:`source`'s answer (``breast_cancer``, scikit-learn's bundled copy;
+  an OpenML id or name; a local table ``PATH:TARGET``, read as :func:`csv_format` says);
+  :func:`expand` also turns an OpenML suite (``suite:99``) into its datasets.
+* An OpenML id is read from ``<data_dir>/<did>.arff`` (``data_dir``, else ``$TCC_DATA_DIR``)
+  when it exists, with liac-arff (as openml-python does), without the row-id / ignored columns,
+  and checked against the ``MANIFEST.tsv`` beside it (sha256, rows, columns: a cut or edited copy
+  would otherwise train silently on part of the data); a damaged file is a :class:`DatasetError`
+  naming it (and the line).  Else openml-python downloads it (with its cache); offline, a
+  :class:`DataUnavailableError` says what to set.
 * Nominal columns come back as pandas ``category`` (declared level order), numeric as float64,
   the target as a ``category`` series.
 * :func:`from_frame` wraps a practitioner's own pandas table with the same checks
@@ -29,6 +22,8 @@ loading, and input checks.
 
 from __future__ import annotations
 
+import codecs
+import csv
 import difflib
 import hashlib
 import json
@@ -46,6 +41,7 @@ import pandas as pd
 
 from tcclib.data.columns import expand_datetimes, parse_date_text
 from tcclib.util import paths
+from tcclib.util.errors import register_short
 
 DATA_DIR_ENV = "TCC_DATA_DIR"
 BREAST_CANCER = "breast_cancer"
@@ -65,6 +61,9 @@ class UnknownDatasetError(DatasetError):
 
 class DataUnavailableError(FileNotFoundError):
     """No local ``<did>.arff`` copy, and OpenML could not be reached (or download was off)."""
+
+
+register_short(DatasetError, DataUnavailableError)
 
 
 @dataclass(frozen=True)
@@ -234,7 +233,7 @@ def _named_source(item, key: str, explicit: bool, data_dir, download: bool) -> S
     close = [by_lower[n] for n in difflib.get_close_matches(key.lower(), list(by_lower), n=3, cutoff=0.5)]
     near = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=0.8)
     if explicit or (download and not near):
-        return _openml_by_name(key, close, data_dir)
+        return _openml_by_name(key, close)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise UnknownDatasetError(
         f"unknown dataset {item!r}.{hint} tcclib.data.sources.list_datasets() lists breast_cancer and "
@@ -390,8 +389,6 @@ def _decode(p: Path, raw: bytes, encoding: str | None, complete: bool) -> tuple[
     else:
         given = True
     try:
-        import codecs  # deferred: only for reading your own files
-
         codecs.lookup(encoding)
     except LookupError:
         raise DatasetError(f"{p}: unknown encoding {encoding!r}; e.g. utf-8, latin-1, cp1252") from None
@@ -408,8 +405,6 @@ def _decode(p: Path, raw: bytes, encoding: str | None, complete: bool) -> tuple[
 
 
 def _field_counts(lines: list[str], sep: str) -> list[int]:
-    import csv  # deferred: only for reading your own files
-
     return [len(r) for r in csv.reader(lines, delimiter=sep) if r]
 
 
@@ -432,8 +427,6 @@ _POINT_DECIMAL = re.compile(r"^[+-]?\d*\.\d+$")
 def _sniff_decimal(lines: list[str], sep: str) -> str:
     if sep == ",":
         return "."
-    import csv  # deferred: only for reading your own files
-
     fields = [f.strip() for r in list(csv.reader(lines, delimiter=sep))[1:] for f in r]
     comma = sum(bool(_COMMA_DECIMAL.match(f)) for f in fields)
     point = sum(bool(_POINT_DECIMAL.match(f)) for f in fields)
@@ -473,8 +466,6 @@ def csv_format(
         raise DatasetError(
             f"{p}: the separator and the decimal mark are both {sep!r}; give them apart (sep: ';', decimal: ',')"
         )
-    import csv  # deferred: only for reading your own files
-
     try:
         header = next(csv.reader(lines[:1], delimiter=sep))
     except (csv.Error, StopIteration, TypeError) as e:
@@ -634,7 +625,7 @@ def _openml_source(did: int, data_dir, download: bool) -> Source:
         ) from None
 
 
-def _openml_by_name(name: str, close, data_dir) -> Source:
+def _openml_by_name(name: str, close) -> Source:
     try:
         return _source_from_openml(_openml_meta(name))
     except DatasetError:
@@ -1008,10 +999,9 @@ def _standard_types(X: pd.DataFrame, name: str = "custom") -> pd.DataFrame:
     return X
 
 
-def _load_openml(src: Source, searched: Path | None) -> Dataset:
+def _load_openml(src: Source, where: str) -> Dataset:
     """Download with openml-python (its cache first); any failure -> DataUnavailableError."""
     name, did, target = src.name, src.did, src.target
-    where = f"no file {did}.arff in {searched}" if searched else f"no data directory set (${DATA_DIR_ENV})"
     try:
         import openml  # deferred: optional, only for OpenML datasets
 
@@ -1058,12 +1048,12 @@ def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dat
     name, did = src.name, src.did
     folder = _data_dir(data_dir)
     path = folder / f"{did}.arff" if folder else None
+    where = f"no file {did}.arff in {folder}" if folder else f"no data directory set (${DATA_DIR_ENV})"
     if path is not None and path.is_file():
         ds = _load_arff(src, path)
     elif allow_download:
-        ds = _load_openml(src, folder)
+        ds = _load_openml(src, where)
     else:
-        where = f"no file {did}.arff in {folder}" if folder else f"no data directory set (${DATA_DIR_ENV})"
         raise DataUnavailableError(
             f"dataset {name} (OpenML {did}): {where}, and download is off. Set ${DATA_DIR_ENV} or "
             f"pass data_dir= to a folder holding {did}.arff (or allow the OpenML download)."

@@ -27,11 +27,7 @@ def xgboost_classifier(seed, cfg):
     from xgboost import XGBClassifier  # deferred: XGBoost loads only when a model is fitted
 
     return XGBClassifier(
-        **xgb_parameters(cfg),
-        random_state=seed,
-        n_jobs=threads.n_jobs(),
-        tree_method="hist",
-        verbosity=0,
+        **xgb_parameters(cfg), random_state=seed, n_jobs=threads.n_jobs(), tree_method="hist", verbosity=0
     )
 
 

@@ -38,7 +38,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
+from tcclib.util.errors import register_short
 
 
 class RegistryError(ValueError):
@@ -47,6 +47,9 @@ class RegistryError(ValueError):
     def _render_traceback_(self) -> list[str]:
         """What IPython shows for it in a notebook instead of a traceback: its one line."""
         return [f"{type(self).__name__}: {self}"]
+
+
+register_short(RegistryError)
 
 
 class PluginError(RegistryError):
@@ -262,27 +265,26 @@ def _module_name(path: Path) -> str:
     return f"tcc_plugin_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
 
 
-_TORCH_STATE = (
-    ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
-    ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
-    ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
-    ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
-    ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
-    ("default device", torch.get_default_device, torch.set_default_device),
-)
-"""torch's process-wide settings that change what training computes: ``(what, get, set)``.  A
-plugin's import must leave them as it found them."""
-
-
 def _torch_state() -> list:
-    return [get() for _, get, _ in _TORCH_STATE]
+    """torch's process-wide settings that change what training computes, ``(what, value, set)``: a
+    plugin's import must leave them as it found them."""
+    import torch  # deferred: torch takes seconds to import, and naming a method never needs it
+
+    settings = (
+        ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
+        ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
+        ("anomaly detection", torch.is_anomaly_enabled, torch.set_anomaly_enabled),
+        ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
+        ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
+        ("default device", torch.get_default_device, torch.set_default_device),
+    )
+    return [(what, get(), put) for what, get, put in settings]
 
 
 def _restore_torch(before: list) -> list[str]:
     """Set back every torch setting that differs from ``before``; ``what was -> is`` of each."""
     changed = []
-    for (what, get, put), old in zip(_TORCH_STATE, before, strict=True):
-        new = get()
+    for (what, old, put), (_, new, _) in zip(before, _torch_state(), strict=True):
         if new != old:
             changed.append(f"{what} {old} -> {new}")
             put(old)

@@ -26,6 +26,7 @@ from tcclib.method import draws, rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.losses import nt_xent_pairs
 from tcclib.method.model import StackedMLP, adam
+from tcclib.util.errors import register_short
 
 
 def member_seed(seed: int, tag: str) -> int:
@@ -62,12 +63,18 @@ class TrainingDiverged(RuntimeError):
         super().__init__(f"training diverged: dataset {dataset}, seed {seed}, method {method}{more}: {what}{hint}")
 
 
-def first_bad(finite, members: list[tuple[int, str]]) -> tuple[int, str, int] | None:
-    """``(seed, method, how many others)`` of the first member whose ``finite`` flag is False."""
+register_short(TrainingDiverged)  # shown short (tcclib.util.errors)
+
+
+def check_finite(finite, members: list[tuple[int, str]], dataset: str, epoch: int | None, what, lr: float) -> None:
+    """A :class:`TrainingDiverged` naming the first of ``members`` (``(seed, method)``) whose
+    ``finite`` flag is False, and how many others; ``what``: its text, or a function of that
+    member's index giving it."""
     bad = [j for j, ok in enumerate(finite) if not ok]
-    if not bad:
-        return None
-    return members[bad[0]][0], members[bad[0]][1], len(bad) - 1
+    if bad:
+        seed, method = members[bad[0]]
+        text = what(bad[0]) if callable(what) else what
+        raise TrainingDiverged(dataset, seed, method, epoch, text, len(bad) - 1, lr)
 
 
 def autocast(cfg: Config | str, device, cache: bool = True):
@@ -358,18 +365,15 @@ class Pretraining:
         ep_loss, at = values[:Kp], Kp + len(self.user_how)
         for n, (epoch, _, _) in enumerate(pending):
             finite = values[at + 2 * n * P : at + (2 * n + 1) * P]
-            bad = first_bad([bool(f) for f in finite], [self.named[j] for j in self.pse])
-            if bad is not None:
-                raise TrainingDiverged(
-                    self.name,
-                    bad[0],
-                    bad[1],
-                    epoch,
-                    f"the pseudo-label head's predictions are not finite at the "
-                    f"refresh before pretraining epoch {epoch + 1} of {self.cfg.epochs}",
-                    bad[2],
-                    self.cfg.lr,
-                )
+            check_finite(
+                [bool(f) for f in finite],
+                [self.named[j] for j in self.pse],
+                self.name,
+                epoch,
+                f"the pseudo-label head's predictions are not finite at the "
+                f"refresh before pretraining epoch {epoch + 1} of {self.cfg.epochs}",
+                self.cfg.lr,
+            )
             accuracy = values[at + (2 * n + 1) * P : at + (2 * n + 2) * P]
             for j, a in zip(self.pse, accuracy):
                 self.pseudo.append((*self.named[j], epoch, a))
@@ -483,18 +487,14 @@ class Pretraining:
         else:
             total = self.epoch_total(epoch)
         ep_loss = self.read_epoch(total)  # the epoch's one read back to the host
-        bad = first_bad([math.isfinite(v) for v in ep_loss], self.named)
-        if bad is not None:
-            raise TrainingDiverged(
-                self.name,
-                bad[0],
-                bad[1],
-                epoch + 1,
-                f"the contrastive loss is {ep_loss[self.named.index(bad[:2])]} at "
-                f"pretraining epoch {epoch + 1} of {self.cfg.epochs}",
-                bad[2],
-                self.cfg.lr,
-            )
+        check_finite(
+            [math.isfinite(v) for v in ep_loss],
+            self.named,
+            self.name,
+            epoch + 1,
+            lambda j: f"the contrastive loss is {ep_loss[j]} at pretraining epoch {epoch + 1} of {self.cfg.epochs}",
+            self.cfg.lr,
+        )
         return ep_loss
 
     def epoch_total(self, epoch: int | None, step=None) -> torch.Tensor:
@@ -545,17 +545,8 @@ class Pretraining:
     def check_weights(self) -> None:
         """The last step may have made a weight non-finite after the last loss was computed."""
         finite = torch.stack([torch.isfinite(p).flatten(1).all(1) for p in self.enc.parameters()]).all(0)
-        bad = first_bad(finite.tolist(), self.named)
-        if bad is not None:
-            raise TrainingDiverged(
-                self.name,
-                bad[0],
-                bad[1],
-                self.epoch,
-                f"an encoder weight is not finite after pretraining epoch {self.epoch}",
-                bad[2],
-                self.cfg.lr,
-            )
+        what = f"an encoder weight is not finite after pretraining epoch {self.epoch}"
+        check_finite(finite.tolist(), self.named, self.name, self.epoch, what, self.cfg.lr)
 
     def copy_into(self, enc_all: StackedMLP) -> None:
         """Put the trained encoders into the full stack of every member."""

@@ -30,6 +30,7 @@ import colorsys
 import difflib
 import functools
 import hashlib
+import importlib
 import inspect
 import io
 import itertools
@@ -42,10 +43,19 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tcclib.method import plugins, rules
+from tcclib.method import plugins
 from tcclib.method.plugins import RegistryError, current_origin, ensure_loaded
+
+if TYPE_CHECKING:  # (the layout check sees the edge; the module loads in _rules())
+    from tcclib.method import rules
+
+
+def _rules():
+    """:mod:`tcclib.method.rules` (and torch), loaded with the first rule, not with the names."""
+    return importlib.import_module("tcclib.method.rules")
+
 
 _HOW_RULES: dict[str, rules.HowRule] = {}
 """How values are drawn, by name (:func:`register_rule`): ``none`` (no pretraining), ``column``
@@ -277,6 +287,7 @@ def register_rule(rule, replace: bool = False):
     """Make a corruption rule (a :class:`~tcclib.method.rules.HowRule` or
     :class:`~tcclib.method.rules.WhereRule`) known by its ``name``, so that methods can name it;
     returns the rule.  Registering the same object again does nothing."""
+    rules = _rules()
     if isinstance(rule, rules.HowRule):
         table = _HOW_RULES
     elif isinstance(rule, rules.WhereRule):
@@ -380,12 +391,12 @@ class MethodSpec:
     @property
     def pseudo_labelled(self) -> bool:
         """Whether its members corrupt within pseudo-classes (refreshed during pretraining)."""
-        return self.draw.needs == rules.PSEUDO_LABELS
+        return self.draw.needs == _rules().PSEUDO_LABELS
 
     @property
     def needs_true_labels(self) -> bool:
         """Whether it reads every training row's true label (the estimator cannot offer it)."""
-        return self.draw.needs == rules.TRUE_LABELS
+        return self.draw.needs == _rules().TRUE_LABELS
 
     @property
     def needs_importance(self) -> bool:
@@ -562,23 +573,24 @@ def register_method(
         )
     columns = _paper_columns(name, paper_columns)
     group = group or ("how" if where == "uniform" else "where")
-    e = Entry(
-        name=name,
-        label=label or name,
-        spec=MethodSpec(how, where, bool(flipped), rule),
-        paper=paper,
-        paper_columns=columns,
-        separate=bool(separate),
-        repeats=repeats,
-        about=about or label or name,
-        **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)),
+    return _add(
+        Entry(
+            name=name,
+            label=label or name,
+            spec=MethodSpec(how, where, bool(flipped), rule),
+            paper=paper,
+            paper_columns=columns,
+            separate=bool(separate),
+            repeats=repeats,
+            about=about or label or name,
+            **_placed(name, group, order, color, tables, ("how",) if group == "how" else ("where",)),
+        )
     )
-    _add(e)
-    return e
 
 
 def _rule_name(name: str, rule, what: str, table: dict, replace: bool) -> str:
     """The name of ``rule`` (a registered rule's name, or a rule object, registered now)."""
+    rules = _rules()
     if isinstance(rule, (rules.HowRule, rules.WhereRule)):
         kind = rules.HowRule if what == "how" else rules.WhereRule
         if not isinstance(rule, kind):
@@ -619,10 +631,6 @@ def register_baseline(
     unlabeled ones marked -1.  ``settings``: the :class:`~tcclib.method.config.Config` fields the
     factory reads (a change to them retrains it).  It is then valid in ``Config.baselines``."""
     _check_name(name, replace)
-    return _add_baseline(name, factory, semi_supervised, settings, label, order, color, tables)
-
-
-def _add_baseline(name, factory, semi_supervised, settings, label, order, color, tables) -> Entry:
     if not callable(factory):
         raise RegistryError(
             f"register_baseline {name!r}: factory must be a callable (seed, cfg) -> "
@@ -634,24 +642,25 @@ def _add_baseline(name, factory, semi_supervised, settings, label, order, color,
         )
     if not all(isinstance(s, str) for s in settings):
         raise RegistryError(f"register_baseline {name!r}: settings must be Config field names, got {list(settings)}")
-    e = Entry(
-        name=name,
-        label=label or name,
-        factory=factory,
-        semi_supervised=bool(semi_supervised),
-        settings=tuple(settings),
-        code=code_identity(factory),
-        **_placed(name, "baseline", order, color, tables, ("how",)),
+    return _add(
+        Entry(
+            name=name,
+            label=label or name,
+            factory=factory,
+            semi_supervised=bool(semi_supervised),
+            settings=tuple(settings),
+            code=code_identity(factory),
+            **_placed(name, "baseline", order, color, tables, ("how",)),
+        )
     )
-    _add(e)
-    return e
 
 
-def _add(e: Entry) -> None:
+def _add(e: Entry) -> Entry:
     old = _ENTRIES.get(e.name)
     if old is not None and old.origin != e.origin:
         _REPLACED.setdefault(("entry", e.name), (_ENTRIES, old, old.origin))
     _ENTRIES[e.name] = e
+    return e
 
 
 _REPLACED: dict[tuple[str, str], tuple] = {}
@@ -797,26 +806,6 @@ def pseudo_labelled(names) -> list[str]:
 # --------------------------------------------------------------------------- live views
 
 
-class _MethodsView(Mapping):
-    """``config.METHODS``: name -> :class:`MethodSpec` of every registered method, live."""
-
-    def __getitem__(self, name):
-        ensure_loaded()
-        e = _ENTRIES.get(name)
-        if e is None or e.is_baseline:
-            raise KeyError(name)
-        return e.spec
-
-    def __iter__(self):
-        return iter(method_names())
-
-    def __len__(self):
-        return len(method_names())
-
-    def __repr__(self):
-        return f"METHODS({dict(self)!r})"
-
-
 class _NamesView(Sequence):
     """A live tuple-like list of registry names (``config.BASELINES``, ``plots.METHOD_ORDER``)."""
 
@@ -871,27 +860,18 @@ class LiveMapping(Mapping):
         return repr(self._fn())
 
 
-class _LabelsView(Mapping):
-    """``plots.LABELS``: name -> label of the methods (baselines are shown by name), live."""
+class _MethodsView(LiveMapping):
+    """``config.METHODS``: name -> :class:`MethodSpec` of every registered method, live."""
 
-    def __getitem__(self, name):
-        ensure_loaded()
-        e = _ENTRIES.get(name)
-        if e is None:
-            raise KeyError(name)
-        return e.label
-
-    def __iter__(self):
-        return iter(order())
-
-    def __len__(self):
-        return len(_ENTRIES)
+    def __repr__(self):
+        return f"METHODS({dict(self)!r})"
 
 
-METHODS = _MethodsView()
+METHODS = _MethodsView(lambda: {e.name: e.spec for e in entries() if not e.is_baseline})
 BASELINES = _NamesView(baseline_names)
 ORDER = _NamesView(order)
-LABELS = _LabelsView()
+LABELS = LiveMapping(lambda: {e.name: e.label for e in entries()})
+"""``plots.LABELS``: name -> label of every method and baseline, in order (a live view)."""
 HOWS = _NamesView(lambda: (ensure_loaded(), tuple(_HOW_RULES))[1])
 """The how rules' names (a live view)."""
 WHERES = _NamesView(lambda: (ensure_loaded(), tuple(_WHERE_RULES))[1])

@@ -46,6 +46,7 @@ import numpy as np
 import torch
 
 from tcclib.method.draws import WHERE, GeneratorDraws
+from tcclib.util.errors import register_short
 
 
 def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -527,14 +528,7 @@ class Correlated(WhereRule):
 
         cfg = members.cfg
         return correlation_mask(
-            W,
-            members.active,
-            members.corrupted,
-            sign,
-            draw,
-            cfg.corr_temperature,
-            cfg.corr_normalization,
-            steps=steps,
+            W, members.active, members.corrupted, sign, draw, cfg.corr_temperature, cfg.corr_normalization, steps=steps
         )
 
 
@@ -543,6 +537,9 @@ class Correlated(WhereRule):
 
 class RuleContractError(ValueError):
     """A rule returned what its contract does not allow, or failed: one line naming the rule."""
+
+
+register_short(RuleContractError)
 
 
 class LabelsNotKnown(RuleContractError):
@@ -605,22 +602,16 @@ def check_donors(rule, donors, shape: tuple[int, int, int], values: bool = True)
     (``values=False``: dtype and shape only, what the host knows without reading the device)."""
     k, N, M = shape
     expected = f"int64 row positions of shape [k, N, M] = {list(shape)} in 0..{N - 1}"
+    must = f"how rule {rule_name(rule)}: donors() must return"
     if not isinstance(donors, torch.Tensor):
-        raise RuleContractError(
-            f"how rule {rule_name(rule)}: donors() must return a torch tensor of {expected}; "
-            f"got {type(donors).__name__}"
-        )
+        raise RuleContractError(f"{must} a torch tensor of {expected}; got {type(donors).__name__}")
     if donors.dtype != torch.int64:
-        raise RuleContractError(
-            f"how rule {rule_name(rule)}: donors() must return {expected}; got dtype {donors.dtype} (use .long())"
-        )
+        raise RuleContractError(f"{must} {expected}; got dtype {donors.dtype} (use .long())")
     if tuple(donors.shape) != tuple(shape):
-        raise RuleContractError(
-            f"how rule {rule_name(rule)}: donors() must return {expected}; got shape {list(donors.shape)}"
-        )
+        raise RuleContractError(f"{must} {expected}; got shape {list(donors.shape)}")
     if values and donors.numel() and (int(donors.min()) < 0 or int(donors.max()) >= N):
         raise RuleContractError(
-            f"how rule {rule_name(rule)}: donors() must return {expected} (each member's own training rows); "
+            f"{must} {expected} (each member's own training rows); "
             f"got values from {int(donors.min())} to {int(donors.max())}"
         )
 
@@ -645,20 +636,14 @@ def out_of_range_error(rule, n_rows: int, epoch: int) -> RuleContractError:
 
 def check_mask(rule, mask, shape: tuple[int, int, int]) -> None:
     """A where rule's :meth:`WhereRule.mask`: a bool ``[k, N, M]`` tensor."""
-    expected = f"a bool mask of shape [k, N, M] = {list(shape)} (True: the feature is replaced)"
+    must = f"where rule {rule_name(rule)}: mask() must return a bool mask of shape [k, N, M] = {list(shape)} "
+    must += "(True: the feature is replaced); got"
     if not isinstance(mask, torch.Tensor):
-        raise RuleContractError(
-            f"where rule {rule_name(rule)}: mask() must return {expected}; got {type(mask).__name__}"
-        )
+        raise RuleContractError(f"{must} {type(mask).__name__}")
     if mask.dtype != torch.bool:
-        raise RuleContractError(
-            f"where rule {rule_name(rule)}: mask() must return {expected}; got dtype {mask.dtype} "
-            f"(compare, e.g. scores < p)"
-        )
+        raise RuleContractError(f"{must} dtype {mask.dtype} (compare, e.g. scores < p)")
     if tuple(mask.shape) != tuple(shape):
-        raise RuleContractError(
-            f"where rule {rule_name(rule)}: mask() must return {expected}; got shape {list(mask.shape)}"
-        )
+        raise RuleContractError(f"{must} shape {list(mask.shape)}")
 
 
 def call_rule(rule, what: str, action):

@@ -105,25 +105,19 @@ VERDICT_RULE = (
 )
 
 
-def _how_verdict(p_for: float, p_against: float, decided: int, alpha: float) -> str:
-    if decided == 0:
-        return "not shown (no significant dataset)"
-    if p_for < alpha:
-        return "supported"
-    if p_against < alpha:
-        return "contradicted"
-    return "not shown"
+#: per kind of claim, the verdict with no decided dataset, when the row's wins are significant,
+#: when the column's are, and when neither are ("where" claims say "row is no better than column")
+_VERDICT_WORDS = {
+    "how": ("not shown (no significant dataset)", "supported", "contradicted", "not shown"),
+    "where": ("not refuted (no significant dataset)", "refuted", "supported", "not refuted"),
+}
 
 
-def _where_verdict(p_for: float, p_against: float, decided: int, alpha: float) -> str:
-    # p_for: the row beats the column (refutes "no better"); p_against: the column beats the row
+def _verdict(kind: str, p_for: float, p_against: float, decided: int, alpha: float) -> str:
+    none, row_wins, column_wins, neither = _VERDICT_WORDS[kind]
     if decided == 0:
-        return "not refuted (no significant dataset)"
-    if p_for < alpha:
-        return "refuted"
-    if p_against < alpha:
-        return "supported"
-    return "not refuted"
+        return none
+    return row_wins if p_for < alpha else column_wins if p_against < alpha else neither
 
 
 def _share_verdict(kind: str, f: float, d: int) -> str:
@@ -191,7 +185,7 @@ def claims(
         for i, j, text, pi in specs:
             f, d = ours[0].loc[i, j], int(ours[2].loc[i, j])
             p_for, p_against = _sign_p(ours, i, j), _sign_p(ours, j, i)
-            verdict = (_how_verdict if kind == "how" else _where_verdict)(p_for, p_against, d, alpha)
+            verdict = _verdict(kind, p_for, p_against, d, alpha)
             rows.append(
                 {
                     "claim": text,
@@ -550,19 +544,8 @@ def fidelity_comparison(ours: pd.DataFrame, authors: pd.DataFrame, metrics=("acc
                 b[["dataset", "method", "mean", "inside"]], on=["dataset", "method"], suffixes=("_ours", "_authors")
             )
             parts.append(m.assign(metric=metric))
-    cols = [
-        "dataset",
-        "method",
-        "metric",
-        "paper_mean",
-        "mean_ours",
-        "mean_authors",
-        "gap_ours",
-        "gap_authors",
-        "inside_ours",
-        "inside_authors",
-        "closer",
-    ]
+    cols = ["dataset", "method", "metric", "paper_mean", "mean_ours", "mean_authors"]
+    cols += ["gap_ours", "gap_authors", "inside_ours", "inside_authors", "closer"]
     if not parts:
         return pd.DataFrame(columns=cols)
     df = pd.concat(parts, ignore_index=True).drop_duplicates(["dataset", "method", "metric"])
@@ -831,24 +814,28 @@ def _auroc_rounding_lines(results: pd.DataFrame, cells: pd.DataFrame) -> list[st
     return out
 
 
+def _plus_minus(metrics, means, ses) -> list[str]:
+    """'mean ± se' per cell, to its metric's digits (accuracy in points: 2, AUROC: 3)."""
+    return [f"{m:.{_DIGITS[k]}f} ± {s:.{_DIGITS[k]}f}" for k, m, s in zip(metrics, means, ses)]
+
+
+_DIGITS = {"accuracy": 2, "auroc": 3}
+
+
 def _differing_cells_lines(cells: pd.DataFrame) -> list[str]:
     """A folded table of the cells that differ from the paper (Welch p < 0.05)."""
     out = []
     d = cells[(cells["distinct"] | cells["separate"]) & cells["differ"]]
     if len(d):
-        digits = {"accuracy": 2, "auroc": 3}
         show = pd.DataFrame(
             {
                 "metric": d["metric"],
                 "table": d["table"],
                 "dataset": d["dataset"],
                 "method": d["method"],
-                "ours": [f"{m:.{digits[k]}f} ± {s:.{digits[k]}f}" for k, m, s in zip(d["metric"], d["mean"], d["se"])],
-                "paper": [
-                    f"{m:.{digits[k]}f} ± {s:.{digits[k]}f}"
-                    for k, m, s in zip(d["metric"], d["paper_mean"], d["paper_se"])
-                ],
-                "diff": [f"{v:+.{digits[k]}f}" for k, v in zip(d["metric"], d["diff"])],
+                "ours": _plus_minus(d["metric"], d["mean"], d["se"]),
+                "paper": _plus_minus(d["metric"], d["paper_mean"], d["paper_se"]),
+                "diff": [f"{v:+.{_DIGITS[k]}f}" for k, v in zip(d["metric"], d["diff"])],
                 "Welch p": d["welch_p"].map(_p),
                 "equivalent": d["equivalent"].map({True: "yes", False: "no"}),
             }
@@ -980,9 +967,8 @@ def _claims_section(results: pd.DataFrame) -> list[str]:
     coverage = (
         f"Ours rest on all {n_done} datasets, as the paper's do."
         if n_done >= N_PAPER_DATASETS
-        else f"Ours rest on the {n_done} finished dataset(s) only, the paper's on "
-        f"{N_PAPER_DATASETS}: with few "
-        f"datasets a verdict is provisional."
+        else f"Ours rest on the {n_done} finished dataset(s) only, the paper's on {N_PAPER_DATASETS}: "
+        "with few datasets a verdict is provisional."
     )
     out = [
         "## The paper's claims",
@@ -1030,11 +1016,11 @@ def _agreement_section(results: pd.DataFrame) -> list[str]:
 
 
 def _agreement_cells(cmp: pd.DataFrame, metric: str) -> list[str]:
-    digits = 2 if metric == "accuracy" else 3
+    digits, metrics = _DIGITS[metric], [metric] * len(cmp)
     show = cmp.assign(
-        ours=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp["mean"], cmp.se)],
-        paper=[f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(cmp.paper_mean, cmp.paper_se)],
-        diff=cmp["diff"].map(lambda v, digits=digits: f"{v:+.{digits}f}"),
+        ours=_plus_minus(metrics, cmp["mean"], cmp.se),
+        paper=_plus_minus(metrics, cmp.paper_mean, cmp.paper_se),
+        diff=cmp["diff"].map(lambda v: f"{v:+.{digits}f}"),
         inside=cmp.inside.map({True: "yes", False: "no"}),
         **{
             "Welch p": cmp["welch_p"].map(_p),
@@ -1059,18 +1045,13 @@ def _win_matrix_section(results: pd.DataFrame) -> list[str]:
     how = registry.table_methods("how", set(results.method))
     if len(how) < 2:
         return []
-    frac, wins, decided = tables.win_matrix(results, "accuracy", how)
-    cell = frac.copy().astype(object)
-    for i in frac.index:
-        for j in frac.columns:
-            cell.loc[i, j] = (
-                ""
-                if i == j
-                else (
-                    f"{frac.loc[i, j]:.1%} ({wins.loc[i, j]}/{decided.loc[i, j]})" if decided.loc[i, j] else "– (0/0)"
-                )
-            )
-    cell.index.name = "row beats column"
+    mat = tables.win_matrix(results, "accuracy", how)
+    frac = mat[0]
+    cell = pd.DataFrame(
+        [["" if i == j else _cell(*mat, i, j) for j in frac.columns] for i in frac.index],
+        index=frac.index.rename("row beats column"),
+        columns=frac.columns,
+    )
     return ["## Win matrix (accuracy, Welch p < 0.05), ours incl. baselines", "", tables.to_markdown(cell), ""]
 
 

@@ -134,21 +134,8 @@ def cell_summary(cells: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     of diff`` (the typical standard error of ours - paper: a TOST can show equivalence only where
     it is well below the margin).
     """
-    cols = [
-        "metric",
-        "cells",
-        "scope",
-        "tables",
-        "inside",
-        "differ",
-        "differ (Holm)",
-        "equivalent",
-        "equivalent, no difference",
-        "differ, not equivalent",
-        "inconclusive",
-        "margin",
-        "median se of diff",
-    ]
+    cols = ["metric", "cells", "scope", "tables", "inside", "differ", "differ (Holm)", "equivalent"]
+    cols += ["equivalent, no difference", "differ, not equivalent", "inconclusive", "margin", "median se of diff"]
     if cells is None or cells.empty:
         return pd.DataFrame(columns=cols)
     rows = []

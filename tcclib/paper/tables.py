@@ -96,6 +96,14 @@ def _norm(name) -> str:
     return re.sub(r"[^a-z0-9]", "", str(name).lower())
 
 
+def _did_by_name(metric: str = "accuracy", kind: str = "how") -> dict:
+    """Spelling-insensitive dataset name (:func:`_norm`; tcclib's registry spelling and the
+    paper's) -> OpenML id, of the datasets in the paper's ``metric``/``kind`` table."""
+    wide, long = load_paper_table(metric, kind), paper_long(metric, kind)
+    pairs = [*zip(long["dataset"], long["did"]), *zip(wide["dataset"], wide["did"])]
+    return {_norm(n): int(d) for n, d in pairs}
+
+
 def _registry_names() -> dict:
     """OpenML id -> tcclib's registry spelling of the dataset name (empty if unavailable)."""
     try:
@@ -221,6 +229,19 @@ def _dataset_order(names, dids: dict) -> list:
     return sorted(names, key=key)
 
 
+def _laid_out(results: pd.DataFrame, metric: str, methods):
+    """``(summary, methods present, mean, se, dids)``: :func:`summarize`'s means and standard
+    errors as dataset x method frames, rows in :func:`_dataset_order`."""
+    s = summarize(results, metric, methods)
+    present = set(s["method"])
+    methods = [m for m in methods if m in present]
+    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
+    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
+    order = _dataset_order(list(mean.index), dids)
+    return s, methods, mean.loc[order], se.loc[order], dids
+
+
 def paper_style_table(results: pd.DataFrame, metric: str, methods) -> pd.DataFrame:
     """Our results laid out like the paper's Tables 2-5: strings ``"mean ± se"``.
 
@@ -230,14 +251,7 @@ def paper_style_table(results: pd.DataFrame, metric: str, methods) -> pd.DataFra
     rows follow, computed over the datasets where every shown method has a result:
     ``mean`` (mean over datasets) and, last, ``average rank`` (rank 1 = best, ties averaged).
     """
-    s = summarize(results, metric, methods)
-    present = set(s["method"])
-    methods = [m for m in methods if m in present]
-    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
-    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
-    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
-    order = _dataset_order(list(mean.index), dids)
-    mean, se = mean.loc[order], se.loc[order]
+    _, methods, mean, se, _ = _laid_out(results, metric, methods)
     digits = _DIGITS[metric]
     cells = pd.DataFrame("", index=mean.index, columns=methods, dtype=object)
     for d in mean.index:
@@ -261,13 +275,14 @@ def paper_style_table(results: pd.DataFrame, metric: str, methods) -> pd.DataFra
 # --------------------------------------------------------------------------- win matrices
 
 
-def _p_greater(m_a, v_a, n_a, m_b, v_b, n_b, test) -> float:
+def _p_greater(a: tuple, b: tuple, test) -> float:
     """One-sided p-value of mean_a > mean_b, NaN where no decision can be made.
 
-    ``v_*`` are sample variances (ddof=1). Fewer than two values on a side: NaN. Both variances
-    zero: 0 if mean_a > mean_b (a certain win), 1 if smaller, NaN if equal (a tie). Otherwise
-    ``test()`` (a scipy Welch t-test) gives the p-value; a NaN from it is no decision.
+    ``a``, ``b``: ``(mean, sample variance (ddof=1), n)``. Fewer than two values on a side: NaN.
+    Both variances zero: 0 if mean_a > mean_b (a certain win), 1 if smaller, NaN if equal (a tie).
+    Otherwise ``test()`` (a scipy Welch t-test) gives the p-value; a NaN from it is no decision.
     """
+    (m_a, v_a, n_a), (m_b, v_b, n_b) = a, b
     if n_a < 2 or n_b < 2:
         return np.nan
     if v_a == 0 and v_b == 0:
@@ -324,12 +339,8 @@ def win_matrix(results: pd.DataFrame, metric: str, methods, alpha: float = 0.05)
                     continue
                 a, b = vals[i], vals[j]
                 p = _p_greater(
-                    a.mean(),
-                    _var(a),
-                    len(a),
-                    b.mean(),
-                    _var(b),
-                    len(b),
+                    (a.mean(), _var(a), len(a)),
+                    (b.mean(), _var(b), len(b)),
                     lambda a=a, b=b: stats.ttest_ind(a, b, equal_var=False, alternative="greater"),
                 )
                 if p < alpha:
@@ -353,9 +364,7 @@ def paper_win_matrix(
     """
     p = paper_long(metric, kind)
     if datasets is not None:
-        wide = load_paper_table(metric, kind)
-        by_name = {_norm(a): int(d) for a, d in zip(p["dataset"], p["did"])}
-        by_name.update({_norm(a): int(d) for a, d in zip(wide["dataset"], wide["did"])})
+        by_name = _did_by_name(metric, kind)
         keep = {int(d) if isinstance(d, (int, np.integer)) else by_name.get(_norm(d)) for d in datasets}
         p = p[p["did"].isin(keep)]
     methods = list(dict.fromkeys(p["method"]))
@@ -369,12 +378,8 @@ def paper_win_matrix(
                     continue
                 a, b = st.loc[i], st.loc[j]
                 pv = _p_greater(
-                    a["mean"],
-                    a["sd"] ** 2,
-                    n,
-                    b["mean"],
-                    b["sd"] ** 2,
-                    n,
+                    (a["mean"], a["sd"] ** 2, n),
+                    (b["mean"], b["sd"] ** 2, n),
                     lambda a=a, b=b: stats.ttest_ind_from_stats(
                         a["mean"], a["sd"], n, b["mean"], b["sd"], n, equal_var=False, alternative="greater"
                     ),
@@ -407,27 +412,8 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     1 point of accuracy, 0.01 AUROC).
     """
     _check(metric, kind)
-    cols = [
-        "dataset",
-        "did",
-        "method",
-        "mean",
-        "se",
-        "paper_mean",
-        "paper_se",
-        "diff",
-        "ci_low",
-        "ci_high",
-        "inside",
-        "n",
-        "sd",
-        "diff_se",
-        "welch_p",
-        "differ",
-        "tost_p",
-        "equivalent",
-        "margin",
-    ]
+    cols = ["dataset", "did", "method", "mean", "se", "paper_mean", "paper_se", "diff", "ci_low", "ci_high", "inside"]
+    cols += ["n", "sd", "diff_se", "welch_p", "differ", "tost_p", "equivalent", "margin"]
     paper = paper_long(metric, kind).rename(columns={"mean": "paper_mean", "se": "paper_se"})
     owners = registry.column_owners(kind)
     extra = [  # a separate method is compared with the column its owner is compared with
@@ -439,9 +425,7 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     ours = summarize(results, metric)
     if ours.empty:
         return pd.DataFrame(columns=cols)
-    wide = load_paper_table(metric, kind)  # both spellings: registry and paper
-    by_name = {_norm(n): int(d) for n, d in zip(paper["dataset"], paper["did"])}
-    by_name.update({_norm(n): int(d) for n, d in zip(wide["dataset"], wide["did"])})
+    by_name = _did_by_name(metric, kind)
     if "did" in ours.columns:
         ours_did = [int(d) if not pd.isna(d) else by_name.get(_norm(n)) for n, d in zip(ours["dataset"], ours["did"])]
         ours = ours.drop(columns="did")
@@ -635,15 +619,12 @@ def _tex(text) -> str:
 
 def _paper_dids(names, dids: dict) -> dict:
     """Our dataset name -> OpenML id the paper's tables know (by id, else by name), where known."""
-    paper = paper_long("accuracy", "how")
-    wide = load_paper_table("accuracy", "how")
-    by_name = {_norm(n): int(d) for n, d in zip(paper["dataset"], paper["did"])}
-    by_name.update({_norm(n): int(d) for n, d in zip(wide["dataset"], wide["did"])})
+    by_name, known = _did_by_name(), set(load_paper_table("accuracy", "how")["did"])
     out = {}
     for n in names:
         d = dids.get(n)
         d = int(d) if d is not None and not pd.isna(d) else by_name.get(_norm(n))
-        if d is not None and d in set(wide["did"]):
+        if d is not None and d in known:
             out[n] = d
     return out
 
@@ -680,15 +661,10 @@ def _latex_data(results: pd.DataFrame, metric: str, kind: str, methods) -> _Late
     """Ours (:func:`summarize`) and the paper's numbers of one table, aligned by dataset."""
     if methods is None:
         methods = method_groups(results)[kind]
-    s = summarize(results, metric, methods)
-    present = set(s["method"])
-    methods = [m for m in methods if m in present]
+    s, methods, mean, se, dids = _laid_out(results, metric, methods)
     if not methods:
         raise ValueError(f"no result for any of the methods {methods!r}")
-    mean = s.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
-    se = s.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
-    dids = dict(zip(s["dataset"], s["did"])) if "did" in s.columns else {}
-    order = _dataset_order(list(mean.index), dids)
+    order = list(mean.index)
     to_did = _paper_dids(order, dids)
     pl = paper_long(metric, kind)
     paper_methods = [m for m in methods if m in set(pl["method"])]
@@ -703,7 +679,7 @@ def _latex_data(results: pd.DataFrame, metric: str, kind: str, methods) -> _Late
     if not (bool(paper_methods) and paper_mean.notna().any().any()):
         paper_methods = []
     n_seeds = int(s["n"].max()) if len(s) else 0
-    return _LatexData(methods, paper_methods, order, mean.loc[order], se.loc[order], paper_mean, paper_se, n_seeds)
+    return _LatexData(methods, paper_methods, order, mean, se, paper_mean, paper_se, n_seeds)
 
 
 def _latex_cell(mu, e, bold: bool, digits: int) -> str:

@@ -21,6 +21,7 @@ from scipy import stats as scipy_stats
 
 from tcclib.method import registry
 from tcclib.paper import plots, stats, tables
+from tcclib.util.errors import counted
 
 ALPHA = 0.05
 METRICS = ("accuracy", "auroc")
@@ -116,16 +117,12 @@ def sentences(results: pd.DataFrame, new, compared) -> list[str]:
                 bits.append(f"not distinguishable from {', '.join(level)}")
             parts.append(f"on {metric} it is " + "; ".join(bits))
         out.append(
-            f"{n} ranks {' and '.join(places)} over {_datasets(n_datasets)}; in paired Wilcoxon tests over "
+            f"{n} ranks {' and '.join(places)} over {counted(n_datasets, 'dataset')}; in paired Wilcoxon tests over "
             f"the datasets' means (p < {ALPHA}), " + "; ".join(parts) + "."
         )
     if out and smallest_p(n_datasets) >= ALPHA:
         out.append(too_few_line(n_datasets))
     return out
-
-
-def _datasets(n: int) -> str:
-    return f"{n} dataset{'' if n == 1 else 's'}"
 
 
 def smallest_p(n: int) -> float:
@@ -140,7 +137,7 @@ def too_few_line(n: int) -> str:
     """Why "not distinguishable" says nothing over ``n`` datasets, and how many it takes."""
     needed = next(k for k in range(1, 64) if smallest_p(k) < ALPHA)
     return (
-        f"With {_datasets(n)} no paired Wilcoxon test can reach p < {ALPHA} (the smallest "
+        f"With {counted(n, 'dataset')} no paired Wilcoxon test can reach p < {ALPHA} (the smallest "
         f'possible p is {smallest_p(n):.2g}): "not distinguishable" here says nothing either way; screen at '
         f"least {needed} datasets for a verdict."
     )
@@ -157,7 +154,8 @@ def rank_figure(results: pd.DataFrame, new, compared):
     for ax, metric in zip(axes, METRICS):
         ranks = table[f"{metric} rank"]
         ax.barh(ranks.index, ranks.values, color=[colours.get(m, "0.6") if m in new else "0.7" for m in ranks.index])
-        ax.set(title=f"{metric}: average rank over {_datasets(results['dataset'].nunique())}", xlabel="rank (1 = best)")
+        over = counted(results["dataset"].nunique(), "dataset")
+        ax.set(title=f"{metric}: average rank over {over}", xlabel="rank (1 = best)")
     axes[0].invert_yaxis()
     fig.tight_layout()
     return fig
@@ -194,8 +192,8 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
     lines = [
         f"# Verdict: {', '.join(new)} against {', '.join(compared)}",
         "",
-        f"{_datasets(results['dataset'].nunique())} x {results['seed'].nunique()} seeds; the compared methods' "
-        f"results are the stored ones, the new method(s) trained with each dataset's stored settings "
+        f"{counted(results['dataset'].nunique(), 'dataset')} x {results['seed'].nunique()} seeds; the compared "
+        f"methods' results are the stored ones, the new method(s) trained with each dataset's stored settings "
         f"(`tcclib.running.screen`).",
         "",
         *sentences(results, new, compared),
@@ -214,7 +212,7 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
         lines += [
             f"## {metric}",
             "",
-            f"Friedman over {_datasets(rt['n'])} x {rt['k']} methods: chi2 {rt['chi2']:.1f}, p {rt['p']:.2g}; "
+            f"Friedman over {counted(rt['n'], 'dataset')} x {rt['k']} methods: chi2 {rt['chi2']:.1f}, p {rt['p']:.2g}; "
             f"Nemenyi critical difference {rt.get('cd', float('nan')):.2f} ranks; significant pairs: {pairs}.",
             "",
             f"![critical difference, {metric}](figures/cd_{metric}.png)",

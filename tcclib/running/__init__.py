@@ -3,5 +3,6 @@ parameter files, notebook parameters, the sweep over a parameter set, Dask scale
 ablation grid and notebook 08's comparison on your own table.
 
 Layering rule: modules here import only the layers below (:mod:`tcclib.util`,
-:mod:`tcclib.data`, :mod:`tcclib.method`, :mod:`tcclib.artifacts`) and each other.
+:mod:`tcclib.data`, :mod:`tcclib.method`, :mod:`tcclib.artifacts`) and each other;
+:mod:`tcclib.running.cli`, the command line, is a front door like :mod:`tcclib.__main__` (any layer).
 """

@@ -307,12 +307,13 @@ def _done_record(folder: DatasetFolder, dataset: str, secs: float, before: dict)
     return done
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host exists (another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except PermissionError:  # another user's process
         return True
     return True
 
@@ -343,7 +344,7 @@ class set_lock:
                 except (OSError, ValueError):
                     owner = {}
                 pid, host = owner.get("pid"), owner.get("host")
-                if isinstance(pid, int) and host == me["host"] and not _pid_alive(pid):
+                if isinstance(pid, int) and host == me["host"] and not pid_alive(pid):
                     self.say(f"removing a stale lock {self.file} (pid {pid} is gone)")
                     self.file.unlink(missing_ok=True)
                     continue

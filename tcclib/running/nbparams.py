@@ -24,6 +24,7 @@ from typing import Any
 from tcclib.artifacts import store
 from tcclib.data.sources import DATA_DIR_ENV, load_dataset, spec_folder
 from tcclib.method.config import Config, ConfigError, notebook_defaults
+from tcclib.running.params import SHARED_DATA_DIR
 from tcclib.util import paths
 
 REUSE_ENV = "TCC_REUSE"
@@ -38,9 +39,6 @@ ABLATION_PARAMS = ("labeled_fractions", "corruption_rates", "ablation_methods")
 NOTEBOOK_DEFAULTS = notebook_defaults()
 """Where a notebook's default differs from :class:`Config`'s published one (interactive runs;
 declared on the setting's field, ``notebook=``)."""
-SHARED_DATA_DIR = "../shared/datasets/openml-cc18"
-"""The parameter files' ``data_dir`` (the OpenML-CC18 copies beside the checkout): a notebook
-reads its datasets there when neither its ``data_dir`` nor ``$TCC_DATA_DIR`` names a folder."""
 
 
 class ParameterError(ConfigError):

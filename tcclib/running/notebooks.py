@@ -15,9 +15,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import jupytext  # noqa: F401  (reads the notebooks' .py sources)
-import papermill as pm
-
 from tcclib.method.config import Config
 from tcclib.running import params as param_files
 from tcclib.running.nbparams import SWEEP_PARAMS
@@ -72,6 +69,8 @@ def source_hash(path: Path) -> str:
 def load_source(name: str):
     """The notebook ``name`` read from its jupytext source, with ``metadata.tcc`` naming the
     source and its sha256 (every rendered notebook records which source rendered it)."""
+    import jupytext  # deferred: it loads nbformat and jsonschema, which only executing a notebook needs
+
     src = source_path(name)
     nb = jupytext.read(src)
     nb.metadata["tcc"] = {"source": f"notebooks/{src.name}", "source_sha256": source_hash(src)}
@@ -188,6 +187,8 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
 
     ``kernel``: the :class:`KernelSession` to run it in (the kernel stays up for the session's
     next notebook); without one, a kernel of its own, shut down afterwards."""
+    import papermill as pm  # deferred: papermill (nbformat, jsonschema) loads only to execute
+
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.running.ipynb")
     share_tcclib_with_kernels()  # every path that runs a notebook (--aggregates too) needs it

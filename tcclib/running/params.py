@@ -44,7 +44,6 @@ from tcclib.data import sources as data_sources
 from tcclib.data.sources import list_datasets, resolve
 from tcclib.method import plugins as plugin_loader
 from tcclib.method.config import Config, ConfigError
-from tcclib.running.nbparams import SHARED_DATA_DIR
 from tcclib.util import paths
 
 PER_DATASET_NOTEBOOKS = ("01_data_prep", "02_correlation", "03_pretraining")
@@ -68,6 +67,11 @@ KEYS = (
     "plugins",
     "screen",
 )
+
+
+SHARED_DATA_DIR = "../shared/datasets/openml-cc18"
+"""The parameter files' ``data_dir`` (the OpenML-CC18 copies beside the checkout): a notebook
+reads its datasets there when neither its ``data_dir`` nor ``$TCC_DATA_DIR`` names a folder."""
 
 
 class ParamsError(ConfigError):
@@ -227,6 +231,12 @@ def _notebooks(d: dict, key: str, where: str, default: tuple, allowed: tuple, ki
 
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 """The address schemes of Dask's communication layers (``distributed.comm.registry``)."""
+
+
+CONNECT_TIMEOUT = 30.0
+"""Seconds to reach a running scheduler: connection, Dask's handshake and its first answer."""
+WORKER_WAIT = 120.0
+"""Seconds to wait for a running scheduler's first worker."""
 
 
 def check_scheduler(value, where: str) -> str:

@@ -57,32 +57,19 @@ from tcclib.data.sources import DATA_DIR_ENV, load_dataset
 from tcclib.method import plugins
 from tcclib.running import folders, notebooks
 from tcclib.running import params as param_files
+from tcclib.running.params import CONNECT_TIMEOUT, WORKER_WAIT
 from tcclib.running.train import run_dataset
 from tcclib.util import paths, threads
 from tcclib.util.files import atomic_write
 
 TOKEN = ".scale-token"
-STORE_FILES = (
-    "results.csv",
-    "history.csv",
-    "pseudo.csv",
-    "corr_range.csv",
-    "keys.json",
-    "importance.npz",
-    "embeddings.npz",
-    "classes.json",
-)
+STORE_FILES = ("results.csv", "history.csv", "pseudo.csv", "corr_range.csv", "keys.json", "importance.npz")
+STORE_FILES += ("embeddings.npz", "classes.json")
 _TEXT = (".ipynb", ".json", ".md", ".csv", ".txt", ".html", ".tsv")
 
 
 class ScaleError(RuntimeError):
     """The cluster cannot be used: dask missing, scheduler unreachable or not a scheduler, no workers."""
-
-
-CONNECT_TIMEOUT = 30.0
-"""Seconds to reach a running scheduler: connection, Dask's handshake and its first answer."""
-WORKER_WAIT = 120.0
-"""Seconds to wait for a running scheduler's first worker."""
 
 
 @dataclass(frozen=True)
@@ -383,18 +370,8 @@ def _remove_orphaned_unit_folders() -> None:
     named after its process id, and this host's processes are the ones it can see."""
     for folder in Path(tempfile.gettempdir()).glob(f"{UNIT_PREFIX}*-*"):
         pid = folder.name[len(UNIT_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not folders.pid_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def run_unit(u: dict) -> dict:

@@ -21,8 +21,8 @@ unit of work trains and stores a dataset instead of rendering notebooks
 its share of the cores, in worker processes), thread budget, overall progress bar, interrupt
 handling (Ctrl-C or Kernel > Interrupt ends the workers within seconds and keeps every finished
 dataset; the next run resumes), Dask path (``--scheduler``, so a screen runs on a cluster or
-Slurm too), lock and folder checks.  The sweep's options that make sense for a screen are taken
-(:data:`OPTIONS`); the others are refused in one line.  A dataset finished with the rule as it
+Slurm too), lock and folder checks, and the same options, validated once
+(:mod:`tcclib.running.cli` names those a screen refuses).  A dataset finished with the rule as it
 is now is skipped; one whose stored rule or settings differ is run again, reusing what matches.
 
 Datasets run the longest first (by the reference's recorded time), so that the workers end
@@ -31,11 +31,11 @@ together; each is saved as soon as it is done.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -48,7 +48,7 @@ from tcclib.method.config import Config
 from tcclib.running import folders, nbparams, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import sweep as sweeps
-from tcclib.running.folders import Interrupted, SweepError
+from tcclib.running.folders import SweepError
 from tcclib.util import errors, paths, threads
 from tcclib.util.errors import ConfigError
 
@@ -60,27 +60,6 @@ correlation rule's screen takes (reused only where an importance key matches; th
 COMPARED = ("class", "random", "no_pretrain", "logreg", "self_training", "xgboost")
 """What the new method is ranked among (those the reference store holds)."""
 OUT = Path("runs") / "screen"
-OPTIONS = (
-    "only",
-    "data_dir",
-    "workers",
-    "threads",
-    "outputs",
-    "force",
-    "scheduler",
-    "seeds_per_unit",
-    "connect_timeout",
-    "worker_wait",
-)
-"""The sweep's command-line options a screen takes (besides ``--plugin``, ``--methods``, ``--check``)."""
-REFUSED = {
-    "retrain": "the screen always reuses the stored members whose rule and settings match (an edited rule "
-    "retrains only its own); --force NAME runs a dataset again",
-    "no_aggregate": "a screen renders no aggregate notebook (its verdict is verdict.md)",
-    "aggregates": "a screen renders no aggregate notebook (its verdict is verdict.md)",
-    "fresh_kernels": "a screen trains in worker processes, not notebook kernels",
-}
-"""The sweep's options a screen refuses, with why."""
 
 
 class ScreenError(ConfigError):
@@ -93,28 +72,25 @@ class Screen:
     with, the ``datasets`` (default: every finished one of the reference, the longest first) and
     where it writes (``out``; the sweep's set is ``out.name`` under ``out.parent``).
 
-    How it runs (the sweep's options, :class:`tcclib.running.sweep.SweepOptions`): ``workers``
-    datasets at once (default: one per core), ``threads`` each (default: the cores shared),
-    ``scheduler`` (a Dask cluster: ``local``, ``local:N``, ``tcp://host:port``) with
-    ``seeds_per_unit``, ``force`` (finished datasets to run again, reusing what matches; ``all``),
-    ``data_dir`` (default: :func:`tcclib.running.params.data_folder`'s choice)."""
+    How it runs: ``options``, the sweep's (:class:`tcclib.running.sweep.SweepOptions`: ``workers``
+    datasets at once, default one per core; ``threads``, ``scheduler``, ``force``, ``data_dir``, ...);
+    ``workers``, ``data_dir`` and ``progress`` given here set those fields of it."""
 
     methods: tuple[str, ...]
     reference: Path = REFERENCE
     compared: tuple[str, ...] = COMPARED
     datasets: tuple[str, ...] | None = None
     out: Path = OUT
-    progress: bool = True
-    data_dir: str | None = None
     extra: dict = field(default_factory=dict)  # Config fields set for the new methods (e.g. device)
-    workers: int | None = None  # datasets trained at once (default: one per core, each on one thread)
     importances: Path | None = IMPORTANCES  # where a correlation rule's importance matrices may come from
-    threads: int | None = None
-    scheduler: str | None = None
-    seeds_per_unit: int | None = None
-    force: tuple[str, ...] = ()
-    connect_timeout: float = sweeps.dask_scale.CONNECT_TIMEOUT
-    worker_wait: float = sweeps.dask_scale.WORKER_WAIT
+    options: sweeps.SweepOptions = sweeps.SweepOptions()
+    workers: InitVar[int | None] = None
+    data_dir: InitVar[str | None] = None
+    progress: InitVar[bool | None] = None
+
+    def __post_init__(self, workers, data_dir, progress):
+        given = {k: v for k, v in dict(workers=workers, data_dir=data_dir, progress=progress).items() if v is not None}
+        object.__setattr__(self, "options", dataclasses.replace(self.options, **given))
 
 
 def new_methods(loaded) -> list[str]:
@@ -160,7 +136,7 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
                 "methods": list(screen.methods),
                 "baselines": [],
                 "keep_embeddings": False,
-                "progress": screen.progress,
+                "progress": screen.options.progress,
             }
         )
         out.append((name, cfg))
@@ -227,7 +203,7 @@ def param_set(screen: Screen, todo: list[tuple[str, Config]]) -> param_files.Par
     """The sweep's set of a screen: its datasets (the longest first) with their own settings, a
     unit that trains and stores each (``train_only``), no notebook; named after ``screen.out``."""
     out = paths.resolve(screen.out)
-    folder = param_files.data_folder(screen.data_dir)[0]
+    folder = param_files.data_folder(screen.options.data_dir)[0]
     return param_files.ParamSet(
         name=out.name,
         datasets=[name for name, _ in todo],
@@ -237,9 +213,7 @@ def param_set(screen: Screen, todo: list[tuple[str, Config]]) -> param_files.Par
         data_folder=folder,
         per_dataset_notebooks=(),
         aggregate_notebooks=(),
-        workers=screen.workers or threads.cores(),
-        scheduler=screen.scheduler,
-        seeds_per_unit=screen.seeds_per_unit,
+        workers=screen.options.workers or threads.cores(),
         configs=dict(todo),
         train_only=True,
     )
@@ -247,16 +221,11 @@ def param_set(screen: Screen, todo: list[tuple[str, Config]]) -> param_files.Par
 
 def options(screen: Screen, reference: Path) -> sweeps.SweepOptions:
     """The sweep's options of a screen: stale datasets (an edited rule) always run again."""
-    force = list(screen.force)
-    return sweeps.SweepOptions(
-        workers=screen.workers,
-        threads=screen.threads,
-        scheduler=screen.scheduler,
-        seeds_per_unit=screen.seeds_per_unit,
-        connect_timeout=screen.connect_timeout,
-        worker_wait=screen.worker_wait,
+    force = list(screen.options.force or ())
+    return dataclasses.replace(
+        screen.options,
         force=force if force == ["all"] else [sweeps.STALE, *force],
-        progress=screen.progress,
+        only=None,  # (the screen's set holds only its datasets)
         aggregate=False,
         list_skipped=False,
         weights={d.name: _seconds(d) for d in reference.iterdir() if (d / "timings.json").is_file()},
@@ -271,15 +240,16 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     An interrupt ends the workers within seconds and raises
     :class:`~tcclib.running.folders.Interrupted` (its text: what was kept, how to resume)."""
     todo = plan(screen)
-    out = paths.resolve(screen.out)
+    out, reference = paths.resolve(screen.out), paths.resolve(screen.reference)
+    ps, run_options = param_set(screen, todo), options(screen, reference)
+    sweeps.cluster_options(ps, run_options)  # the options checked before any work (as the sweep does)
     out.mkdir(parents=True, exist_ok=True)
-    reference = paths.resolve(screen.reference)
-    ps = param_set(screen, todo)
-    say(f"screen: {_datasets(len(todo))}, {', '.join(screen.methods)}; results in {paths.relative_to_root(out)}")
+    where = paths.relative_to_root(out)
+    say(f"screen: {errors.counted(len(todo), 'dataset')}, {', '.join(screen.methods)}; results in {where}")
     if any(registry.METHODS[m].needs_importance for m in screen.methods) and screen.importances is not None:
         taken = sum(_seed_importances(out / name, paths.resolve(screen.importances) / name) for name, _ in todo)
         say(f"screen: importance matrices of {taken} dataset(s) taken from {screen.importances}")
-    rep = sweeps.sweep(ps, out.parent, options(screen, reference), say=say)
+    rep = sweeps.sweep(ps, out.parent, run_options, say=say)
     if rep["failed"]:
         raise _failed(rep["failed"], out)
     results = combined(screen, out, reference, ps.datasets)
@@ -303,8 +273,8 @@ def _failed(failed: dict, out: Path) -> ScreenFailed:
     lines = "; ".join(f"{d}: {err}" for d, err in failed.items())
     records = ", ".join(paths.relative_to_root(folders.failed_record(out, d)) for d in failed)
     return ScreenFailed(
-        f"screen: {_datasets(len(failed))} failed: {lines[:600]}; the others are kept: fix the cause and run "
-        f"the screen again (tracebacks: {records[:600]})"
+        f"screen: {errors.counted(len(failed), 'dataset')} failed: {lines[:600]}; the others are kept: fix the "
+        f"cause and run the screen again (tracebacks: {records[:600]})"
     )
 
 
@@ -317,9 +287,9 @@ def training_record(out: Path, datasets: list[str]) -> str:
     members = sum(int(t.get("trained_members", 0)) for t in timings)
     seconds = sum(float(t.get("total_s", 0.0)) for t in timings)
     return (
-        f"training record: the stored results of {_datasets(len(timings))} come from {members} members trained in "
-        f"{seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in each dataset's "
-        f"folder of {paths.relative_to_root(out)})"
+        f"training record: the stored results of {errors.counted(len(timings), 'dataset')} come from {members} "
+        f"members trained in {seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in "
+        f"each dataset's folder of {paths.relative_to_root(out)})"
     )
 
 
@@ -360,38 +330,26 @@ def combined(screen: Screen, out: Path, reference: Path, datasets: list[str]) ->
     return results
 
 
-def from_params(ps, args=None, progress: bool = True) -> Screen:
-    """The :class:`Screen` of a parameter set with a ``screen:`` section (``params/screen.yaml``)
-    and the command line's ``args`` (:data:`OPTIONS`; None: none); the new methods: ``--methods``,
-    else the section's, else those its plugins registered.  A :class:`ScreenError` names an option
-    a screen cannot honour (:data:`REFUSED`) before any work."""
-    refused = [name for name in REFUSED if args is not None and getattr(args, name, None)]
-    if refused:
-        flags = ", ".join("--" + n.replace("_", "-") for n in refused)
-        raise ScreenError(f"screen: {flags} does not apply to a screen: {REFUSED[refused[0]]}")
-    a = args if args is not None else argparse.Namespace()
+def from_params(ps, options: sweeps.SweepOptions | None = None, methods=None, outputs=None) -> Screen:
+    """The :class:`Screen` of a set with a ``screen:`` section, run with ``options`` (the file's
+    scheduler, seeds per unit and data folder where they leave them out); the new methods:
+    ``methods``, else the section's, else its plugins'; ``outputs``: the root its folder goes under."""
     section = ps.screen or {}
     modules = [plugins.load(p).module for p in ps.plugins]
-    chosen = getattr(a, "methods", None) or section.get("methods") or new_methods(modules)
+    chosen = methods or section.get("methods") or new_methods(modules)
     out = Path(section.get("out", OUT / ps.name if ps.name != "screen" else OUT))
-    if getattr(a, "outputs", None):
-        out = Path(a.outputs) / out.name
-    only = getattr(a, "only", None)
+    if outputs:
+        out = Path(outputs) / out.name
+    options = options or sweeps.SweepOptions()
+    from_file = {"scheduler": ps.scheduler, "seeds_per_unit": ps.seeds_per_unit, "data_dir": ps.data_folder}
+    options = dataclasses.replace(options, **{k: v for k, v in from_file.items() if getattr(options, k) is None})
     return Screen(
         methods=tuple(chosen),
         reference=Path(section.get("reference", REFERENCE)),
         compared=tuple(section.get("compare", COMPARED)),
-        datasets=tuple(only or ps.datasets),
+        datasets=tuple(options.only or ps.datasets),
         out=out,
-        progress=progress,
-        data_dir=ps.data_folder,
-        workers=getattr(a, "workers", None),
-        threads=getattr(a, "threads", None),
-        scheduler=getattr(a, "scheduler", None) or ps.scheduler,
-        seeds_per_unit=getattr(a, "seeds_per_unit", None) or ps.seeds_per_unit,
-        force=tuple(getattr(a, "force", None) or ()),
-        connect_timeout=getattr(a, "connect_timeout", sweeps.dask_scale.CONNECT_TIMEOUT),
-        worker_wait=getattr(a, "worker_wait", sweeps.dask_scale.WORKER_WAIT),
+        options=options,
     )
 
 
@@ -402,8 +360,6 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
     todo = plan(screen)
     ps = param_set(screen, todo)
     opts = options(screen, paths.resolve(screen.reference))
-    if screen.workers is not None and screen.workers < 1:
-        raise ScreenError(f"--workers must be a positive integer, got {screen.workers}")
     sweeps.check_options(ps, opts, paths.resolve(screen.out).parent)
     where = ps.data_folder or "OpenML (no data folder)"
     for name, _ in todo:
@@ -411,30 +367,8 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
             load_dataset(name, data_dir=ps.data_folder)
         except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
             raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
-    say(f"screen: {_datasets(len(todo))} load from {where}")
+    say(f"screen: {errors.counted(len(todo), 'dataset')} load from {where}")
     return todo
-
-
-def command(a, ps) -> tuple[int, Screen | None, pd.DataFrame | None]:
-    """``python -m tcclib params/screen.yaml [options]``: the screen of the parsed command line
-    ``a`` on the loaded set ``ps``: ``(exit status, screen, results)``; the status is 2 for an
-    input error (said in one line), 130 when interrupted (the line saying what was kept), and
-    the results None unless the screen ran (the caller writes the verdict)."""
-    try:
-        job = from_params(ps, a, progress=True)
-        if a.check:
-            todo = check(job)
-            print(f"{a.params}: OK (a screen of {', '.join(job.methods)} on {_datasets(len(todo))})")
-            return 0, job, None
-        return 0, job, run(job)
-    except ScreenFailed:
-        raise  # (a run's failure, not an input's: tcclib.__main__ shows it short, exit status 1)
-    except (param_files.ParamsError, ScreenError, SweepError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2, None, None
-    except KeyboardInterrupt as e:  # the workers are gone: one line, no traceback
-        print(f"\n{e}" if isinstance(e, Interrupted) else "\ninterrupted", file=sys.stderr)
-        return 130, None, None
 
 
 def render_notebook(out_dir, reference=REFERENCE) -> Path:
@@ -447,7 +381,3 @@ def render_notebook(out_dir, reference=REFERENCE) -> Path:
     os.environ[nbparams.RENDER_ENV] = "1"  # the notebook may write under outputs/
     notebooks.execute("09_your_rule", target, parameters, out)
     return target
-
-
-def _datasets(n: int) -> str:
-    return f"{n} dataset{'' if n == 1 else 's'}"

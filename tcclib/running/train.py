@@ -43,7 +43,8 @@ from tcclib.method.config import METHODS, Config
 from tcclib.method.correlation import correlation_range
 from tcclib.method.inputs import check_training_inputs, prepare_config
 from tcclib.method.metrics import accuracy, auroc
-from tcclib.method.pretraining import Pretraining, TrainingDiverged, autocast, first_bad
+from tcclib.method.pretraining import Pretraining, autocast, check_finite
+from tcclib.method.pretraining import TrainingDiverged as TrainingDiverged  # what a diverging run raises
 from tcclib.method.training import embed, matmul_precision
 from tcclib.running.checkpointing import CHECKPOINT_EVERY, checkpoint_interval
 from tcclib.util.progress import TrainingFile
@@ -236,17 +237,8 @@ def _test_probabilities(prep: Prepared, cfg: Config, members, model) -> np.ndarr
     tab, seed_all, layout = members.tab, members.seed_idx, members.layout
     with torch.no_grad(), autocast(cfg, members.anchors.device):
         prob = torch.softmax(model.logits(tab, tab.raw_test[seed_all], seed_all), -1).cpu().numpy()
-    bad = first_bad(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named())
-    if bad is not None:
-        raise TrainingDiverged(
-            prep.name,
-            bad[0],
-            bad[1],
-            None,
-            f"the classification head's test probabilities are not finite after {cfg.head_epochs} head epochs",
-            bad[2],
-            cfg.lr,
-        )
+    what = f"the classification head's test probabilities are not finite after {cfg.head_epochs} head epochs"
+    check_finite(np.isfinite(prob).reshape(layout.K, -1).all(1).tolist(), layout.named(), prep.name, None, what, cfg.lr)
     return prob
 
 

@@ -124,3 +124,11 @@ def _ipython_handler(shell, etype, value, tb, tb_offset=None):
         lines = short_lines(value, f"%tb or {TRACEBACK_ENV}=1")
     shell._showtraceback(etype, value, lines)
     return None
+
+
+register_short(ConfigError)  # (the others register where they are defined)
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 dataset``, ``2 datasets``: a count and its noun, as a message says it."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

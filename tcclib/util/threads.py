@@ -29,6 +29,8 @@ import ctypes.util
 import os
 from dataclasses import dataclass
 
+from tcclib.util.errors import register_short
+
 THREADS_ENV = "TCC_THREADS"
 """Threads one job may use; set by the sweep for its kernels and Dask units."""
 _VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", THREADS_ENV)
@@ -36,6 +38,9 @@ _VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", THREADS_E
 
 class ThreadsError(ValueError):
     """A thread count that is not a positive integer."""
+
+
+register_short(ThreadsError)
 
 
 def cores() -> int:
@@ -114,13 +119,7 @@ class Plan:
         )
 
 
-def plan(
-    jobs: int,
-    device: str = "cpu",
-    threads: int | None = None,
-    n_cores: int | None = None,
-    environ=None,
-) -> Plan:
+def plan(jobs: int, device: str = "cpu", threads: int | None = None, n_cores: int | None = None, environ=None) -> Plan:
     """The sweep's choice for ``jobs`` datasets at once (``--workers``) on ``device``.
 
     On the CPU every job trains on its share of the cores (:func:`budget`).  On a GPU the ``jobs``
