@@ -28,7 +28,8 @@ each run it records the seconds, every error output and unrun cell, which member
 dataset's ``keys.json`` before and after, its ``timings.json``), the screen cell's own lines and a
 screenshot of the overall bar while members train.  Expected: the first run and both edits train
 exactly the rule's members (one per seed; the compared built-ins come from the reference and never
-train), the comment edit trains nothing; exit status 1 otherwise (``walkthrough_09_loop.md``).
+train), the comment edit trains nothing, the kernel stays the same, no error output, ``outputs/``
+unchanged (``git status``); exit status 1 otherwise (``walkthrough_09_loop.md``).
 
 The cell edits go through Lab's own model (``--LabApp.expose_app_in_browser``): what appears in
 the cell is what a user would have typed.  Everything found goes to ``walkthrough_09.md`` beside
@@ -373,6 +374,9 @@ def loop_step(driver, lab: Lab09, folder: Path, step: int, edit: tuple, kernel: 
         problems.append(f"run {step}: cells not run: {unrun}")
     if now != kernel:
         problems.append(f"run {step}: the kernel changed ({kernel} -> {now})")
+    baselines = json.loads((folder / "keys.json").read_text()).get("baselines") if after else None
+    if baselines:
+        problems.append(f"run {step}: {folder.name}/keys.json stores baselines: {sorted(baselines)}")
     if methods != [RULE]:
         problems.append(f"run {step}: methods stored in {folder.name}/keys.json: {methods}, not only {RULE!r}")
     if expected == "all" and (not after or trained != sorted(after)):
@@ -402,6 +406,10 @@ def loop_steps(driver, lab: Lab09, out: Path, dataset: str, report: list[str]) -
         found = loop_step(driver, lab, screen_dir / dataset, step, edit, kernel, report)
         print(f"run {step}: {edit[0]}: {'; '.join(found) or 'as expected'}", flush=True)
         problems += found
+    changed = [line for line in lw.git_status().splitlines() if line[3:].startswith("outputs/")]
+    report += [f"`git status --porcelain outputs/` after the four runs: {'; '.join(changed) or 'clean'}", ""]
+    if changed:
+        problems.append(f"the loop changed the committed outputs/: {'; '.join(changed)}")
     return problems
 
 
