@@ -296,6 +296,6 @@ def test_an_interrupt_ends_the_sweep_and_its_kernel_within_seconds(tmp_path):
     assert seen.workers, "the notebook runs in a kernel"
     assert seen.stopped_s < 20
     assert seen.code == 130 and "Traceback" not in seen.text, seen.text[-2000:]
-    assert seen.last_line.startswith("interrupted: 0 of the 1 datasets this run had to do finished")
+    assert seen.last_line.startswith("interrupted: 0 of the 1 dataset this run had to do finished")
     time.sleep(2)
     assert [k for k in seen.workers if alive(k)] == []
