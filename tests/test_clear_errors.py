@@ -95,3 +95,14 @@ def test_a_continuous_target_is_called_a_regression_target_not_rare_classes():
         Config(epochs=1, head_epochs=1, seeds=(1,), methods=("random",), progress=False),
     )
     assert len(run.results) == 1
+
+
+def test_a_list_parameter_given_one_value_in_a_notebook_says_to_write_a_list():
+    """``seeds = 614579`` in a parameters cell: Config's line, not a TypeError from the YAML reading
+    of papermill's texts (which only a text goes through)."""
+    from tcclib.running import nbparams
+
+    for value in (614579, None):
+        with pytest.raises(nbparams.ParameterError, match=r"seeds: expected a list, .*write it as a list"):
+            nbparams.config_from({"seeds": value})
+    assert nbparams.config_from({"seeds": "[1, 2]"}).seeds == (1, 2)

@@ -89,7 +89,8 @@ def check_injected(namespace: dict, allowed) -> None:
 
 def _coerce(name: str, value):
     """papermill's ``-p`` passes a list as its text: read it as YAML."""
-    return as_list(value) if name in ("seeds", "methods", "baselines", *ABLATION_PARAMS) else value
+    listed = name in ("seeds", "methods", "baselines", *ABLATION_PARAMS) and isinstance(value, str)
+    return as_list(value) if listed else value  # (anything else: Config names what it expects)
 
 
 def as_list(value) -> list:
