@@ -29,7 +29,7 @@ import ctypes.util
 import os
 from dataclasses import dataclass
 
-from tcclib.util.errors import register_short
+from tcclib.util.errors import counted, register_short
 
 THREADS_ENV = "TCC_THREADS"
 """Threads one job may use; set by the sweep for its kernels and Dask units."""
@@ -73,10 +73,8 @@ class Budget:
 
     def line(self, what: str = "worker") -> str:
         """e.g. ``2 workers x 1 thread (2 cores)``."""
-        s = "" if self.jobs == 1 else "s"
-        t = "" if self.threads == 1 else "s"
         why = "" if self.source == "share of the cores" else f", from {self.source}"
-        return f"{self.jobs} {what}{s} x {self.threads} thread{t} ({self.cores} cores{why})"
+        return f"{counted(self.jobs, what)} x {counted(self.threads, 'thread')} ({counted(self.cores, 'core')}{why})"
 
 
 def budget(jobs: int = 1, threads: int | None = None, n_cores: int | None = None, environ=None) -> Budget:
@@ -114,8 +112,8 @@ class Plan:
         n = self.budget.jobs
         side = f"{n} datasets side by side on {self.device}" if n > 1 else f"1 dataset at a time on {self.device}"
         return (
-            f"{out}; GPU: {side} (each job's {self.budget.threads} host thread"
-            f"{'' if self.budget.threads == 1 else 's'} for its data, importance fits and baselines)"
+            f"{out}; GPU: {side} (each job's {counted(self.budget.threads, 'host thread')} for its data, "
+            f"importance fits and baselines)"
         )
 
 
