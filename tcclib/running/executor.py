@@ -73,7 +73,7 @@ def connect(cluster: dask_scale.ClusterOptions):
         raise SweepError(str(e)) from None
 
 
-class _environ:
+class environ:
     """Set environment variables for a block (the kernels started in it inherit them), then put
     the previous values back."""
 
@@ -221,11 +221,11 @@ def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
 
     env = {**thread_budget.env(budget), **thread_budget.allocator_env()}
     if ps.train_only and workers == 1:
-        with _environ(env):
+        with environ(env):
             for d in todo:
                 finished(d, lambda d=d: run(d))
         return done, failed
-    with _environ(env):
+    with environ(env):
         pool = _Threads(workers, run, todo)
         try:
             pending = set(pool.futures)
