@@ -3,15 +3,17 @@
 Every ``import`` statement of ``tcclib`` counts, at module level or inside a function.  The layers,
 lowest first, are the subpackages named in :data:`LAYERS`; each one's docstring states its rule.
 Imports of ``tcclib`` modules inside functions are not allowed (they hid the old cycles), except in
-the facades (they sit above every layer, so a deferred import there hides no cycle: they load what
-trains only on the path that trains); an import of another package inside a function must say why
-on its line (it defers a heavy or optional dependency).
+the facades (they load what trains only on the path that trains); the cycle search follows those
+deferred imports too, so a facade that a module imports back is a cycle like any other.  An import
+of another package inside a function must say why on its line (it defers a heavy or optional
+dependency).
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +24,7 @@ import tcclib
 
 PACKAGE = Path(tcclib.__file__).parent
 LAYERS = ("util", "data", "method", "artifacts", "running", "paper")
-FACADES = ("tcclib", "tcclib.__main__", "tcclib.running.cli")  # the public entry points may import any layer
+FACADES = ("tcclib", "tcclib.__main__", "tcclib.running.cli")  # the entry points: may defer their imports
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:
@@ -80,16 +82,14 @@ def graph(package: Path = PACKAGE) -> dict[str, set[str]]:
 
 
 def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle as a list of modules, or None.  Importing a package runs its ``__init__``,
-    so only the facades' own imports are left out (they sit above every layer)."""
+    """One import cycle as a list of modules, or None: every module and every import counts, the
+    facades' deferred ones included."""
     state, stack = {}, []
 
     def dfs(node):
         state[node] = "open"
         stack.append(node)
         for nxt in sorted(edges.get(node, ())):
-            if nxt in FACADES:
-                continue
             if state.get(nxt) == "open":
                 return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := dfs(nxt)):
@@ -99,7 +99,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         return None
 
     for node in sorted(edges):
-        if node not in state and node not in FACADES and (cycle := dfs(node)):
+        if node not in state and (cycle := dfs(node)):
             return cycle
     return None
 
@@ -162,7 +162,7 @@ def test_imports_inside_functions_only_defer_a_dependency_and_say_so():
     assert bad == []
 
 
-@pytest.mark.parametrize("planted", ["cycle", "upward"])
+@pytest.mark.parametrize("planted", ["cycle", "cycle through the command line", "upward"])
 def test_the_checks_fail_on_a_planted_break(tmp_path, planted):
     """A copy of the package with one import added: the checks name it."""
     import shutil
@@ -178,6 +178,12 @@ def test_the_checks_fail_on_a_planted_break(tmp_path, planted):
         )
         cycle = find_cycle(graph(copy))
         assert cycle and set(cycle) == {"tcclib.util.paths", "tcclib.util.progress"}
+    elif planted == "cycle through the command line":  # cli -(deferred)-> sweep -> cli: sweep.main, as it was
+        (copy / "running" / "sweep.py").write_text(
+            (copy / "running" / "sweep.py").read_text() + "\nfrom tcclib.running.cli import main  # planted\n"
+        )
+        cycle = find_cycle(graph(copy))
+        assert cycle and {"tcclib.running.cli", "tcclib.running.sweep"} <= set(cycle), cycle
     else:
         (copy / "data" / "encoding.py").write_text(
             (copy / "data" / "encoding.py").read_text() + "\nfrom tcclib.paper import plots  # planted\n"
@@ -191,15 +197,25 @@ HEAVY = ("torch", "sklearn", "xgboost", "jupytext", "nbformat", "papermill", "js
 """What a command that trains nothing must not load (bench/import_cost.py times it)."""
 
 
+def _scripts() -> dict[str, str]:
+    """pyproject.toml's ``[project.scripts]``: name -> ``module:function``."""
+    text = (PACKAGE.parent / "pyproject.toml").read_text().split("[project.scripts]", 1)[1].split("\n[", 1)[0]
+    return dict(re.findall(r'^([\w-]+) = "([\w.:]+)"$', text, re.M))
+
+
 def test_a_command_that_trains_nothing_loads_nothing_heavy(tmp_path):
-    """A fresh interpreter (one for all of it): ``import tcclib``, ``--help`` and a misspelled
-    setting's one-line error load none of :data:`HEAVY`; the public names stay listed."""
+    """A fresh interpreter (one for all of it): ``import tcclib``, ``--help`` (through the function
+    the installed ``tcc-sweep`` script calls) and a misspelled setting's one-line error load none
+    of :data:`HEAVY`; the public names stay listed."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\ndatasets: [breast_cancer]\nconfig:\n  epoch: 5\n")
+    module, function = _scripts()["tcc-sweep"].split(":")
     code = f"""if True:
         import contextlib, io, sys
         import tcclib
+        from {module} import {function} as script
         from tcclib.running import cli
+        assert script is cli.main
         assert set(tcclib.__all__) <= set(dir(tcclib)) and "Config" in tcclib.__all__
         with contextlib.redirect_stdout(io.StringIO()) as shown:
             assert cli.main(["--help"]) == 0
@@ -213,3 +229,10 @@ def test_a_command_that_trains_nothing_loads_nothing_heavy(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["none"], f"loaded by a command that trains nothing: {done.stdout}"
+
+
+def test_a_tcc_sweep_script_installed_before_says_to_reinstall():
+    """Scripts installed before 0.2.0's command line moved import ``main`` from the sweep, which
+    no longer imports the command line back (that was a cycle): the one line names the fix."""
+    with pytest.raises(ImportError, match=r"installed by an older tcclib; reinstall \(make install"):
+        from tcclib.running.sweep import main  # noqa: F401

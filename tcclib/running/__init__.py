@@ -4,5 +4,6 @@ ablation grid and notebook 08's comparison on your own table.
 
 Layering rule: modules here import only the layers below (:mod:`tcclib.util`,
 :mod:`tcclib.data`, :mod:`tcclib.method`, :mod:`tcclib.artifacts`) and each other;
-:mod:`tcclib.running.cli`, the command line, is a front door like :mod:`tcclib.__main__` (any layer).
+:mod:`tcclib.running.cli`, the command line, is a front door like :mod:`tcclib.__main__` (it defers
+what trains to the path that trains; no module imports it back).
 """

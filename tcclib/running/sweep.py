@@ -29,6 +29,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
+import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +40,6 @@ from tcclib.running import executor, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
 from tcclib.running.checkpointing import checkpoint_interval
-from tcclib.running.cli import main  # noqa: F401  (the command line; tcc-sweep scripts installed before took it here)
 from tcclib.running.folders import (
     DISK_ERRNOS,
     DONE,
@@ -452,5 +452,17 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
         check_room(ps, out_root, len(todo), cluster.jobs if cluster is not None else (options.workers or ps.workers))
 
 
-if __name__ == "__main__":  # (python -m tcclib.running.sweep: the older spelling of python -m tcclib)
-    raise SystemExit(main())
+def __getattr__(name: str):
+    """``main``: a ``tcc-sweep`` script installed by an older tcclib imports it from here; the
+    command line is :func:`tcclib.running.cli.main` (which imports this module: no cycle back)."""
+    if name == "main":
+        raise ImportError(
+            "tcclib.running.sweep.main is tcclib.running.cli.main since 0.2.0: this tcc-sweep script was installed "
+            "by an older tcclib; reinstall (make install, or pip install -e .) to get the light one, or run "
+            "python -m tcclib"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if __name__ == "__main__":  # python -m tcclib.running.sweep, the older spelling: run python -m tcclib
+    runpy.run_module("tcclib", run_name="__main__", alter_sys=True)  # (the program, not an import of cli)
