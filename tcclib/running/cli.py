@@ -229,6 +229,15 @@ def parser() -> argparse.ArgumentParser:
         epilog=cli_help(),  # the settings, from their declarations
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _what_runs(ap)
+    _where_it_runs(ap)
+    _what_runs_again(ap)
+    _what_it_does(ap)
+    return ap
+
+
+def _what_runs(ap: argparse.ArgumentParser) -> None:
+    """The parameter file, the plugins, the screen's methods and the folders read and written."""
     ap.add_argument("params", help="parameter file, e.g. params/demo.yaml")
     ap.add_argument(
         "--plugin",
@@ -255,6 +264,10 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help=f"folder of <did>.arff files (default: ${DATA_DIR_ENV}, else the file's data_dir)",
     )
+
+
+def _where_it_runs(ap: argparse.ArgumentParser) -> None:
+    """Where the datasets run: workers, threads, a Dask cluster and its waits."""
     ap.add_argument("--workers", type=int, default=None, help="datasets run in parallel")
     ap.add_argument(
         "--threads",
@@ -289,6 +302,10 @@ def parser() -> argparse.ArgumentParser:
         default=param_files.WORKER_WAIT,
         help=f"seconds to wait for a running scheduler's first worker (default {param_files.WORKER_WAIT:g})",
     )
+
+
+def _what_runs_again(ap: argparse.ArgumentParser) -> None:
+    """Which datasets run now, and what of their stored results is reused."""
     ap.add_argument(
         "--force",
         nargs="*",
@@ -300,6 +317,10 @@ def parser() -> argparse.ArgumentParser:
         "--retrain", action="store_true", help="train everything again instead of reusing stored results that match"
     )
     ap.add_argument("--only", nargs="*", default=None, help="run only these datasets of the set now")
+
+
+def _what_it_does(ap: argparse.ArgumentParser) -> None:
+    """What the run does beyond training: notebooks, kernels, checks, tracebacks."""
     ap.add_argument("--no-aggregate", action="store_true", help="skip the aggregate notebooks")
     ap.add_argument(
         "--fresh-kernels",
@@ -320,4 +341,3 @@ def parser() -> argparse.ArgumentParser:
         "(writable, with room) and a running scheduler's address (it answers as Dask does)",
     )
     ap.add_argument(TRACEBACK, action="store_true", help="show a tcclib error's full traceback (or TCC_TRACEBACK=1)")
-    return ap
