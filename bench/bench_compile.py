@@ -3,7 +3,7 @@
     python bench/bench_compile.py                                  # breast_cancer, 1 seed x 2 methods
     python bench/bench_compile.py --seeds 8 --methods random,class,class_most
 
-Builds the run's ``training.Pretraining`` twice on the same data, one with the eager step
+Builds the run's ``pretraining.Pretraining`` twice on the same data, one with the eager step
 (``compile: off``) and one with ``compile: torch_compile``, times the compilation (the compiled
 one's first epoch), then alternates contrastive epochs of the two (``--epochs`` each) so that
 both see the same machine load, and prints the median seconds per epoch of each, their ratio and

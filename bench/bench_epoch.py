@@ -82,7 +82,7 @@ from tcclib.artifacts import store  # noqa: E402
 from tcclib.data.encoding import TensorTable  # noqa: E402
 from tcclib.data.preprocess import prepare  # noqa: E402
 from tcclib.data.sources import DATA_DIR_ENV, list_datasets, load_dataset  # noqa: E402
-from tcclib.method import training  # noqa: E402
+from tcclib.method import pretraining, training  # noqa: E402
 from tcclib.method.baselines import run_baselines  # noqa: E402
 from tcclib.method.config import (  # noqa: E402
     BASELINES,
@@ -231,7 +231,7 @@ def measure(
     )
 
 
-def checkpoint_seconds(pt: training.Pretraining, reps: int = 3) -> tuple[float, float]:
+def checkpoint_seconds(pt: pretraining.Pretraining, reps: int = 3) -> tuple[float, float]:
     """Seconds to write one pretraining checkpoint of the whole ensemble (weights, Adam state,
     generators, labels; with its sha256, atomically), as the sweep's runs write them
     (:func:`checkpoint_count`): the median of ``reps`` writes to a temporary folder; and its MiB."""

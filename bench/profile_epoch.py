@@ -4,7 +4,7 @@
     python bench/profile_epoch.py --dataset mfeat-fourier --epochs 3
     python bench/profile_epoch.py --precision medium     # bfloat16 inside float32 matmuls (opt-in)
 
-It builds the same ensemble the run builds (``training.Pretraining`` on every seed x pretrained
+It builds the same ensemble the run builds (``pretraining.Pretraining`` on every seed x pretrained
 method at the published settings, the first seed's real importance matrix standing in for every
 seed's, as ``bench_epoch.py`` does) and runs ``--epochs`` contrastive epochs after one warm-up
 epoch, timing each part of the training core:
@@ -60,7 +60,7 @@ import torch  # noqa: E402
 from tcclib.data.encoding import TensorTable  # noqa: E402
 from tcclib.data.preprocess import prepare  # noqa: E402
 from tcclib.data.sources import Dataset, load_dataset  # noqa: E402
-from tcclib.method import losses, training  # noqa: E402
+from tcclib.method import losses, model, pretraining, training  # noqa: E402
 from tcclib.method.config import MATMUL_PRECISIONS, PAPER_METHODS, PAPER_SEEDS, Config  # noqa: E402
 from tcclib.method.correlation import importance_matrix  # noqa: E402
 from tcclib.method.model import StackedMLP  # noqa: E402
@@ -92,7 +92,7 @@ class Clock:
 
 
 def build(dataset, cfg: Config, data_dir=None):
-    """The run's ``training.Pretraining`` for ``dataset`` (a name, an OpenML id or a Dataset) and its
+    """The run's ``pretraining.Pretraining`` for ``dataset`` (a name, an OpenML id or a Dataset) and its
     stacked table."""
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
@@ -106,12 +106,12 @@ def build(dataset, cfg: Config, data_dir=None):
     gens = training.training_generators(layout, cfg.device)
     seed_all = layout.seed_index(cfg.device)
     anchors = tab.encode(tab.raw_train[seed_all], seed_all)
-    return training.Pretraining(tab, layout, cfg, imp, gens, anchors, prep.name), tab
+    return pretraining.Pretraining(tab, layout, cfg, imp, gens, anchors, prep.name), tab
 
 
-def epoch_flops(pt: training.Pretraining, tab: TensorTable, cfg: Config) -> float:
+def epoch_flops(pt: pretraining.Pretraining, tab: TensorTable, cfg: Config) -> float:
     """Floating-point operations of one contrastive epoch's matrix products (all members)."""
-    dims = training.encoder_dims(tab, cfg) + [cfg.hidden_dim] * cfg.head_depth
+    dims = pretraining.encoder_dims(tab, cfg) + [cfg.hidden_dim] * cfg.head_depth
     macs_row = sum(a * b for a, b in zip(dims[:-1], dims[1:]))
     first = dims[0] * dims[1]
     total = 0.0
@@ -227,13 +227,13 @@ def epoch_products(
     dims = [width] + [cfg.hidden_dim] * cfg.encoder_depth + [cfg.hidden_dim] * cfg.head_depth
     head = [cfg.hidden_dim] * cfg.head_depth + [n_classes]
     sizes: dict[int, int] = {}
-    for a, b in training.batches(n_rows, cfg.batch_size):
+    for a, b in model.batches(n_rows, cfg.batch_size):
         sizes[b - a] = sizes.get(b - a, 0) + 1
     contrastive = [(count, shape) for b, count in sizes.items() for shape in _products(members, 2 * b, dims, True)]
     refresh = []
     if pseudo_members and n_labeled:
         per = cfg.head_epochs / cfg.pseudo_every
-        for a, b in training.batches(n_labeled, cfg.batch_size):
+        for a, b in model.batches(n_labeled, cfg.batch_size):
             refresh += [(per, shape) for shape in _products(pseudo_members, b - a, head, loss=False)]
     gflop = sum(w * 2 * K * m * k * n for w, (K, m, k, n) in contrastive + refresh) / 1e9
     return EpochProducts(contrastive, refresh, gflop)
@@ -268,7 +268,7 @@ def ceiling_dtype(precision: str) -> str:
     return "bfloat16 operands" if precision == "bf16" else f"float32, precision {precision}"
 
 
-def ceiling_gflops(pt: training.Pretraining, cfg: Config, reps: int = 20) -> float:
+def ceiling_gflops(pt: pretraining.Pretraining, cfg: Config, reps: int = 20) -> float:
     """Best GFLOP/s of one baddbmm of the ensemble's hidden-layer shape on this CPU, in the
     precision the run's products use."""
     H, B = cfg.hidden_dim, 2 * min(cfg.batch_size, pt.N)
@@ -425,7 +425,7 @@ def main(argv=None):
         originals[(obj, attr)] = getattr(obj, attr)
         setattr(obj, attr, clock.wrap(part, getattr(obj, attr)))
 
-    patch(training.Pretraining, "draw_views", "views")
+    patch(pretraining.Pretraining, "draw_views", "views")
     patch(StackedMLP, "__call__", "forward")
     patch(training, "nt_xent_pairs", "loss")
     patch(torch.Tensor, "backward", "backward")

@@ -43,7 +43,7 @@ def _signed(bits: int) -> int:
 
 
 def test_counter_bits_are_the_documented_hash():
-    member_keys = [0, 1, 2**62 + 12345, 2**63 - 1, training.member_seed(614579, "class")]
+    member_keys = [0, 1, 2**62 + 12345, 2**63 - 1, pretraining.member_seed(614579, "class")]
     source = draws.CounterDraws.of(member_keys, "cpu")
     for epoch, stream in [(0, draws.ORDER), (7, draws.DONORS), (499, draws.WHERE + 11), (3, draws.HEAD + 99)]:
         source.set_epoch(epoch)
@@ -285,7 +285,7 @@ def test_the_epoch_a_graph_captures_replays_the_eager_epochs_on_the_cpu(bc_small
 
 @CUDA
 def test_counter_draws_are_the_same_bits_on_cuda_and_the_cpu():
-    member_keys = [3, 2**62 + 1, training.member_seed(1, "random")]
+    member_keys = [3, 2**62 + 1, pretraining.member_seed(1, "random")]
     cpu, gpu = draws.CounterDraws.of(member_keys, "cpu"), draws.CounterDraws.of(member_keys, "cuda")
     for source in (cpu, gpu):
         source.set_epoch(41)

@@ -25,7 +25,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from tcclib import TCCClassifier
 from tcclib.data import columns
-from tcclib.method import estimator, training
+from tcclib.method import estimator, heads
 from tcclib.method.config import ConfigError
 
 TINY = dict(epochs=1, head_epochs=20, hidden_dim=16, encoder_depth=2, batch_size=64, random_state=0)
@@ -357,5 +357,5 @@ def test_uniform_weights_of_any_size_give_the_model_of_weights_of_one(size):
 
 def test_huge_class_weights_times_huge_sample_weights_do_not_overflow():
     y = np.array([0, 0, 1, 1, -1])
-    w = training.row_weights(y, y >= 0, np.full(5, 1e307), np.array([1e307, 3e307]))
+    w = heads.row_weights(y, y >= 0, np.full(5, 1e307), np.array([1e307, 3e307]))
     np.testing.assert_allclose(w, [0.5, 0.5, 1.5, 1.5, 0.0])

@@ -524,7 +524,7 @@ def test_training_applies_the_schedule_the_encoder_init_and_the_rule():
     import torch
 
     from tcclib.data.encoding import TensorTable
-    from tcclib.method import training
+    from tcclib.method import pretraining, training
     from tcclib.method.inputs import prepare_config
     from tcclib.running.train import run_dataset
 
@@ -550,8 +550,8 @@ def test_training_applies_the_schedule_the_encoder_init_and_the_rule():
     np.fill_diagonal(imp[0], 0)
     gens = training.training_generators(layout, "cpu")
     anchors = tab.encode(tab.raw_train[layout.seed_index("cpu")], layout.seed_index("cpu"))
-    direct = training.Pretraining(tab, layout, cfg, imp, gens, anchors)
-    authors = training.Pretraining(tab, layout, cfg.replace(corr_rule="authors"), imp, gens, anchors)
+    direct = pretraining.Pretraining(tab, layout, cfg, imp, gens, anchors)
+    authors = pretraining.Pretraining(tab, layout, cfg.replace(corr_rule="authors"), imp, gens, anchors)
     (direct_w, direct_sign), (authors_w, authors_sign) = direct.correlation_inputs(), authors.correlation_inputs()
     assert direct_sign.tolist() == [-1.0, -1.0] and authors_sign.tolist() == [1.0, 1.0]
     assert not torch.equal(direct_w, authors_w)
@@ -599,7 +599,7 @@ def test_exact_published_method_samples_by_the_authors_rule_whatever_corr_rule()
     """class_most_published_exact: the authors' flip and their rank reversal, in every mode;
     class_most_published follows corr_rule (ours by default), in the same ensemble."""
     from tcclib.data.encoding import TensorTable
-    from tcclib.method import training
+    from tcclib.method import pretraining, training
 
     ds = _small_table()
     imp = np.random.RandomState(0).dirichlet(np.ones(7), size=8)
@@ -627,7 +627,7 @@ def test_exact_published_method_samples_by_the_authors_rule_whatever_corr_rule()
         tab = TensorTable.from_prepared(prep)
         layout = training.member_layout(tab, list(cfg.seeds), [sp.n_features for sp in prep.splits], cfg.methods)
         seed_all = layout.seed_index("cpu")
-        pt = training.Pretraining(
+        pt = pretraining.Pretraining(
             tab,
             layout,
             cfg,

@@ -13,7 +13,7 @@ from tcclib import TCCClassifier
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.data.preprocess import prepare
-from tcclib.method import training
+from tcclib.method import heads, training
 from tcclib.method.config import HEADS, Config, ConfigError
 from tcclib.method.inputs import prepare_config
 from tcclib.method.metrics import accuracy
@@ -111,11 +111,11 @@ def test_concat_head_reads_the_embedding_and_the_features():
     enc = training.StackedMLP(2, [5, 4], [torch.Generator().manual_seed(i) for i in range(2)], in_widths=[5, 3])
     onehot = torch.rand(2, 6, 5)
     onehot[1, :, 3:] = 0  # member 1's padding
-    x = training.head_inputs(enc, onehot, "concat")
+    x = heads.head_inputs(enc, onehot, "concat")
     assert x.shape == (2, 6, 9)
     torch.testing.assert_close(x[:, :, :4], enc(onehot))
     torch.testing.assert_close(x[:, :, 4:], onehot)
-    assert training.head_inputs(enc, onehot, "finetune").shape == (2, 6, 4)
+    assert heads.head_inputs(enc, onehot, "finetune").shape == (2, 6, 4)
 
 
 def test_stored_results_are_reused_per_head_variant(bc_small, tmp_path):
@@ -286,8 +286,8 @@ def test_bad_weights_are_clear_errors(kw, fit_kw, match):
 def test_row_weights_average_one_over_labeled_rows():
     y = np.array([0, 0, 0, 1, -1, -1])
     lab = y >= 0
-    assert training.row_weights(y, lab) is None
-    w = training.row_weights(y, lab, class_weight=[1.0, 3.0])
+    assert heads.row_weights(y, lab) is None
+    w = heads.row_weights(y, lab, class_weight=[1.0, 3.0])
     np.testing.assert_allclose(w, [2 / 3, 2 / 3, 2 / 3, 2, 0, 0])
     assert w[lab].mean() == pytest.approx(1.0)
 

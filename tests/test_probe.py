@@ -17,7 +17,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from tcclib import TCCClassifier
-from tcclib.method import probe, training
+from tcclib.method import heads, probe
 from tcclib.method.config import Config
 from tcclib.method.model import StackedMLP
 from tcclib.running.train import run_dataset
@@ -133,7 +133,7 @@ def _members(seed=0):
 
 def _probe(enc, anchors, rows, y, seed=5):
     gens = [torch.Generator().manual_seed(seed + k) for k in range(2)]
-    return training.fit_classifier(enc, anchors, rows, y, gens, Config(head="probe"), 3, [5, 4])
+    return heads.fit_classifier(enc, anchors, rows, y, gens, Config(head="probe"), 3, [5, 4])
 
 
 def test_the_probe_reads_only_the_labeled_rows():

@@ -205,7 +205,7 @@ def test_bf16_nt_xent_is_close_to_float32_and_returns_a_bf16_gradient():
 def test_bf16_runs_its_products_in_bfloat16_and_learns_as_float32_does(bc):
     """matmul_precision bf16 (opt-in): the networks' products run in bfloat16 (counted by dtype),
     the run stays deterministic and lands near the exact float32 run; the default is untouched."""
-    from tcclib.method import training
+    from tcclib.method import model, training
     from tcclib.running.train import run_dataset
 
     cfg = Config(
@@ -239,7 +239,7 @@ def test_bf16_runs_its_products_in_bfloat16_and_learns_as_float32_does(bc):
             assert torch.get_float32_matmul_precision() == "medium"
             raise RuntimeError("inside")
     assert torch.get_float32_matmul_precision() == before  # given back, also on an error
-    with training.autocast(cfg, "cpu"):  # the default: no autocast at all
+    with model.autocast(cfg, "cpu"):  # the default: no autocast at all
         assert not torch.is_autocast_enabled("cpu")
 
 

@@ -357,7 +357,7 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
 
 # --------------------------------------------------------------------------- pretraining checkpoints
 # :func:`tcclib.running.train.run_prepared` checkpoints pretraining every few epochs: the state of
-# :class:`tcclib.method.training.Pretraining` plus a key naming the run and the sha256 of the contents.
+# :class:`tcclib.method.pretraining.Pretraining` plus a key naming the run and the sha256 of the contents.
 
 # settings that do not change what pretraining computes (left out of the checkpoint key, by their
 # declared stage): the head variant's settings too, so that a kept final checkpoint serves every head
@@ -418,7 +418,7 @@ def save_checkpoint(path: Path, state: dict) -> None:
 def checkpoint_problem(state, key: str, expect: dict | None) -> str | None:
     """What is wrong with a loaded checkpoint for run ``key`` (None: nothing).
 
-    ``expect`` (:meth:`tcclib.method.training.Pretraining.expect`): the shapes of the parameters,
+    ``expect`` (:meth:`tcclib.method.pretraining.Pretraining.expect`): the shapes of the parameters,
     the generators' state sizes, the pseudo-label shape, the number of epochs and of members, and
     the number of classes."""
     if not isinstance(state, dict):

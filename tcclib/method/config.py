@@ -451,7 +451,7 @@ faster (an opt-in approximation, README's deviations table); the default keeps e
 MATMUL_PRECISIONS = SETTINGS["matmul_precision"].choices
 """``Config.matmul_precision``: the first three are torch's float32 matmul precisions
 (:func:`torch.set_float32_matmul_precision`); ``bf16`` runs the encoders' and heads' matrix
-products under bfloat16 autocast (:func:`tcclib.method.training.autocast`), opt-in."""
+products under bfloat16 autocast (:func:`tcclib.method.model.autocast`), opt-in."""
 
 COMPILE_MODES = SETTINGS["compile"].choices
 """``Config.compile``: how the contrastive step (gather, forward, NT-Xent, backward, Adam) runs.
@@ -470,7 +470,7 @@ same bits on the CPU and a GPU, capturable with the whole epoch; ``auto`` (the d
 
 HEADS = SETTINGS["head"].choices
 """``Config.head``: how the classifier on the labeled rows uses the encoder
-(:func:`tcclib.method.training.fit_classifier`).  ``frozen`` (the paper, the default): the
+(:func:`tcclib.method.heads.fit_classifier`).  ``frozen`` (the paper, the default): the
 encoder is frozen and a fresh head trains on its embeddings; ``finetune`` (opt-in): the encoder
 trains together with the head on the labeled rows, at its own learning rate ``encoder_lr``;
 ``concat`` (opt-in): the encoder is frozen and the head reads its embedding concatenated with

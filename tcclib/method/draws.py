@@ -13,7 +13,7 @@ screen and after a resume.  :class:`tcclib.method.config.Config`'s ``draws`` set
   there are, with no generator state to carry (a resumed run needs only the epoch), the same bits
   on the CPU and on a GPU, and no host work: an epoch's draws can be captured in a CUDA graph.
 
-A member's counter key is its generator's seed (:func:`tcclib.method.training.member_seed` of its
+A member's counter key is its generator's seed (:func:`tcclib.method.pretraining.member_seed` of its
 table seed and method).  Streams are small integers: :data:`ORDER`, :data:`DONORS`, :data:`WHERE` (the where rule's;
 the correlation sampler's step ``t`` reads its positions ``t N M ..``) and :data:`HEAD` (+ the
 pseudo-label head's epoch); each (epoch, stream) pair holds 2**32 positions.

@@ -50,10 +50,12 @@ from tcclib.data.columns import expand_datetimes, float_columns_out_of_range
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import ColumnError, FittedColumns, Prepared, SeedSplit
 from tcclib.data.sources import FLOAT32_MAX, DatasetError, _standard_types
-from tcclib.method import registry, training
+from tcclib.method import heads, registry, training
 from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError, defaults, names
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
+from tcclib.method.model import autocast
+from tcclib.method.pretraining import TrainingDiverged
 from tcclib.method.settings import ESTIMATOR
 from tcclib.util import threads
 
@@ -512,7 +514,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return model, tab, pt, importance
 
     def _row_weights(self, sample_weight, labels: np.ndarray, codes: np.ndarray, labeled: np.ndarray):
-        """Each row's weight in the heads' loss (:func:`tcclib.method.training.row_weights`), or
+        """Each row's weight in the heads' loss (:func:`tcclib.method.heads.row_weights`), or
         None when neither ``sample_weight`` nor ``class_weight`` is given."""
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, len(labeled))
@@ -529,7 +531,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             cw = _check_sample_weight(given, len(given), "class_weight")
         elif cw is not None:
             cw = compute_class_weight(cw, classes=self.classes_, y=labels)
-        return training.row_weights(codes, labeled, sample_weight, cw)
+        return heads.row_weights(codes, labeled, sample_weight, cw)
 
     # ------------------------------------------------------------------ predict
     def _device(self) -> torch.device:
@@ -566,7 +568,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def _autocast(self, dev):
         """bfloat16 autocast for a model fitted with ``matmul_precision="bf16"`` (else nothing)."""
-        return training.autocast(self.matmul_precision, dev)
+        return autocast(self.matmul_precision, dev)
 
     def transform(self, X) -> np.ndarray:
         """The encoder's embeddings ``[n, hidden_dim]`` of rows ``X`` (float32): the pretrained
@@ -582,7 +584,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         """Class probabilities ``[n, n_classes]`` in the order of ``classes_``."""
         raw = self._raw(X)
         dev = raw.device
-        model = training.Classifier(_on(self.encoder_, dev), _on(self.head_, dev), self.head_kind_)
+        model = heads.Classifier(_on(self.encoder_, dev), _on(self.head_, dev), self.head_kind_)
         first = torch.zeros(1, dtype=torch.int64, device=dev)
         with torch.no_grad(), self._autocast(dev):
             logits = model.logits(_on(self.table_, dev), raw, first, PREDICT_CHUNK)
@@ -841,7 +843,7 @@ def _fit_member(prep: Prepared, cfg: Config, importance, weights: np.ndarray | N
     model = training.fit_member_heads(members, cfg, w)
     with torch.no_grad():
         if not all(torch.isfinite(p).all() for p in model.head.parameters() + model.enc.parameters()):
-            raise training.TrainingDiverged(
+            raise TrainingDiverged(
                 "X",
                 prep.splits[0].seed,
                 cfg.methods[0],

@@ -1,4 +1,5 @@
-"""Stacked MLPs: K independent networks whose weights live in ``[K, in, out]`` tensors.
+"""Stacked MLPs: K independent networks whose weights live in ``[K, in, out]`` tensors; Adam for
+them, :func:`autocast` (the context of their forward passes) and :func:`batches` (row ranges).
 
 One ``baddbmm`` per layer runs every member at once.  Members never mix: member k's output and
 gradients depend only on member k's weights and inputs, so an ensemble is numerically the same
@@ -8,6 +9,7 @@ each member's own fan-in and its own generator; biases are the constant 0.01, as
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
@@ -81,3 +83,20 @@ def adam(params: list[torch.Tensor], lr: float, capturable: bool = False) -> tor
     if capturable:
         return torch.optim.Adam(params, lr=lr, fused=True, capturable=True)
     return torch.optim.Adam(params, lr=lr, fused=True)
+
+
+def autocast(cfg, device, cache: bool = True):
+    """The context of the networks' forward passes: bfloat16 autocast when ``cfg.matmul_precision``
+    (or ``cfg`` itself, a precision name) is ``"bf16"`` (the matrix products, and so their
+    backward, in bfloat16; weights, Adam, NT-Xent and the heads' cross-entropy stay float32), else
+    nothing (exact float32, the default).  Backward passes run outside it, as autocast asks.
+    ``cache=False``: no cast cache (what a CUDA graph capture needs; each weight is cast once per
+    step anyway, so the values are the same)."""
+    if getattr(cfg, "matmul_precision", cfg) != "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, cache_enabled=cache)
+
+
+def batches(n: int, size: int) -> list[tuple[int, int]]:
+    """The ranges ``(start, end)`` of ``n`` rows in batches of ``size`` (the last one shorter)."""
+    return [(i, min(i + size, n)) for i in range(0, n, size)]

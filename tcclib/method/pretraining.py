@@ -6,12 +6,12 @@ one method per step, :meth:`~Pretraining.refresh_pseudo_labels`, :meth:`~Pretrai
 checkpoints.  :func:`make_step`: the step eager, as a CUDA graph (:class:`CapturedStep`,
 :class:`CapturedEpoch`) or compiled (:class:`CompiledStep`), as ``Config.compile`` says; it reads
 nothing back to the host (the losses are read once per epoch).  Also what the loop draws and
-checks with: each member's generators, :class:`TrainingDiverged`, :func:`autocast`, the heads.
+checks with: each member's generators, :class:`TrainingDiverged` (the pseudo-label heads:
+:func:`tcclib.method.heads.fit_heads`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 from collections.abc import Callable
@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
 from tcclib.data.encoding import TensorTable
 from tcclib.method import draws, rules
 from tcclib.method.config import METHODS, Config
+from tcclib.method.heads import fit_heads, labeled_rows
 from tcclib.method.losses import nt_xent_pairs
-from tcclib.method.model import StackedMLP, adam
+from tcclib.method.model import StackedMLP, adam, autocast, batches
 from tcclib.util.errors import register_short
 
 
@@ -77,22 +77,6 @@ def check_finite(finite, members: list[tuple[int, str]], dataset: str, epoch: in
         raise TrainingDiverged(dataset, seed, method, epoch, text, len(bad) - 1, lr)
 
 
-def autocast(cfg: Config | str, device, cache: bool = True):
-    """The context of the networks' forward passes: bfloat16 autocast when ``cfg.matmul_precision``
-    (or ``cfg`` itself, a precision name) is ``"bf16"`` (the matrix products, and so their
-    backward, in bfloat16; weights, Adam, NT-Xent and the heads' cross-entropy stay float32), else
-    nothing (exact float32, the default).  Backward passes run outside it, as autocast asks.
-    ``cache=False``: no cast cache (what a CUDA graph capture needs; each weight is cast once per
-    step anyway, so the values are the same)."""
-    if getattr(cfg, "matmul_precision", cfg) != "bf16":
-        return contextlib.nullcontext()
-    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, cache_enabled=cache)
-
-
-def batches(n: int, size: int):
-    return [(i, min(i + size, n)) for i in range(0, n, size)]
-
-
 @dataclass
 class Layout:
     """The members of one run, in order: seed-major, then the configured methods."""
@@ -118,67 +102,6 @@ class Layout:
 
 def encoder_dims(tab: TensorTable, cfg: Config) -> list[int]:
     return [tab.width] + [cfg.hidden_dim] * cfg.encoder_depth
-
-
-def fit_heads(
-    emb: torch.Tensor,
-    y: torch.Tensor,
-    gens: list[torch.Generator],
-    cfg: Config,
-    n_classes: int,
-    weights: torch.Tensor | None = None,
-    in_widths: list[int] | None = None,
-    orders: Callable[[int], torch.Tensor] | None = None,
-) -> StackedMLP:
-    """Train fresh classification heads (``head_depth`` layers) on fixed inputs ``[K, NL, F]``
-    (the frozen embeddings, or for ``head: concat`` the embeddings and the features).
-
-    ``weights``: ``[K, NL]`` per-row weights of the cross-entropy (None: every row counts
-    once, the paper; see :func:`row_weights`); ``in_widths``: each member's true input width
-    (inputs zero-padded to ``F``; None: all ``F``); ``orders``: head epoch ``e`` -> every
-    member's row order ``[K, NL]`` (None: a ``randperm`` from each member's generator)."""
-    K, NL, F_in = emb.shape
-    head = new_head(K, F_in, gens, cfg, n_classes, emb.device, in_widths)
-    opt = adam(head.parameters(), cfg.lr)
-    head_epochs(lambda idx: head(rules.take_rows(emb, idx)), opt, y, gens, cfg, n_classes, weights, orders)
-    return head
-
-
-def new_head(K: int, width: int, gens, cfg: Config, n_classes: int, device, in_widths=None) -> StackedMLP:
-    """Fresh heads ``[width, hidden_dim, ..., n_classes]``, each from its member's generator."""
-    dims = [width] + [cfg.hidden_dim] * (cfg.head_depth - 1) + [n_classes]
-    return StackedMLP(K, dims, gens, in_widths, bias_init=cfg.bias_init, device=device)
-
-
-def head_epochs(forward, opt, y: torch.Tensor, gens, cfg: Config, n_classes: int, weights, orders=None) -> None:
-    """``cfg.head_epochs`` epochs over the ``NL`` labeled rows in each member's own order
-    (``orders(e)``, or a ``randperm`` from each member's generator): ``forward(idx)`` gives the
-    logits of rows ``idx`` ``[K, b]``; one ``opt`` step per batch on the sum over members of each
-    member's mean (weighted) cross-entropy."""
-    K, NL = y.shape
-    dev = y.device
-    amp = autocast(cfg, dev)
-    source = draws.GeneratorDraws(gens, dev) if orders is None else None
-    for e in range(cfg.head_epochs):
-        perm = source.order(NL) if orders is None else orders(e)
-        for a, b in batches(NL, cfg.batch_size):
-            idx = perm[:, a:b]
-            with amp:
-                logits = forward(idx)
-            yb = y.gather(1, idx)
-            loss = F.cross_entropy(logits.float().reshape(-1, n_classes), yb.reshape(-1), reduction="none")
-            loss = loss.view(K, -1)
-            if weights is not None:
-                loss = loss * weights.gather(1, idx)
-            loss = loss.mean(1).sum()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-
-
-def labeled_rows(labeled: torch.Tensor) -> torch.Tensor:
-    """Positions ``[K, NL]`` of each member's labeled rows (every member has as many)."""
-    return torch.stack([labeled[j].nonzero().squeeze(1) for j in range(labeled.shape[0])])
 
 
 def _stacked(parts, shape, dtype, device, index_of=None) -> torch.Tensor:

@@ -7,7 +7,7 @@ side by side) is standardised on the rows it is fitted on; the inverse regularis
 held-out log-likelihood; ties go to the stronger penalty (smaller ``C``) and to the earlier
 candidate.  Then the winner is refitted on every labeled row.
 
-* ``head: probe`` (:func:`tcclib.method.training.fit_classifier`): the frozen encoder's embedding
+* ``head: probe`` (:func:`tcclib.method.heads.fit_classifier`): the frozen encoder's embedding
   and the row's preprocessed features; the candidates are the embedding alone, the features
   alone and both (the embedding block scaled so that its total variance equals the features'
   block: one penalty then weighs the two blocks alike, whatever their widths).  Its fitted

@@ -20,7 +20,7 @@ for older callers.  Adding a recombination of existing rules or a new classifier
 
 A genuinely new corruption rule is a :class:`~tcclib.method.rules.HowRule` or
 :class:`~tcclib.method.rules.WhereRule` subclass passed to :func:`register_method` (it is
-registered with it); :class:`tcclib.method.training.Pretraining` dispatches to it.  See
+registered with it); :class:`tcclib.method.pretraining.Pretraining` dispatches to it.  See
 ``examples/knn_rule.py``.
 """
 

@@ -318,7 +318,7 @@ def example_masks(importance, active, n_features: int, cfg, n_rows: int = 20, se
 # value) and a *where* rule (:class:`WhereRule`: which features of a row are replaced).  Each says
 # what it needs from the data, draws for a stack of members at once, and names the settings that
 # enter a member's content key.  The registry (:mod:`tcclib.method.registry`) holds them by name;
-# :class:`tcclib.method.training.Pretraining` calls them for the members that use them.
+# :class:`tcclib.method.pretraining.Pretraining` calls them for the members that use them.
 
 NOTHING = "nothing"
 """A how rule's ``needs``: no label (every row's label is 0: the whole column)."""

@@ -43,7 +43,8 @@ from tcclib.method.config import METHODS, Config
 from tcclib.method.correlation import correlation_range
 from tcclib.method.inputs import check_training_inputs, prepare_config
 from tcclib.method.metrics import accuracy, auroc
-from tcclib.method.pretraining import Pretraining, autocast, check_finite
+from tcclib.method.model import autocast
+from tcclib.method.pretraining import Pretraining, check_finite
 from tcclib.method.pretraining import TrainingDiverged as TrainingDiverged  # what a diverging run raises
 from tcclib.method.training import embed, matmul_precision
 from tcclib.running.checkpointing import CHECKPOINT_EVERY, checkpoint_interval
