@@ -4,7 +4,8 @@ from tcclib import Config, run_dataset
 run = run_dataset("breast_cancer", Config(epochs=100))
 run.results.groupby("method")[["accuracy", "auroc"]].mean()
 
-A public name loads its module when first asked for (PEP 562): ``import tcclib`` loads no torch.
+A public name loads its module when first asked for (PEP 562), and so does a layer
+(``tcclib.method.registry`` after ``import tcclib``): ``import tcclib`` loads no torch.
 """
 
 __version__ = "0.2.0"
@@ -19,6 +20,7 @@ if (_CHECKOUT / "pyproject.toml").is_file():  # a source checkout (not an instal
     # and ~/.config; kernels and sweep workers started from here inherit it
     _os.environ.setdefault("MPLCONFIGDIR", str(_CHECKOUT / ".cache" / "matplotlib"))
 
+from tcclib.util import lazy as _lazy  # noqa: E402
 from tcclib.util.moved import install as _install_moved  # noqa: E402
 
 _install_moved()  # tcclib.config, tcclib.sweep, ...: one line naming where each module moved
@@ -42,7 +44,7 @@ __all__ = sorted(_PUBLIC)
 
 def __getattr__(name: str):
     if name not in _PUBLIC:
-        raise AttributeError(f"module 'tcclib' has no attribute {name!r}")
+        return _lazy.submodule(__name__, __path__, name)  # a layer: tcclib.method, tcclib.data, ...
     module, _, attribute = _PUBLIC[name].partition(":")
     value = getattr(_importlib.import_module(module), attribute or name)
     globals()[name] = value  # asked once
@@ -50,4 +52,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, *_lazy.submodules(__path__)})

@@ -205,8 +205,9 @@ def _scripts() -> dict[str, str]:
 
 def test_a_command_that_trains_nothing_loads_nothing_heavy(tmp_path):
     """A fresh interpreter (one for all of it): ``import tcclib``, ``--help`` (through the function
-    the installed ``tcc-sweep`` script calls) and a misspelled setting's one-line error load none
-    of :data:`HEAVY`; the public names stay listed."""
+    the installed ``tcc-sweep`` script calls), a misspelled setting's one-line error and the layers
+    as attributes (``tcclib.method``) load none of :data:`HEAVY`; the public names stay listed, and
+    a module of a layer loads when first asked for (``tcclib.method.registry``)."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\ndatasets: [breast_cancer]\nconfig:\n  epoch: 5\n")
     module, function = _scripts()["tcc-sweep"].split(":")
@@ -223,12 +224,15 @@ def test_a_command_that_trains_nothing_loads_nothing_heavy(tmp_path):
         with contextlib.redirect_stderr(io.StringIO()) as said:
             assert cli.main([{str(bad)!r}, "--check"]) == 2
         assert "did you mean 'epochs'" in said.getvalue(), said.getvalue()
+        layers = [tcclib.util, tcclib.data, tcclib.method, tcclib.artifacts, tcclib.running, tcclib.paper]
+        assert "registry" in dir(tcclib.method) and "method" in dir(tcclib)
         print(" ".join(name for name in {HEAVY!r} if name in sys.modules) or "none")
+        print("class" in tcclib.method.registry.method_names())  # as docs/parameters.md writes it
     """
     env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["none"], f"loaded by a command that trains nothing: {done.stdout}"
+    assert done.stdout.split() == ["none", "True"], f"loaded by a command that trains nothing: {done.stdout}"
 
 
 def test_a_tcc_sweep_script_installed_before_says_to_reinstall():

@@ -7,3 +7,13 @@ Layering rule: modules here import only the layers below (:mod:`tcclib.util`,
 :mod:`tcclib.running.cli`, the command line, is a front door like :mod:`tcclib.__main__` (it defers
 what trains to the path that trains; no module imports it back).
 """
+
+from tcclib.util import lazy as _lazy
+
+
+def __getattr__(name: str):  # tcclib.running.<module> after a bare ``import tcclib`` (PEP 562)
+    return _lazy.submodule(__name__, __path__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_lazy.submodules(__path__)})
