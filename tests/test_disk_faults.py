@@ -6,6 +6,7 @@ is one line, with the finished results intact; a failed forced re-run's last lin
 
 import json
 import os
+import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from tcclib.running import cli, folders, sweep
 from tcclib.running import params as param_files
 
+ROOT = Path(__file__).resolve().parents[1]
 CFG = {"seeds": [1], "methods": ["no_pretrain", "random"], "epochs": 2, "head_epochs": 2, "progress": False}
 
 
@@ -140,6 +142,27 @@ def test_a_read_only_output_folder_for_root(tmp_path, capsys):
     with _read_only(out / "disk"):
         assert cli.main([str(p), "--outputs", str(out)]) == 2
         assert "cannot write the output folder" in _error(capsys)
+
+
+@mounts
+def test_a_screen_on_a_read_only_output_folder_is_one_line_at_the_run_as_at_check(tmp_path, capsys):
+    """The screen writes its folder (and may seed its importance matrices) before the sweep's own
+    check: a read-only folder was an OSError traceback at the run; now the line ``--check`` gives."""
+    reference = tmp_path / "reference"
+    shutil.copytree(ROOT / "outputs" / "head_variants" / "100ep" / "frozen" / "kc2", reference / "kc2")
+    out = tmp_path / "out"
+    out.mkdir()
+    yaml = tmp_path / "screen.yaml"
+    yaml.write_text(
+        f"name: screen\ndatasets: [kc2]\nscreen:\n  reference: {reference}\n  compare: [class, no_pretrain]\n"
+        f"  out: {out / 'screen'}\n"
+    )
+    with _read_only(out):
+        for check in (["--check"], []):
+            assert cli.main([str(yaml), "--methods", "random", *check]) == 2
+            line = _error(capsys)
+            assert line.startswith(f"error: cannot write the output folder {out / 'screen'} (OSError: Read-only file")
+    assert not (out / "screen").exists()
 
 
 @mounts

@@ -38,6 +38,31 @@ def test_a_damaged_config_json_in_the_reference_is_named_with_the_fix(tmp_path):
     assert str(error.value).endswith(f"restore it (git checkout -- {config})")
 
 
+@pytest.mark.parametrize("damage", ["a JSON list", "a folder"])
+def test_a_reference_config_json_that_is_not_settings_is_named_with_the_fix(tmp_path, damage):
+    """A list in ``config.json`` was a TypeError traceback; a folder of that name read as a dataset
+    "not finished": each is one line naming the file and the fix."""
+    shutil.copytree(STORED, tmp_path / "kc2")
+    config = tmp_path / "kc2" / "config.json"
+    if damage == "a JSON list":
+        config.write_text(json.dumps([json.loads(config.read_text())]))
+    else:
+        config.unlink()
+        config.mkdir()
+    job = screen.Screen(methods=("random",), reference=tmp_path, compared=("class", "no_pretrain"))
+    with pytest.raises(screen.ScreenError) as error:
+        screen.plan(job)
+    text = str(error.value)
+    if damage == "a JSON list":
+        assert text == (
+            f"screen: {config} holds a JSON list, not a run's settings (an object of setting: value): "
+            f"restore it (git checkout -- {config})"
+        )
+    else:
+        assert text.startswith(f"screen: the reference store {tmp_path} has no config.json in kc2 (a finished run ")
+        assert "a folder has its name there" in text and "not finished" not in text, text
+
+
 def test_one_dataset_is_one_dataset_in_the_record_and_the_verdict(tmp_path):
     shutil.copytree(STORED, tmp_path / "kc2")
     timings = json.loads((tmp_path / "kc2" / "timings.json").read_text())

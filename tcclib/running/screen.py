@@ -122,11 +122,7 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
     _check_compared(screen, reference, names)
     out = []
     for name in sorted(names, key=lambda n: -_seconds(finished[n])):  # the longest first: workers end together
-        try:
-            recorded = json.loads((finished[name] / "config.json").read_text())
-        except json.JSONDecodeError as e:
-            where = paths.relative_to_root(finished[name] / "config.json")
-            raise ScreenError(f"screen: {where} is damaged ({e}): restore it (git checkout -- {where})") from None
+        recorded = _recorded_settings(finished[name] / "config.json")
         recorded.pop(store.PLUGIN_CODE, None)
         cfg = Config.from_dict(
             {
@@ -140,6 +136,22 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
         )
         out.append((name, cfg))
     return out
+
+
+def _recorded_settings(config: Path) -> dict:
+    """The settings a reference dataset's ``config.json`` records (an object of settings); a
+    :class:`ScreenError` naming the file and the fix for one that is damaged or holds anything else."""
+    where = paths.relative_to_root(config)
+    try:
+        recorded = json.loads(config.read_text())
+    except json.JSONDecodeError as e:
+        raise ScreenError(f"screen: {where} is damaged ({e}): restore it (git checkout -- {where})") from None
+    if not isinstance(recorded, dict):
+        raise ScreenError(
+            f"screen: {where} holds a JSON {type(recorded).__name__}, not a run's settings (an object of "
+            f"setting: value): restore it (git checkout -- {where})"
+        )
+    return recorded
 
 
 def _check_methods(screen: Screen) -> None:
@@ -160,18 +172,18 @@ def _check_methods(screen: Screen) -> None:
 
 
 def _finished(reference: Path) -> dict[str, Path]:
-    """The reference's finished datasets (``_DONE.json`` and ``config.json``); a :class:`ScreenError`
-    for one that lacks its ``results.csv``."""
-    finished = {
-        d.name: d for d in reference.iterdir() if (d / "_DONE.json").is_file() and (d / "config.json").is_file()
-    }
-    broken = sorted(n for n, d in finished.items() if not (d / "results.csv").is_file())
-    if broken:
-        raise ScreenError(
-            f"screen: the reference store {reference} has no results.csv in {', '.join(broken)} (a finished run "
-            f"stores its results there): restore it (git checkout -- {paths.relative_to_root(reference)}) or "
-            f"leave {broken[0]} out (--only / datasets:)"
-        )
+    """The reference's finished datasets (``_DONE.json``); a :class:`ScreenError` for one whose
+    ``config.json`` or ``results.csv`` is missing or not a file."""
+    finished = {d.name: d for d in reference.iterdir() if (d / "_DONE.json").is_file()}
+    for needed, what in (("config.json", "its settings"), ("results.csv", "its results")):
+        broken = sorted(n for n, d in finished.items() if not (d / needed).is_file())
+        if broken:
+            folder = "; a folder has its name there" if (finished[broken[0]] / needed).is_dir() else ""
+            raise ScreenError(
+                f"screen: the reference store {reference} has no {needed} in {', '.join(broken)} (a finished run "
+                f"stores {what} there{folder}): restore it (git checkout -- {paths.relative_to_root(reference)}) or "
+                f"leave {broken[0]} out (--only / datasets:)"
+            )
     return finished
 
 
@@ -242,6 +254,7 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     out, reference = paths.resolve(screen.out), paths.resolve(screen.reference)
     ps, run_options = param_set(screen, todo), options(screen, reference)
     sweeps.cluster_options(ps, run_options)  # the options checked before any work (as the sweep does)
+    folders.check_writable(out)  # as --check does (the sweep checks its room too; this writes first)
     out.mkdir(parents=True, exist_ok=True)
     where = paths.relative_to_root(out)
     say(f"screen: {errors.counted(len(todo), 'dataset')}, {', '.join(screen.methods)}; results in {where}")
