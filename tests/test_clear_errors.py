@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -106,3 +107,21 @@ def test_a_list_parameter_given_one_value_in_a_notebook_says_to_write_a_list():
         with pytest.raises(nbparams.ParameterError, match=r"seeds: expected a list, .*write it as a list"):
             nbparams.config_from({"seeds": value})
     assert nbparams.config_from({"seeds": "[1, 2]"}).seeds == (1, 2)
+
+
+@pytest.mark.parametrize("value", ["", " ", "openml:"])
+def test_an_empty_dataset_name_is_refused_at_once_without_asking_openml(value, monkeypatch, capsys, kept_environ):
+    """``--only "$UNSET"`` tried OpenML (40 s without a network) before saying the name is unknown."""
+    from tcclib.running import cli
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")  # (were OpenML asked, it would fail, not hang)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    demo = Path(__file__).resolve().parents[1] / "params" / "demo.yaml"
+    assert cli.main([str(demo), "--only", value, "--check"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: --only: {value!r} names no dataset (an unset shell variable?): give a dataset's name, its "
+        "OpenML id, or your own table as PATH:TARGET"
+    )
+    with pytest.raises(sources.UnknownDatasetError, match="names no dataset"):
+        sources.source(value)

@@ -202,6 +202,11 @@ def source(item, data_dir=None, download: bool = True) -> Source:
     explicit = low.startswith("openml:")
     if explicit:
         key = key.split(":", 1)[1].strip()
+    if not key:
+        raise UnknownDatasetError(
+            f"{item!r} names no dataset (an unset shell variable?): give a dataset's name, its OpenML id, or "
+            "your own table as PATH:TARGET"
+        )
     if re.fullmatch(r"[+-]\d+|0+", key):
         raise UnknownDatasetError(
             f"{item!r} is not a dataset id: OpenML ids are positive whole numbers (e.g. 31); "
