@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import tcclib
+from tcclib.data.sources import DatasetError
 from tcclib.method import plugins, registry, rules
 from tcclib.method.check import RuleReport
 from tcclib.util.errors import ConfigError
@@ -252,6 +253,67 @@ def test_data_as_a_frame_or_a_pair_and_an_unknown_name_are_taken_or_named(bc):
     text = str(e.value)
     assert "'colum' (did you mean column" in text and "rules: none, column" in text and "methods: " in text
     assert "\n" not in text
+
+
+class PrepareFails(ColumnLike):
+    """A prepare that fails (of a rule that needs nothing, or the pseudo-labels): its draws then
+    are never asked for."""
+
+    name = "prepare_fails"
+    draws = 0
+
+    def prepare(self, members):
+        raise ValueError("no table like this")
+
+    def donors(self, members, state, u):
+        PrepareFails.draws += 1
+        return super().donors(members, state, u)
+
+
+class PseudoPrepareFails(PrepareFails):
+    name = "pseudo_prepare_fails"
+    needs = rules.PSEUDO_LABELS
+
+
+@pytest.mark.parametrize("rule", [PrepareFails(), PseudoPrepareFails()], ids=["nothing", "pseudo-labels"])
+def test_a_prepare_that_fails_is_one_breach_and_its_draws_are_not_asked_for(rule):
+    """Decided by the error's type (the pseudo-label rule's failure escaped as a bare ValueError)."""
+    PrepareFails.draws = 0
+    (line,) = _breaches(rule)
+    assert f"'{rule.name}' (test_check_rule.py): prepare() failed at line " in line
+    assert line.endswith("ValueError: no table like this") and PrepareFails.draws == 0
+
+
+class Interrupted(ColumnLike):
+    name = "interrupted"
+
+    def donors(self, members, state, u):
+        raise KeyboardInterrupt
+
+
+def test_the_trial_method_leaves_nothing_in_the_registry_even_when_the_check_is_interrupted():
+    before = (registry.method_names(), dict(registry._HOW_RULES), dict(registry._WHERE_RULES))
+    with pytest.raises(KeyboardInterrupt):
+        tcclib.check_rule(Interrupted())
+    assert (registry.method_names(), dict(registry._HOW_RULES), dict(registry._WHERE_RULES)) == before
+    assert not [e.name for e in registry.entries() if e.origin == "tcclib.method.check"]
+
+
+def test_a_frame_whose_last_column_is_not_the_class_says_which_column_it_took(bc):
+    frame = bc.X.iloc[:150, :6].copy()
+    frame.insert(0, "target", bc.y.iloc[:150].to_numpy())  # the class first: the last column is a feature
+    with pytest.raises(DatasetError) as e:
+        tcclib.check_rule(ColumnLike(), data=frame)
+    assert str(e.value).startswith(
+        "check_rule: data's last column 'mean compactness' is taken as the target (put the class column last, "
+        "or pass data=(X, y)): data: the target looks continuous"
+    )
+    with pytest.raises(ConfigError) as e:
+        tcclib.check_rule(ColumnLike(), data=frame[["target"]])
+    assert str(e.value) == (
+        "check_rule: data is a DataFrame of 1 column; it needs the features and, last, the class column (the "
+        "target): put the class column last, or pass data=(X, y)"
+    )
 
 
 def test_a_prepare_that_reads_the_labels_raises_a_type_of_its_own():

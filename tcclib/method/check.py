@@ -8,6 +8,7 @@ rules and ``examples/*.py`` pass it; notebook 09 calls it before the screen.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import itertools
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from tcclib.data.sources import Dataset, from_frame, load_dataset
+from tcclib.data.sources import Dataset, DatasetError, from_frame, load_dataset
 from tcclib.method import plugins, registry, rules
 from tcclib.method.config import Config, check_reads
 from tcclib.method.correlation import importance_matrix
@@ -27,6 +28,18 @@ from tcclib.util.errors import ConfigError
 
 SEEDS = (0, 1)
 """The table seeds of the check's stack: two members of the rule's method (then each alone)."""
+TRIAL = dict(
+    epochs=4,
+    pseudo_every=2,
+    head_epochs=5,
+    hidden_dim=32,
+    xgb_trees=5,
+    xgb_depth=3,
+    progress=False,
+    device="cpu",
+    compile="off",
+)
+"""The settings of a trial (beside its seeds and method): a few seconds of real training."""
 ORIGIN = "tcclib.method.check"
 """The registry origin of the trial method the check registers (removed when it is done)."""
 
@@ -175,8 +188,8 @@ def _table(data) -> Dataset | None:
         return data
     if isinstance(data, str):
         return load_dataset(data)
-    if isinstance(data, pd.DataFrame) and data.shape[1] >= 2:
-        return from_frame(data.iloc[:, :-1], data.iloc[:, -1], name="data")
+    if isinstance(data, pd.DataFrame):
+        return _frame_table(data)
     if isinstance(data, tuple) and len(data) == 2:
         return from_frame(*data, name="data")
     raise ConfigError(
@@ -185,10 +198,46 @@ def _table(data) -> Dataset | None:
     )
 
 
+def _frame_table(frame: pd.DataFrame) -> Dataset:
+    """A frame whose last column is the target, as a :class:`~tcclib.data.sources.Dataset`; an
+    error that says which column it took for the target, and how to give another."""
+    fix = "put the class column last, or pass data=(X, y)"
+    if frame.shape[1] < 2:
+        raise ConfigError(
+            f"check_rule: data is a DataFrame of {frame.shape[1]} column{'s' if frame.shape[1] != 1 else ''}; it needs "
+            f"the features and, last, the class column (the target): {fix}"
+        )
+    try:
+        table = from_frame(frame.iloc[:, :-1], frame.iloc[:, -1], name="data")
+        prepare_config(table, Config(seeds=SEEDS, **TRIAL))  # (its classes split as the trials split them)
+    except DatasetError as e:
+        raise DatasetError(
+            f"check_rule: data's last column {frame.columns[-1]!r} is taken as the target ({fix}): {e}"
+        ) from None
+    return table
+
+
 def _default_table() -> Dataset:
     """breast_cancer (scikit-learn's copy), its first 12 features: seconds to train."""
     bc = load_dataset("breast_cancer")
     return from_frame(bc.X.iloc[:, :12], bc.y, name="breast_cancer_12")
+
+
+@contextlib.contextmanager
+def _registered_for_the_trial(name: str, probe):
+    """The trial method ``name`` (the probe as its how or where rule) in the registry while the
+    trial trains (training finds its methods there), under :data:`ORIGIN`; taken out afterwards,
+    whatever happened, also when its registration itself failed half-way (what it replaced is put
+    back)."""
+    try:
+        with plugins.registering_as(ORIGIN):
+            if isinstance(probe, rules.HowRule):
+                registry.register_method(name, probe, "uniform", replace=True, replace_rule=True)
+            else:
+                registry.register_method(name, "pseudo", probe, replace=True, replace_rule=True)
+        yield
+    finally:
+        registry.remove_origin(ORIGIN)
 
 
 class _Trial:
@@ -204,32 +253,13 @@ class _Trial:
     def run(self) -> None:
         name = f"_check_{self.rule.name}" if isinstance(self.rule.name, str) else "_check_rule"
         probe = (_HowProbe if isinstance(self.rule, rules.HowRule) else _WhereProbe)(self.rule, name, self)
-        with plugins.registering_as(ORIGIN):
-            if isinstance(self.rule, rules.HowRule):
-                registry.register_method(name, probe, "uniform", replace=True, replace_rule=True)
-            else:
-                registry.register_method(name, "pseudo", probe, replace=True, replace_rule=True)
-        try:
-            cfg = Config(
-                seeds=self.seeds,
-                methods=(name,),
-                epochs=4,
-                pseudo_every=2,
-                head_epochs=5,
-                hidden_dim=32,
-                xgb_trees=5,
-                xgb_depth=3,
-                progress=False,
-                device="cpu",
-                compile="off",
-            )
+        with _registered_for_the_trial(name, probe):
+            cfg = Config(seeds=self.seeds, methods=(name,), **TRIAL)
             prep = prepare_config(self.data, cfg)
             importance = None
             if getattr(self.rule, "needs_importance", False):
                 importance = np.stack([importance_matrix(sp, cfg) for sp in prep.splits])
             pretrain(set_up(prep, cfg, importance, "check_rule"), "check_rule")
-        finally:
-            registry.remove_origin(ORIGIN)
 
     def breach(self, text: str, kind: str | None = None) -> None:
         """Report ``text``, unless a breach of the same ``kind`` (default: the text) was."""
@@ -258,7 +288,7 @@ class _Trial:
 
 
 _FAILED = object()
-"""What a prepare with other labels gave when it failed (its state is then not the same)."""
+"""What a prepare gave when it failed (with other labels: its state is then not the same)."""
 
 
 class _Probe:
@@ -277,10 +307,16 @@ class _Probe:
     def _call(self, what: str, action):
         """The rule's ``what`` (errors named, its rows untouched); None after a failure."""
         try:
-            return rules.call_rule(self.rule, what, action)
+            return self._guarded(what, action)
         except rules.RuleContractError as e:
             self.trial.breach(str(e), f"{what} failed")
             return None
+
+    def _guarded(self, what: str, action):
+        """The rule's ``what``, its own error raised as a :class:`~tcclib.method.rules.RuleContractError`
+        naming it; rows it wrote into are a breach, and put back."""
+        try:
+            return rules.call_rule(self.rule, what, action)
         finally:
             if self._rows is not None and not torch.equal(self._rows, self._rows_copy):
                 self.trial.breach(f"{what}() wrote into members.raw (the training rows): work on a copy", "rows")
@@ -296,6 +332,19 @@ class _Probe:
         """Keep a copy of the training rows, to tell a rule that writes into them."""
         self._rows, self._rows_copy = members.all_rows, members.all_rows.clone()
 
+    def _prepared(self, call, members: rules.Members):
+        """The rule's prepare of ``members``: its state, or :data:`_FAILED` when it failed (a
+        breach; its draws are not asked for then, they would fail too).  Reading labels that are
+        not known yet raises :class:`~tcclib.method.rules.LabelsNotKnown`."""
+        try:
+            return self._guarded("prepare", lambda: call(members))
+        except rules.LabelsNotKnown:
+            raise
+        except rules.RuleContractError as e:
+            self.trial.breach(str(e), "prepare failed")
+            self.failed = True
+            return _FAILED
+
     def _prepare(self, members: rules.Members, call, labels_current: bool):
         """The rule's prepare; when the labels are not current then, prepare again with other
         labels (and the generators as they were) and compare: a difference is a breach."""
@@ -304,14 +353,14 @@ class _Probe:
         if not labels_current and isinstance(members.labels, rules.UnknownLabels):
             members = dataclasses.replace(members, labels=rules.UnknownLabels(self.rule))  # (named: the user's rule)
             try:  # training hands such a prepare rules.UnknownLabels: reading them is the breach
-                return call(members)
+                state = self._prepared(call, members)
+                return None if state is _FAILED else state
             except rules.LabelsNotKnown as e:
                 self.trial.breach(str(e), "labels in prepare")
                 members = _with_labels(members, gens)  # (labels to go on with: the rest is checked too)
                 labels_current = True
-        state = self._call("prepare", lambda: call(members))
-        if "prepare failed" in self.trial.kinds:
-            self.failed = True
+        state = self._prepared(call, members)
+        if state is _FAILED:
             return None
         if not labels_current:
             other = _with_labels(members, gens)
