@@ -274,3 +274,26 @@ def test_logreg_cv_says_when_every_column_is_constant():
     X = np.full((40, 3), 2.5)
     X[:, 1] = np.arange(40)  # one column that varies is enough
     assert probe.TunedLogisticRegression().fit(X, y).score(X, y) > 0.9
+
+
+def test_logreg_cv_fits_a_column_of_any_finite_scale_as_the_same_column_near_one(bc):
+    """A column at 1e-308 gave NaN probabilities, one at 1e-320 scikit-learn's "Input X contains
+    NaN" (its standardisation and the weights folded onto it overflowed): now the same column
+    scaled by any power of two (exact, subnormals too) fits and predicts to the bit as near 1.
+    The probe head reads preprocessed features, so a tiny raw column reaches it near 1: finite."""
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(120, 3)) * 64) / 64  # few bits: every scaling below is exact
+    y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).astype(int)
+    near_one = probe.TunedLogisticRegression().fit(X, y)
+    for exponent in (-1060, -1023, -997, 1000, 1015):  # 3e-319 (subnormal), 4e-308, 3e-300, 4e301, 1e306
+        scaled = X.copy()
+        scaled[:, 0] = np.ldexp(X[:, 0], exponent)
+        model = probe.TunedLogisticRegression().fit(scaled, y)
+        assert model.choice_ == near_one.choice_, exponent
+        np.testing.assert_array_equal(model.predict_proba(scaled), near_one.predict_proba(X))
+    tiny = bc.X.iloc[:150, :5].copy()
+    tiny.iloc[:, 0] *= 1e-320
+    labels = bc.y.iloc[:150].to_numpy().copy()
+    labels[50:] = -1
+    clf = TCCClassifier("random", head="probe", random_state=0, verbose=False, **TINY).fit(tiny, labels)
+    assert np.isfinite(clf.predict_proba(tiny)).all()

@@ -218,6 +218,9 @@ class TunedLogisticRegression(ClassifierMixin, BaseEstimator):
         The labels seen in ``fit``.
     choice_ : Choice
         The chosen ``C`` and its cross-validated score (``folds`` 0: :data:`FALLBACK_C`).
+    exponents_ : ndarray
+        Each column is read times ``2 ** -exponents_[j]`` (:func:`column_exponents`), so that a
+        column of any finite scale (1e-320 or 1e307) is fitted as the same column near 1 would be.
     """
 
     def __init__(self, random_state: int = 0):
@@ -231,7 +234,9 @@ class TunedLogisticRegression(ClassifierMixin, BaseEstimator):
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) > 1:  # (one class: a constant model, whatever the columns)
             _check_varies(np.asarray(X, dtype=np.float64))
-        blocks = {"features": np.asarray(X, dtype=np.float64)}
+        X = np.asarray(X, dtype=np.float64)
+        self.exponents_ = column_exponents(X)
+        blocks = {"features": np.ldexp(X, -self.exponents_)}
         self.choice_ = choose(blocks, codes, self.random_state, w)
         self.linear_ = fit_linear(blocks, codes, self.choice_, self.random_state, w)
         return self
@@ -241,7 +246,7 @@ class TunedLogisticRegression(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "linear_")
         X = validate_data(self, X, reset=False)
         W, b = linear_layer([self.linear_], [X.shape[1]], len(self.classes_))
-        return np.asarray(X, dtype=np.float64) @ W[0] + b[0]
+        return np.ldexp(np.asarray(X, dtype=np.float64), -self.exponents_) @ W[0] + b[0]
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``[n, n_classes]`` in the order of ``classes_``."""
@@ -251,6 +256,17 @@ class TunedLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+def column_exponents(X: np.ndarray) -> np.ndarray:
+    """Per column, the power of two ``e`` with the column's largest magnitude in ``[2**(e-1), 2**e)``
+    (0 for a column of zeros): ``X * 2**-e`` lies within [-1, 1].  Multiplying by a power of two
+    rounds nothing (subnormal values scale up exactly), and every product and sum of the fit then
+    scales with it, so a column near 1 fits to the bit as before, and one at 1e-320 or 1e307 as the
+    same column near 1 (its standardisation, ``1 / spread``, and the weights folded onto the raw
+    column would otherwise overflow: NaN probabilities, or scikit-learn's "Input X contains NaN")."""
+    top = np.abs(X).max(0, initial=0.0)
+    return np.frexp(top)[1].astype(np.int64)
 
 
 def _row_weights(sample_weight, n_rows: int) -> np.ndarray | None:
