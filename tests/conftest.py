@@ -18,6 +18,7 @@ def _own_cores() -> None:
 
 
 _own_cores()
+os.environ.pop("TCC_PLUGINS", None)  # a developer's own plugins stay out of the tests (those that need it set it)
 
 import pytest
 
@@ -60,14 +61,23 @@ def kept_environ():
     os.environ.update(saved)
 
 
+def loaded_plugins() -> set[str]:
+    """The plugins loaded so far in this process (a file's path, a module's name), read without
+    filling the registry: what the registry holds at a test's start is what the tests before left."""
+    from tcclib.method import plugins
+
+    return {p.identity for p in plugins.loaded(include_builtins=True, fill=False)}
+
+
 @pytest.fixture(autouse=True)
 def _plugins_as_found():
     """Unload the plugins a test loaded and left loaded, so that the next test in this worker sees
-    the built-in registry whatever ran before it (``pytest -n`` gives each worker other files)."""
+    the registry whatever ran before it (``pytest -n`` gives each worker other files); the
+    built-ins stay.  Nothing here fills the registry: a test sees it as the tests before left it."""
     from tcclib.method import plugins
 
-    before = {p.path or p.module for p in plugins.loaded()}
+    before = loaded_plugins()
     yield
-    for plugin in plugins.loaded():
-        if (plugin.path or plugin.module) not in before:
-            plugins.unload(plugin.path or plugin.module)
+    for plugin in plugins.loaded(fill=False):
+        if plugin.identity not in before:
+            plugins.unload(plugin.identity)

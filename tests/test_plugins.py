@@ -68,8 +68,8 @@ def write_rule(folder: Path, step: int = 1, name: str = "shift_rule.py") -> Path
 def no_plugins_left():
     """Each test starts and ends with the built-ins alone (what a test loads is unloaded)."""
     yield
-    for plugin in plugins.loaded():
-        plugins.unload(plugin.path or plugin.module)
+    for plugin in plugins.loaded(fill=False):
+        plugins.unload(plugin.identity)
 
 
 @pytest.fixture
@@ -364,6 +364,40 @@ def test_tcc_plugins_and_an_entry_point_load_in_a_fresh_process(tmp_path):
     assert out.returncode != 0 and f"plugin {broken}, line 1: RuntimeError: no" in out.stderr
 
 
+def test_an_entry_point_then_tcc_plugins_fill_the_registry_at_its_first_question_in_process(tmp_path, monkeypatch):
+    """In this process, the registry as a fresh process finds it (not filled; the built-ins are
+    loaded once per process): the tests' own look at the loaded plugins fills nothing, and the
+    first question loads the installed package's entry point, then ``$TCC_PLUGINS``, before it
+    answers (the environment plugin reads the entry point's method at import)."""
+    from conftest import loaded_plugins
+
+    site = tmp_path / "site"
+    info = site / "ep_inproc-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-inproc\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[tcclib.plugins]\nep = ep_inproc_rules\n")
+    (site / "ep_inproc_rules.py").write_text(
+        "from tcclib.method.registry import register_method\nregister_method('ep_inproc', 'column')\n"
+    )
+    env_rule = tmp_path / "env_inproc.py"
+    env_rule.write_text(
+        "from tcclib.method import registry\n"
+        "registry.register_method('env_inproc', registry.METHODS['ep_inproc'].how)  # the entry point's, first\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv(plugins.ENV, str(env_rule))
+    monkeypatch.setitem(plugins._STATE, "filled", False)
+    before = loaded_plugins()
+    assert plugins._STATE["filled"] is False and "ep_inproc_rules" not in before
+    names = registry.method_names()  # the first question
+    assert names.index("ep_inproc") < names.index("env_inproc")
+    order = [(p.module, p.origin) for p in plugins.loaded()]
+    assert order[-2:] == [
+        ("ep_inproc_rules", "entry point ep of the package ep-inproc"),
+        (order[-1][0], "$TCC_PLUGINS"),
+    ]
+
+
 def _tiny_set(tmp_path: Path, rule: Path, scheduler: str | None = None) -> Path:
     lines = [
         "name: tiny_plugin",
@@ -656,6 +690,54 @@ def test_a_clash_between_two_places_names_both_and_an_unloaded_replacement_puts_
     assert registry.METHODS["random"].how == "pseudo"
     plugins.unload(str(random_file))
     assert registry.METHODS["random"].how == "column" and registry.get("random").origin == plugins.BUILTINS
+
+
+@pytest.fixture
+def shell(monkeypatch):
+    """An IPython shell in this process that runs cells as a kernel does (history in memory); what
+    its cells registered and the shell itself go afterwards, and ``__main__`` is put back."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config as ShellSettings
+
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])  # (IPython puts its namespace there)
+    settings = ShellSettings()
+    settings.HistoryManager.hist_file = ":memory:"
+    yield InteractiveShell.instance(config=settings)
+    for origin in list(plugins._CELL_RUNS):
+        registry.remove_origin(origin)
+    InteractiveShell.clear_instance()
+
+
+def _cell(shell, source: str, cell_id: str | None = None):
+    """Run ``source`` as a kernel runs a cell (``cell_id``: the id the frontend sends, as JupyterLab
+    does; None: none, as papermill); the error it raised, or None."""
+    return shell.run_cell(source, store_history=True, cell_id=cell_id).error_in_exec
+
+
+def test_two_cells_registering_one_name_clash_and_a_cell_run_again_edited_replaces_quietly(shell, capsys):
+    """Every cell's origin was ``__main__``, so a second cell replaced the first one's method
+    quietly: a cell is now a place of its own, known by its id (or, with none, by its text)."""
+    assert _cell(shell, CELL.replace("STEP", "1"), "cell-a") is None
+    assert _cell(shell, CELL.replace("STEP", "2") + "# edited\n", "cell-a") is None  # the same cell: replaced
+    assert registry.METHODS["stride"].draw.step == 2
+    error = _cell(shell, CELL.replace("STEP", "3"), "cell-b")  # another cell: refused, both named
+    assert isinstance(error, registry.RegistryError)
+    assert str(error) == (
+        "register: 'stride' (how) is already registered by the notebook cell run as In [2], and the notebook "
+        "cell run as In [3] registers it again: choose another name, or pass replace=True to redefine it"
+    )
+    assert registry.METHODS["stride"].draw.step == 2
+    assert _cell(shell, CELL.replace("STEP", "3").replace('"uniform")', '"uniform", replace=True)'), "c") is None
+    assert registry.METHODS["stride"].draw.step == 3 and registry.origin_file("stride") is None
+    for origin in list(plugins._CELL_RUNS):  # (the cells' method and rule go)
+        registry.remove_origin(origin)
+    assert _cell(shell, CELL.replace("STEP", "1")) is None  # no cell id (papermill): known by its text
+    assert _cell(shell, CELL.replace("STEP", "1")) is None  # the same text run again: replaced
+    error = _cell(shell, CELL.replace("STEP", "4"))
+    assert "run as In [6] (no cell id: an edited cell counts as another), and the notebook cell run as In [7]" in str(
+        error
+    )
+    capsys.readouterr()
 
 
 def _stride_file(folder: Path) -> Path:

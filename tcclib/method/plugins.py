@@ -82,6 +82,11 @@ class Plugin:
         """How messages name it: its file, else its module."""
         return self.path or self.module
 
+    @property
+    def identity(self) -> str:
+        """How :func:`unload` names it: a file's path, a module's name (a module has a file too)."""
+        return self.path if self.path and is_file_spec(self.spec) else self.module
+
 
 _STATE = {"filled": False, "filling": False}
 """Whether :func:`ensure_loaded` has filled the registry, or is filling it now."""
@@ -116,15 +121,52 @@ def registering_as(origin: str):
         _loading.pop()
 
 
+CELL = "__main__/cell:"
+"""The start of a notebook cell's origin (:func:`current_origin`): the cell's id, else its code's digest."""
+_CELL_RUNS: dict[str, int] = {}
+"""Each cell origin's execution count when it last registered (``In [N]`` in messages)."""
+
+
 def current_origin() -> str | None:
     """Where a registration now comes from: the plugin being loaded (its module name), else the
-    module of the code that called the registry (``__main__``: a notebook cell, a script)."""
+    module of the code that called the registry: ``__main__`` for a script or ``python -c``, and
+    for a notebook cell (code run by IPython) the cell itself (:func:`cell_origin`)."""
     if _loading:
         return _loading[-1]
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith(("tcclib.method.registry", __name__)):
         frame = frame.f_back
-    return frame.f_globals.get("__name__") if frame is not None else None
+    module = frame.f_globals.get("__name__") if frame is not None else None
+    return (cell_origin() or module) if module == "__main__" else module
+
+
+def cell_origin() -> str | None:
+    """The notebook cell IPython runs now, as an origin (None outside one): ``__main__/cell:<id>``
+    with the id the frontend gives the cell (JupyterLab, Notebook: the same cell keeps it when
+    edited and run again), else ``__main__/cell:code-<digest of its text>`` (papermill, a
+    terminal: the same text run again is the same cell, an edited one another)."""
+    ipython = sys.modules.get("IPython")  # (loaded already wherever a cell runs: never imported here)
+    shell = ipython.get_ipython() if ipython is not None else None
+    running = getattr(getattr(shell, "displayhook", None), "exec_result", None)  # (set while a cell runs)
+    info = getattr(running, "info", None)
+    if info is None:
+        return None
+    cell_id = getattr(info, "cell_id", None)
+    digest = hashlib.sha256(str(getattr(info, "raw_cell", "")).encode()).hexdigest()[:12]
+    origin = f"{CELL}{cell_id}" if cell_id else f"{CELL}code-{digest}"
+    _CELL_RUNS[origin] = int(getattr(running, "execution_count", 0) or 0) if getattr(info, "store_history", 0) else 0
+    return origin
+
+
+def cell_place(origin: str | None) -> str | None:
+    """How a message names the cell ``origin`` (None for any other origin)."""
+    if not (origin or "").startswith(CELL):
+        return None
+    run = _CELL_RUNS.get(origin)
+    where = f"the notebook cell run as In [{run}]" if run else "a notebook cell"
+    if origin.startswith(f"{CELL}code-"):
+        return f"{where} (no cell id: an edited cell counts as another)"
+    return where
 
 
 def ensure_loaded() -> None:
@@ -356,9 +398,11 @@ def unload(spec) -> None:
     sys.modules.pop(plugin.module, None)
 
 
-def loaded(include_builtins: bool = False) -> list[Plugin]:
-    """The plugins loaded in this process, in load order (the built-ins left out unless asked)."""
-    ensure_loaded()
+def loaded(include_builtins: bool = False, fill: bool = True) -> list[Plugin]:
+    """The plugins loaded in this process, in load order (the built-ins left out unless asked);
+    ``fill=False``: those loaded so far, without filling the registry first (:func:`ensure_loaded`)."""
+    if fill:
+        ensure_loaded()
     return [p for p in _LOADED.values() if include_builtins or p.module != BUILTINS]
 
 

@@ -108,13 +108,15 @@ def _file_of(module: str | None) -> str | None:
 def origin_file(name: str) -> str | None:
     """The file of the plugin that registered the method or baseline ``name`` (None: tcclib's own)."""
     origin = get(name).origin or "__main__"
-    return None if origin == "__main__" or origin.startswith("tcclib.") else _file_of(origin)
+    return None if origin.startswith(("__main__", "tcclib.")) else _file_of(origin)  # (a cell: __main__/cell:)
 
 
 def _place(module: str | None) -> str:
     """How a message names where a registration came from."""
     if module == "__main__":
         return "__main__ (a notebook cell or script)"
+    if plugins.cell_place(module):
+        return plugins.cell_place(module)
     came = {p.module: f" ({p.origin})" for p in plugins.loaded(include_builtins=True)}.get(module, "")
     return (_file_of(module) or module or "a direct call") + came
 
@@ -556,11 +558,12 @@ def register_method(
     paper's column}`` it is compared with; ``separate``, ``repeats`` and ``about``: :class:`Entry`'s.
     Defaults: ``label`` the name, ``group`` "how" for ``where="uniform"`` else "where",
     ``order`` after every entry so far, ``color`` the first unused one.  ``replace``: redefine a
-    registered method; ``replace_rule``: a rule object given here replaces a different one of
-    its name (a script run again)."""
+    registered method (a rule object given with it replaces the rule of its name too: what the
+    clash's message advises); ``replace_rule``: a rule object given here replaces a different one
+    of its name (a script run again)."""
     _check_name(name, replace)
-    how = _rule_name(name, how, "how", _HOW_RULES, replace_rule)
-    where = _rule_name(name, where, "where", _WHERE_RULES, replace_rule)
+    how = _rule_name(name, how, "how", _HOW_RULES, replace_rule or replace)  # (redefined: its rule too)
+    where = _rule_name(name, where, "where", _WHERE_RULES, replace_rule or replace)
     if not how_rule(how).pretrains and where != "uniform":
         raise RegistryError(
             f"register_method {name!r}: how={how!r} corrupts nothing, so where must be 'uniform', got {where!r}"
