@@ -77,7 +77,7 @@ def test_benchmark_projection_adds_every_part_of_a_run():
     # measured: two committed datasets re-rendered from their stored results in one kernel
     measured = bench.notebook_overhead(names=("balance-scale", "diabetes"))
     overhead = measured["per_dataset"]
-    assert 1 < overhead < 60 and len(measured["seconds"]) == 2, measured
+    assert overhead > 0 and len(measured["seconds"]) == 2, measured  # (its size: the benchmark's figure)
     r = dict(data_s=1.0, xgb_seed_s=20.0, s_per_epoch=2.0, heads_s=5.0, baselines_s=3.0, checkpoint_s=0.5)
     p = bench.projection(r, 8, overhead)
     assert p["importances"] == 160.0 and p["pretraining"] == 1000.0  # 8 seeds, 500 epochs
@@ -313,59 +313,65 @@ def test_xgb_bins_benchmark_compares_rows_and_runs(capsys):
     assert "breast_cancer: 455 training rows, 30 features, 2 models" in out and "xgb_max_bin  16:" in out
 
 
-FAULTS = """
-import resource, sys
+ALLOCATION = """
+import ctypes, ctypes.util, sys
 from tcclib.util.threads import use_allocator
-set_ = use_allocator()
-import torch
-x, w = torch.randn(48, 512, 256), torch.randn(48, 256, 256)  # a hidden layer of the 48-member stack
-def step():  # activations of tens of MiB made and freed, as every batch does
-    h = torch.bmm(x, w).relu_()
-    g = torch.bmm(h, w) * 0.5
-    return (g - h).sum()
-for _ in range(3):
-    step()
-f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(20):
-    step()
-print(sorted(set_), resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+applied = sorted(use_allocator()) if sys.argv[1] == "apply" else []
+FIELDS = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in FIELDS.split()]
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+libc.mallinfo2.restype, libc.malloc.restype, libc.malloc.argtypes = MallInfo2, ctypes.c_void_p, [ctypes.c_size_t]
+mapped = libc.mallinfo2().hblkhd
+block = libc.malloc(24 << 20)  # an activation of a hidden layer of the 48-member stack
+print(applied, libc.mallinfo2().hblkhd - mapped)
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator and Linux page faults")
-def test_the_jobs_allocator_keeps_freed_tensors_instead_of_faulting_pages_in_again():
+def _glibc_with_mallinfo2() -> bool:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return hasattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), "mallinfo2")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _glibc_with_mallinfo2(), reason="glibc's allocator (2.33 or later, for mallinfo2)")
+def test_a_job_gets_the_allocator_settings_and_its_freed_tensors_stay_in_the_heap(monkeypatch):
+    """What does not vary from run to run: the settings reach a job started as the sweep starts
+    one (in its environment from the start), or a running process that applies them; glibc then
+    takes a 24 MiB tensor from the heap, where its defaults map fresh pages for it (faulted in and
+    zeroed again after every free).  How many page faults that saves varies with the machine's
+    state: ``bench/allocator_faults.py`` measures it (docs/performance.md)."""
+    import ast
     import subprocess
 
     from tcclib.util import threads
 
-    def faults(**env):
-        e = {k: v for k, v in os.environ.items() if k not in threads.ALLOCATOR_ENV and k != threads.ALLOCATOR_SWITCH}
-        out = subprocess.run(
-            [sys.executable, "-c", FAULTS],
-            env={**e, "OMP_NUM_THREADS": "1", **env},
-            cwd=ROOT,
+    for name in (*threads.ALLOCATOR_ENV, threads.ALLOCATOR_SWITCH):  # (a developer's own settings aside)
+        monkeypatch.delenv(name, raising=False)
+
+    def allocate(mode: str, **env) -> tuple[list[str], int]:
+        """``(the settings use_allocator applied, bytes of the 24 MiB block in fresh mmap pages)``
+        in a process started with ``env`` added to this one's."""
+        done = subprocess.run(
+            [sys.executable, "-c", ALLOCATION, mode],
+            env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
             capture_output=True,
             text=True,
             check=True,
-        ).stdout.split("]")
-        return out[0] + "]", int(out[1])
+        )
+        applied, mapped = done.stdout.rsplit("]", 1)
+        return ast.literal_eval(applied + "]"), int(mapped)
 
-    names, _ = faults()  # use_allocator() in a running process sets every setting
-    assert names == str(sorted(threads.ALLOCATOR_ENV))
-    # a job as the sweep starts it: the settings in its environment from the start (use_allocator()
-    # finds them set). Applied at run time before torch loads (no tcclib import loads it now), the
-    # same settings faulted 524 to 7,336 pages in 20 steps on the AVX2 EPYC, 0 after torch's import
-    # the fewest of three runs: this machine measured 0 in most runs, once 4,192 (glibc's heap layout
-    # varies from run to run, as the system side's does)
-    ours = min(faults(**threads.allocator_env())[1] for _ in range(3))
-    # 20 steps of tensors of 24 MiB: with glibc's defaults many are fresh pages to fault in and
-    # zero, but how many varies from run to run with glibc's dynamic mmap threshold (368,000 on the
-    # AVX2 EPYC; 0, 12,288 and 490,880 in runs on the AVX-512 EPYC, 0 in about one run of six),
-    # hence the most of three runs; none once freed memory is kept (0 in every run measured)
-    runs = [faults(TCC_ALLOCATOR="system") for _ in range(3)]
-    assert {w for w, _ in runs} == {"[]"}
-    system = max(n for _, n in runs)
-    assert ours < 1_000 and system > 5_000, (ours, runs)
+    job = threads.job_env(1)  # what the sweep's kernels, worker processes and Dask workers start with
+    assert {k: job[k] for k in threads.ALLOCATOR_ENV} == threads.ALLOCATOR_ENV and job["OMP_NUM_THREADS"] == "1"
+    assert allocate("apply", **job) == ([], 0)  # set from the start: nothing left to apply, from the heap
+    assert allocate("apply") == (sorted(threads.ALLOCATOR_ENV), 0)  # a running process applies every one
+    applied, mapped = allocate("apply", TCC_ALLOCATOR="system")
+    assert applied == [] and mapped >= 24 << 20  # glibc's defaults: fresh pages
     assert threads.allocator_env({"MALLOC_TOP_PAD_": "1"}) == {
         k: v for k, v in threads.ALLOCATOR_ENV.items() if k != "MALLOC_TOP_PAD_"
     }

@@ -219,7 +219,7 @@ def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
             msg = f"{dataset}: FAILED: {failed[dataset]}"
         progress.done(dataset, msg, trained)
 
-    env = {**thread_budget.env(budget), **thread_budget.allocator_env()}
+    env = thread_budget.job_env(budget)
     if ps.train_only and workers == 1:
         with environ(env):
             for d in todo:
@@ -289,7 +289,9 @@ class _Threads:
 
 
 TICK = 5.0
-"""Seconds between two redraws of the overall bar (its elapsed time) while datasets run."""
+"""Seconds the main thread waits for a dataset to end before it waits again: each wait is bounded,
+so that an interrupt is taken at least this often on every platform.  Nothing is redrawn here: the
+overall bar redraws on its own thread (:data:`tcclib.util.progress.TICK_SECONDS`)."""
 
 
 def _quiet(ps: param_files.ParamSet) -> param_files.ParamSet:

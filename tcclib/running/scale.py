@@ -135,7 +135,7 @@ def connect(options: ClusterOptions, say=print):
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                env={**threads.env(b), **threads.allocator_env()},
+                env=threads.job_env(b),
                 silence_logs=logging.ERROR,
             )
         return Client(cluster), cluster, b

@@ -155,6 +155,12 @@ def allocator_env(environ=None) -> dict:
     return {k: v for k, v in ALLOCATOR_ENV.items() if k not in environ}
 
 
+def job_env(b: Budget | int) -> dict:
+    """The environment a job the sweep starts (a kernel, a worker process, a Dask worker) gets on
+    top of its parent's: its threads (:func:`env`) and the allocator settings (:func:`allocator_env`)."""
+    return {**env(b), **allocator_env()}
+
+
 def use_allocator() -> dict:
     """Apply :func:`allocator_env` to this running process, as a job started with it would have
     it: glibc's settings through ``mallopt`` (it read the environment when the process started),
