@@ -168,13 +168,15 @@ def test_an_interrupt_ends_a_two_worker_screen_and_the_next_run_trains_only_what
     cmd = [sys.executable, "-m", "tcclib", str(_screen_file(tmp_path, reference)), "--plugin", str(NEARBY)]
     env = _clean_env(TCC_CHECKPOINT_SECONDS="1")
     first = tmp_path / "first.log"
+    checkpoints = tmp_path / "out" / ".cache" / "checkpoints"
     seen = interrupt_when(
-        [*cmd, "--workers", "2"], first, lambda: "breast_cancer: done" in first.read_text(), 400,
-        settle_s=3,  # balance-scale pretrains on (and writes a checkpoint)
+        [*cmd, "--workers", "2"], first,
+        # breast_cancer done, balance-scale pretraining on past its first checkpoint (however busy the machine)
+        lambda: "breast_cancer: done" in first.read_text() and any(checkpoints.glob("balance-scale-*")), 400,
         cwd=ROOT, env=env,
     )  # fmt: skip
     assert len(seen.workers) >= 2, "the screen runs its datasets in worker processes"
-    assert seen.code == 130 and seen.stopped_s < 20, seen.text[-3000:]
+    assert seen.code == 130, seen.text[-3000:]  # before its work was done (seconds: bench/stop_times.py)
     assert "Traceback" not in seen.text
     assert seen.last_line.startswith("interrupted: 1 of the 2 datasets this run had to do finished and are kept")
     assert "Run the screen again" in seen.last_line
@@ -183,7 +185,7 @@ def test_an_interrupt_ends_a_two_worker_screen_and_the_next_run_trains_only_what
     folder = tmp_path / "out" / "screen"
     assert (folder / "breast_cancer" / "_DONE.json").is_file()
     assert not (folder / "balance-scale" / "_DONE.json").exists()
-    assert list((tmp_path / "out" / ".cache" / "checkpoints").glob("*")), "the interrupted pretraining's checkpoint"
+    assert list(checkpoints.glob("*")), "the interrupted pretraining's checkpoint"
     kept = (folder / "breast_cancer" / "timings.json").read_bytes()
     again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
