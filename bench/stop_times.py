@@ -9,7 +9,8 @@ or has no worker, against the bound it was given.
   (and 5 s more) the process group gets SIGINT, as Ctrl-C in a terminal sends it: seconds from the
   signal to the command's exit (exit status 130 expected);
 * ``silent scheduler``: ``--scheduler`` a port that accepts connections and never answers, with
-  ``--connect-timeout 2``: seconds to the one-line error, in this process;
+  ``--connect-timeout 2``: seconds to the one-line error, in this process (the first run also
+  imports Dask, as every fresh ``python -m tcclib`` with ``--scheduler`` does);
 * ``no worker``: a real Dask scheduler without workers, with ``--worker-wait 3``: seconds to the
   one-line error, in this process.
 
@@ -94,7 +95,11 @@ def command_seconds(folder: Path, *options: str) -> float:
 
 def _line(what: str, seconds: list[float], bound: str) -> str:
     s = sorted(seconds)
-    return f"  {what:18s} fewest {s[0]:6.1f} s  median {statistics.median(s):6.1f} s  most {s[-1]:6.1f} s  ({bound})"
+    runs = ", ".join(f"{x:.1f}" for x in seconds)
+    return (
+        f"  {what:18s} fewest {s[0]:6.1f} s  median {statistics.median(s):6.1f} s  most {s[-1]:6.1f} s  "
+        f"({bound}; runs in order: {runs})"
+    )
 
 
 def main(argv=None) -> int:
