@@ -69,13 +69,11 @@ RULES = ("direct", "authors")
 GROUPS = ("how", "where", "published", "baseline")
 TABLE_KINDS = ("how", "where")
 
-# matplotlib's tab10, in the order the figures have always used
-TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-# tab20's lighter shades, then tab20b's and tab20c's darker ones: colours for entries registered later
-_MORE = tuple(
-    "#aec7e8 #ffbb78 #98df8a #ff9896 #c5b0d5 #c49c94 #f7b6d2 #c7c7c7 #dbdb8d #9edae5 "
-    "#393b79 #637939 #8c6d31 #843c39 #7b4173 #3182bd #e6550d #31a354 #756bb1 #636363".split()
-)
+# Colour-blind-safe colours (tcclib.paper.style states the convention): Okabe & Ito's, black first
+# and yellow left out (too pale on white), then three of Paul Tol's "muted"; in the built-ins' order
+PALETTE = ("#000000", "#E69F00", "#009E73", "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#999933", "#332288", "#44AA99")
+# Tol's other "muted" colours, then Okabe & Ito's yellow: colours for entries registered later
+_MORE = ("#117733", "#AA4499", "#661100", "#6699CC", "#DDCC77", "#888888", "#F0E442")
 BASELINE_ORDER = 100.0
 """The baselines' places start here, so that a method registered later (placed after the last
 method by default) sorts among the methods, before every baseline."""
@@ -514,7 +512,7 @@ def _next_order(baseline: bool) -> float:
 def _unused_color(used: set[str]) -> str:
     """The first colour of the palette no entry uses; past the palette, a new hue each time
     (golden-angle steps), never an existing entry's colour."""
-    for c in TAB10 + _MORE:
+    for c in PALETTE + _MORE:
         if c not in used:
             return c
     for i in itertools.count(len(used)):

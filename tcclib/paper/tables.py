@@ -46,7 +46,7 @@ from scipy import stats
 from tcclib.artifacts import store
 from tcclib.data.sources import list_datasets
 from tcclib.method import registry
-from tcclib.paper import cell_tests
+from tcclib.paper import cell_tests, style
 
 __all__ = [
     "HOW_METHODS",
@@ -506,51 +506,67 @@ def plot_win_matrix(
     decided: pd.DataFrame,
     ax=None,
     title: str = "win matrix (Welch t-test, p < 0.05)",
+    colorbar: bool = True,
 ):
     """Heatmap of a win matrix (as returned by :func:`win_matrix` / :func:`paper_win_matrix`).
 
-    Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets);
-    undecided pairs read "–\n(0/0)" in the neutral colour, the diagonal is blank. Rows beat columns. Draws on ``ax``
-    (a new figure if None) and returns the Axes.
+    Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets), in
+    the collection's diverging colour-blind-safe map centred at 50 %
+    (:data:`tcclib.paper.style.WIN_CMAP`); undecided pairs read "–\\n(0/0)" on grey, hatched; the
+    diagonal is blank. Rows beat columns. ``colorbar``: draw this matrix's colour bar (a figure
+    of several draws one: :func:`tcclib.paper.plots.win_matrices`). Draws on ``ax`` (a new figure
+    if None) and returns the Axes.
     """
     import matplotlib.pyplot as plt  # deferred: matplotlib loads only when a figure is drawn
-    import seaborn as sns  # deferred: seaborn loads only when a figure is drawn
+    from matplotlib.patches import Rectangle  # deferred: as above
+    from matplotlib.ticker import PercentFormatter  # deferred: as above
 
     if ax is None:
         _, ax = plt.subplots(figsize=(1.3 * len(frac.columns) + 2.5, 1.1 * len(frac.index) + 1.5))
-    shown = frac.astype(float)
-    annot = np.full(shown.shape, "", dtype=object)
-    undecided = np.zeros(shown.shape, dtype=bool)
+    shown = frac.astype(float).to_numpy()
+    cmap = plt.get_cmap(style.WIN_CMAP)
+    image = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, vmin=0, vmax=1)
     for r, i in enumerate(frac.index):
         for c, j in enumerate(frac.columns):
-            f = shown.iloc[r, c]
-            if not pd.isna(f):
-                annot[r, c] = f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})"
-            elif i != j:  # no significant difference either way: say so, in the neutral colour
-                annot[r, c] = "–\n(0/0)"
-                undecided[r, c] = True
-    shown = shown.mask(undecided, 0.5)
-    sns.heatmap(
-        shown,
-        mask=shown.isna().to_numpy(),
-        annot=annot,
-        fmt="",
-        cmap="RdYlGn",
-        vmin=0,
-        vmax=1,
-        ax=ax,
-        linewidths=0.5,
-        linecolor="white",
-        square=True,
-        cbar_kws={"label": "share of significant wins"},
-        xticklabels=[str(c) for c in frac.columns],
-        yticklabels=[str(i) for i in frac.index],
-    )
+            f = shown[r, c]
+            if not np.isnan(f):
+                text, colour = (
+                    f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})",
+                    style.text_colour(cmap(f)),
+                )
+            elif i != j:  # no significant difference either way: say so, grey and hatched
+                ax.add_patch(
+                    Rectangle(
+                        (c - 0.5, r - 0.5),
+                        1,
+                        1,
+                        facecolor=style.UNDECIDED_COLOUR,
+                        hatch=style.UNDECIDED_HATCH,
+                        edgecolor="0.6",
+                        lw=0,
+                    )
+                )
+                text, colour = "–\n(0/0)", "black"
+            else:
+                continue
+            ax.text(c, r, text, ha="center", va="center", fontsize=9, color=colour)
+    ax.set_xticks(range(len(frac.columns)), labels=[str(c) for c in frac.columns])
+    ax.set_yticks(range(len(frac.index)), labels=[str(i) for i in frac.index])
+    ax.set_xticks(np.arange(len(frac.columns) + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(frac.index) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", lw=1.5)
+    ax.tick_params(which="minor", length=0)
+    ax.tick_params(labelsize=style.TICK_SIZE)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    if colorbar:
+        bar = ax.figure.colorbar(image, ax=ax, shrink=0.8, format=PercentFormatter(1.0))
+        bar.set_label("share of significant wins of the row method")
     ax.set_title(title)
     ax.set_xlabel("column method (beaten)")
     ax.set_ylabel("row method (row beats column)")
     ax.tick_params(axis="x", rotation=30)
-    ax.tick_params(axis="y", rotation=0)
+    plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
     return ax
 
 
