@@ -222,6 +222,26 @@ def test_index_links_notebooks_of_finished_datasets_only(tmp_path):
     assert "| wdbc | pending |  |" in index
 
 
+def test_index_is_a_gallery_of_the_figures_and_says_what_each_notebook_shows(tmp_path):
+    p = tmp_path / "tiny.yaml"
+    p.write_text("name: tiny\ndatasets: [breast_cancer]\naggregate_notebooks: [05_figures]\n")
+    ps = param_files.load(p)
+    set_dir = tmp_path / "outputs" / "tiny"
+    (set_dir / "figures").mkdir(parents=True)
+    for name in ("zz_other.png", "figure3_win_matrix.png", "figure3_win_matrix.pdf", "paper_vs_ours_accuracy.png"):
+        (set_dir / "figures" / name).write_bytes(b"")
+    (set_dir / "05_figures.ipynb").write_text("{}")
+    (set_dir / "datasets.json").write_text(json.dumps(ps.datasets))
+    index = sweep.write_index(ps, tmp_path / "outputs").read_text()
+    assert f"- [05_figures](05_figures.ipynb): {sweep.NOTEBOOK_LINES['05_figures']}" in index
+    assert "- per dataset (the table below): 01 the table, its class balance" in index
+    images = [line for line in index.splitlines() if line.startswith("![")]
+    assert images[0].endswith("(figures/paper_vs_ours_accuracy.png)")  # ours against the paper first
+    assert images[-1] == "![zz other](figures/zz_other.png)"  # a figure without a caption: its name
+    caption = sweep.FIGURE_CAPTIONS["figure3_win_matrix"]
+    assert f"*{caption}* ([PDF](figures/figure3_win_matrix.pdf))" in index
+
+
 def test_a_forced_rerun_that_trains_keeps_the_earlier_runs_record(tmp_path, caplog):
     text = (
         "name: grow\ndatasets: [breast_cancer]\nconfig: {seeds: [1], methods: [no_pretrain], epochs: 1,"

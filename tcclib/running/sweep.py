@@ -69,8 +69,61 @@ def run_aggregate(ps: param_files.ParamSet, out_root: Path, fresh_kernels: bool 
             )
 
 
+NOTEBOOK_LINES = {
+    "01_data_prep": "the table, its class balance, the split and the labeled rows",
+    "02_correlation": "the XGBoost importance matrices and the corrupted features they choose",
+    "03_pretraining": "every method trained and evaluated, against the paper's numbers where it reports the dataset",
+    "04_evaluation": "the paper's Tables 2-5 from this set, next to the paper's, and the win matrices",
+    "05_figures": "the paper's Figures 1-3 re-made, Figure 2's claim measured",
+    "06_report": "the report: ours against the paper cell by cell and claim by claim, ranks, the baselines",
+    "07_ablation": "the labeled fraction and the corruption rate varied one at a time",
+}
+"""What each notebook shows, in one line (the gallery of :func:`write_index`)."""
+FIGURE_CAPTIONS = {
+    "paper_vs_ours_accuracy": "Ours against the paper, accuracy: every cell of Tables 2 and 4, our mean minus the "
+    "paper's with our 95 % interval, coloured by the verdict (equivalent, differs, undecided)",
+    "paper_vs_ours_auroc": "Ours against the paper, AUROC: the same for Tables 3 and 5",
+    "figure1_learning_curves": "Figure 1: the contrastive loss per epoch, mean and 95 % interval over the seeds",
+    "figure2_pca_train": "Figure 2: 3-D PCA of the training rows' embeddings (first seed), each panel's class "
+    "separation measured (silhouette, linear probe)",
+    "figure2_pca_test": "Figure 2: the same for the test rows",
+    "figure3_win_matrix": "Figure 3: significant wins of the row method over the column method, ours next to the "
+    "paper's on the same datasets",
+    "win_matrices_accuracy": "Win matrices, accuracy: how and where to corrupt, with the baselines",
+    "win_matrices_auroc": "Win matrices, AUROC: how and where to corrupt, with the baselines",
+    "report_win_matrices": "The report's win matrix: ours with the baselines, next to the paper's",
+    "cd_accuracy": "Average ranks over the datasets, accuracy: Friedman and Nemenyi's critical difference",
+    "cd_auroc": "Average ranks over the datasets, AUROC: Friedman and Nemenyi's critical difference",
+    "ablation": "Accuracy and AUROC against the labeled fraction and the corruption rate",
+}
+"""A figure's file name (no suffix) -> its one-line caption in the gallery of :func:`write_index`;
+the gallery shows these first, in this order, then any other figure under its name."""
+
+
+def _gallery(set_dir: Path) -> list[str]:
+    """The index's figures: each PNG of ``figures/`` (or, for a set without one, of its datasets'
+    folders) as an image with a one-line caption and its PDF."""
+    if (set_dir / "figures").is_dir():
+        pngs = sorted((set_dir / "figures").glob("*.png"))
+    else:
+        pngs = sorted(set_dir.glob("*/*.png"))
+    order = list(FIGURE_CAPTIONS)
+    pngs.sort(key=lambda f: (order.index(f.stem) if f.stem in order else len(order), str(f)))
+    lines = []
+    for png in pngs:
+        rel = png.relative_to(set_dir).as_posix()
+        caption = FIGURE_CAPTIONS.get(png.stem, png.stem.replace("_", " "))
+        if png.parent != set_dir / "figures":
+            caption += f" ({png.parent.name})"
+        pdf = f" ([PDF]({rel[:-4]}.pdf))" if png.with_suffix(".pdf").exists() else ""
+        lines += [f"![{caption}]({rel})", "", f"*{caption}*{pdf}", ""]
+    return lines
+
+
 def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
-    """``outputs/<set>/index.md``: links to every rendered notebook, result and figure."""
+    """``outputs/<set>/index.md``, where a reader lands: the set in a sentence, its notebooks one
+    line each, its figures as a gallery (each with a caption, :data:`FIGURE_CAPTIONS`), the result
+    files, and every dataset's status with its notebooks."""
     set_dir = out_root / ps.name
     st = store.status(set_dir)
     lines = [
@@ -80,17 +133,21 @@ def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
         "",
         f"Settings: `{ps.path}`" if ps.path else "",
         "",
-        "## Aggregate",
+        "## Notebooks",
         "",
     ]
     for nb in ps.aggregate_notebooks:
         if (set_dir / f"{nb}.ipynb").exists():
-            lines.append(f"- [{nb}]({nb}.ipynb)")
-    for sub in ("results", "figures"):
-        files = sorted((set_dir / sub).glob("*")) if (set_dir / sub).exists() else []
-        if files:
-            lines += ["", f"## {sub.capitalize()}", ""]
-            lines += [f"- [{f.name}]({sub}/{f.name})" for f in files if f.suffix in (".csv", ".md", ".png", ".pdf")]
+            lines.append(f"- [{nb}]({nb}.ipynb): {NOTEBOOK_LINES.get(nb, 'over the whole set')}")
+    per = ", ".join(f"{nb[:2]} {NOTEBOOK_LINES[nb]}" for nb in ps.per_dataset_notebooks if nb in NOTEBOOK_LINES)
+    lines.append(f"- per dataset (the table below): {per}" if per else "- per dataset: the table below")
+    gallery = _gallery(set_dir)
+    if gallery:
+        lines += ["", "## Figures", "", *gallery]
+    files = sorted((set_dir / "results").glob("*")) if (set_dir / "results").exists() else []
+    if files:
+        lines += ["", "## Results", ""]
+        lines += [f"- [{f.name}](results/{f.name})" for f in files if f.suffix in (".csv", ".md")]
     lines += ["", "## Datasets", "", "| dataset | status | notebooks |", "| --- | --- | --- |"]
     for _, r in st.iterrows():
         # an incomplete dataset's notebooks are partial renders, rewritten when it resumes: no links
