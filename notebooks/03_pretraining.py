@@ -159,10 +159,8 @@ import matplotlib.pyplot as plt
 
 from tcclib.paper import plots
 
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-plots.results_bars(run.results, "accuracy", f"{ds.name}: test accuracy", ax=axes[0])
-plots.results_bars(run.results, "auroc", f"{ds.name}: test AUROC", ax=axes[1])
-fig.tight_layout()
+# each method's seeds, our mean and 95 % interval, and the paper's mean ± se where it reports the dataset
+fig = plots.results_figure(run.results, ds.name)
 
 # %% [markdown]
 # ## Contrastive learning curves and pseudo-label quality

@@ -63,22 +63,24 @@ print(tables.write_set_tables(set_dir, results))
 # ## Win matrices (Welch t-test, p < 0.05)
 
 # %%
-import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 
-from tcclib.paper.plots import savefig
+from tcclib.paper import plots
 
 groups = tables.method_groups(results)
 for metric in ("accuracy", "auroc"):
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    for ax, (kind, methods) in zip(axes, groups.items()):
-        if len(methods) < 2:
-            ax.set_visible(False)
-            continue
-        frac, wins, decided = tables.win_matrix(results, metric, methods)
-        store.write_csv(frac.reset_index(), res_dir / f"win_matrix_{metric}_{kind}.csv")
-        tables.plot_win_matrix(frac, wins, decided, ax=ax, title=f"{metric}: {kind} to corrupt")
-    fig.tight_layout()
-    _ = savefig(fig, fig_dir / f"win_matrices_{metric}")
+    panels = []
+    for kind, methods in groups.items():
+        if len(methods) >= 2:
+            frac, wins, decided = tables.win_matrix(results, metric, methods)
+            store.write_csv(frac.reset_index(), res_dir / f"win_matrix_{metric}_{kind}.csv")
+            panels.append((frac, wins, decided, f"{kind} to corrupt"))
+    too_few = plots.too_few_for_win_matrix(results)  # no matrix below 3 datasets
+    if panels and not too_few:
+        fig = plots.win_matrices(panels, f"{metric}: row beats column (significant wins / decided datasets)")
+        _ = plots.savefig(fig, fig_dir / f"win_matrices_{metric}")
+if too_few:
+    display(Markdown(too_few))
 
 # %% [markdown]
 # ## Next to the paper

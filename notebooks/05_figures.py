@@ -58,11 +58,13 @@ import json
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from IPython.display import Markdown, display
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.method import registry
-from tcclib.paper import plots, tables
+from tcclib.paper import plots
 
+display(Markdown(plots.figure_dataset_words(figure_dataset)))  # the paper's figures use breast_cancer
 fd = set_dir / figure_dataset
 history = pd.read_csv(fd / "history.csv") if (fd / "history.csv").exists() else pd.DataFrame()
 if len(history):
@@ -76,29 +78,27 @@ else:
 # ## Figure 2: PCA of the embeddings
 
 # %%
-emb_file = fd / "embeddings.npz"
-classes = json.loads((fd / "classes.json").read_text()) if (fd / "classes.json").exists() else None
-if emb_file.exists():
-    emb = content_keys.load_embeddings(emb_file)
+emb_dataset, why = plots.embedding_dataset(set_dir, figure_dataset)  # figure_dataset, where its embeddings were kept
+if why:
+    display(Markdown(why))
+if emb_dataset is not None:
+    ed = set_dir / emb_dataset
+    emb = content_keys.load_embeddings(ed / "embeddings.npz")
+    classes = json.loads((ed / "classes.json").read_text()) if (ed / "classes.json").exists() else None
     methods = registry.with_group("how", present=emb)  # the how-to-corrupt methods (tcclib.method.registry)
+    separation = plots.separability(emb, methods)  # the claim measured: silhouette and a linear probe per panel
     for part in ("train", "test"):
-        fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)",
-                           class_names=classes)
+        fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {emb_dataset}: 3-D PCA of {part} embeddings (first seed)",
+                           class_names=classes, separation=separation)
         _ = plots.savefig(fig, fig_dir / f"figure2_pca_{part}")
-else:
-    print(f"no embeddings saved for {figure_dataset} (set keep_embeddings in the parameter file)")
+    display(Markdown(plots.separability_words(separation)))
+    display(separation.round(3))
 
 # %% [markdown]
 # ## Figure 3: win matrices (accuracy)
 
 # %%
-HOW = registry.with_group("how", present=results.method)
-if len(HOW) >= 2 and results.dataset.nunique() >= 1:
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    frac, wins, decided = tables.win_matrix(results, "accuracy", HOW)
-    tables.plot_win_matrix(frac, wins, decided, ax=axes[0], title=f"ours ({results.dataset.nunique()} datasets)")
-    pf, pw, pdd = tables.paper_win_matrix("accuracy", "how")
-    tables.plot_win_matrix(pf, pw, pdd, ax=axes[1], title="paper (30 datasets, from its Table 2)")
-    fig.suptitle("Figure 3 · row beats column: significant wins / decided datasets")
-    fig.tight_layout()
+fig, words = plots.figure3(results, "accuracy")  # no matrix below 3 datasets; the paper's on the same datasets
+display(Markdown(words))
+if fig is not None:
     _ = plots.savefig(fig, fig_dir / "figure3_win_matrix")

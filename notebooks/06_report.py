@@ -76,25 +76,35 @@ for metric in ("accuracy", "auroc"):
         print(tables.to_markdown(c, index=False))
 
 # %% [markdown]
+# ## Ours against the paper at a glance
+#
+# Every cell of the paper's Tables 2-5 that this set shares with it, one panel per method, its
+# datasets sorted: our mean minus the paper's with our 95 % interval, the paper's ± se around
+# zero, coloured by the verdict of the per-cell tests below (equivalent within the margin by
+# TOST, different by Welch's test, or neither). Saved as `figures/paper_vs_ours_accuracy` and
+# `figures/paper_vs_ours_auroc` (PNG and PDF).
+
+# %%
+from IPython.display import Image, Markdown, display
+
+from tcclib.paper import plots
+
+glance = [p for p in plots.write_paper_vs_ours(results, fig_dir, set_dir.name) if p.suffix == ".png"]
+for p in glance:
+    display(Image(filename=str(p)))
+if not glance:
+    display(Markdown("The paper reports none of this set's datasets: nothing to set beside it."))
+
+# %% [markdown]
 # ## Win matrices: ours (with baselines) and the paper's
 
 # %%
-import matplotlib.pyplot as plt
-
-from tcclib.paper.plots import savefig
-
-methods = tables.method_groups(results)["how"]
-if len(methods) >= 2 and results.dataset.nunique() < 3:
-    print(f"Our matrix rests on {results.dataset.nunique()} dataset(s): a cell counts the datasets where the row "
-          "beats the column (Welch's test, p < 0.05), so most cells read '– (0/0)', no decided dataset; "
-          "the paper's matrix counts 30.")
-if len(methods) >= 2:
-    fig, axes = plt.subplots(1, 2, figsize=(15, 6))
-    tables.plot_win_matrix(*tables.win_matrix(results, "accuracy", methods), ax=axes[0],
-                           title=f"ours ({results.dataset.nunique()} datasets)")
-    tables.plot_win_matrix(*tables.paper_win_matrix("accuracy", "how"), ax=axes[1], title="paper (Figure 3)")
-    fig.tight_layout()
-    _ = savefig(fig, fig_dir / "report_win_matrices")
+methods = tables.method_groups(results)["how"]  # ours with the baselines; the paper's on the same datasets
+fig, words = plots.figure3(results, "accuracy", methods=methods, title="accuracy, row beats column: significant "
+                           "wins / decided datasets")  # no matrix below 3 datasets
+display(Markdown(words))
+if fig is not None:
+    _ = plots.savefig(fig, fig_dir / "report_win_matrices")
 
 # %% [markdown]
 # ## Correlation value ranges
@@ -117,8 +127,6 @@ if len(cr):
 # gives the ranks and tests in numbers.
 
 # %%
-from IPython.display import Image, display
-
 cd_figures = [p for p in report.write_rank_figures(set_dir, results) if p.suffix == ".png"]
 for p in cd_figures:
     display(Image(filename=str(p)))

@@ -112,13 +112,7 @@ for varied in ("labeled_fraction", "corruption_rate"):
     print(t[[m for m in ablation_methods if m in t.columns]].round(3).to_string(), "\n")
 
 # %%
-import matplotlib.pyplot as plt
-
 from tcclib.paper import plots
 
-fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-for col, varied in enumerate(("labeled_fraction", "corruption_rate")):
-    for row, metric in enumerate(("accuracy", "auroc")):
-        plots.ablation(grid, varied, metric, f"{ds.name}: {metric} vs {varied.replace('_', ' ')}", ax=axes[row, col])
-fig.tight_layout()
+fig = plots.ablation_figure(grid, ds.name, cfg.epochs)  # mean and 95 % interval over the seeds; no_pretrain where run
 _ = plots.savefig(fig, out / "ablation")
