@@ -160,7 +160,9 @@ def test_code_identity_follows_the_source_and_a_version_pins_it(tmp_path):
     a.write_text(SHIFT_RULE.format(step=1).replace("% n_rows\n", "% max(n_rows, 1)\n"))
     plugins.load(str(a))
     assert registry.METHODS["shift"].code() != first  # a helper the rule calls changed
-    versioned = SHIFT_RULE.format(step=2).replace("    needs = rules.NOTHING", '    needs = rules.NOTHING\n    version = "7"')
+    versioned = SHIFT_RULE.format(step=2).replace(
+        "    needs = rules.NOTHING", '    needs = rules.NOTHING\n    version = "7"'
+    )
     a.write_text(versioned)
     plugins.load(str(a))
     pinned = registry.METHODS["shift"].code()["shift"]
@@ -702,7 +704,8 @@ def test_a_rule_module_imported_and_a_class_from_python_c_in_a_fresh_process():
         registry.register_method("mine", Mine(k=2))
         identity = registry.METHODS["mine"].code()["mine"]
         other = registry.rule_code(Mine(k=1), registry.METHODS["mine"])
-        print(rules.rule_name(Mine()), identity.split(":")[0], *registry.changes(identity, other), "nearby" in registry.METHODS)
+        changed = registry.changes(identity, other)
+        print(rules.rule_name(Mine()), identity.split(":")[0], *changed, "nearby" in registry.METHODS)
         """
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples'}"}
