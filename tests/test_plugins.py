@@ -706,10 +706,25 @@ def test_a_rule_module_imported_and_a_class_from_python_c_in_a_fresh_process():
         other = registry.rule_code(Mine(k=1), registry.METHODS["mine"])
         changed = registry.changes(identity, other)
         print(rules.rule_name(Mine()), identity.split(":")[0], *changed, "nearby" in registry.METHODS)
+        K = 3  # a constant read as a default, then edited: the class's code is keyed by value
+        class Mine(rules.HowRule):
+            name = "mine"
+            def __init__(self, k=K):
+                self.k = k
+            def donors(self, members, state, u):
+                return (u * members.shape[1]).long()
+        registry.register_method("mine", Mine(), replace=True, replace_rule=True)
+        first = registry.METHODS["mine"].code()["mine"]
+        K = 4
+        class Mine(Mine):
+            def __init__(self, k=K):
+                self.k = k
+        registry.register_method("mine", Mine(), replace=True, replace_rule=True)
+        print(*registry.changes(first, registry.METHODS["mine"].code()["mine"]))
         """
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples'}"}
     env.pop("TCC_PLUGINS", None)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["'mine'", "code", "arguments", "True"]
+    assert out.stdout.splitlines() == ["'mine' code arguments True", "code arguments"]

@@ -40,6 +40,7 @@ import sysconfig
 import textwrap
 import tokenize
 import types
+from pathlib import Path
 
 from tcclib.util.errors import register_short
 
@@ -160,6 +161,7 @@ class _Walker:
 
     def __init__(self, named: str, part: str):
         self.named, self.part = named, part
+        self.checked: set[str] = set()  # the user's modules checked against their files
         self.hash = hashlib.sha256()
         self.seen: dict[int, int] = {}
         self.alive: list = []  # (so that no id is reused while walking)
@@ -172,11 +174,12 @@ class _Walker:
             self.hash.update(part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogatepass"))
             self.hash.update(b"\x00")
 
-    def refuse(self, path: str, obj, why: str, fix: str | None = None) -> Unkeyable:
+    def refuse(self, path: str, obj, why: str) -> Unkeyable:
         kind = f"{type(obj).__module__}.{type(obj).__qualname__}".removeprefix("builtins.")
-        fix = fix or (
-            "make it a plain value (numbers, text, arrays, containers of them), or create it in prepare() "
-            "(what prepare returns lives for one run)"
+        fix = "make it a plain value (numbers, text, arrays, containers of them), or " + (
+            "create it in prepare() (what prepare returns lives for one run)"
+            if self.part == "its state"
+            else "set `version` on the rule (the version then stands for its code: bump it when its draws change)"
         )
         return Unkeyable(f"{self.named}: {self.part} cannot be keyed by value: {path} is {kind} ({why}); {fix}")
 
@@ -326,10 +329,22 @@ class _Walker:
 
     # ------------------------------------------------------------------ code
 
+    def _check_file(self, module: str) -> None:
+        """Refuse a user's module whose file changed on disk since this process imported it: its
+        values in memory are not what the file says (a constant edited in a helper file)."""
+        if module in self.checked:
+            return
+        self.checked.add(module)
+        loaded = sys.modules.get(module)
+        file = _changed_since_import(loaded) or _changed_since_first_keyed(loaded)
+        if file:
+            raise stale_source(self.named, module, file)
+
     def klass(self, cls: type, path: str) -> None:
         if not is_followed(cls.__module__):
             self.put("global", cls.__module__, cls.__qualname__)
             return
+        self._check_file(cls.__module__)
         self.put("class", cls.__qualname__, len(cls.__bases__))
         for base in cls.__bases__:
             self.value(base, f"{path} (a base class)")
@@ -356,6 +371,7 @@ class _Walker:
         if not is_followed(function.__module__):
             self.put("global", function.__module__, function.__qualname__)
             return
+        self._check_file(function.__module__)
         code = function.__code__
         self.put("function", function.__qualname__, _source_or_bytecode(function, self))
         self.value(function.__defaults__, f"{path} (its defaults)")
@@ -377,7 +393,7 @@ class _Walker:
                 if isinstance(value, types.ModuleType):
                     self.module(value, names)
                 else:
-                    self.value(value, f"{namespace.get('__name__', '?')}.{name}")
+                    self.value(value, f"{_module_label(namespace)}{name}")
             elif hasattr(builtins, name):
                 self.put("builtin", name)
         if function.__dict__:
@@ -389,6 +405,7 @@ class _Walker:
         self.put("module", module.__name__)
         if not is_followed(module.__name__):
             return
+        self._check_file(module.__name__)
         if names is None:
             names = sorted(n for n, v in vars(module).items() if not n.startswith("__"))
         for name in names:
@@ -398,7 +415,19 @@ class _Walker:
                 if isinstance(value, types.ModuleType):
                     self.module(value, names if value is not module else ())
                 else:
-                    self.value(value, f"{module.__name__}.{name}")
+                    self.value(value, f"{_module_label(vars(module))}{name}")
+
+
+def _module_label(namespace: dict) -> str:
+    """How a refusal names a module's global: ``my_rule.py's ``, ``the cell's ``."""
+    file = namespace.get("__file__")
+    if file:
+        return f"{Path(file).name}'s "
+    return (
+        "the notebook cell's (or script's) "
+        if namespace.get("__name__") == "__main__"
+        else f"{namespace.get('__name__')}."
+    )
 
 
 def _contiguous(np, array):
@@ -433,13 +462,56 @@ def _source_or_bytecode(function: types.FunctionType, walker: _Walker) -> str:
         return "bytecode:" + _bytecode_text(function.__code__)
     source = textwrap.dedent("".join(lines))
     if not _runs_as_written(function):
-        file = inspect.getsourcefile(function) or function.__code__.co_filename
-        raise Unkeyable(
-            f"{walker.named}: {function.__qualname__} in {file} changed on disk since it was imported in this "
-            f"process, so the key would describe code that does not run: restart the kernel (or the "
-            f"process), or reload the module (importlib.reload) before running again"
-        )
+        raise stale_source(walker.named, function.__module__, function.__code__.co_filename)
     return "source:" + source_tokens(source)
+
+
+def stale_source(named: str, module: str, file: str) -> Unkeyable:
+    return Unkeyable(
+        f"{named}: {Path(file).name} (module {module}) changed on disk since it was imported in this process, "
+        f"so the key would describe code that does not run: restart the kernel (or the process), or "
+        f"reload the module (importlib.reload({module.rsplit('.', 1)[-1]})) before running again"
+    )
+
+
+_FIRST_KEYED: dict[str, tuple[int, str]] = {}
+"""A user module's file -> ``(id of the module object, digest of the file)`` when a key first read it."""
+
+
+def _changed_since_first_keyed(module) -> str | None:
+    """The file of ``module`` when it changed on disk since a key first read this module object
+    (where no cached bytecode tells when it was imported); None otherwise."""
+    file = getattr(module, "__file__", None)
+    if not file or getattr(module, "__cached__", "") is None:  # (a plugin: run from the text it was read as)
+        return None
+    try:
+        digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    seen = _FIRST_KEYED.setdefault(file, (id(module), digest))
+    if seen[0] != id(module):  # imported again since: what it holds now is this file
+        _FIRST_KEYED[file] = (id(module), digest)
+        return None
+    return file if seen[1] != digest else None
+
+
+def _changed_since_import(module) -> str | None:
+    """The file of ``module`` when it changed on disk since its import (the cached bytecode's header
+    records the source's modification time and size as imported); None when it did not, or where
+    that cannot be told (no cached bytecode, a hash-based one)."""
+    file, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
+    if not file or not cached:
+        return None
+    try:
+        with open(cached, "rb") as f:
+            header = f.read(16)
+        now = os.stat(file)
+    except OSError:
+        return None
+    if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
+        return None
+    imported = (int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little"))
+    return file if imported != (int(now.st_mtime) & 0xFFFFFFFF, now.st_size & 0xFFFFFFFF) else None
 
 
 def source_tokens(source: str) -> str:

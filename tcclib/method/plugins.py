@@ -223,16 +223,24 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
     known = _LOADED.get(str(path))
     if known is not None and known.digest == digest and not _edited_helpers(known):
         return known
-    twin = next((p for p in _LOADED.values() if p.digest == digest and Path(p.path or "").name == path.name), None)
+    twin = next(
+        (
+            p
+            for p in _LOADED.values()
+            if p.digest == digest and Path(p.path or "").name == path.name and not _edited_helpers(p)
+        ),
+        None,
+    )
     if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
         return twin
     module_name = known.module if known else _module_name(path)
     if known is not None:  # edited: what it registered before goes, what it registers now comes
         _forget(module_name)
-        for helper, _, _ in known.helpers:  # (imported afresh by the plugin's import below)
-            sys.modules.pop(helper, None)
+        for helper, _, _ in known.helpers:  # imported afresh by the plugin's import below
+            _drop_cached_bytecode(sys.modules.pop(helper, None))
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
+    module.__cached__ = None  # (run from the text below, never from a cached bytecode file)
     sys.modules[module_name] = module
     # the text read above is what runs, and what the rule's key reads (linecache: never re-read from disk)
     source = text.decode("utf-8", "surrogateescape")
@@ -254,6 +262,16 @@ def _helpers(names) -> tuple[tuple[str, str, str], ...]:
         if file and keyed.is_followed(name) and os.path.isfile(file):
             out.append((name, file, _file_digest(file)))
     return tuple(out)
+
+
+def _drop_cached_bytecode(module) -> None:
+    """Remove a user module's cached bytecode, so that importing it again reads its file: Python
+    takes the cache as current when the file's modification second and size are unchanged (an
+    edit within a second that keeps the size would otherwise be missed)."""
+    cached = getattr(module, "__cached__", None)
+    if cached:
+        with contextlib.suppress(OSError):
+            os.remove(cached)
 
 
 def _edited_helpers(plugin: Plugin) -> bool:
