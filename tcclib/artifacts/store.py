@@ -23,6 +23,7 @@ import torch
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts.importances import CacheWarning
+from tcclib.method import registry
 from tcclib.method.config import LATER_SETTINGS, Config, names
 from tcclib.util import paths
 from tcclib.util.files import atomic_write
@@ -112,7 +113,8 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     if run.classes:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
-        write_json(settings_record(run.config), out / "config.json")  # provenance: every setting used
+        # provenance: every setting used, and the user code's identities the run's keys were computed with
+        write_json(settings_record(run.config, run.keys.code if run.keys is not None else None), out / "config.json")
     if write_marker and not (out / "_DONE.json").exists():
         write_json(
             {
@@ -265,10 +267,11 @@ def time_record(run, out_dir) -> str:
     return "\n".join([*lines, f"{head}: {took}"])
 
 
-def settings_record(cfg) -> dict:
-    """What ``config.json`` holds: every setting, and the code identity of the run's methods and
-    baselines that come from a user's plugin (:func:`tcclib.artifacts.keys.code_identities`)."""
-    code = content_keys.code_identities(cfg)
+def settings_record(cfg, code: dict | None = None) -> dict:
+    """What ``config.json`` holds: every setting, and the identity of the run's methods and
+    baselines that come from a user's code (``code``, those its keys were computed with; computed
+    now when not given: :func:`tcclib.artifacts.keys.code_identities`)."""
+    code = content_keys.code_identities(cfg) if code is None else code
     return {**cfg.to_dict(), **({PLUGIN_CODE: code} if code else {})}
 
 
@@ -289,11 +292,34 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
         for k in sorted(set(ref) | set(mine))
         if k not in (*_NOT_COMPARED, PLUGIN_CODE) and ref.get(k) != mine.get(k)
     ]
-    stored_code = ref.get(PLUGIN_CODE) or {}
-    diff += [
-        f"code of {name} changed" for name, code in mine.get(PLUGIN_CODE, {}).items() if stored_code.get(name) != code
-    ]
+    diff += code_changes(ref.get(PLUGIN_CODE), mine.get(PLUGIN_CODE))
     return not diff, "; ".join(diff)
+
+
+def code_changes(stored, now) -> list[str]:
+    """``code of nearby changed``, ``arguments of k30 changed``: what differs between the user
+    code identities a run stored (``config.json``'s ``plugin_code``) and those computed now, per
+    method and rule (:func:`tcclib.method.registry.changes`)."""
+    stored, now = (part if isinstance(part, dict) else {} for part in (stored, now))
+    out = []
+    for name, identity in now.items():
+        before = stored.get(name)
+        pairs = (
+            [(rule, before.get(rule) if isinstance(before, dict) else None, value) for rule, value in identity.items()]
+            if isinstance(identity, dict)
+            else [(name, before, identity)]
+        )
+        for rule, old, new in pairs:
+            out += [_CHANGED[kind].format(rule=rule) for kind in registry.changes(old, new)]
+    return out
+
+
+_CHANGED = {
+    "code": "code of {rule} changed",
+    "arguments": "arguments of {rule} changed",
+    "draws": "what {rule} draws changed (its code and arguments read the same: something its key cannot read)",
+    "scheme": "{rule} was stored under an older identity scheme (it trains again once)",
+}
 
 
 def _difference(name: str, mine, stored) -> str:
