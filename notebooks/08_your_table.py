@@ -102,14 +102,9 @@ cmp.results.to_csv(out / "results.csv", index=False)
 cmp.results[["method", "accuracy", "auroc", "n_labeled", "n_test", "fit_s"]].round(3)
 
 # %%
-import matplotlib.pyplot as plt
-
 from tcclib.paper import plots
 
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-plots.results_bars(cmp.results, "accuracy", f"{ds.name}: test accuracy (seed {seed})", ax=axes[0])
-plots.results_bars(cmp.results, "auroc", f"{ds.name}: test AUROC (seed {seed})", ax=axes[1])
-fig.tight_layout()
+fig = plots.results_figure(cmp.results, f"{ds.name} (seed {seed})")  # a row per method and baseline
 _ = plots.savefig(fig, out / "results")  # PNG and PDF
 
 # %% [markdown]

@@ -179,8 +179,9 @@ def results_bars(results: pd.DataFrame, metric: str, title: str, ax=None, paper:
     jitter = np.random.default_rng(0)
     for y, m in enumerate(order):
         v = values.loc[values["method"] == m, "value"].dropna()
-        ax.scatter(v, y - 0.1 + jitter.uniform(-0.09, 0.09, len(v)), s=8, color=style.NEUTRAL, alpha=0.7, lw=0)
         r = ci.loc[m]
+        if r["n"] > 1:  # (one seed: its own marker below)
+            ax.scatter(v, y - 0.1 + jitter.uniform(-0.09, 0.09, len(v)), s=8, color=style.NEUTRAL, alpha=0.7, lw=0)
         err = [[r["mean"] - r["low"]], [r["high"] - r["mean"]]] if r["n"] > 1 else None
         ax.errorbar(r["mean"], y - 0.1, xerr=err, fmt="o", ms=5, color=style.colour(m), capsize=3, lw=1.4)
         if m in theirs.index:
@@ -200,10 +201,13 @@ def results_bars(results: pd.DataFrame, metric: str, title: str, ax=None, paper:
 
 def _results_key(n, with_paper: bool) -> list:
     """The key of :func:`results_bars`: ours (mean and interval over ``n`` seeds), a seed, the paper's."""
-    handles = [
-        Line2D([], [], marker="o", color="0.3", ls="-", label=f"ours: mean, {style.band_label(n)}"),
-        Line2D([], [], marker="o", color=style.NEUTRAL, ls="", ms=3, label="ours: one seed"),
-    ]
+    if max(np.atleast_1d(n), default=0) < 2:  # one seed: no interval, no mean
+        handles = [Line2D([], [], marker="o", color="0.3", ls="", label="ours (one seed)")]
+    else:
+        handles = [
+            Line2D([], [], marker="o", color="0.3", ls="-", label=f"ours: mean, {style.band_label(n)}"),
+            Line2D([], [], marker="o", color=style.NEUTRAL, ls="", ms=3, label="ours: one seed"),
+        ]
     if with_paper:
         handles.append(Line2D([], [], marker="D", color="black", ls="-", ms=4, label="the paper: mean ± se (8 seeds)"))
     return handles
@@ -262,12 +266,15 @@ def pca_3d(embeddings: dict, methods, part: str, title: str, class_names=None, s
     ``separation`` (:func:`separability`'s frame) each panel's title gives its numbers."""
     from sklearn.decomposition import PCA  # deferred: scikit-learn loads only when this runs
 
-    fig = plt.figure(figsize=(4.4 * len(methods), 5.0))
+    ncols = len(methods) if len(methods) <= 2 else 2  # two abreast: ticks legible at the width a notebook shows
+    nrows = -(-len(methods) // ncols)
+    height = 4.6 * nrows + 1.4
+    fig = plt.figure(figsize=(4.6 * ncols, height))
     for i, m in enumerate(methods):
         e = embeddings[m]
         z = PCA(n_components=3, random_state=0).fit_transform(e[part])
         y = np.asarray(e[f"y_{part}"])
-        ax = fig.add_subplot(1, len(methods), i + 1, projection="3d")
+        ax = fig.add_subplot(nrows, ncols, i + 1, projection="3d")
         for c in np.unique(y):
             name = class_names[c] if class_names is not None else f"class {c}"
             colour = style.CLASS_COLOURS[c] if c < len(style.CLASS_COLOURS) else plt.get_cmap("tab20")(c % 20)
@@ -286,10 +293,11 @@ def pca_3d(embeddings: dict, methods, part: str, title: str, class_names=None, s
     if separation is not None:
         probe = "5-fold cross-validated on the training rows" if part == "train" else "fitted on the training rows"
         title += (
-            f"\nunder each method: the classes' silhouette in the full embedding of the {part} rows "
+            f"\nunder each method: the classes' silhouette in the full embedding of the {part} rows\n"
             f"(-1 to 1, higher: more separate) and a linear probe's accuracy ({probe})"
         )
     fig.suptitle(title, fontsize=11)
+    fig.subplots_adjust(top=1 - 1.3 / height, hspace=0.25)
     return fig
 
 
@@ -374,29 +382,29 @@ def too_few_for_win_matrix(results: pd.DataFrame) -> str:
 
 def win_matrices(panels, title: str | None = None):
     """Win matrices side by side with one colour bar: ``panels`` is a list of ``(frac, wins,
-    decided, title)`` (:func:`tcclib.paper.tables.win_matrix`); returns the figure."""
-    k = max(len(p[0]) for p in panels)
+    decided, title)`` (:func:`tcclib.paper.tables.win_matrix`), each panel as wide as its matrix;
+    returns the figure. The key to the hatched cells is drawn where there are any."""
+    sizes = [len(p[0].columns) for p in panels]
+    cell = 0.82  # inches: room for "93.3%" over "(14/15)" at 9 pt
     fig, axes = plt.subplots(
-        1,
-        len(panels),
-        figsize=(len(panels) * (1.1 * k + 2.4) + 1.2, 1.05 * k + 2.3),
-        squeeze=False,
-        layout="constrained",
-    )
+        1, len(panels), figsize=(cell * sum(sizes) + 2.3 * len(panels) + 1.2, cell * max(sizes) + 2.6),
+        squeeze=False, layout="constrained", gridspec_kw={"width_ratios": sizes},
+    )  # fmt: skip
+    undecided = False
     for ax, (frac, wins, decided, name) in zip(axes[0], panels):
         tables.plot_win_matrix(frac, wins, decided, ax=ax, title=name, colorbar=False)
+        undecided |= bool((frac.isna().to_numpy() & ~np.eye(len(frac), dtype=bool)).any())
     bar = fig.colorbar(
         ScalarMappable(Normalize(0, 1), style.WIN_CMAP), ax=list(axes[0]), shrink=0.8, format=PercentFormatter(1.0)
     )
     bar.set_label("share of significant wins of the row method", fontsize=style.LABEL_SIZE)
     bar.ax.tick_params(labelsize=style.TICK_SIZE)
-    hatch = Patch(
-        facecolor=style.UNDECIDED_COLOUR,
-        hatch=style.UNDECIDED_HATCH,
-        edgecolor="0.5",
-        label="– (0/0): no significant difference either way on any dataset",
-    )
-    fig.legend(handles=[hatch], loc="lower center", fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.04))
+    if undecided:
+        hatch = Patch(
+            facecolor=style.UNDECIDED_COLOUR, hatch=style.UNDECIDED_HATCH, edgecolor="0.5",
+            label="– (0/0): no significant difference either way on any dataset",
+        )  # fmt: skip
+        fig.legend(handles=[hatch], loc="outside lower center", fontsize=9, frameon=False)
     if title:
         fig.suptitle(title)
     return fig
@@ -450,7 +458,12 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
     nrows = -(-len(methods) // ncols)
     rows = c.groupby("method")["dataset"].nunique().max()
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(5.2 * ncols, nrows * (0.2 * rows + 1.3) + 1.4), squeeze=False, sharex=True
+        nrows,
+        ncols,
+        figsize=(4.6 * ncols, nrows * (0.2 * rows + 1.3) + 1.8),
+        squeeze=False,
+        sharex=True,
+        layout="constrained",
     )
     margin = float(c["margin"].iloc[0])
     unit = style.difference_unit(metric, margin)
@@ -464,7 +477,7 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
         ax.axvline(0, color="black", lw=0.8)
         for x in (-margin, margin):
             ax.axvline(x, color="black", lw=0.8, ls="--")
-        ax.set_yticks(y, labels=g["dataset"], fontsize=8)
+        ax.set_yticks(y, labels=g["dataset"], fontsize=8.5)
         ax.set_ylim(-0.7, len(g) - 0.3)
         ax.set_title(f"{m} ({', '.join(dict.fromkeys(g['table']))})\n{_verdict_counts(g)}", fontsize=style.LABEL_SIZE)
         ax.tick_params(axis="x", labelsize=style.TICK_SIZE)
@@ -474,10 +487,7 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
     for ax in axes.flat[len(methods) :]:
         ax.set_visible(False)
     for ax in axes[-1]:
-        ax.set_xlabel(
-            f"ours − the paper ({style.difference_unit(metric)}; linear within ±{3 * margin:g}, logarithmic beyond)",
-            fontsize=style.LABEL_SIZE,
-        )
+        ax.set_xlabel(f"ours − the paper ({style.difference_unit(metric)})", fontsize=style.LABEL_SIZE)
     counts = c["verdict"].value_counts()
     head = title or f"{metric}: ours against the paper, {len(c)} cells of its {_tables_named(c)}"
     fig.suptitle(
@@ -506,21 +516,29 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
         Line2D([], [], marker="o", ls="", color=style.VERDICT_COLOURS["undecided"], label="undecided (neither test)"),
         Line2D([], [], marker="o", color="0.3", label=f"our mean − the paper's, with our {n}"),
         Line2D([], [], color=style.PAPER_BAND, lw=6, label="the paper's ± se (8 seeds), around its mean"),
-        Line2D([], [], color="black", lw=0.8, ls="--", label=f"equivalence margin ±{margin:g} {unit}"),
+        Line2D(
+            [],
+            [],
+            color="black",
+            lw=0.8,
+            ls="--",
+            label=f"equivalence margin ±{margin:g} {unit} (axis linear within ±{3 * margin:g}, logarithmic beyond)",
+        ),
     ]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=9, frameon=False)
-    fig.tight_layout(rect=(0, 0.06 if nrows > 1 else 0.12, 1, 1))
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=9, frameon=False)
     return fig
 
 
 def _margin_scale(ax, margin: float, cells: pd.DataFrame) -> None:
     """A symmetric log x axis (shared by the panels): linear within three margins, where the
     verdicts are decided, logarithmic beyond, so that a few large gaps leave the rest legible;
-    ticks at 1, 3, 10, 30, ... margins."""
+    ticks at 1, 10, 100 margins (3 where nothing reaches 10)."""
     ax.set_xscale("symlog", linthresh=3 * margin, linscale=1.5)
     ends = pd.concat([cells["ci_low"] - cells["paper_mean"], cells["ci_high"] - cells["paper_mean"], cells["diff"]])
     reach = float(np.nanmax(np.abs(ends))) if ends.notna().any() else margin
-    steps = [f * 10**e for e in range(4) for f in (1, 3) if f * 10**e * margin <= reach * 1.05] or [1]
+    steps = [1] + [10**e for e in range(1, 4) if 10**e * margin <= reach * 1.05]
+    if len(steps) == 1 and 3 * margin <= reach * 1.05:
+        steps.append(3)  # (ticks at 3 and 10 margins would crowd each other on the logarithmic part)
     ticks = sorted({0.0, *(s * margin for s in steps), *(-s * margin for s in steps)})
     ax.set_xticks(ticks, labels=[f"{t:+g}" if t else "0" for t in ticks])
     ax.minorticks_off()
