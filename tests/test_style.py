@@ -238,3 +238,20 @@ def test_screen_and_head_differences_have_intervals():
     diffs = heads.reference_differences(pd.DataFrame(rows), "accuracy").set_index("variant")
     assert diffs.loc["class", "low"] > 0 and diffs.loc["class", "p"] < 0.05
     plt.close("all")
+
+
+def test_learning_curves_and_pseudo_labels_say_what_their_bands_are_in_percent():
+    epochs = np.arange(0, 30, 10)
+    rows = [(m, s, e) for m in ("random", "class", "class_least") for s in range(3) for e in epochs]
+    history = pd.DataFrame(rows, columns=["method", "seed", "epoch"]).assign(
+        loss=lambda f: 5 - 0.01 * f.epoch + 0.01 * f.seed
+    )
+    ax = plots.learning_curves(history, "t")
+    assert ax.get_legend().get_title().get_text() == "mean; band: 95 % interval over n = 3 seeds"
+    styles = {t.get_label(): t.get_linestyle() for t in ax.lines}
+    assert styles["class-conditioned (pseudo)"] == "-" and styles["class + least-correlated"] == "--"
+    pseudo = history[history.method != "random"].assign(pseudo_accuracy=0.8).drop(columns="loss")
+    ax = plots.pseudo_accuracy(pseudo, "t")
+    assert "%" in ax.get_ylabel() and all(np.allclose(line.get_ydata(), 80) for line in ax.lines)
+    assert ax.get_legend().get_title().get_text() == "mean; band: 95 % interval over n = 3 seeds"
+    plt.close("all")

@@ -139,11 +139,13 @@ def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
     for nb in ps.aggregate_notebooks:
         if (set_dir / f"{nb}.ipynb").exists():
             lines.append(f"- [{nb}]({nb}.ipynb): {NOTEBOOK_LINES.get(nb, 'over the whole set')}")
+    if (set_dir / "report.md").exists():
+        lines.append("- [report.md](report.md): the report as one page (06 writes it)")
     per = ", ".join(f"{nb[:2]} {NOTEBOOK_LINES[nb]}" for nb in ps.per_dataset_notebooks if nb in NOTEBOOK_LINES)
     lines.append(f"- per dataset (the table below): {per}" if per else "- per dataset: the table below")
     gallery = _gallery(set_dir)
     if gallery:
-        lines += ["", "## Figures", "", *gallery]
+        lines += ["", "## Figures", "", *gallery[:-1]]  # (its last line is a blank)
     files = sorted((set_dir / "results").glob("*")) if (set_dir / "results").exists() else []
     if files:
         lines += ["", "## Results", ""]
