@@ -182,7 +182,8 @@ def results_bars(results: pd.DataFrame, metric: str, title: str, ax=None, paper:
         r = ci.loc[m]
         if r["n"] > 1:  # (one seed: its own marker below)
             ax.scatter(v, y - 0.1 + jitter.uniform(-0.09, 0.09, len(v)), s=8, color=style.NEUTRAL, alpha=0.7, lw=0)
-        err = [[r["mean"] - r["low"]], [r["high"] - r["mean"]]] if r["n"] > 1 else None
+        low, high = np.clip([r["low"], r["high"]], *style.BOUNDS.get(metric, (-np.inf, np.inf)))  # (what can be)
+        err = [[r["mean"] - low], [high - r["mean"]]] if r["n"] > 1 else None
         ax.errorbar(r["mean"], y - 0.1, xerr=err, fmt="o", ms=5, color=style.colour(m), capsize=3, lw=1.4)
         if m in theirs.index:
             p = theirs.loc[m]
@@ -376,7 +377,7 @@ def too_few_for_win_matrix(results: pd.DataFrame) -> str:
     return (
         f"No win matrix: it counts the datasets where one method beats another significantly (Welch, "
         f"p < 0.05), and this set has {n} finished dataset{'' if n == 1 else 's'} (it takes at least "
-        f"{MIN_WIN_DATASETS}; the paper's counts 30)."
+        f"{MIN_WIN_DATASETS}; the paper's matrix rests on 30)."
     )
 
 
@@ -592,7 +593,7 @@ def ablation(df: pd.DataFrame, varied: str, metric: str, title: str, ax=None):
         colour, ls = ("black", "--") if m == "no_pretrain" else (style.colour(m), style.line_style(m))
         ax.plot(ci[varied], ci["mean"], marker="o", ms=4, color=colour, ls=ls, label=LABELS.get(m, m))
         low, high = np.clip(ci["low"], *style.BOUNDS[metric]), np.clip(ci["high"], *style.BOUNDS[metric])
-        ax.fill_between(ci[varied], low, high, color=colour, alpha=0.13, lw=0)
+        ax.fill_between(ci[varied], low, high, color=colour, alpha=0.13, lw=0)  # (cut where the metric ends)
     if varied == "labeled_fraction":
         ax.set_xscale("log")
     values = sorted(d[varied].unique())

@@ -10,7 +10,8 @@
   blue for the row winning) centred at 50 %; undecided cells grey and hatched
   (:data:`UNDECIDED_COLOUR`, :data:`UNDECIDED_HATCH`); one colour bar per figure.
 * **Bands and error bars** are one kind everywhere: the 95 % t-interval of the mean over seeds
-  (:func:`interval`, :func:`intervals`), and every one says so with its n (:func:`band_label`).
+  (:func:`interval`, :func:`intervals`), cut at the values the metric can take (:data:`BOUNDS`),
+  and every one says so with its n (:func:`band_label`).
   The paper's own numbers are its mean ± se, labelled as such.
 * **Units**: accuracy in percent (:func:`scaled`, :func:`metric_label`), AUROC as is.
 * **Sizes**: ticks at :data:`TICK_SIZE` points, labels at :data:`LABEL_SIZE`, at the size shown.
