@@ -456,14 +456,37 @@ def _global_names(code: types.CodeType) -> list[str]:
 def _source_or_bytecode(function: types.FunctionType, walker: _Walker) -> str:
     """The function's source as tokens (comments, spacing, docstrings left out), checked to be the
     code that runs; its bytecode where it has no source (``python -c``, generated code)."""
-    try:
-        lines, _ = inspect.getsourcelines(function)
-    except (OSError, TypeError, IndexError):
+    source = _source_of(function)
+    if source is None:
         return "bytecode:" + _bytecode_text(function.__code__)
-    source = textwrap.dedent("".join(lines))
     if not _runs_as_written(function):
         raise stale_source(walker.named, function.__module__, function.__code__.co_filename)
     return "source:" + source_tokens(source)
+
+
+_SOURCES: dict[types.CodeType, tuple[list, str]] = {}
+"""A function's code -> (its file's lines as linecache held them, its source): inspect's reading
+of a block is slow (it tokenizes), and a run asks for the same functions again."""
+
+
+def _source_of(function: types.FunctionType) -> str | None:
+    """The function's source as :mod:`inspect` reads it (a file's current text, a cell's); None
+    where there is none."""
+    file = function.__code__.co_filename
+    linecache.checkcache(file)
+    lines = linecache.cache.get(file, (None, None, None))[2]
+    known = _SOURCES.get(function.__code__)
+    if known is not None and lines is not None and known[0] is lines:
+        return known[1]
+    try:
+        block, _ = inspect.getsourcelines(function)
+    except (OSError, TypeError, IndexError):
+        return None
+    source = textwrap.dedent("".join(block))
+    lines = linecache.cache.get(file, (None, None, None))[2]
+    if lines is not None:
+        _SOURCES[function.__code__] = (lines, source)
+    return source
 
 
 def stale_source(named: str, module: str, file: str) -> Unkeyable:
@@ -514,6 +537,7 @@ def _changed_since_import(module) -> str | None:
     return file if imported != (int(now.st_mtime) & 0xFFFFFFFF, now.st_size & 0xFFFFFFFF) else None
 
 
+@functools.lru_cache(maxsize=1024)
 def source_tokens(source: str) -> str:
     """``source`` as its tokens, without comments, blank lines, the spacing within a line or
     docstrings: what a formatting change, a comment or documentation leaves as it is."""
