@@ -476,7 +476,7 @@ def test_the_screen_trains_only_the_new_method_and_reuses_the_rest(tmp_path, tin
     screen.run(job, say=lines.append)
     assert not [line for line in lines if ": done in " in line]  # unchanged: nothing runs, nothing trains
     assert "2 of 2 datasets already done" in "\n".join(lines)
-    assert "(reused (shift as code " in "\n".join(lines)  # the identity it matched, short
+    assert "(reused; shift matched as code " in "\n".join(lines)  # the identity it matched, short
     registry.how_rule("shift").name = "shift"  # (the same value: nothing changed)
     registry.how_rule("shift").extra = 1  # an attribute set here: the workers, loading the file, would not see it
     with pytest.raises(SweepError, match=r"how rule 'shift' \(shift_rule.py\): its arguments changed in this process"):

@@ -420,7 +420,7 @@ def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say, identit
         for d in plan.skipped:
             say(skipped_line(set_dir, d, plan.stale.get(d)))
         if plan.skipped and identities:
-            say(f"reused{keyed_as(identities)}")
+            say(f"reused{keyed_as(identities)}".replace("reused; ", "reused: "))
     elif plan.skipped:
         say(
             f"{len(plan.skipped)} of {errors.counted(len(plan.skipped) + len(plan.todo), 'dataset')} already done in "
@@ -445,7 +445,7 @@ def _say_changed(plan: _Plan, say) -> None:
 
 
 def keyed_as(identities: dict) -> str:
-    """`` (nearby matched as code d9b1ade7, state 53aa74dc, draws 5f142a7a)``: the identity each user
+    """``; nearby matched as code d9b1ade7, state 53aa74dc, draws 5f142a7a``: the identity each user
     rule (or baseline) of a run was keyed by (:func:`tcclib.artifacts.keys.code_identities`), short."""
     named = [
         (rule, found)
@@ -455,10 +455,10 @@ def keyed_as(identities: dict) -> str:
     if not named:
         return ""
     short = [
-        f"{rule} as " + ", ".join(f"{k} {v[:8]}" for k, v in (part.split(":", 1) for part in found.split(" ")))
+        f"{rule} matched as " + ", ".join(f"{k} {v[:8]}" for k, v in (part.split(":", 1) for part in found.split(" ")))
         for rule, found in named
     ]
-    return " (" + "; ".join(short) + ")"
+    return "; " + "; ".join(short)
 
 
 def check_keyable(ps: param_files.ParamSet) -> dict:
