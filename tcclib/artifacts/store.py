@@ -247,11 +247,13 @@ TIMED = (
 
 
 def time_record(run, out_dir) -> str:
-    """Notebook 03's lines on where the time went: the members this run trained and reused, then
-    its seconds per part; a run that trained no member (a re-render) gives instead the record of
-    the last training stored in ``out_dir`` (its ``timings.json``, which only a training writes)."""
+    """Notebook 03's lines on where the time went: the members this run trained and reused (and,
+    for a user's rule, the identity it matched or what changed), then its seconds per part; a run
+    that trained no member (a re-render) gives instead the record of the last training stored in
+    ``out_dir`` (its ``timings.json``, which only a training writes)."""
     t = run.timings
     lines = [f"members trained now: {t['trained_members']}, reused from stored results: {t['reused_members']}"]
+    lines += getattr(run, "code_notes", [])
     if t["trained_members"]:
         spent = ", ".join(f"{k} {t[key]:.1f}" for k, key in TIMED if key in t)
         return "\n".join([*lines, f"time (s): {spent}"])
@@ -296,6 +298,15 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     return not diff, "; ".join(diff)
 
 
+def stored_code(config_json) -> dict:
+    """The user code identities a stored run's ``config.json`` records (empty when it has none)."""
+    try:
+        found = json.loads(Path(config_json).read_text()).get(PLUGIN_CODE)
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def code_changes(stored, now) -> list[str]:
     """``code of nearby changed``, ``arguments of k30 changed``: what differs between the user
     code identities a run stored (``config.json``'s ``plugin_code``) and those computed now, per
@@ -312,6 +323,23 @@ def code_changes(stored, now) -> list[str]:
         for rule, old, new in pairs:
             out += [_CHANGED[kind].format(rule=rule) for kind in registry.changes(old, new)]
     return out
+
+
+def keyed_as(identities: dict) -> str:
+    """``; nearby matched as code d9b1ade7, state 53aa74dc, draws 5f142a7a``: the identity each user
+    rule (or baseline) of a run was keyed by (:func:`tcclib.artifacts.keys.code_identities`), short."""
+    named = [
+        (rule, found)
+        for name, value in identities.items()
+        for rule, found in (value.items() if isinstance(value, dict) else [(name, value)])
+    ]
+    if not named:
+        return ""
+    short = [
+        f"{rule} matched as " + ", ".join(f"{k} {v[:8]}" for k, v in (part.split(":", 1) for part in found.split(" ")))
+        for rule, found in named
+    ]
+    return "; " + "; ".join(short)
 
 
 _CHANGED = {

@@ -420,11 +420,11 @@ def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say, identit
         for d in plan.skipped:
             say(skipped_line(set_dir, d, plan.stale.get(d)))
         if plan.skipped and identities:
-            say(f"reused{keyed_as(identities)}".replace("reused; ", "reused: "))
+            say(f"reused{store.keyed_as(identities)}".replace("reused; ", "reused: "))
     elif plan.skipped:
         say(
             f"{len(plan.skipped)} of {errors.counted(len(plan.skipped) + len(plan.todo), 'dataset')} already done in "
-            f"{paths.relative_to_root(set_dir)} with these settings (reused{keyed_as(identities)}; --force NAME "
+            f"{paths.relative_to_root(set_dir)} with these settings (reused{store.keyed_as(identities)}; --force NAME "
             f"runs one again)"
         )
 
@@ -442,23 +442,6 @@ def _say_changed(plan: _Plan, say) -> None:
             f"{shown}: {why} since stored: {'they run' if len(names) > 1 else 'it runs'} again, and only the "
             "members whose keys changed train"
         )
-
-
-def keyed_as(identities: dict) -> str:
-    """``; nearby matched as code d9b1ade7, state 53aa74dc, draws 5f142a7a``: the identity each user
-    rule (or baseline) of a run was keyed by (:func:`tcclib.artifacts.keys.code_identities`), short."""
-    named = [
-        (rule, found)
-        for name, value in identities.items()
-        for rule, found in (value.items() if isinstance(value, dict) else [(name, value)])
-    ]
-    if not named:
-        return ""
-    short = [
-        f"{rule} matched as " + ", ".join(f"{k} {v[:8]}" for k, v in (part.split(":", 1) for part in found.split(" ")))
-        for rule, found in named
-    ]
-    return "; " + "; ".join(short)
 
 
 def check_keyable(ps: param_files.ParamSet) -> dict:
