@@ -200,7 +200,9 @@ class _Walker:
             return
         if kind not in (tuple, frozenset) and not self._first_visit(obj):
             return  # (immutable containers are walked each time: equal values, equal keys)
-        if kind in (list, tuple):
+        if kind in (list, tuple, dict) and _all_plain(obj):
+            self.put(kind.__name__, repr(obj))  # (a container of plain values at once: its text)
+        elif kind in (list, tuple):
             self.put(kind.__name__, len(obj))
             for i, item in enumerate(obj):
                 self.value(item, f"{path}[{i}]")
@@ -428,6 +430,11 @@ def _module_label(namespace: dict) -> str:
         if namespace.get("__name__") == "__main__"
         else f"{namespace.get('__name__')}."
     )
+
+
+def _all_plain(container) -> bool:
+    items = container.items() if isinstance(container, dict) else ((item,) for item in container)
+    return all(type(part) in _PLAIN for pair in items for part in pair)
 
 
 def _contiguous(np, array):

@@ -140,7 +140,7 @@ def named_as(obj) -> str:
 
 
 STORED_AS = {
-    "code:d9b1ade73bf854ee state:53aa74dcb0f80040 draws:5f142a7a9cd57a7a": "source:92fec80e2ae2a421",
+    "code:48fa110b0a1c5656 state:53aa74dcb0f80040 draws:5f142a7a9cd57a7a": "source:92fec80e2ae2a421",
 }
 """Identities under which committed results were stored by an earlier scheme, by the identity the
 same code and arguments have now: ``examples/nearby_rule.py`` with its defaults (the screen's
