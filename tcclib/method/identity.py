@@ -642,10 +642,12 @@ def _runs_as_written(function: types.FunctionType) -> bool:
     """Whether the file that :mod:`inspect` reads for ``function`` (as it is on disk now) compiles
     to the code that runs: the whole file is compiled (as the import did: the compiler's choices
     depend on the module around a function) and the function found in it by its qualified name.
-    A cell's or ``<string>`` source is in memory only and cannot change under its code."""
+    A cell's source (IPython keeps the text it ran), a plugin's (:mod:`tcclib.method.plugins` keeps
+    the text it ran) or ``<string>`` is held in memory and cannot change under its code."""
     file = function.__code__.co_filename
-    if not os.path.isfile(file):
-        return True
+    held = linecache.cache.get(file)
+    if not os.path.isfile(file) or (held is not None and held[1] is None):
+        return True  # (a text held in memory as it ran: a cell's, a plugin's)
     linecache.checkcache(file)
     text = "".join(linecache.getlines(file, function.__globals__))
     compiled = _compiled(file, text)
