@@ -115,8 +115,8 @@ if len(cr):
 # Every method and baseline ranked on each finished dataset by its mean over seeds (1 = best),
 # averaged over the datasets (Friedman's test, Nemenyi's post-hoc test). A bar joins the methods
 # whose average ranks differ by less than the critical difference CD: those are not shown to differ.
-# The diagrams are `figures/cd_accuracy` and `figures/cd_auroc` (PNG and PDF); the full report below
-# gives the ranks and tests in numbers.
+# The diagrams are `figures/cd_accuracy` and `figures/cd_auroc` (PNG and PDF); `report.md` (linked
+# below) gives the ranks and tests in numbers.
 
 # %%
 from IPython.display import Image, display

@@ -22,7 +22,7 @@ from scipy import stats as scipy_stats
 
 from tcclib.method import registry
 from tcclib.method.config import SETTINGS, Config
-from tcclib.paper import cell_tests, tables
+from tcclib.paper import tables
 from tcclib.util.errors import counted
 
 LEAD_METHODS = ("class", "random", "no_pretrain")
@@ -38,12 +38,13 @@ _OURS_DIGITS = {"accuracy": 2, "auroc": 3}
 # --------------------------------------------------------------------------- numbers as text
 
 
-def _number(value: float, metric: str, digits: int | None = None) -> str:
-    digits = (1 if metric == "accuracy" else 3) if digits is None else digits
+def _number(value: float, metric: str) -> str:
+    """A mean in a sentence: accuracy (percent) to 0.1, AUROC to 0.001."""
+    digits = 1 if metric == "accuracy" else 3
     return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
-def _paper_number(mean: float, se: float, metric: str) -> str:
+def _paper_number(mean: float, se: float) -> str:
     """The paper's mean ± se as it printed them (accuracy to 0.01 points, AUROC to 0.01)."""
     return f"{mean:.2f} ± {se:.2f}"
 
@@ -113,19 +114,19 @@ def _under_alias(results: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     return results.assign(dataset=name, did=did), name
 
 
-def _verdict(row) -> str:
+def _verdict(row, metric: str) -> str:
     """Where the paper's mean falls against our seeds, in words."""
     if not row["inside"]:
         if row["differ"]:
             return f"outside our interval; Welch's test finds a difference (p = {row['welch_p']:.2g})"
         return f"outside our interval, though Welch's test finds no difference (p = {row['welch_p']:.2g})"
-    unit = " point" if row["margin"] == cell_tests.ACCURACY_MARGIN and row["margin"] >= 1 else ""
+    unit = (" point" if row["margin"] == 1 else " points") if metric == "accuracy" else ""
     if row["equivalent"]:
         return f"inside our interval, and equivalent within ±{row['margin']:g}{unit} (TOST p = {row['tost_p']:.2g})"
     return "inside our interval"
 
 
-def _our_cell(summary: pd.DataFrame, method: str, metric: str) -> dict:
+def _our_cell(summary: pd.DataFrame, method: str) -> dict:
     r = summary.loc[method]
     low, high = _interval(r["mean"], r["sd"], int(r["n"]))
     return dict(mean=r["mean"], se=r["se"], low=low, high=high, n=int(r["n"]))
@@ -148,7 +149,7 @@ def _lead_sentence(method, ours: dict, paper: pd.DataFrame, metric, alias, first
         return said
     p = paper.loc[method]
     where = f" for `{alias}`, OpenML's copy of this table," if alias and first else ""
-    return f"{said}; the paper reports{where} {_paper_number(p['paper_mean'], p['paper_se'], metric)}: {_verdict(p)}"
+    return f"{said}; the paper reports{where} {_paper_number(p['paper_mean'], p['paper_se'])}: {_verdict(p, metric)}"
 
 
 def _counts_sentence(dataset: str, by_metric: dict) -> str:
@@ -181,11 +182,11 @@ def result_table(results: pd.DataFrame, by_metric: dict | None = None) -> str:
         aliased, _ = _under_alias(results)
         by_metric = {m: _paper_comparison(aliased, m) for m in ("accuracy", "auroc")}
     methods = list(dict.fromkeys(results["method"]))
+    summaries = {metric: tables.summarize(results, metric).set_index("method") for metric in ("accuracy", "auroc")}
     rows = []
     for method in methods:
         row = {"method": f"`{method}`"}
-        for metric in ("accuracy", "auroc"):
-            summary = tables.summarize(results, metric).set_index("method")
+        for metric, summary in summaries.items():
             label = "accuracy %" if metric == "accuracy" else "AUROC"
             if method in summary.index:
                 r = summary.loc[method]
@@ -197,8 +198,7 @@ def result_table(results: pd.DataFrame, by_metric: dict | None = None) -> str:
             if c is not None and method in c.index:
                 p = c.loc[method]
                 row[f"{label}: paper"] = (
-                    f"{_paper_number(p['paper_mean'], p['paper_se'], metric)} "
-                    f"({'inside' if p['inside'] else 'outside'})"
+                    f"{_paper_number(p['paper_mean'], p['paper_se'])} ({'inside' if p['inside'] else 'outside'})"
                 )
             else:
                 row[f"{label}: paper"] = "–"
@@ -227,7 +227,7 @@ def dataset_result(results: pd.DataFrame, cfg: Config | None = None) -> str:
     for metric in ("accuracy", "auroc"):
         summary = tables.summarize(results, metric).set_index("method")
         if lead in summary.index:
-            cell = _our_cell(summary, lead, metric)
+            cell = _our_cell(summary, lead)
             said.append(_lead_sentence(lead, cell, by_metric[metric], metric, alias, first=not said))
     first = f"**On {dataset}, {said[0]}.**" if said else f"On {dataset}: no result for `{lead}`."
     if len(said) > 1:
