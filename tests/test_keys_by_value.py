@@ -348,12 +348,17 @@ def test_run_dataset_retrains_only_the_edited_rule_and_says_what_changed(tmp_pat
     place.run(rule(body=INIT, step="self.share"))
     first = run_dataset(bc, config())
     store.save_run(first, tmp_path / "store")
-    assert run_dataset(bc, config(), store_dir=tmp_path / "store").timings["trained_members"] == 0
+    again = run_dataset(bc, config(), store_dir=tmp_path / "store")
+    assert again.timings["trained_members"] == 0
+    [note] = again.code_notes  # what it reused, and the identity it matched
+    assert note.startswith("share: 2 of 2 members reused; share matched as code ") and ", draws " in note
     registry.how_rule("share").share = 2  # after registration, in the same process
     same, why = store.same_settings(tmp_path / "store" / "config.json", config())
     assert not same and why == "arguments of share changed"
     edited = run_dataset(bc, config(), store_dir=tmp_path / "store")
     assert edited.timings["trained_members"] == 2 and edited.timings["reused_members"] == 2
+    assert edited.code_notes == ["share: arguments of share changed: 2 of 2 members trained"]
+    assert "share: arguments of share changed" in store.time_record(edited, tmp_path / "store")
     kept = [
         run.results[run.results.method == "random"].drop(columns="fit_s", errors="ignore") for run in (first, edited)
     ]

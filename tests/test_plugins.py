@@ -26,6 +26,7 @@ from tcclib.artifacts import keys, store
 from tcclib.method import plugins, registry, rules
 from tcclib.method.config import Config, ConfigError
 from tcclib.method.inputs import prepare_config
+from tcclib.running.folders import SweepError
 from tcclib.running.train import run_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -475,6 +476,18 @@ def test_the_screen_trains_only_the_new_method_and_reuses_the_rest(tmp_path, tin
     screen.run(job, say=lines.append)
     assert not [line for line in lines if ": done in " in line]  # unchanged: nothing runs, nothing trains
     assert "2 of 2 datasets already done" in "\n".join(lines)
+    assert "(reused; shift matched as code " in "\n".join(lines)  # the identity it matched, short
+    registry.how_rule("shift").name = "shift"  # (the same value: nothing changed)
+    registry.how_rule("shift").extra = 1  # an attribute set here: the workers, loading the file, would not see it
+    with pytest.raises(SweepError, match=r"how rule 'shift' \(shift_rule.py\): its arguments changed in this process"):
+        screen.run(job, say=lines.append)
+    rule_file.write_text(SHIFT_RULE.format(step=2))  # edited in its file: the screen trains it again
+    plugins.load(str(rule_file))
+    lines.clear()
+    screen.run(job, say=lines.append)
+    said = "\n".join(lines)
+    assert "breast_cancer, balance-scale: code of shift changed since stored: they run again" in said
+    assert sum("2 members trained" in line for line in lines) == 2
     page = verdict.write(results, ["shift"], list(job.compared), tmp_path / "screen")
     text = page.read_text()
     assert "shift ranks" in text and "Friedman" in text and "(figures/cd_accuracy.png)" in text

@@ -176,6 +176,8 @@ def test_paper_vs_ours_counts_the_reports_verdicts():
         assert f"{s['equivalent']} equivalent" in title and f"{s['differ, not equivalent']} differ" in title
         assert f"{s['inconclusive']} undecided" in title and f"{s['cells']} cells" in title
         assert len([ax for ax in fig.axes if ax.get_visible()]) == 6  # a panel per method of the paper
+    acc = summary.loc["accuracy"]
+    assert f"accuracy: {acc['equivalent']} of {acc['cells']} cells" in plots.paper_vs_ours_words(res)
     assert plots.paper_vs_ours(stats.cell_tests(res.assign(dataset="mine", did=pd.NA)), "accuracy") is None
     plt.close("all")
 

@@ -11,8 +11,9 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   ``key=...``), the method's rule, the opt-in variants in force (the head variant when it is
   not the paper's frozen encoder: ``head``, and ``encoder_lr`` for ``finetune``),
   :data:`TRAIN_VERSION` and, for a
-  rule of a user's plugin, its code (:func:`tcclib.method.registry.code_identity`: a hash of its
-  source, or its ``version``; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
+  user's rule, its identity by value (:func:`tcclib.method.registry.rule_code`: its code and what
+  it reads in the user's files, its state and what it draws on a fixed probe, computed when the
+  run's keys are; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
 * a **baseline** (one seed x baseline): the split, the settings it reads (XGBoost's) and, for a
   user's baseline, its factory's code;
 * an **importance matrix** (one seed): the split and the XGBoost settings;
@@ -146,7 +147,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict |
 
 
 def _code(identities) -> tuple:
-    """The key part for a user plugin's code (:func:`tcclib.method.registry.code_identity`): none
+    """The key part for a user's code (:func:`tcclib.method.registry.code_identity`): none
     for tcclib's own rules and baselines, so their keys stay what they were."""
     return (("code", identities),) if identities else ()
 

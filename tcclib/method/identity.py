@@ -200,7 +200,9 @@ class _Walker:
             return
         if kind not in (tuple, frozenset) and not self._first_visit(obj):
             return  # (immutable containers are walked each time: equal values, equal keys)
-        if kind in (list, tuple):
+        if kind in (list, tuple, dict) and _all_plain(obj):
+            self.put(kind.__name__, repr(obj))  # (a container of plain values at once: its text)
+        elif kind in (list, tuple):
             self.put(kind.__name__, len(obj))
             for i, item in enumerate(obj):
                 self.value(item, f"{path}[{i}]")
@@ -430,6 +432,11 @@ def _module_label(namespace: dict) -> str:
     )
 
 
+def _all_plain(container) -> bool:
+    items = container.items() if isinstance(container, dict) else ((item,) for item in container)
+    return all(type(part) in _PLAIN for pair in items for part in pair)
+
+
 def _contiguous(np, array):
     return np.ascontiguousarray(array).view(np.uint8) if array.size else b""
 
@@ -456,14 +463,37 @@ def _global_names(code: types.CodeType) -> list[str]:
 def _source_or_bytecode(function: types.FunctionType, walker: _Walker) -> str:
     """The function's source as tokens (comments, spacing, docstrings left out), checked to be the
     code that runs; its bytecode where it has no source (``python -c``, generated code)."""
-    try:
-        lines, _ = inspect.getsourcelines(function)
-    except (OSError, TypeError, IndexError):
+    source = _source_of(function)
+    if source is None:
         return "bytecode:" + _bytecode_text(function.__code__)
-    source = textwrap.dedent("".join(lines))
     if not _runs_as_written(function):
         raise stale_source(walker.named, function.__module__, function.__code__.co_filename)
     return "source:" + source_tokens(source)
+
+
+_SOURCES: dict[types.CodeType, tuple[list, str]] = {}
+"""A function's code -> (its file's lines as linecache held them, its source): inspect's reading
+of a block is slow (it tokenizes), and a run asks for the same functions again."""
+
+
+def _source_of(function: types.FunctionType) -> str | None:
+    """The function's source as :mod:`inspect` reads it (a file's current text, a cell's); None
+    where there is none."""
+    file = function.__code__.co_filename
+    linecache.checkcache(file)
+    lines = linecache.cache.get(file, (None, None, None))[2]
+    known = _SOURCES.get(function.__code__)
+    if known is not None and lines is not None and known[0] is lines:
+        return known[1]
+    try:
+        block, _ = inspect.getsourcelines(function)
+    except (OSError, TypeError, IndexError):
+        return None
+    source = textwrap.dedent("".join(block))
+    lines = linecache.cache.get(file, (None, None, None))[2]
+    if lines is not None:
+        _SOURCES[function.__code__] = (lines, source)
+    return source
 
 
 def stale_source(named: str, module: str, file: str) -> Unkeyable:
@@ -514,6 +544,7 @@ def _changed_since_import(module) -> str | None:
     return file if imported != (int(now.st_mtime) & 0xFFFFFFFF, now.st_size & 0xFFFFFFFF) else None
 
 
+@functools.lru_cache(maxsize=1024)
 def source_tokens(source: str) -> str:
     """``source`` as its tokens, without comments, blank lines, the spacing within a line or
     docstrings: what a formatting change, a comment or documentation leaves as it is."""
@@ -611,10 +642,12 @@ def _runs_as_written(function: types.FunctionType) -> bool:
     """Whether the file that :mod:`inspect` reads for ``function`` (as it is on disk now) compiles
     to the code that runs: the whole file is compiled (as the import did: the compiler's choices
     depend on the module around a function) and the function found in it by its qualified name.
-    A cell's or ``<string>`` source is in memory only and cannot change under its code."""
+    A cell's source (IPython keeps the text it ran), a plugin's (:mod:`tcclib.method.plugins` keeps
+    the text it ran) or ``<string>`` is held in memory and cannot change under its code."""
     file = function.__code__.co_filename
-    if not os.path.isfile(file):
-        return True
+    held = linecache.cache.get(file)
+    if not os.path.isfile(file) or (held is not None and held[1] is None):
+        return True  # (a text held in memory as it ran: a cell's, a plugin's)
     linecache.checkcache(file)
     text = "".join(linecache.getlines(file, function.__globals__))
     compiled = _compiled(file, text)

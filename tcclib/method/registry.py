@@ -125,11 +125,11 @@ def code_identity(obj, named: str | None = None) -> str | None:
     state (an attribute set after registration too).  None for tcclib's own code (keyed by
     :data:`tcclib.artifacts.keys.TRAIN_VERSION`, so the committed keys stay).  What cannot be keyed
     by value is refused (:class:`tcclib.method.identity.Unkeyable`, one line naming it and the fix)."""
-    found = identity.identity(obj, named or _named(obj))
+    found = identity.identity(obj, named or named_as(obj))
     return None if found is None else found.text
 
 
-def _named(obj) -> str:
+def named_as(obj) -> str:
     """How a refusal names ``obj``: ``how rule 'nearby' (nearby_rule.py)``, ``function forest``."""
     rules = sys.modules.get("tcclib.method.rules")
     if rules is not None and isinstance(obj, (rules.HowRule, rules.WhereRule)):
@@ -138,7 +138,7 @@ def _named(obj) -> str:
 
 
 STORED_AS = {
-    "code:d9b1ade73bf854ee state:53aa74dcb0f80040 draws:5f142a7a9cd57a7a": "source:92fec80e2ae2a421",
+    "code:48fa110b0a1c5656 state:53aa74dcb0f80040 draws:5f142a7a9cd57a7a": "source:92fec80e2ae2a421",
 }
 """Identities under which committed results were stored by an earlier scheme, by the identity the
 same code and arguments have now: ``examples/nearby_rule.py`` with its defaults (the screen's
@@ -203,14 +203,28 @@ def register_rule(rule, replace: bool = False):
         raise RegistryError(clash)
     if rule.name in table and _RULE_ORIGIN[rule.name] != current_origin():
         _REPLACED.setdefault(("rule", rule.name), (table, table[rule.name], _RULE_ORIGIN[rule.name]))
-    code_identity(rule)  # (what cannot be keyed is refused here already, at the line that registers it)
+    registered = code_identity(rule)  # (what cannot be keyed is refused here already, at the line that registers it)
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
+    _AS_REGISTERED[rule.name] = (id(rule), registered)
     return rule
 
 
 _RULE_ORIGIN: dict[str, str | None] = {}
 """The plugin that registered each rule name (None: registered by a direct call)."""
+_AS_REGISTERED: dict[str, tuple[int, str | None]] = {}
+"""Each rule name's object (its id) and identity (:func:`code_identity`) when it was registered."""
+
+
+def changed_since_registered(rule) -> list[str]:
+    """What of a user's rule changed in this process since it was registered (``["arguments"]``:
+    an attribute set afterwards; ``["code"]``: a constant of its module set afterwards): what
+    another process, which loads the rule's file afresh (a sweep's kernels and workers), would
+    not see.  Empty for tcclib's rules and for a rule as registered."""
+    known = _AS_REGISTERED.get(rule.name)
+    if known is None or known[0] != id(rule) or known[1] is None:
+        return []
+    return changes(known[1], code_identity(rule))
 
 
 def check_rule_settings(rule) -> None:

@@ -747,14 +747,23 @@ def _with_labels(members: Members, labels) -> Members:
 
 @contextlib.contextmanager
 def _fixed_global_randomness():
-    """torch's, numpy's and Python's global random states fixed for the probe, and put back after."""
-    numpy_state, python_state = np.random.get_state(), random.getstate()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        np.random.seed(0)
-        random.seed(0)
-        try:
-            yield
-        finally:
-            np.random.set_state(numpy_state)
-            random.setstate(python_state)
+    """torch's (CPU), numpy's and Python's global random states fixed for the probe, one torch
+    thread (a probe this small gains nothing from more, and a busy machine's thread pool wakes
+    slowly), all put back after."""
+    torch_state, numpy_state, python_state = (
+        torch.default_generator.get_state(),
+        np.random.get_state(),
+        random.getstate(),
+    )
+    threads = torch.get_num_threads()
+    torch.default_generator.manual_seed(0)  # (torch.manual_seed would seed every accelerator too)
+    np.random.seed(0)
+    random.seed(0)
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.default_generator.set_state(torch_state)
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)

@@ -558,6 +558,27 @@ def _tables_named(cells: pd.DataFrame) -> str:
     return f"Table {numbers[0]}" if len(numbers) == 1 else f"Tables {', '.join(numbers[:-1])} and {numbers[-1]}"
 
 
+def paper_vs_ours_words(results: pd.DataFrame) -> str:
+    """Under :func:`paper_vs_ours`: the verdicts' counts per metric in a sentence (the report's per-cell tests)."""
+    summary = stats.cell_summary(stats.cell_tests(results))
+    distinct = summary[summary["scope"] == "distinct"] if len(summary) else summary
+    if distinct.empty:
+        return "The paper reports none of this set's datasets: nothing to set beside it."
+    parts = []
+    for _, r in distinct.iterrows():
+        unit = style.difference_unit(r["metric"], r["margin"])
+        parts.append(
+            f"{r['metric']}: {r['equivalent']} of {r['cells']} cells ({r['tables']}) equivalent within "
+            f"±{r['margin']:g} {unit}, {r['differ, not equivalent']} different and not equivalent, "
+            f"{r['inconclusive']} undecided"
+        )
+    return (
+        "Ours against the paper, cell by cell (TOST for equivalence, Welch for a difference, p < 0.05): "
+        + "; ".join(parts)
+        + ". An undecided cell is one whose difference is too uncertain at these seeds for either test."
+    )
+
+
 def write_paper_vs_ours(results: pd.DataFrame, fig_dir, set_name: str = "") -> list[Path]:
     """:func:`paper_vs_ours` for accuracy and AUROC as PNG and PDF in ``fig_dir``
     (``paper_vs_ours_accuracy``, ``paper_vs_ours_auroc``); returns the paths written (none where
