@@ -85,7 +85,7 @@ nbparams.check_injected(
     globals(), ["plugin", "methods", "datasets", "reference", "compare", "out_dir", "data_dir", "workers", "progress"]
 )
 methods, datasets, compare = nbparams.as_list(methods), nbparams.as_list(datasets), nbparams.as_list(compare)
-out = nbparams.run_folder(out_dir, "out_dir")  # not under outputs/: a render's Run All writes nothing there
+out = nbparams.run_folder(out_dir, "out_dir")  # a render's Run All writes to runs/screen, not outputs/
 out.mkdir(parents=True, exist_ok=True)
 rule_path = out / "my_rule.py"
 # for the cell below: relative to the kernel's folder (no machine path); with a plugin given, nowhere

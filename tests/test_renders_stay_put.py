@@ -327,34 +327,6 @@ def test_a_summary_shows_a_file_under_the_root_relative_to_it(tmp_path, monkeypa
     assert summary(load_dataset(f"{elsewhere}:y"))["source"] == str(elsewhere)  # outside the root: as given
 
 
-def test_run_all_on_notebook_09s_render_stops_before_writing_under_outputs(tmp_path, monkeypatch):
-    """The committed render of notebook 09 holds ``out_dir = "outputs/screen"``: its Run All (in Lab,
-    after an edit of the rule) stops in the cell after the parameters, before the rule cell writes
-    ``my_rule.py`` or the screen stores anything; only the renderer (``make screen-render``) may."""
-    import jupytext
-
-    from tcclib.running.nbparams import RENDER_ENV, ParameterError
-
-    notebook = jupytext.read(ROOT / "notebooks" / "09_your_rule.py")
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    parameters = next(i for i, cell in enumerate(code) if "parameters" in cell.metadata.get("tags", []))
-    monkeypatch.setenv("TCC_ROOT", str(tmp_path))
-    monkeypatch.delenv(RENDER_ENV, raising=False)
-    namespace = {}
-    exec(code[parameters].source, namespace)
-    exec('out_dir = "outputs/screen"', namespace)  # the render's injected parameters
-    with pytest.raises(ParameterError, match=r'out_dir = "outputs/screen" is under outputs/.*set out_dir = "runs/'):
-        exec(code[parameters + 1].source, namespace)
-    assert not (tmp_path / "outputs").exists()
-    exec('out_dir = "runs/screen"', namespace)
-    exec(code[parameters + 1].source, namespace)
-    assert namespace["rule_path"] == tmp_path / "runs" / "screen" / "my_rule.py"
-    monkeypatch.setenv(RENDER_ENV, "1")  # as screen.render_notebook sets it
-    exec('out_dir = "outputs/screen"', namespace)
-    exec(code[parameters + 1].source, namespace)
-    assert namespace["out"] == tmp_path / "outputs" / "screen"
-
-
 def test_the_binder_badge_opens_a_tracked_notebook_source():
     """Binder's ``labpath`` names a ``notebooks/*.py`` source (opened as a notebook), not its hidden
     paired ``.ipynb``, which beside the open ``.py`` made Lab's Ctrl+S answer "File Changed"."""
