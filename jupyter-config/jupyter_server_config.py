@@ -23,10 +23,12 @@ client wrapped in jupytext's 500: this file builds that class itself, so jupytex
 extension takes it as it is.
 
 Only a jupytext text notebook (a ``.py`` that starts with jupytext's header, as ``notebooks/*.py``
-do) is a notebook: any other ``.py`` (``examples/nearby_rule.py``) is served as a file, and asked
-for as a notebook (Lab's double-click, which opens every ``.py`` with the Jupytext Notebook viewer)
-it answers 400 with "Open With > Editor" instead of a notebook with a kernel dialog whose save
-would rewrite the file as a notebook.
+do) is a notebook: any other ``.py`` (``examples/nearby_rule.py``) is served as a file.  Lab opens
+every ``.py`` with the Jupytext Notebook viewer on a double-click (``labconfig/``), so this folder's
+Lab plugin (``labextensions/tcc-lab``, which the last line here adds to Lab's extensions) puts the
+text editor first for the ``.py`` files the server lists as files: a double-click opens a rule file
+in the editor.  Asked for as a notebook all the same, such a file answers 400 with "Open With >
+Editor" instead of a notebook with a kernel dialog whose save would rewrite the file as a notebook.
 
 ``get`` names ``require_hash``: jupytext passes a content hash through only to a base class whose
 ``get`` has that parameter, and Lab (4.1 and later) decides "File Changed" by that hash where it
@@ -172,3 +174,5 @@ class RepositoryContents(build_async_jupytext_contents_manager_class(OneEntryPer
 
 c = get_config()  # noqa: F821 - Jupyter defines it while it reads this file
 c.ServerApp.contents_manager_class = RepositoryContents
+# this repository's Lab plugin (labextensions/tcc-lab: a double-clicked plain .py opens in the editor)
+c.LabApp.extra_labextensions_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "labextensions")]
