@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 05 · The paper's figures
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/05_figures.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/05_figures.ipynb)
 #
 # * **Figure 1**: contrastive learning curves on `figure_dataset` (training loss per epoch per method).
 # * **Figure 2**: 3-D PCA of the encoder's embeddings of the training and test rows, coloured by class.
@@ -48,7 +48,7 @@ from tcclib.running import nbparams
 
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
-print(store.status(set_dir).to_string(index=False))
+print(store.status_line(set_dir))
 
 # %% [markdown]
 # ## Figure 1: contrastive learning curves
@@ -72,6 +72,14 @@ if len(history):
 else:
     print(f"no history for {figure_dataset} in this set")
 
+# %%
+from IPython.display import display
+
+from tcclib.paper import words
+from tcclib.util.markdown import Markdown
+
+Markdown(words.learning_curves_sentence(history, figure_dataset))
+
 # %% [markdown]
 # ## Figure 2: PCA of the embeddings
 
@@ -88,6 +96,11 @@ if emb_file.exists():
 else:
     print(f"no embeddings saved for {figure_dataset} (set keep_embeddings in the parameter file)")
 
+# %%
+if emb_file.exists():
+    display(Markdown(words.embeddings_sentence(content_keys.load_embeddings(emb_file), registry.with_group("how"),
+                                               figure_dataset)))
+
 # %% [markdown]
 # ## Figure 3: win matrices (accuracy)
 
@@ -102,3 +115,6 @@ if len(HOW) >= 2 and results.dataset.nunique() >= 1:
     fig.suptitle("Figure 3 · row beats column: significant wins / decided datasets")
     fig.tight_layout()
     _ = plots.savefig(fig, fig_dir / "figure3_win_matrix")
+
+# %%
+Markdown(words.win_matrix_sentence(results, "accuracy"))

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 06 · Reproduction report: our run next to the paper
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F06_report.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/paper/06_report.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F06_report.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/paper/06_report.ipynb)
 #
 # Does the paper's claim hold? For every finished dataset of the set: our mean ± standard error
 # next to the published one (Tables 2-5, shipped with `tcclib`), the difference, and whether the
@@ -50,7 +50,7 @@ from tcclib.running import nbparams
 
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
-print(store.status(set_dir).to_string(index=False))
+print(store.status_line(set_dir))
 
 # %% [markdown]
 # ## In plain words
@@ -61,9 +61,12 @@ print(store.status(set_dir).to_string(index=False))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib.paper import report, tables
+from IPython.display import display
 
-print("\n".join(report.plain_summary(results, set_dir)))
+from tcclib.paper import report, tables
+from tcclib.util.markdown import Markdown
+
+Markdown("\n".join(report.plain_summary(results, set_dir)))
 
 # %% [markdown]
 # ## The paper's claims on our run
@@ -73,8 +76,7 @@ print("\n".join(report.plain_summary(results, set_dir)))
 for metric in ("accuracy", "auroc"):
     c = report.claims(results, metric) if len(results) else None
     if c is not None and len(c):
-        print(f"\n### {metric}\n")
-        print(tables.to_markdown(c, index=False))
+        display(Markdown(f"### {metric}", tables.to_markdown(c, index=False)))
 
 # %% [markdown]
 # ## Win matrices: ours (with baselines) and the paper's
@@ -114,8 +116,8 @@ if len(cr):
 # Every method and baseline ranked on each finished dataset by its mean over seeds (1 = best),
 # averaged over the datasets (Friedman's test, Nemenyi's post-hoc test). A bar joins the methods
 # whose average ranks differ by less than the critical difference CD: those are not shown to differ.
-# The diagrams are `figures/cd_accuracy` and `figures/cd_auroc` (PNG and PDF); the full report below
-# gives the ranks and tests in numbers.
+# The diagrams are `figures/cd_accuracy` and `figures/cd_auroc` (PNG and PDF); `report.md` (linked
+# below) gives the ranks and tests in numbers.
 
 # %%
 from IPython.display import Image, display
@@ -127,11 +129,13 @@ if not cd_figures:
     print("no critical-difference diagram: it needs at least 3 methods and 2 finished datasets")
 
 # %% [markdown]
-# ## The full report (also in `report.md`)
+# ## The full report: `report.md`
+#
+# Everything above and more (per-dataset tables next to the paper's, the cells that differ, the
+# rank tests in numbers, the authors' mode, the deviations from the paper) is written to the set's
+# `report.md`, which GitHub renders; its sections:
 
 # %%
-from IPython.display import Markdown
-
 text = report.build_report(set_dir, figures=False)  # the diagrams were written just above
 store.write_text(text, set_dir / "report.md")
-Markdown(text)
+Markdown(report.report_link(text, set_dir / "report.md"))

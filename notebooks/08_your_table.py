@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 08 · Your own table
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F08_your_table.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/own/08_your_table.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F08_your_table.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/own/08_your_table.ipynb)
 #
 # Class-conditioned contrastive pretraining on a table of yours, with `tcclib.TCCClassifier`, a
 # scikit-learn estimator: `fit(X, y)` with `-1` for the unlabeled rows, then `predict`,

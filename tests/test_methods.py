@@ -92,7 +92,7 @@ def test_a_method_added_as_one_entry_runs_and_shows_in_tables_and_plots(bc_small
     assert not h.loc["column_least"].equals(h.loc["random"])
     # tables: the where-table (next to class, its uniform reference), written by write_set_tables
     assert tables.method_groups(res) == {"how": ["random", "class"], "where": ["class", "column_least"]}
-    text = tables.write_set_tables(tmp_path, res)
+    text = "\n".join(tables.write_set_tables(tmp_path, res))
     assert "column_least" in text
     md = (tmp_path / "results" / "table_accuracy_where.md").read_text()
     assert "column_least" in md.splitlines()[0]

@@ -344,8 +344,9 @@ def test_a_summary_shows_a_file_under_the_root_relative_to_it(tmp_path, monkeypa
 
 
 def test_the_binder_badge_opens_a_tracked_notebook_source():
-    """Binder's ``labpath`` names a ``notebooks/*.py`` source (opened as a notebook), not its hidden
-    paired ``.ipynb``, which beside the open ``.py`` made Lab's Ctrl+S answer "File Changed"."""
+    """Binder's ``labpath`` (README's badge and every notebook's) names a ``notebooks/*.py`` source
+    (opened as a notebook), not its hidden paired ``.ipynb``, which beside the open ``.py`` made
+    Lab's Ctrl+S answer "File Changed"."""
     from urllib.parse import parse_qs, urlparse
 
     tracked = set(
@@ -354,7 +355,10 @@ def test_the_binder_badge_opens_a_tracked_notebook_source():
     readme = (ROOT / "README.md").read_text()
     badges = re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", readme)
     assert badges, "no Binder badge in README.md"
-    badges += re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", (ROOT / "notebooks/09_your_rule.py").read_text())
+    for source in sorted((ROOT / "notebooks").glob("*.py")):  # every notebook's own badge too
+        own = re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", source.read_text())
+        assert own, f"no Binder badge in {source.name}"
+        badges += own
     for badge in badges:
         labpath = parse_qs(urlparse(badge.strip("()")).query)["labpath"][0]
         assert re.fullmatch(r"notebooks/[^/]+\.py", labpath) and labpath in tracked, badge

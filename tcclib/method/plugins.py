@@ -32,12 +32,14 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import linecache
 import os
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcclib.method import identity as keyed
 from tcclib.util.errors import register_short
 from tcclib.util.paths import relative_to_root
 
@@ -72,14 +74,17 @@ cell uses but another cell defines is not in that file, and its error says so.""
 @dataclass(frozen=True)
 class Plugin:
     """One loaded plugin: ``spec`` as given, the ``module`` name it runs under, the ``path`` of its
-    file (None for a module found by name elsewhere), where it came from (``origin``) and the
-    digest of its text (``digest``: a file loaded again with the same digest is not run again)."""
+    file (None for a module found by name elsewhere), where it came from (``origin``), the digest
+    of its text (``digest``: a file loaded again with the same digest is not run again) and the
+    user's own modules its import brought in (``helpers``: ``(module, file, digest)``; an edited
+    one is imported afresh with the plugin, so that what runs is what the files say now)."""
 
     spec: str
     module: str
     path: str | None
     origin: str
     digest: str = ""
+    helpers: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -220,21 +225,69 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
         raise PluginError(f"plugin {spec}: cannot be read ({e.strerror})") from None
     digest = hashlib.sha256(text).hexdigest()[:16]
     known = _LOADED.get(str(path))
-    if known is not None and known.digest == digest:
+    if known is not None and known.digest == digest and not _edited_helpers(known):
         return known
-    twin = next((p for p in _LOADED.values() if p.digest == digest and Path(p.path or "").name == path.name), None)
+    twin = next(
+        (
+            p
+            for p in _LOADED.values()
+            if p.digest == digest and Path(p.path or "").name == path.name and not _edited_helpers(p)
+        ),
+        None,
+    )
     if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
         return twin
     module_name = known.module if known else _module_name(path)
     if known is not None:  # edited: what it registered before goes, what it registers now comes
         _forget(module_name)
+        for helper, _, _ in known.helpers:  # imported afresh by the plugin's import below
+            _drop_cached_bytecode(sys.modules.pop(helper, None))
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
+    module.__cached__ = None  # (run from the text below, never from a cached bytecode file)
     sys.modules[module_name] = module
-    _run(lambda: module_spec.loader.exec_module(module), module_name, str(path), spec, origin)
-    plugin = Plugin(spec, module_name, str(path), origin, digest)
+    # the text read above is what runs, and what the rule's key reads (linecache: never re-read from disk)
+    source = text.decode("utf-8", "surrogateescape")
+    linecache.cache[str(path)] = (len(source), None, source.splitlines(keepends=True), str(path))
+    before = set(sys.modules)
+    _run(
+        lambda: exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__),
+        module_name,
+        str(path),
+        spec,
+        origin,
+    )
+    plugin = Plugin(spec, module_name, str(path), origin, digest, _helpers(set(sys.modules) - before))
     _LOADED[str(path)] = plugin
     return plugin
+
+
+def _helpers(names) -> tuple[tuple[str, str, str], ...]:
+    """The user's own modules among ``names`` (not installed, not tcclib's), with their files' digests."""
+    out = []
+    for name in sorted(names):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file and keyed.is_followed(name) and os.path.isfile(file):
+            out.append((name, file, _file_digest(file)))
+    return tuple(out)
+
+
+def _drop_cached_bytecode(module) -> None:
+    """Remove a user module's cached bytecode, so that importing it again reads its file: Python
+    takes the cache as current when the file's modification second and size are unchanged (an
+    edit within a second that keeps the size would otherwise be missed)."""
+    cached = getattr(module, "__cached__", None)
+    if cached:
+        with contextlib.suppress(OSError):
+            os.remove(cached)
+
+
+def _edited_helpers(plugin: Plugin) -> bool:
+    return any(not os.path.isfile(file) or _file_digest(file) != digest for _, file, digest in plugin.helpers)
+
+
+def _file_digest(file: str) -> str:
+    return hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
 
 
 def _load_module(spec: str, origin: str) -> Plugin:

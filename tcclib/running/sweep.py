@@ -32,9 +32,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.data.sources import DATA_DIR_ENV
-from tcclib.method import plugins
+from tcclib.method import identity, plugins, registry
 from tcclib.running import executor, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
@@ -267,6 +268,7 @@ def sweep(
     says what was kept and how to resume.  ``say``: where the lines go (``print``)."""
     options = options if options is not None else SweepOptions(**settings)
     check_checkpoint_interval()
+    identities = check_keyable(ps)
     plugins.export()  # the kernels and local workers started from here load the same plugins
     cluster = cluster_options(ps, options)
     out_root = paths.resolve(Path(out_root) if out_root is not None else paths.runs_root())
@@ -278,7 +280,7 @@ def sweep(
     ref_root = Path(options.reference_root) if options.reference_root is not None else paths.reference_root()
     if _nothing_to_run(ps, set_dir, plan, options):
         # only reads (a read-only or locked folder is no obstacle)
-        _say_skipped(set_dir, plan, options, say)
+        _say_skipped(set_dir, plan, options, say, identities)
         reference = {
             d: line
             for d in plan.skipped
@@ -294,7 +296,7 @@ def sweep(
                 if note:
                     say(f"{d}: {note}")
             plan = _plan(ps, set_dir, options)
-            rep = _sweep_locked(ps, out_root, plan, options, (cluster, connection), ref_root, say)
+            rep = _sweep_locked(ps, out_root, plan, options, (cluster, connection), ref_root, say, identities)
     except OSError as e:
         if e.errno not in DISK_ERRNOS:
             raise
@@ -369,10 +371,11 @@ def aggregates_stale(ps: param_files.ParamSet, set_dir: Path) -> bool:
 
 
 def _sweep_locked(
-    ps, out_root: Path, plan: _Plan, options: SweepOptions, cluster: tuple, ref_root: Path, say=print
+    ps, out_root: Path, plan: _Plan, options: SweepOptions, cluster: tuple, ref_root: Path, say=print, identities=None
 ) -> dict:
     """The sweep under the set's lock; ``cluster``: ``(ClusterOptions, connection)``, both None on
-    threads here.  An interrupt (Ctrl-C, Kernel > Interrupt) ends the workers and raises
+    threads here; ``identities``: the set's user code keyed by value (:func:`check_keyable`).  An
+    interrupt (Ctrl-C, Kernel > Interrupt) ends the workers and raises
     :class:`~tcclib.running.folders.Interrupted` with the line saying what was kept."""
     set_dir = out_root / ps.name
     if not ps.train_only:  # a train_only set (the screen) has no notebooks to list
@@ -388,7 +391,8 @@ def _sweep_locked(
         say,
         folder=set_dir,
     )
-    _say_skipped(set_dir, plan, options, progress.say)
+    _say_skipped(set_dir, plan, options, progress.say, identities or {})
+    _say_changed(plan, progress.say)
     try:
         if cluster[1] is not None and plan.todo:
             done, failed = executor.run_on_cluster(ps, out_root, plan.todo, options, cluster, progress)
@@ -411,16 +415,58 @@ def _sweep_locked(
     return {"done": done, "skipped": plan.skipped, "failed": failed, "reference": reference}
 
 
-def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say) -> None:
-    """A line per finished dataset the sweep leaves, or (``list_skipped`` False) one for them all."""
+def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say, identities: dict) -> None:
+    """A line per finished dataset the sweep leaves, or (``list_skipped`` False) one for them all;
+    with the identities the user's rules matched (:func:`keyed_as`)."""
     if options.list_skipped:
         for d in plan.skipped:
             say(skipped_line(set_dir, d, plan.stale.get(d)))
+        if plan.skipped and identities:
+            say(f"reused{store.keyed_as(identities)}".replace("reused; ", "reused: "))
     elif plan.skipped:
         say(
             f"{len(plan.skipped)} of {errors.counted(len(plan.skipped) + len(plan.todo), 'dataset')} already done in "
-            f"{paths.relative_to_root(set_dir)} with these settings (reused; --force NAME runs one again)"
+            f"{paths.relative_to_root(set_dir)} with these settings (reused{store.keyed_as(identities)}; --force NAME "
+            f"runs one again)"
         )
+
+
+def _say_changed(plan: _Plan, say) -> None:
+    """Before any training: a line per reason the finished datasets that run again differ from
+    their stored settings (``code of nearby changed``), naming them."""
+    reasons: dict[str, list[str]] = {}
+    for d in plan.todo:
+        if d in plan.stale:
+            reasons.setdefault(plan.stale[d], []).append(d)
+    for why, names in reasons.items():
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        say(
+            f"{shown}: {why} since stored: {'they run' if len(names) > 1 else 'it runs'} again, and only the "
+            "members whose keys changed train"
+        )
+
+
+def check_keyable(ps: param_files.ParamSet) -> dict:
+    """The set's user rules and baselines keyed by value now (:func:`tcclib.artifacts.keys.code_identities`),
+    before any work; what cannot be keyed stops the run in one line (a :class:`SweepError`), and
+    so does a rule changed in this process after it was registered: the kernels and workers load
+    its file afresh and would train it as the file says."""
+    try:
+        found = content_keys.code_identities(ps.config)
+    except identity.Unkeyable as e:
+        raise SweepError(str(e)) from None
+    for method in ps.config.methods:
+        spec = registry.METHODS[method]
+        for rule in (spec.draw, spec.choice):
+            changed = registry.changed_since_registered(rule)
+            if changed:
+                raise SweepError(
+                    f"{registry.named_as(rule)}: its {' and '.join(changed)} changed in this process after it was "
+                    f"registered (e.g. an attribute set on it), but the run's kernels and workers load its "
+                    f"file afresh and would not see that: make the change in the file (or where the rule is "
+                    f"made and registered) and load it again"
+                )
+    return found
 
 
 def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "") -> str:
@@ -446,6 +492,7 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
         except dask_scale.ScaleError as e:
             raise SweepError(str(e)) from None
     check_checkpoint_interval()
+    check_keyable(ps)
     try:
         todo = _plan(ps, out_root / ps.name, options).todo
     except param_files.ParamsError as e:
