@@ -62,6 +62,9 @@ def test_the_renderer_writes_under_outputs_and_a_link_from_runs_into_outputs_is_
     with pytest.raises(ParameterError, match=linked):
         nbparams.per_dataset({"dataset": "breast_cancer", "set_name": "demo"}, load=False)
     assert list((root / FOLDER).iterdir()) == []
+    (root / "runs" / "demo").unlink()  # the advice, followed
+    run = nbparams.per_dataset({"dataset": "breast_cancer", "set_name": "demo"}, load=False)
+    assert run.out == root / "runs" / "demo" / "breast_cancer" and run.out.is_dir() and not run.out.is_symlink()
 
 
 def test_notebook_09_s_render_writes_its_rule_and_screen_under_runs(root, capsys):
