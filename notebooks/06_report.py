@@ -22,7 +22,8 @@
 # paper's mean lies in our 95 % interval; the paper's claims checked on our win matrices; the
 # baselines a practitioner would try first (XGBoost, logistic regression, self-training) on the
 # same labeled rows and test split; the feature correlation value ranges. The same report is
-# written as markdown to the set's `report.md`. The full reproduction is `set_dir = "outputs/paper"`.
+# written as markdown to the set's `report.md`. The full reproduction's is the committed render
+# `outputs/paper/06_report.ipynb` (and `outputs/paper/report.md`).
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.

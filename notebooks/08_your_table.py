@@ -82,7 +82,7 @@ nbparams.check_injected(globals(), ["path", "target", "output_dir", "seed", "met
 methods, baselines = nbparams.as_list(methods), nbparams.as_list(baselines)
 table = paths.resolve(path) if path else own.example_table()
 ds = load_dataset(f"{table}:{target}")
-out = paths.resolve(output_dir) if output_dir else paths.runs_root() / "own" / ds.name
+out = nbparams.run_folder(output_dir or paths.runs_root() / "own" / ds.name, "output_dir")  # a render's Run All: runs/
 out.mkdir(parents=True, exist_ok=True)
 from tcclib.data.sources import summary
 

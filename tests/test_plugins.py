@@ -117,7 +117,10 @@ def test_a_plugin_that_fails_to_import_is_one_line_with_its_file_and_line(tmp_pa
     bad.write_text("import torch\n\nx = 1\ny = undefined_name + x\n")
     with pytest.raises(plugins.PluginError) as e:
         plugins.load(str(bad))
-    assert str(e.value) == f"plugin {bad}, line 4: NameError: name 'undefined_name' is not defined"
+    assert str(e.value) == (
+        f"plugin {bad}, line 4: NameError: name 'undefined_name' is not defined: the rule's file sees only what it "
+        "defines or imports: define 'undefined_name' there, or import it"
+    )
     bad.write_text("def f(:\n    pass\n")
     with pytest.raises(plugins.PluginError, match=r"broken_rule.py, line 1: SyntaxError"):
         plugins.load(str(bad))

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from tcclib.method import identity as keyed
 from tcclib.util.errors import register_short
+from tcclib.util.paths import relative_to_root
 
 
 class RegistryError(ValueError):
@@ -65,6 +66,9 @@ ENTRY_POINTS = "tcclib.plugins"
 """The entry-point group of installed packages' plugins."""
 ENV = "TCC_PLUGINS"
 """Plugins every tcclib process loads: paths or module names separated by ``os.pathsep``."""
+RULE_CELL = "notebook 09's rule cell"
+"""The origin of the file notebook 09's rule cell writes (``%%writefile``) and loads: a name that
+cell uses but another cell defines is not in that file, and its error says so."""
 
 
 @dataclass(frozen=True)
@@ -247,7 +251,11 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
     linecache.cache[str(path)] = (len(source), None, source.splitlines(keepends=True), str(path))
     before = set(sys.modules)
     _run(
-        lambda: exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__), module_name, str(path), spec
+        lambda: exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__),
+        module_name,
+        str(path),
+        spec,
+        origin,
     )
     plugin = Plugin(spec, module_name, str(path), origin, digest, _helpers(set(sys.modules) - before))
     _LOADED[str(path)] = plugin
@@ -296,7 +304,7 @@ def _load_module(spec: str, origin: str) -> Plugin:
                 f"plugin {spec}{_from(origin)}: no module of that name here (not a .py file either); install "
                 f"the package that provides it, or give the path of a .py file"
             )
-        _run(lambda: importlib.import_module(spec), spec, found.origin, spec)
+        _run(lambda: importlib.import_module(spec), spec, found.origin, spec, origin)
     module = sys.modules[spec]
     plugin = Plugin(spec, spec, getattr(module, "__file__", None), origin)
     _LOADED[spec] = plugin
@@ -340,7 +348,7 @@ def _restore_torch(before: list) -> list[str]:
     return changed
 
 
-def _run(action, module_name: str, path: str | None, spec: str) -> None:
+def _run(action, module_name: str, path: str | None, spec: str, origin: str = "python") -> None:
     """Run a plugin's import with this module told who registers; any error becomes one line
     naming the file and the line where it happened.  A plugin that changes torch's global state
     at import (:data:`_TORCH_STATE`) is refused, and the state set back."""
@@ -357,7 +365,7 @@ def _run(action, module_name: str, path: str | None, spec: str) -> None:
         _undo(module_name)
         if isinstance(e, KeyboardInterrupt):
             raise
-        raise PluginError(_failure_line(e, path, spec)) from e
+        raise PluginError(_failure_line(e, path, spec) + undefined_name_fix(e, path, origin)) from e
     changed = _restore_torch(before)
     if changed:
         _undo(module_name)
@@ -387,8 +395,30 @@ def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
     message = str(error).splitlines()[0] if str(error) else ""
     if isinstance(error, SyntaxError):
         message = error.msg
-    where = f"{path or spec}" + (f", line {line}" if line else "")
+    where = (relative_to_root(path) if path else spec) + (f", line {line}" if line else "")
     return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ")
+
+
+def undefined_name_fix(error: BaseException, path: str | None, origin: str | None = None) -> str:
+    """What a :class:`NameError` raised in the plugin file ``path`` adds to its line: the file sees
+    only what it defines or imports (notebook 09's rule cell, :data:`RULE_CELL`: not what the
+    notebook's other cells define), and the fix; empty for any other error, and for a file that is
+    not a loaded plugin (a rule defined in a cell sees the kernel's names).  ``origin``: where the
+    file was loaded from (default: as :func:`load` recorded it)."""
+    if not isinstance(error, NameError) or not path:
+        return ""
+    if origin is None:
+        known = _LOADED.get(str(Path(path).resolve())) if Path(path).is_file() else None
+        if known is None:
+            return ""
+        origin = known.origin
+    name = repr(error.name) if getattr(error, "name", None) else "it"
+    if origin == RULE_CELL:
+        return (
+            f": the rule's cell is a file of its own ({relative_to_root(path)}), without what the notebook's other "
+            f"cells define: define {name} in the rule's cell, or import it there"
+        )
+    return f": the rule's file sees only what it defines or imports: define {name} there, or import it"
 
 
 def unload(spec) -> None:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from tcclib.method import identity, plugins
 from tcclib.method.plugins import RegistryError, current_origin, ensure_loaded
+from tcclib.util.paths import relative_to_root
 
 if TYPE_CHECKING:  # (the layout check sees the edge; the module loads in _rules())
     from tcclib.method import rules
@@ -106,7 +107,8 @@ def _place(module: str | None) -> str:
     if module == "__main__":
         return "__main__ (a notebook cell or script)"
     came = {p.module: f" ({p.origin})" for p in plugins.loaded(include_builtins=True)}.get(module, "")
-    return (_file_of(module) or module or "a direct call") + came
+    file = _file_of(module)  # shown relative to the repository (the root Lab serves), where it is under it
+    return (relative_to_root(file) if file else module or "a direct call") + came
 
 
 plugin_hint = plugins.hint

@@ -50,6 +50,7 @@ import numpy as np
 import torch
 
 from tcclib.method.draws import WHERE, GeneratorDraws
+from tcclib.method.plugins import undefined_name_fix
 from tcclib.util.errors import register_short
 
 
@@ -660,7 +661,7 @@ def call_rule(rule, what: str, action):
     except Exception as e:  # the rule's own failure, named
         raise RuleContractError(
             f"{rule_kind(rule)} rule {rule_name(rule)}: {what}() failed{_line_in(rule, e)}: "
-            f"{type(e).__name__}: {_first_line(e)}"
+            f"{type(e).__name__}: {_first_line(e)}{undefined_name_fix(e, source_file(rule))}"
         ) from e
 
 

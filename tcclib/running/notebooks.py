@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tcclib.method.config import Config
 from tcclib.running import params as param_files
-from tcclib.running.nbparams import SWEEP_PARAMS
+from tcclib.running.nbparams import RENDER_ENV, SWEEP_PARAMS
 from tcclib.util import paths
 from tcclib.util.kernel import KERNEL_NAME, kernel_manager
 from tcclib.util.progress import PROGRESS_ENV
@@ -147,7 +147,8 @@ def needed_parameters(nb, parameters: dict) -> dict:
 
 # Run in a kernel before each notebook after its first: the kernel is as a fresh one would be for
 # the notebook (empty namespace, execution counts from 1, no open figures, warnings shown again,
-# the notebook's folder as working directory), while the modules it imported stay loaded.
+# the notebook's folder as working directory, RENDER_ENV as kernel_environment sets it), while the
+# modules it imported stay loaded.
 _RESET = """\
 import os as _os, sys as _sys, warnings as _warnings
 if "matplotlib.pyplot" in _sys.modules:
@@ -156,9 +157,24 @@ _filters = _warnings.filters[:]
 _warnings.simplefilter("default")  # any change of the filters forgets which warnings were shown
 _warnings.filters[:] = _filters
 _os.chdir({cwd!r})
+_os.environ.pop({env!r}, None)
+_os.environ.update({render!r})
 get_ipython().reset(new_session=True)  # last: it clears the names above too
 __import__("gc").collect()
 """
+
+
+def renders_into_outputs(out: Path) -> bool:
+    """Whether the rendered notebook ``out`` is one of the committed renders (under ``outputs/``):
+    only then may its code write there (:func:`tcclib.running.nbparams.run_folder`)."""
+    return Path(out).resolve().is_relative_to(paths.reference_root().resolve())
+
+
+def kernel_environment(render: bool) -> dict:
+    """A kernel's environment: this process's, with :data:`~tcclib.running.nbparams.RENDER_ENV` set
+    for a notebook rendered into ``outputs/`` and only for one."""
+    env = {k: v for k, v in os.environ.items() if k != RENDER_ENV}
+    return {**env, RENDER_ENV: "1"} if render else env
 
 
 class KernelSession:
@@ -176,17 +192,18 @@ class KernelSession:
         self.fresh = fresh
         self.km = None
 
-    def kernel_for(self, cwd: Path):
-        """The session's kernel manager, its kernel running in ``cwd`` as if fresh."""
+    def kernel_for(self, cwd: Path, render: bool = False):
+        """The session's kernel manager, its kernel running in ``cwd`` as if fresh; ``render``: the
+        notebook is rendered into ``outputs/`` (:func:`kernel_environment`)."""
         if not self.fresh and self.km is not None and self.km.is_alive():
             try:
-                self._run(_RESET.format(cwd=str(cwd)))
+                self._run(_RESET.format(cwd=str(cwd), env=RENDER_ENV, render={RENDER_ENV: "1"} if render else {}))
                 return self.km
             except (RuntimeError, TimeoutError):
                 pass  # a kernel that cannot be reset is replaced below
         self.close()
         self.km = kernel_manager()
-        self.km.start_kernel(cwd=str(cwd))
+        self.km.start_kernel(cwd=str(cwd), env=kernel_environment(render))
         return self.km
 
     def _run(self, code: str, timeout: float = 60) -> None:
@@ -234,7 +251,7 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
     session = kernel if kernel is not None else KernelSession()
     try:
         source = load_source(nb)
-        km = session.kernel_for(cwd)  # started in cwd: papermill need not change this process's
+        km = session.kernel_for(cwd, renders_into_outputs(out))  # in cwd: papermill need not change this process's
         pm.execute_notebook(
             source,
             str(tmp),

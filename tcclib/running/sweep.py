@@ -54,7 +54,7 @@ from tcclib.running.folders import (
 )
 from tcclib.util import errors, paths
 from tcclib.util import threads as thread_budget
-from tcclib.util.progress import Overall
+from tcclib.util.progress import PROGRESS_FILE, Overall
 
 
 def run_aggregate(ps: param_files.ParamSet, out_root: Path, fresh_kernels: bool = False) -> None:
@@ -439,6 +439,8 @@ def _sweep_locked(
     set_dir = out_root / ps.name
     if not ps.train_only:  # a train_only set (the screen) has no notebooks to list
         store.write_json(ps.datasets, set_dir / "datasets.json")
+    for dataset in plan.todo:  # what an interrupted run's killed workers left: the bar shows this run's state
+        (set_dir / dataset / PROGRESS_FILE).unlink(missing_ok=True)
     progress = Overall(
         plan.todo,
         len(plan.skipped),
