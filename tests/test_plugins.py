@@ -488,7 +488,6 @@ def test_the_screen_trains_only_the_new_method_and_reuses_the_rest(tmp_path, tin
     plugins.load(str(rule_file))
     lines.clear()
     screen.run(job, say=lines.append)
-    said = "\n".join(lines)
     [changed] = [line for line in lines if ": code of shift changed since stored: they run again" in line]
     assert sorted(changed.split(":")[0].split(", ")) == ["balance-scale", "breast_cancer"]  # (the longest first)
     assert sum("2 members trained" in line for line in lines) == 2
