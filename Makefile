@@ -65,10 +65,11 @@ test-lib: install
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=30 tests
 
 # nbval re-executes copies of the committed smoke, own and demo renders (under .cache/, with
-# TCC_ROOT pointing there; the committed files stay untouched). smoke and own retrain (TCC_REUSE=0),
+# TCC_ROOT pointing there; the committed files stay untouched), as their re-render (TCC_RENDER: the
+# copies write in their own outputs/ folders, not runs/). smoke and own retrain (TCC_REUSE=0),
 # so that the drift check compares real runs; demo re-renders from its stored results, since
 # make demo trains the same set and compares it with the same committed reference
-NBVAL = TCC_ROOT=$(abspath $(NBVAL_DIR)) $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --durations=10 \
+NBVAL = TCC_ROOT=$(abspath $(NBVAL_DIR)) TCC_RENDER=1 $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --durations=10 \
 	--nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --rootdir $(NBVAL_DIR)
 test-notebooks: install
 	rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR)/outputs

@@ -10,16 +10,25 @@ listing, so no second tab can hold the same notebook (two tabs of one notebook e
 The committed renders stay put: everything under ``outputs/`` (the server's root is the
 repository) is served with ``writable: false``, so Lab opens a render read-only (a "read-only" mark
 in the toolbar; Run All runs, Ctrl+S says to use Save As, and closing offers Save As instead of
-Save), and the server answers 403, naming the file and the fix, to a save, upload, new file, copy,
-delete or rename there (into or out of ``outputs/`` too), whichever client asks.  Those refusals
-sit on top of jupytext's contents manager (which would wrap them in a 500): this file builds that
-class itself, so jupytext's server extension takes it as it is.
+Save), and the server answers 403, naming the file and the fix, to a save, upload, new file or
+folder, copy into it, delete, rename (into or out of ``outputs/`` too) and checkpoint (create,
+restore: File > Revert Notebook to Checkpoint, delete) there, whichever client asks.  A path is
+judged by where it leads, not as typed: ``..`` and percent-encodings (the server decodes them) are
+resolved against the served root, and so are symbolic links (``runs/x.ipynb`` or a folder under
+``runs/`` linked into ``outputs/``); a path that leads to ``outputs/`` or to a folder holding it is
+refused.  Copying a render out of ``outputs/`` (to ``runs/``) is allowed: that is how to edit one.
+The refusals sit in the file manager under jupytext's contents manager, so the paired files
+jupytext writes are judged too, and again on top of it, where a refusal would otherwise reach the
+client wrapped in jupytext's 500: this file builds that class itself, so jupytext's server
+extension takes it as it is.
 
 Only a jupytext text notebook (a ``.py`` that starts with jupytext's header, as ``notebooks/*.py``
-do) is a notebook: any other ``.py`` (``examples/nearby_rule.py``) is served as a file, and asked
-for as a notebook (Lab's double-click, which opens every ``.py`` with the Jupytext Notebook viewer)
-it answers 400 with "Open With > Editor" instead of a notebook with a kernel dialog whose save
-would rewrite the file as a notebook.
+do) is a notebook: any other ``.py`` (``examples/nearby_rule.py``) is served as a file.  Lab opens
+every ``.py`` with the Jupytext Notebook viewer on a double-click (``labconfig/``), so this folder's
+Lab plugin (``labextensions/tcc-lab``, which the last line here adds to Lab's extensions) puts the
+text editor first for the ``.py`` files the server lists as files: a double-click opens a rule file
+in the editor.  Asked for as a notebook all the same, such a file answers 400 with "Open With >
+Editor" instead of a notebook with a kernel dialog whose save would rewrite the file as a notebook.
 
 ``get`` names ``require_hash``: jupytext passes a content hash through only to a base class whose
 ``get`` has that parameter, and Lab (4.1 and later) decides "File Changed" by that hash where it
@@ -48,15 +57,42 @@ def is_paired_copy(name: str, names: set[str]) -> bool:
     return path.suffix == ".ipynb" and f"{path.stem}.py" in names
 
 
-def is_committed_render(path: str) -> bool:
-    """Whether ``path`` (relative to the server's root) is ``outputs/`` or a file or folder under it."""
-    parts = PurePosixPath(path.strip("/")).parts
-    return bool(parts) and parts[0] == RENDERS
+class RendersRefused(web.HTTPError):
+    """A change that would reach the committed renders: 403, its message naming the file and the fix."""
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 class OneEntryPerNotebook(AsyncLargeFileManager):
     """Jupyter's file manager, listing a folder without the paired ``.ipynb`` of its ``.py`` files,
-    and serving everything under ``outputs/`` read-only."""
+    and refusing every change under ``outputs/``, wherever a path leads."""
+
+    def renders_reached(self, path: str, holding: bool = False) -> str | None:
+        """Where ``path`` (an API path, as the client sent it) meets the committed renders: None where
+        it does not; else the place it leads to (``..`` and symbolic links resolved against the
+        root), ``outputs`` or a path under it, or with ``holding`` (a delete, a move) also a folder
+        that holds ``outputs/``."""
+        root = os.path.abspath(self.root_dir)
+        typed = os.path.abspath(self._get_os_path(path.strip("/")))  # '..' resolved (404 outside the root)
+        renders = os.path.join(root, RENDERS)
+        for where, folder in ((typed, renders), (os.path.realpath(typed), os.path.realpath(renders))):
+            if _within(where, folder):
+                inside = os.path.relpath(where, folder)
+                return RENDERS if inside == "." else f"{RENDERS}/{inside}"
+            if holding and _within(folder, where):
+                return "a folder holding outputs/"
+        return None
+
+    def refuse_renders(self, verb: str, path: str, then: str = "", holding: bool = False) -> None:
+        """:class:`RendersRefused` when ``path`` leads to the committed renders: ``cannot <verb>
+        <path><then>``, the place it leads to where that is not the path as sent, and the fix."""
+        reached = self.renders_reached(path, holding)
+        if reached is not None:
+            typed = path.strip("/")
+            shown = typed if reached == typed else f"{typed} (that is {reached})"
+            raise RendersRefused(403, f"cannot {verb} {shown}{then}: {KEEP_RENDERS}")
 
     async def get(self, path, content=True, type=None, format=None, require_hash=False):
         model = await super().get(path, content=content, type=type, format=format, require_hash=require_hash)
@@ -64,9 +100,41 @@ class OneEntryPerNotebook(AsyncLargeFileManager):
             names = {entry["name"] for entry in model["content"]}
             model["content"] = [entry for entry in model["content"] if not is_paired_copy(entry["name"], names)]
             for entry in model["content"]:
-                entry["writable"] = entry["writable"] and not is_committed_render(entry["path"])
-        model["writable"] = model["writable"] and not is_committed_render(path)
+                entry["writable"] = entry["writable"] and self.renders_reached(entry["path"]) is None
+        model["writable"] = model["writable"] and self.renders_reached(path) is None
         return model
+
+    async def save(self, model, path=""):
+        self.refuse_renders("save", path)  # (also every file jupytext writes for a paired notebook)
+        return await super().save(model, path)
+
+    async def delete_file(self, path):
+        self.refuse_renders("delete", path, holding=True)
+        return await super().delete_file(path)
+
+    async def rename_file(self, old_path, new_path):
+        self.refuse_renders("move", old_path, f" to {new_path.strip('/')}", holding=True)
+        self.refuse_renders(f"move {old_path.strip('/')} to", new_path)
+        return await super().rename_file(old_path, new_path)
+
+    async def copy(self, from_path, to_path=None):
+        """A copy of a render out of ``outputs/`` is how to edit one; a copy into it is refused (a
+        folder's copy does not go through :meth:`save`)."""
+        into = to_path if to_path is not None else from_path.strip("/").rpartition("/")[0]
+        self.refuse_renders(f"copy {from_path.strip('/')} into", into)
+        return await super().copy(from_path, to_path)
+
+    async def create_checkpoint(self, path):
+        self.refuse_renders("checkpoint", path)
+        return await super().create_checkpoint(path)
+
+    async def restore_checkpoint(self, checkpoint_id, path):
+        self.refuse_renders("restore a checkpoint onto", path)  # File > Revert Notebook to Checkpoint
+        return await super().restore_checkpoint(checkpoint_id, path)
+
+    async def delete_checkpoint(self, checkpoint_id, path):
+        self.refuse_renders("delete a checkpoint of", path)
+        return await super().delete_checkpoint(checkpoint_id, path)
 
 
 class RepositoryContents(build_async_jupytext_contents_manager_class(OneEntryPerNotebook)):
@@ -90,20 +158,21 @@ class RepositoryContents(build_async_jupytext_contents_manager_class(OneEntryPer
         return await super().get(path, content=content, type=type, format=format, require_hash=require_hash)
 
     async def save(self, model, path=""):
-        if is_committed_render(path):
-            raise web.HTTPError(403, f"cannot save {path.strip('/')}: {KEEP_RENDERS}")
-        return await super().save(model, path)
-
-    async def delete_file(self, path):
-        if is_committed_render(path):
-            raise web.HTTPError(403, f"cannot delete {path.strip('/')}: {KEEP_RENDERS}")
-        return await super().delete_file(path)
+        self.refuse_renders("save", path)
+        try:
+            return await super().save(model, path)
+        except web.HTTPError as error:  # jupytext answers 500 for a paired file refused below
+            if isinstance(error.__context__, RendersRefused):
+                raise error.__context__ from None
+            raise
 
     async def rename_file(self, old_path, new_path):
-        if is_committed_render(old_path) or is_committed_render(new_path):
-            raise web.HTTPError(403, f"cannot move {old_path.strip('/')} to {new_path.strip('/')}: {KEEP_RENDERS}")
+        self.refuse_renders("move", old_path, f" to {new_path.strip('/')}", holding=True)
+        self.refuse_renders(f"move {old_path.strip('/')} to", new_path)
         return await super().rename_file(old_path, new_path)
 
 
 c = get_config()  # noqa: F821 - Jupyter defines it while it reads this file
 c.ServerApp.contents_manager_class = RepositoryContents
+# this repository's Lab plugin (labextensions/tcc-lab: a double-clicked plain .py opens in the editor)
+c.LabApp.extra_labextensions_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "labextensions")]

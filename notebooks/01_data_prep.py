@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 01 · Data preparation
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F01_data_prep.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/01_data_prep.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F01_data_prep.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/01_data_prep.ipynb)
 #
 # The paper evaluates on 30 OpenML-CC18 classification datasets (plus scikit-learn's `breast_cancer`
 # for its Figures 1-2). Each seed gets its own **stratified 80/20 train/test split**; **30 % of the
@@ -42,7 +42,7 @@ import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's c
 
 # %matplotlib inline
 
-# %% tags=["parameters"]
+# %% tags=["parameters"] jupyter={"source_hidden": true}
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
 dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
@@ -105,7 +105,7 @@ cfg, ds, out = run_.cfg, run_.ds, run_.out
 # NBVAL_CHECK_OUTPUT
 from tcclib.data.sources import summary
 
-print(summary(ds).to_string())
+summary(ds).to_frame("")
 
 # %%
 ds.X.head()
@@ -127,9 +127,8 @@ ax = plots.class_balance(ds.y, f"{ds.name}: class balance ({len(ds.y)} rows)")
 # %%
 # NBVAL_CHECK_OUTPUT
 from tcclib.method.inputs import prepare_config
+from tcclib.paper import words
+from tcclib.util.markdown import Markdown
 
 prep = prepare_config(ds, cfg, cfg.seeds[:1])
-sp = prep.splits[0]
-print(f"seed {sp.seed}: {len(sp.y_train)} training rows ({int(sp.labeled.sum())} labeled), {len(sp.y_test)} test rows")
-print(f"features kept: {sp.n_features} of {len(prep.feature_names)}; encoded width after one-hot: {int(sp.widths.sum())}")
-print("classes:", prep.classes)
+Markdown(words.split_sentence(prep.splits[0], len(prep.feature_names), prep.classes))

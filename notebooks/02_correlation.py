@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 02 · Feature correlations: where to corrupt
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F02_correlation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/02_correlation.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F02_correlation.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/02_correlation.ipynb)
 #
 # For every feature an XGBoost model (100 trees, depth 10, eta 0.1, subsample 0.7, colsample 0.8)
 # predicts it from the other features of the training split; its gain importances, divided by
@@ -50,7 +50,7 @@ import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's c
 
 # %matplotlib inline
 
-# %% tags=["parameters"]
+# %% tags=["parameters"] jupyter={"source_hidden": true}
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
 dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
@@ -134,15 +134,14 @@ ax = plots.importance_heatmap(W0, prep.feature_names, f"{ds.name}: XGBoost impor
 
 # %%
 # NBVAL_CHECK_OUTPUT
-import numpy as np
-
+from tcclib.paper import words
 from tcclib.paper.tables import paper_corr_range
+from tcclib.util.markdown import Markdown
 
 r = [ranges[s] for s in cfg.seeds]
 paper = paper_corr_range()
 paper_value = paper.loc[paper.dataset == ds.name, "corr_range"]
-print(f"correlation value range: mean {np.mean(r):.2f} over {len(r)} seeds (min {min(r):.2f}, max {max(r):.2f})")
-print("paper:", f"{paper_value.iloc[0]:.2f}" if len(paper_value) else "not in the paper's tables")
+Markdown(words.corr_range_sentence(ds.name, r, paper_value.iloc[0] if len(paper_value) else None))
 
 # %% [markdown]
 # ## Sampled masks

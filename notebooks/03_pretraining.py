@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 03 · Contrastive pretraining and evaluation of every method
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F03_pretraining.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/03_pretraining.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F03_pretraining.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/breast_cancer/03_pretraining.ipynb)
 #
 # All seeds × methods of the dataset train together as one batched ensemble (numerically the same
 # as training each alone). Methods:
@@ -60,7 +60,7 @@ import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's c
 
 # %matplotlib inline
 
-# %% tags=["parameters"]
+# %% tags=["parameters"] jupyter={"source_hidden": true}
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
 dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
@@ -127,42 +127,43 @@ store.save_run(run, out, write_marker=run_.write_marker)
 print(store.time_record(run, out))  # what trained now and how long; a re-render: the stored training's record
 
 # %% [markdown]
-# ## Results per method (mean over seeds)
+# ## Results per method, next to the paper's
+#
+# Our mean over the seeds for every method and baseline, next to the paper's row for this dataset
+# (Tables 2-5) where it has one; the first lines say it in words.
 
 # %%
-summary = run.results.groupby("method", sort=False)[["accuracy", "auroc"]].agg(["mean", "std"])
-print(summary.round(3).to_string())
+from tcclib.paper import words
+from tcclib.util.markdown import Markdown
+
+Markdown(words.dataset_result(run.results, cfg))
 
 # %% [markdown]
 # ## Reproduction check
 #
-# The fresh results are compared with the ones stored here before (a re-execution, as `make test`
-# does through nbval with reuse off), or else with the committed reference run of the same set
-# and dataset when its settings are the same. On the same machine they are identical. Another CPU
+# What this run's results were compared with: on a re-render that trained nothing (every member
+# reused), nothing; after a training, the results stored here before (a re-execution, as `make
+# test` does through nbval with reuse off) or else the committed reference run of the same set and
+# dataset when its settings are the same. On the same machine they are identical. Another CPU
 # rounds floats differently (AVX2 and AVX-512 kernels differ), training drifts a little, and the
 # means move by a few thousandths, so the checked line below allows `store.REPRO_TOL`.
 
 # %%
 cmp = store.compare_means(stored, run.results) if stored is not None else None
-if cmp is None:
-    print("nothing to compare with: a first run, and no committed reference with these settings")
-else:
-    print(f"compared with {stored_from}: identical {bool((cmp['diff'].abs() < 1e-5).all() and cmp.same_seeds.all())}; "
-          f"largest change of a mean: {cmp['diff'].abs().max():.4f}")
+trained, reused = run.timings["trained_members"], run.timings["reused_members"]
+Markdown(store.reproduction_text(cmp, stored_from, trained, reused))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(store.drift_line(cmp))
+print(store.drift_line(cmp, retrained=trained > 0))
 
 # %%
 import matplotlib.pyplot as plt
 
 from tcclib.paper import plots
 
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-plots.results_bars(run.results, "accuracy", f"{ds.name}: test accuracy", ax=axes[0])
-plots.results_bars(run.results, "auroc", f"{ds.name}: test AUROC", ax=axes[1])
-fig.tight_layout()
+# each method's seeds, our mean and 95 % interval, and the paper's mean ± se where it reports the dataset
+fig = plots.results_figure(run.results, ds.name)
 
 # %% [markdown]
 # ## Contrastive learning curves and pseudo-label quality

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 04 · Evaluation: the paper's Tables 2-5 and win matrices
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F04_evaluation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/04_evaluation.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F04_evaluation.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/04_evaluation.ipynb)
 #
 # Every finished dataset of the set is gathered into one tidy table. Tables 2-5 show mean ± standard
 # error over seeds (the paper's definition: `std(ddof=0) / sqrt(n)`), accuracy in percent. The win
@@ -48,44 +48,69 @@ from tcclib.running import nbparams
 
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
-print(store.status(set_dir).to_string(index=False))
+print(store.status_line(set_dir))
 
 # %% [markdown]
 # ## Tables 2-5
+#
+# Ours next to the paper's for every method it reports (the baselines and our separately scored
+# methods have ours only), mean ± standard error over seeds; the best of each row in bold, ours
+# among ours and the paper's among the paper's. The same tables are `results/table_*.md` and, as
+# LaTeX, `results/table_*.tex`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib.paper import tables
+from IPython.display import display
 
-print(tables.write_set_tables(set_dir, results))
+from tcclib.paper import tables
+from tcclib.util.markdown import Markdown
+
+for block in tables.write_set_tables(set_dir, results):
+    display(Markdown(block))
 
 # %% [markdown]
 # ## Win matrices (Welch t-test, p < 0.05)
 
 # %%
-import matplotlib.pyplot as plt
-
-from tcclib.paper.plots import savefig
+from tcclib.paper import plots
 
 groups = tables.method_groups(results)
 for metric in ("accuracy", "auroc"):
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    for ax, (kind, methods) in zip(axes, groups.items()):
-        if len(methods) < 2:
-            ax.set_visible(False)
-            continue
-        frac, wins, decided = tables.win_matrix(results, metric, methods)
-        store.write_csv(frac.reset_index(), res_dir / f"win_matrix_{metric}_{kind}.csv")
-        tables.plot_win_matrix(frac, wins, decided, ax=ax, title=f"{metric}: {kind} to corrupt")
-    fig.tight_layout()
-    _ = savefig(fig, fig_dir / f"win_matrices_{metric}")
+    panels = []
+    for kind, methods in groups.items():
+        if len(methods) >= 2:
+            frac, wins, decided = tables.win_matrix(results, metric, methods)
+            store.write_csv(frac.reset_index(), res_dir / f"win_matrix_{metric}_{kind}.csv")
+            panels.append((frac, wins, decided, f"{kind} to corrupt"))
+    too_few = plots.too_few_for_win_matrix(results)  # no matrix below 3 datasets
+    if panels and not too_few:
+        fig = plots.win_matrices(panels, f"{metric}: row beats column (significant wins / decided datasets)")
+        _ = plots.savefig(fig, fig_dir / f"win_matrices_{metric}")
+if too_few:
+    display(Markdown(too_few))
+
+# %% [markdown]
+# The paper's claims on these matrices, tested over the datasets (a one-sided sign test of the
+# significant wins; notebook 06 and `report.md` give the tables):
+
+# %%
+from tcclib.paper import report
+
+Markdown("\n".join(report.claims_lines(results)))
 
 # %% [markdown]
 # ## Next to the paper
 #
 # Our mean and the paper's for every dataset of this set that the paper reports; *inside* says
-# whether the paper's mean lies in our 95 % interval.
+# whether the paper's mean lies in our 95 % interval, *differ* whether Welch's test finds a
+# difference (p < 0.05), *equivalent* whether a TOST shows the two within ±1 point of accuracy or
+# ±0.01 AUROC. First the verdict, then the counts per method.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(tables.write_paper_comparisons(results, res_dir))
+Markdown("\n".join(report.agreement_lines(results)))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for block in tables.write_paper_comparisons(results, res_dir):
+    display(Markdown(block))

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 05 · The paper's figures
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/05_figures.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F05_figures.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/demo/05_figures.ipynb)
 #
 # * **Figure 1**: contrastive learning curves on `figure_dataset` (training loss per epoch per method).
 # * **Figure 2**: 3-D PCA of the encoder's embeddings of the training and test rows, coloured by class.
@@ -48,7 +48,7 @@ from tcclib.running import nbparams
 
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
-print(store.status(set_dir).to_string(index=False))
+print(store.status_line(set_dir))
 
 # %% [markdown]
 # ## Figure 1: contrastive learning curves
@@ -61,7 +61,7 @@ import pandas as pd
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.method import registry
-from tcclib.paper import plots, tables
+from tcclib.paper import plots
 
 fd = set_dir / figure_dataset
 history = pd.read_csv(fd / "history.csv") if (fd / "history.csv").exists() else pd.DataFrame()
@@ -72,33 +72,46 @@ if len(history):
 else:
     print(f"no history for {figure_dataset} in this set")
 
+# %%
+from IPython.display import display
+
+from tcclib.paper import words
+from tcclib.util.markdown import Markdown
+
+# the paper's Figures 1-2 use breast_cancer: whether this set's figure dataset is it, then what the curves show
+Markdown(plots.figure_dataset_words(figure_dataset), words.learning_curves_sentence(history, figure_dataset))
+
 # %% [markdown]
 # ## Figure 2: PCA of the embeddings
 
 # %%
-emb_file = fd / "embeddings.npz"
-classes = json.loads((fd / "classes.json").read_text()) if (fd / "classes.json").exists() else None
-if emb_file.exists():
-    emb = content_keys.load_embeddings(emb_file)
+emb_dataset, why = plots.embedding_dataset(set_dir, figure_dataset)  # figure_dataset, where its embeddings were kept
+if emb_dataset is not None:
+    ed = set_dir / emb_dataset
+    emb = content_keys.load_embeddings(ed / "embeddings.npz")
+    classes = json.loads((ed / "classes.json").read_text()) if (ed / "classes.json").exists() else None
     methods = registry.with_group("how", present=emb)  # the how-to-corrupt methods (tcclib.method.registry)
+    separation = plots.separability(emb, methods)  # the claim measured: silhouette and a linear probe per panel
     for part in ("train", "test"):
-        fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {figure_dataset}: 3-D PCA of {part} embeddings (first seed)",
-                           class_names=classes)
+        fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {emb_dataset}: 3-D PCA of {part} embeddings (first seed)",
+                           class_names=classes, separation=separation)
         _ = plots.savefig(fig, fig_dir / f"figure2_pca_{part}")
+    display(separation.round(3))
+
+# %%
+if emb_dataset is not None:  # what the panels show, then the claim measured on them
+    display(Markdown(why, words.embeddings_sentence(emb, registry.with_group("how"), emb_dataset),
+                     plots.separability_words(separation)))
 else:
-    print(f"no embeddings saved for {figure_dataset} (set keep_embeddings in the parameter file)")
+    display(Markdown(why))
 
 # %% [markdown]
 # ## Figure 3: win matrices (accuracy)
 
 # %%
-HOW = registry.with_group("how", present=results.method)
-if len(HOW) >= 2 and results.dataset.nunique() >= 1:
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    frac, wins, decided = tables.win_matrix(results, "accuracy", HOW)
-    tables.plot_win_matrix(frac, wins, decided, ax=axes[0], title=f"ours ({results.dataset.nunique()} datasets)")
-    pf, pw, pdd = tables.paper_win_matrix("accuracy", "how")
-    tables.plot_win_matrix(pf, pw, pdd, ax=axes[1], title="paper (30 datasets, from its Table 2)")
-    fig.suptitle("Figure 3 · row beats column: significant wins / decided datasets")
-    fig.tight_layout()
+fig, note = plots.figure3(results, "accuracy")  # no matrix below 3 datasets; the paper's on the same datasets
+if fig is not None:
     _ = plots.savefig(fig, fig_dir / "figure3_win_matrix")
+
+# %%
+Markdown(note, words.win_matrix_sentence(results, "accuracy"))

@@ -15,14 +15,15 @@
 # %% [markdown]
 # # 06 · Reproduction report: our run next to the paper
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F06_report.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/paper/06_report.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F06_report.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/paper/06_report.ipynb)
 #
 # Does the paper's claim hold? For every finished dataset of the set: our mean ± standard error
 # next to the published one (Tables 2-5, shipped with `tcclib`), the difference, and whether the
 # paper's mean lies in our 95 % interval; the paper's claims checked on our win matrices; the
 # baselines a practitioner would try first (XGBoost, logistic regression, self-training) on the
 # same labeled rows and test split; the feature correlation value ranges. The same report is
-# written as markdown to the set's `report.md`. The full reproduction is `set_dir = "outputs/paper"`.
+# written as markdown to the set's `report.md`. The full reproduction's is the committed render
+# `outputs/paper/06_report.ipynb` (and `outputs/paper/report.md`).
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
@@ -49,7 +50,7 @@ from tcclib.running import nbparams
 
 set_dir, results = nbparams.aggregate(globals())  # checks the parameters; stops if nothing finished
 res_dir, fig_dir = set_dir / "results", set_dir / "figures"
-print(store.status(set_dir).to_string(index=False))
+print(store.status_line(set_dir))
 
 # %% [markdown]
 # ## In plain words
@@ -60,9 +61,12 @@ print(store.status(set_dir).to_string(index=False))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from tcclib.paper import report, tables
+from IPython.display import display
 
-print("\n".join(report.plain_summary(results, set_dir)))
+from tcclib.paper import report, tables
+from tcclib.util.markdown import Markdown
+
+Markdown("\n".join(report.plain_summary(results, set_dir)))
 
 # %% [markdown]
 # ## The paper's claims on our run
@@ -72,29 +76,37 @@ print("\n".join(report.plain_summary(results, set_dir)))
 for metric in ("accuracy", "auroc"):
     c = report.claims(results, metric) if len(results) else None
     if c is not None and len(c):
-        print(f"\n### {metric}\n")
-        print(tables.to_markdown(c, index=False))
+        display(Markdown(f"### {metric}", tables.to_markdown(c, index=False)))
+
+# %% [markdown]
+# ## Ours against the paper at a glance
+#
+# Every cell of the paper's Tables 2-5 that this set shares with it, one panel per method, its
+# datasets sorted: our mean minus the paper's with our 95 % interval, the paper's ± se around
+# zero, coloured by the verdict of the per-cell tests below (equivalent within the margin by
+# TOST, different by Welch's test, or neither). Saved as `figures/paper_vs_ours_accuracy` and
+# `figures/paper_vs_ours_auroc` (PNG and PDF).
+
+# %%
+from IPython.display import Image
+
+from tcclib.paper import plots
+
+glance = [p for p in plots.write_paper_vs_ours(results, fig_dir, set_dir.name) if p.suffix == ".png"]
+for p in glance:
+    display(Image(filename=str(p)))
+Markdown(plots.paper_vs_ours_words(results))
 
 # %% [markdown]
 # ## Win matrices: ours (with baselines) and the paper's
 
 # %%
-import matplotlib.pyplot as plt
-
-from tcclib.paper.plots import savefig
-
-methods = tables.method_groups(results)["how"]
-if len(methods) >= 2 and results.dataset.nunique() < 3:
-    print(f"Our matrix rests on {results.dataset.nunique()} dataset(s): a cell counts the datasets where the row "
-          "beats the column (Welch's test, p < 0.05), so most cells read '– (0/0)', no decided dataset; "
-          "the paper's matrix counts 30.")
-if len(methods) >= 2:
-    fig, axes = plt.subplots(1, 2, figsize=(15, 6))
-    tables.plot_win_matrix(*tables.win_matrix(results, "accuracy", methods), ax=axes[0],
-                           title=f"ours ({results.dataset.nunique()} datasets)")
-    tables.plot_win_matrix(*tables.paper_win_matrix("accuracy", "how"), ax=axes[1], title="paper (Figure 3)")
-    fig.tight_layout()
-    _ = savefig(fig, fig_dir / "report_win_matrices")
+methods = tables.method_groups(results)["how"]  # ours with the baselines; the paper's on the same datasets
+fig, note = plots.figure3(results, "accuracy", methods=methods, title="accuracy, row beats column: significant "
+                          "wins / decided datasets")  # no matrix below 3 datasets
+if fig is not None:
+    _ = plots.savefig(fig, fig_dir / "report_win_matrices")
+Markdown(note)
 
 # %% [markdown]
 # ## Correlation value ranges
@@ -113,12 +125,10 @@ if len(cr):
 # Every method and baseline ranked on each finished dataset by its mean over seeds (1 = best),
 # averaged over the datasets (Friedman's test, Nemenyi's post-hoc test). A bar joins the methods
 # whose average ranks differ by less than the critical difference CD: those are not shown to differ.
-# The diagrams are `figures/cd_accuracy` and `figures/cd_auroc` (PNG and PDF); the full report below
-# gives the ranks and tests in numbers.
+# The diagrams are `figures/cd_accuracy` and `figures/cd_auroc` (PNG and PDF); `report.md` (linked
+# below) gives the ranks and tests in numbers.
 
 # %%
-from IPython.display import Image, display
-
 cd_figures = [p for p in report.write_rank_figures(set_dir, results) if p.suffix == ".png"]
 for p in cd_figures:
     display(Image(filename=str(p)))
@@ -126,11 +136,13 @@ if not cd_figures:
     print("no critical-difference diagram: it needs at least 3 methods and 2 finished datasets")
 
 # %% [markdown]
-# ## The full report (also in `report.md`)
+# ## The full report: `report.md`
+#
+# Everything above and more (per-dataset tables next to the paper's, the cells that differ, the
+# rank tests in numbers, the authors' mode, the deviations from the paper) is written to the set's
+# `report.md`, which GitHub renders; its sections:
 
 # %%
-from IPython.display import Markdown
-
 text = report.build_report(set_dir, figures=False)  # the diagrams were written just above
 store.write_text(text, set_dir / "report.md")
-Markdown(text)
+Markdown(report.report_link(text, set_dir / "report.md"))

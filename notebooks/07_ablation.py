@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 07 · Beyond the paper: labeled fraction and corruption rate
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F07_ablation.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/ablation/breast_cancer/07_ablation.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F07_ablation.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/ablation/breast_cancer/07_ablation.ipynb)
 #
 # The paper fixes 30 % labeled rows and a corruption rate of 0.4. Here each is varied on its own
 # (the other at the published value) for `random`, `class` and `oracle`, with every seed, on the
@@ -36,7 +36,7 @@ import tcclib  # noqa: F401  (before matplotlib: a checkout keeps matplotlib's c
 
 # %matplotlib inline
 
-# %% tags=["parameters"]
+# %% tags=["parameters"] jupyter={"source_hidden": true}
 # Parameters: `papermill NOTEBOOK OUT -p NAME VALUE`; `papermill --help-notebook NOTEBOOK` lists them.
 dataset: str = "breast_cancer"  # a name or OpenML id (the paper's: tcclib.data.sources.list_datasets(); any other OpenML id), or a table PATH:TARGET
 set_name: str = "lab"  # name of this run: results go to runs/<set_name>/<dataset> unless output_dir is set
@@ -104,21 +104,25 @@ grid = run_grid(ds, cfg, labeled_fractions, corruption_rates, ablation_methods, 
 
 # %% [markdown]
 # ## Mean test accuracy per setting
+#
+# Each sweep's table (mean test accuracy over the seeds, in percent), then what it says: `class`'s
+# gain over `random` at each value, paired by seed (the same split and labeled rows), and
+# `oracle`'s over `class`, the room left to better pseudo-labels.
 
 # %%
 # NBVAL_CHECK_OUTPUT
+from IPython.display import display
+
+from tcclib.paper import words
+from tcclib.util.markdown import Markdown
+
+published = {"labeled_fraction": cfg.labeled_fraction, "corruption_rate": cfg.corruption_rate}
 for varied in ("labeled_fraction", "corruption_rate"):
-    t = grid[grid.varied == varied].pivot_table(index=varied, columns="method", values="accuracy", aggfunc="mean")
-    print(t[[m for m in ablation_methods if m in t.columns]].round(3).to_string(), "\n")
+    display(words.sweep_table(grid, varied, ablation_methods))
+    display(Markdown(words.sweep_sentence(grid, varied, ds.name, published[varied])))
 
 # %%
-import matplotlib.pyplot as plt
-
 from tcclib.paper import plots
 
-fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-for col, varied in enumerate(("labeled_fraction", "corruption_rate")):
-    for row, metric in enumerate(("accuracy", "auroc")):
-        plots.ablation(grid, varied, metric, f"{ds.name}: {metric} vs {varied.replace('_', ' ')}", ax=axes[row, col])
-fig.tight_layout()
+fig = plots.ablation_figure(grid, ds.name, cfg.epochs)  # mean and 95 % interval over the seeds; no_pretrain where run
 _ = plots.savefig(fig, out / "ablation")

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # 08 · Your own table
 #
-# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F08_your_table.ipynb) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/own/08_your_table.ipynb)
+# [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/tcc-project/tcc/HEAD?labpath=notebooks%2F08_your_table.py) [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/tcc-project/tcc/blob/main/outputs/own/08_your_table.ipynb)
 #
 # Class-conditioned contrastive pretraining on a table of yours, with `tcclib.TCCClassifier`, a
 # scikit-learn estimator: `fit(X, y)` with `-1` for the unlabeled rows, then `predict`,
@@ -82,7 +82,7 @@ nbparams.check_injected(globals(), ["path", "target", "output_dir", "seed", "met
 methods, baselines = nbparams.as_list(methods), nbparams.as_list(baselines)
 table = paths.resolve(path) if path else own.example_table()
 ds = load_dataset(f"{table}:{target}")
-out = paths.resolve(output_dir) if output_dir else paths.runs_root() / "own" / ds.name
+out = nbparams.run_folder(output_dir or paths.runs_root() / "own" / ds.name, "output_dir")  # a render's Run All: runs/
 out.mkdir(parents=True, exist_ok=True)
 from tcclib.data.sources import summary
 
@@ -102,14 +102,9 @@ cmp.results.to_csv(out / "results.csv", index=False)
 cmp.results[["method", "accuracy", "auroc", "n_labeled", "n_test", "fit_s"]].round(3)
 
 # %%
-import matplotlib.pyplot as plt
-
 from tcclib.paper import plots
 
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-plots.results_bars(cmp.results, "accuracy", f"{ds.name}: test accuracy (seed {seed})", ax=axes[0])
-plots.results_bars(cmp.results, "auroc", f"{ds.name}: test AUROC (seed {seed})", ax=axes[1])
-fig.tight_layout()
+fig = plots.results_figure(cmp.results, f"{ds.name} (seed {seed})")  # a row per method and baseline
 _ = plots.savefig(fig, out / "results")  # PNG and PDF
 
 # %% [markdown]

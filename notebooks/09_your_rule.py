@@ -85,7 +85,7 @@ nbparams.check_injected(
     globals(), ["plugin", "methods", "datasets", "reference", "compare", "out_dir", "data_dir", "workers", "progress"]
 )
 methods, datasets, compare = nbparams.as_list(methods), nbparams.as_list(datasets), nbparams.as_list(compare)
-out = nbparams.run_folder(out_dir, "out_dir")  # not under outputs/: a render's Run All writes nothing there
+out = nbparams.run_folder(out_dir, "out_dir")  # a render's Run All writes to runs/screen, not outputs/
 out.mkdir(parents=True, exist_ok=True)
 rule_path = out / "my_rule.py"
 # for the cell below: relative to the kernel's folder (no machine path); with a plugin given, nowhere
@@ -96,6 +96,9 @@ rule_file = os.devnull if plugin else os.path.relpath(rule_path)
 #
 # This cell writes the rule to `<out_dir>/my_rule.py` (edit it and run the notebook again). With
 # the `plugin` parameter set, that plugin is screened instead (and this cell writes nothing).
+# **The cell is that file**, run on its own wherever the rule trains: a helper or a constant
+# defined in another cell of this notebook is not in it (a `NameError` naming it says so): define
+# it in this cell, or import it here.
 
 # %%
 # %%writefile {rule_file}
@@ -169,7 +172,8 @@ registry.register_method("nearby", NearbyValue(width=0.1), "uniform", label="nea
 from tcclib.method import plugins
 from tcclib.running import screen
 
-loaded = plugins.load(plugin or str(rule_path), "notebook 09", base=paths.project_root())
+origin = "notebook 09" if plugin else plugins.RULE_CELL  # (so that its errors can name the rule cell)
+loaded = plugins.load(plugin or str(rule_path), origin, base=paths.project_root())
 methods = methods or screen.new_methods([loaded.module])
 for method in methods:
     print(tcclib.check_rule(method))

@@ -70,11 +70,11 @@ def test_the_builtin_entries_are_the_old_lists():
         "class_most_published_exact",
     ]
     assert list(report.BASELINES) == list(config.BASELINES)
-    # the figures' colours are tab10 in the old order
+    # the figures' colours: the registry's colour-blind-safe palette in the built-ins' order, grey for a stranger
     assert plots.palette(["no_pretrain", "self_training", "nope"]) == {
-        "no_pretrain": "#1f77b4",
-        "self_training": "#17becf",
-        "nope": "gray",
+        "no_pretrain": "#000000",
+        "self_training": "#44AA99",
+        "nope": "#888888",
     }
 
 
@@ -92,18 +92,18 @@ def test_a_method_added_as_one_entry_runs_and_shows_in_tables_and_plots(bc_small
     assert not h.loc["column_least"].equals(h.loc["random"])
     # tables: the where-table (next to class, its uniform reference), written by write_set_tables
     assert tables.method_groups(res) == {"how": ["random", "class"], "where": ["class", "column_least"]}
-    text = tables.write_set_tables(tmp_path, res)
+    text = "\n".join(tables.write_set_tables(tmp_path, res))
     assert "column_least" in text
     md = (tmp_path / "results" / "table_accuracy_where.md").read_text()
     assert "column_least" in md.splitlines()[0]
     assert "column_least" in (tmp_path / "results" / "table_auroc_where.tex").read_text().replace("\\_", "_")
     # a plot: a tick of the results figure and a legend entry (its label) of the learning curves
     ax = plots.results_bars(res, "accuracy", "t")
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["random", "class", "column_least"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["random", "class", "column_least"]
     ax2 = plots.learning_curves(run.history, "t")
     assert "random + least-correlated" in [t.get_text() for t in ax2.get_legend().get_texts()]
     others = [c for m, c in registry.colors().items() if m != "column_least"]
-    assert plots.palette(["column_least"])["column_least"] not in ("gray", *others)
+    assert plots.palette(["column_least"])["column_least"] not in ("#888888", *others)
     plt.close("all")
     # the stored-result key knows its recipe
     assert content_keys.member_key(_first_split(bc_small, cfg), "column_least", cfg) != content_keys.member_key(

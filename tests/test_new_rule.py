@@ -78,10 +78,10 @@ def test_a_new_rule_trains_in_the_runner_and_appears_in_tables_plots_and_report(
     table = tables.paper_style_table(run.results, "accuracy", tables.method_groups(run.results)["how"])
     assert "knn" in table.columns
     written = tables.write_set_tables(folder, store.gather(folder, "results"))
-    assert "knn" in written
+    assert "knn" in "\n".join(written)
     # a figure: the bars of every method, labelled from the registry
     ax = plots.results_bars(run.results, "accuracy", "breast_cancer")
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["no_pretrain", "random", "class", "knn"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["no_pretrain", "random", "class", "knn"]
     ax = plots.learning_curves(run.history, "breast_cancer")
     assert "k nearest neighbours (k=5)" in [t.get_text() for t in ax.get_legend().get_texts()]
     # the report: its win matrix of the how-table methods has a row for it

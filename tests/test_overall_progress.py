@@ -78,3 +78,32 @@ def test_a_one_worker_screen_shows_one_bar_whose_training_and_elapsed_time_move(
     elapsed = {re.search(r"(\d+) s elapsed", f).group(1) for f in training}
     assert len(elapsed) > 1, bars  # redrawn again and again while it trained: the elapsed time moves
     assert "4 members trained" in bars[-1]
+
+
+def test_a_run_after_an_interrupt_shows_its_own_training_not_the_killed_run_s(tmp_path, monkeypatch, capsys):
+    """An interrupt kills the workers, whose progress files stay (nothing removes them): the next
+    run's bar showed the killed run's share (``8 training (41%)``) until its own worker wrote its
+    file, some 20 s later in Lab.  The sweep removes them before its bar starts."""
+    monkeypatch.setattr(progress, "TICK_SECONDS", 0.02)
+    monkeypatch.setattr(progress, "time", _Clock())
+    monkeypatch.setenv(progress.PROGRESS_ENV, "text")
+    left = tmp_path / "screen" / "breast_cancer"
+    left.mkdir(parents=True)
+    (left / progress.PROGRESS_FILE).write_text(
+        '{"members": 8, "epochs": 100, "done": 41}'
+    )  # as a killed worker left it
+    cfg = CFG.replace(epochs=4, progress=True)
+    ps = param_files.ParamSet(
+        name="screen",
+        datasets=["breast_cancer"],
+        config=cfg,
+        per_dataset_notebooks=(),
+        aggregate_notebooks=(),
+        configs={"breast_cancer": cfg},
+        train_only=True,
+    )
+    report = sweeps.sweep(ps, tmp_path, workers=1, aggregate=False, threads=1, reference_root=tmp_path / "none")
+    assert report["done"] == ["breast_cancer"]
+    bars = [f for f in re.split(r"[\r\n]", capsys.readouterr().err) if " elapsed" in f]
+    assert bars and not [f for f in bars if "8 training" in f or "41%" in f], bars
+    assert not (left / progress.PROGRESS_FILE).exists()

@@ -26,6 +26,7 @@ from tcclib.artifacts import keys, store
 from tcclib.method import plugins, registry, rules
 from tcclib.method.config import Config, ConfigError
 from tcclib.method.inputs import prepare_config
+from tcclib.running.folders import SweepError
 from tcclib.running.train import run_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +117,10 @@ def test_a_plugin_that_fails_to_import_is_one_line_with_its_file_and_line(tmp_pa
     bad.write_text("import torch\n\nx = 1\ny = undefined_name + x\n")
     with pytest.raises(plugins.PluginError) as e:
         plugins.load(str(bad))
-    assert str(e.value) == f"plugin {bad}, line 4: NameError: name 'undefined_name' is not defined"
+    assert str(e.value) == (
+        f"plugin {bad}, line 4: NameError: name 'undefined_name' is not defined: the rule's file sees only what it "
+        "defines or imports: define 'undefined_name' there, or import it"
+    )
     bad.write_text("def f(:\n    pass\n")
     with pytest.raises(plugins.PluginError, match=r"broken_rule.py, line 1: SyntaxError"):
         plugins.load(str(bad))
@@ -160,11 +164,19 @@ def test_code_identity_follows_the_source_and_a_version_pins_it(tmp_path):
     a.write_text(SHIFT_RULE.format(step=1).replace("% n_rows\n", "% max(n_rows, 1)\n"))
     plugins.load(str(a))
     assert registry.METHODS["shift"].code() != first  # a helper the rule calls changed
-    a.write_text(
-        SHIFT_RULE.format(step=2).replace("    needs = rules.NOTHING", '    needs = rules.NOTHING\n    version = "7"')
+    versioned = SHIFT_RULE.format(step=2).replace(
+        "    needs = rules.NOTHING", '    needs = rules.NOTHING\n    version = "7"'
     )
+    a.write_text(versioned)
     plugins.load(str(a))
-    assert registry.METHODS["shift"].code() == {"shift": "version:7"}
+    pinned = registry.METHODS["shift"].code()["shift"]
+    assert pinned.startswith("version:7 state:")  # the version stands for the code
+    a.write_text(versioned.replace("% n_rows\n", "% max(n_rows, 1)\n"))  # the same draws: the version holds
+    plugins.load(str(a))
+    assert registry.METHODS["shift"].code()["shift"] == pinned
+    a.write_text(versioned.replace("STEP = 2", "STEP = 3"))  # other draws, the version not bumped
+    plugins.load(str(a))
+    assert registry.changes(pinned, registry.METHODS["shift"].code()["shift"]) == ["draws"]  # retrains all the same
 
 
 def test_comments_blank_lines_and_spacing_inside_the_rule_keep_its_key(tmp_path):
@@ -180,7 +192,10 @@ def test_comments_blank_lines_and_spacing_inside_the_rule_keep_its_key(tmp_path)
     assert registry.METHODS["shift"].code() == first  # comments, a blank line, spacing: nothing the code does
     a.write_text(edited.replace("needs = rules.NOTHING", 'needs = rules.NOTHING\n    """Its docstring."""'))
     plugins.load(str(a))
-    assert registry.METHODS["shift"].code() != first  # a docstring is code (it is in the compiled class)
+    assert registry.METHODS["shift"].code() == first  # a docstring documents, it draws nothing
+    a.write_text(edited.replace("% n_rows\n", "% n_rows + 0\n"))
+    plugins.load(str(a))
+    assert registry.METHODS["shift"].code() != first  # a change to the code (even one that draws the same)
 
 
 def test_the_committed_screens_members_keep_their_keys(tmp_path):
@@ -498,6 +513,18 @@ def test_the_screen_trains_only_the_new_method_and_reuses_the_rest(tmp_path, tin
     screen.run(job, say=lines.append)
     assert not [line for line in lines if ": done in " in line]  # unchanged: nothing runs, nothing trains
     assert "2 of 2 datasets already done" in "\n".join(lines)
+    assert "(reused; shift matched as code " in "\n".join(lines)  # the identity it matched, short
+    registry.how_rule("shift").name = "shift"  # (the same value: nothing changed)
+    registry.how_rule("shift").extra = 1  # an attribute set here: the workers, loading the file, would not see it
+    with pytest.raises(SweepError, match=r"how rule 'shift' \(shift_rule.py\): its arguments changed in this process"):
+        screen.run(job, say=lines.append)
+    rule_file.write_text(SHIFT_RULE.format(step=2))  # edited in its file: the screen trains it again
+    plugins.load(str(rule_file))
+    lines.clear()
+    screen.run(job, say=lines.append)
+    [changed] = [line for line in lines if ": code of shift changed since stored: they run again" in line]
+    assert sorted(changed.split(":")[0].split(", ")) == ["balance-scale", "breast_cancer"]  # (the longest first)
+    assert sum("2 members trained" in line for line in lines) == 2
     page = verdict.write(results, ["shift"], list(job.compared), tmp_path / "screen")
     text = page.read_text()
     assert "shift ranks" in text and "Friedman" in text and "(figures/cd_accuracy.png)" in text
@@ -671,9 +698,12 @@ def test_a_rule_written_in_a_cell_is_checked_registered_trained_and_keyed(kernel
 def test_a_rules_arguments_enter_its_key_and_its_defaults_keep_the_committed_one():
     plugin = plugins.load(str(ROOT / "examples" / "nearby_rule.py"))
     near = sys.modules[plugin.module].NearbyValue
-    default = registry.code_identity(near())
-    assert registry.code_identity(near(width=0.1)) == default == registry.METHODS["nearby"].code()["nearby"]
-    assert registry.code_identity(near(width=0.2)) == default + " width=0.2"
+    spec = registry.METHODS["nearby"]
+    committed = registry.rule_code(near(), spec)
+    assert registry.rule_code(near(width=0.1), spec) == committed == spec.code()["nearby"] == "source:92fec80e2ae2a421"
+    wider = registry.rule_code(near(width=0.2), spec)
+    assert registry.changes(registry.code_identity(near()), registry.code_identity(near(width=0.2))) == ["arguments"]
+    assert wider.split(" ")[0] == registry.code_identity(near()).split(" ")[0]  # the same code
 
 
 def test_a_clash_between_two_places_names_both_and_an_unloaded_replacement_puts_back_the_builtin(kernel_main, tmp_path):
@@ -771,11 +801,28 @@ def test_a_rule_module_imported_and_a_class_from_python_c_in_a_fresh_process():
                 return (u * members.shape[1]).long()
         registry.register_method("mine", Mine(k=2))
         identity = registry.METHODS["mine"].code()["mine"]
-        print(rules.rule_name(Mine()), identity.split(" ", 1)[1], "nearby" in registry.METHODS)
+        other = registry.rule_code(Mine(k=1), registry.METHODS["mine"])
+        changed = registry.changes(identity, other)
+        print(rules.rule_name(Mine()), identity.split(":")[0], *changed, "nearby" in registry.METHODS)
+        K = 3  # a constant read as a default, then edited: the class's code is keyed by value
+        class Mine(rules.HowRule):
+            name = "mine"
+            def __init__(self, k=K):
+                self.k = k
+            def donors(self, members, state, u):
+                return (u * members.shape[1]).long()
+        registry.register_method("mine", Mine(), replace=True, replace_rule=True)
+        first = registry.METHODS["mine"].code()["mine"]
+        K = 4
+        class Mine(Mine):
+            def __init__(self, k=K):
+                self.k = k
+        registry.register_method("mine", Mine(), replace=True, replace_rule=True)
+        print(*registry.changes(first, registry.METHODS["mine"].code()["mine"]))
         """
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples'}"}
     env.pop("TCC_PLUGINS", None)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["'mine'", "k=2", "True"]
+    assert out.stdout.splitlines() == ["'mine' code arguments True", "code arguments"]

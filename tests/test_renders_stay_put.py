@@ -160,6 +160,20 @@ def test_only_a_notebook_source_is_served_as_a_notebook(clone_and_lab):
         lab.call("GET", "/api/contents/examples/nearby_rule.py?type=notebook&content=1")
     text = lab.call("GET", "/api/contents/examples/nearby_rule.py?type=file&format=text&content=1")["content"]
     assert text.startswith('"""A corruption rule in one file')
+    assert "tcc-lab:plain-python-in-editor" in lab_plugin(lab.url)  # Lab's double-click: the editor
+
+
+def lab_plugin(url: str) -> str:
+    """The script of this repository's Lab plugin (jupyter-config/labextensions/tcc-lab), as the Lab
+    page at ``url`` lists and serves it to the browser (which then opens a plain .py in the editor)."""
+    with urllib.request.urlopen(f"{url}/lab?token={TOKEN}", timeout=120) as page:
+        html = page.read().decode()
+    data = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', html, re.S)
+    config = json.loads(data.group(1))
+    listed = {e["name"]: e for e in config["federated_extensions"]}
+    assert "tcc-lab" in listed, sorted(listed)
+    with urllib.request.urlopen(f"{url}/lab/extensions/tcc-lab/{listed['tcc-lab']['load']}", timeout=120) as script:
+        return script.read().decode()
 
 
 def test_make_notebooks_while_lab_holds_a_notebook_changes_nothing_lab_compares(clone_and_lab):
@@ -287,6 +301,7 @@ def test_binder_s_post_build_gives_lab_the_settings_of_make_lab(tmp_path):
         opened = lab.call("/api/contents/notebooks/01_data_prep.py?content=0&hash=1")
         assert opened["type"] == "notebook" and opened["hash"]  # jupytext, with the hash Lab compares
         assert lab.call(f"/api/contents/{RENDER}?content=0")["writable"] is False
+        assert "tcc-lab:plain-python-in-editor" in lab_plugin(lab.url)
         settings = lab.call("/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
         assert settings["schema"]["properties"]["defaultViewers"]["default"]["python"] == "Jupytext Notebook"
         req = urllib.request.Request(f"{lab.url}/?token={TOKEN}")
@@ -309,7 +324,8 @@ def test_post_build_copies_every_setting_make_lab_points_at():
     for f in sorted((ROOT / "jupyter-config").rglob("*")):
         rel = f.relative_to(ROOT / "jupyter-config")
         if f.is_file() and f.name != "ipython_kernel_config.py" and "__pycache__" not in rel.parts:
-            assert f"jupyter-config/{rel}" in text, f"postBuild leaves out jupyter-config/{rel}"
+            copied = [f"jupyter-config/{rel}"] + [f"cp -r jupyter-config/{p} " for p in rel.parents if p.parts]
+            assert any(c in text for c in copied), f"postBuild leaves out jupyter-config/{rel}"
 
 
 def test_a_summary_shows_a_file_under_the_root_relative_to_it(tmp_path, monkeypatch):
@@ -327,37 +343,10 @@ def test_a_summary_shows_a_file_under_the_root_relative_to_it(tmp_path, monkeypa
     assert summary(load_dataset(f"{elsewhere}:y"))["source"] == str(elsewhere)  # outside the root: as given
 
 
-def test_run_all_on_notebook_09s_render_stops_before_writing_under_outputs(tmp_path, monkeypatch):
-    """The committed render of notebook 09 holds ``out_dir = "outputs/screen"``: its Run All (in Lab,
-    after an edit of the rule) stops in the cell after the parameters, before the rule cell writes
-    ``my_rule.py`` or the screen stores anything; only the renderer (``make screen-render``) may."""
-    import jupytext
-
-    from tcclib.running.nbparams import RENDER_ENV, ParameterError
-
-    notebook = jupytext.read(ROOT / "notebooks" / "09_your_rule.py")
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    parameters = next(i for i, cell in enumerate(code) if "parameters" in cell.metadata.get("tags", []))
-    monkeypatch.setenv("TCC_ROOT", str(tmp_path))
-    monkeypatch.delenv(RENDER_ENV, raising=False)
-    namespace = {}
-    exec(code[parameters].source, namespace)
-    exec('out_dir = "outputs/screen"', namespace)  # the render's injected parameters
-    with pytest.raises(ParameterError, match=r'out_dir = "outputs/screen" is under outputs/.*set out_dir = "runs/'):
-        exec(code[parameters + 1].source, namespace)
-    assert not (tmp_path / "outputs").exists()
-    exec('out_dir = "runs/screen"', namespace)
-    exec(code[parameters + 1].source, namespace)
-    assert namespace["rule_path"] == tmp_path / "runs" / "screen" / "my_rule.py"
-    monkeypatch.setenv(RENDER_ENV, "1")  # as screen.render_notebook sets it
-    exec('out_dir = "outputs/screen"', namespace)
-    exec(code[parameters + 1].source, namespace)
-    assert namespace["out"] == tmp_path / "outputs" / "screen"
-
-
 def test_the_binder_badge_opens_a_tracked_notebook_source():
-    """Binder's ``labpath`` names a ``notebooks/*.py`` source (opened as a notebook), not its hidden
-    paired ``.ipynb``, which beside the open ``.py`` made Lab's Ctrl+S answer "File Changed"."""
+    """Binder's ``labpath`` (README's badge and every notebook's) names a ``notebooks/*.py`` source
+    (opened as a notebook), not its hidden paired ``.ipynb``, which beside the open ``.py`` made
+    Lab's Ctrl+S answer "File Changed"."""
     from urllib.parse import parse_qs, urlparse
 
     tracked = set(
@@ -366,7 +355,10 @@ def test_the_binder_badge_opens_a_tracked_notebook_source():
     readme = (ROOT / "README.md").read_text()
     badges = re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", readme)
     assert badges, "no Binder badge in README.md"
-    badges += re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", (ROOT / "notebooks/09_your_rule.py").read_text())
+    for source in sorted((ROOT / "notebooks").glob("*.py")):  # every notebook's own badge too
+        own = re.findall(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)", source.read_text())
+        assert own, f"no Binder badge in {source.name}"
+        badges += own
     for badge in badges:
         labpath = parse_qs(urlparse(badge.strip("()")).query)["labpath"][0]
         assert re.fullmatch(r"notebooks/[^/]+\.py", labpath) and labpath in tracked, badge

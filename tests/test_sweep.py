@@ -89,7 +89,9 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     # the rendered notebook of a sweep is a first run; re-executed (as nbval does, with reuse off
     # so that it really trains) it finds its stored results and reproduces them on this machine
     nb = bc / "03_pretraining.ipynb"
-    assert "nothing to compare with: a first run" in _cell_text(nb, "identical {bool(")
+    assert _cell_text(nb, "store.reproduction_text") == (
+        "Nothing to compare with: no stored results and no committed reference."
+    )
     assert _cell_text(nb, "NBVAL_CHECK_OUTPUT").endswith(
         "stored results: nothing compared (no stored results, and no committed reference with these settings)"
     )
@@ -106,9 +108,8 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
     finally:
         km.shutdown_kernel(now=True)
     assert "members trained now: 6" in _cell_text(again, "store.time_record")
-    assert (
-        "compared with the results stored here before: identical True; largest change of a mean: 0.0000"
-        in _cell_text(again, "identical {bool(")
+    assert _cell_text(again, "store.reproduction_text") == (
+        "Compared with the results stored here before (6 members trained now): every mean identical."
     )
     # a first run's line says nothing was compared; re-executed, it compares and nothing moved
     assert _cell_text(again, "NBVAL_CHECK_OUTPUT").endswith("stored results: none")
@@ -121,11 +122,13 @@ def test_sweep_runs_resumes_and_records_failures(tmp_path, monkeypatch):
 
 
 def _cell_text(nb_path, marker: str) -> str:
-    """Printed output of the first code cell whose source contains ``marker``."""
+    """Output of the first code cell whose source contains ``marker``: what it printed, or the
+    plain-text form of what it showed."""
     nb = json.loads(Path(nb_path).read_text())
     for c in nb["cells"]:
         if c["cell_type"] == "code" and marker in "".join(c["source"]):
-            return "".join("".join(o.get("text", "")) for o in c["outputs"]).strip()
+            shown = ("".join(o.get("text", o.get("data", {}).get("text/plain", ""))) for o in c["outputs"])
+            return "".join(shown).strip()
     raise AssertionError(f"no cell with {marker!r} in {nb_path}")
 
 
@@ -220,6 +223,26 @@ def test_index_links_notebooks_of_finished_datasets_only(tmp_path):
     assert "| breast_cancer | done | [01](breast_cancer/01_data_prep.ipynb) |" in index
     assert "| diabetes | incomplete |  |" in index  # its partial render is not linked
     assert "| wdbc | pending |  |" in index
+
+
+def test_index_is_a_gallery_of_the_figures_and_says_what_each_notebook_shows(tmp_path):
+    p = tmp_path / "tiny.yaml"
+    p.write_text("name: tiny\ndatasets: [breast_cancer]\naggregate_notebooks: [05_figures]\n")
+    ps = param_files.load(p)
+    set_dir = tmp_path / "outputs" / "tiny"
+    (set_dir / "figures").mkdir(parents=True)
+    for name in ("zz_other.png", "figure3_win_matrix.png", "figure3_win_matrix.pdf", "paper_vs_ours_accuracy.png"):
+        (set_dir / "figures" / name).write_bytes(b"")
+    (set_dir / "05_figures.ipynb").write_text("{}")
+    (set_dir / "datasets.json").write_text(json.dumps(ps.datasets))
+    index = sweep.write_index(ps, tmp_path / "outputs").read_text()
+    assert f"- [05_figures](05_figures.ipynb): {sweep.NOTEBOOK_LINES['05_figures']}" in index
+    assert "- per dataset (the table below): 01 the table, its class balance" in index
+    images = [line for line in index.splitlines() if line.startswith("![")]
+    assert images[0].endswith("(figures/paper_vs_ours_accuracy.png)")  # ours against the paper first
+    assert images[-1] == "![zz other](figures/zz_other.png)"  # a figure without a caption: its name
+    caption = sweep.FIGURE_CAPTIONS["figure3_win_matrix"]
+    assert f"*{caption}* ([PDF](figures/figure3_win_matrix.pdf))" in index
 
 
 def test_a_forced_rerun_that_trains_keeps_the_earlier_runs_record(tmp_path, caplog):

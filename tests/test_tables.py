@@ -390,9 +390,10 @@ def test_a_dataset_the_paper_does_not_report_is_named_not_counted(tmp_path):
     words = "\n".join(report.plain_summary(res))
     assert "**0 of 30** of the paper's datasets and 1 the paper does not report (breast_cancer)" in words
     assert "rests on this one dataset, too few to show a claim" in words
-    assert tables.write_paper_comparisons(res, tmp_path) == (
-        "The paper reports none of this set's datasets (breast_cancer): nothing to set beside it."
-    )
+    assert tables.write_paper_comparisons(res, tmp_path) == [
+        "The paper reports none of this set's datasets (breast_cancer): nothing to set beside it. By name, "
+        "that is; breast_cancer (the paper's `wdbc` row is the same table): notebook 03 sets it beside ours."
+    ]
     both = pd.concat([res, _results({"diabetes": (37, {"random": [0.7] * 8})})])
     assert "**1 of 30** of the paper's datasets and 1 the paper does not report" in report.plain_summary(both)[0]
 

@@ -18,9 +18,11 @@ same bits as pretraining again), and the checkpoint is removed once the dataset'
 
 After each dataset it writes ``OUT/<epochs>ep/results.csv`` (every dataset stored there so far x
 seed x variant: a variant is ``method+head``, the frozen head keeping the method's name;
-:func:`tcclib.paper.heads.gather`) and ``report.md`` (:mod:`tcclib.paper.heads`: average ranks,
-Friedman + Nemenyi over the datasets, paired Wilcoxon tests over the datasets' means against
-``logreg`` and against ``no_pretrain`` under the same head, the means per dataset).  The
+:func:`tcclib.paper.heads.gather`), its figures under ``figures/`` (the critical-difference
+diagrams and each variant's paired difference from ``logreg``) and ``report.md``
+(:mod:`tcclib.paper.heads`: average ranks, Friedman + Nemenyi over the datasets, paired
+Wilcoxon tests over the datasets' means against ``logreg`` and against ``no_pretrain`` under the
+same head, the means per dataset).  The
 committed comparison is ``--out outputs/head_variants`` (the stores are small: a second session
 resumes from them); the paper report and notebook 08 show it.  Importances and pretraining
 checkpoints go to ``--cache`` (under ``runs/``, not committed).
@@ -102,9 +104,11 @@ def run_all(args) -> None:
 
 
 def write_tables(base: Path, args) -> str:
-    """``results.csv`` and ``report.md`` in ``base`` over every dataset stored there; the report's text."""
+    """``results.csv``, ``report.md`` and the figures (``figures/``: :func:`tcclib.paper.heads.write_figures`)
+    in ``base`` over every dataset stored there; the report's text."""
     results = heads.gather(base)
     results.to_csv(base / heads.RESULTS, index=False)
+    heads.write_figures(base, results)
     text = report(results, args)
     (base / "report.md").write_text(text)
     return text
@@ -117,6 +121,9 @@ def report(results: pd.DataFrame, args) -> str:
     partial = f" with every variant (of {stored} stored)" if done < stored else ""
     out = [f"# Head variants: {done} datasets{partial}", ""]
     out += heads.section_lines(results, Path(args.out).name, title="## Summary")
+    out += ["## Figures", ""]
+    for stem, caption in heads.FIGURES.items():
+        out += [f"![{caption}](figures/{stem}.png)", "", f"*{caption}* ([PDF](figures/{stem}.pdf))", ""]
     for metric in ("accuracy", "auroc"):
         out += [f"## {metric}: mean over seeds per dataset", ""]
         out += [tables.to_markdown(heads.mean_table(results, metric).T.round(3 if metric == "auroc" else 2)), ""]

@@ -16,9 +16,14 @@ its paired ``.py``).  It starts JupyterLab as ``make lab`` does (``tools/lab_wal
    before and a few seconds after, the cell's error output (its text and line count), a screenshot;
    (multiprocessing's resource tracker, the kernel's own helper for as long as it lives, is
    named but is not a worker);
-3. edits the rule cell as a user might get it wrong (the donor row's place no longer clamped to
+3. Run All again at once: the screen cell's bar each time it changes in its first 25 s (it must
+   start from the new run's state, not the interrupted run's share), then Kernel > Interrupt;
+4. edits the rule cell as a user might get it wrong (the donor row's place no longer clamped to
    the table: out-of-range donors), Run All again, and records the message, its line count and a
-   screenshot.
+   screenshot;
+5. defines a constant in another cell (``WIDTH = 0.1`` in the cell after the parameters) and uses it
+   in the rule cell: Run All must stop with one line saying that the rule's cell is a file of its
+   own, and the fix.
 
 With ``--loop`` it walks the researcher's loop instead, in one kernel (no restart): ``out_dir`` a
 fresh folder and ``datasets`` one small dataset (``--dataset``, default kc2), then Run All four
@@ -34,7 +39,8 @@ unchanged (``git status``); exit status 1 otherwise (``walkthrough_09_loop.md``)
 The cell edits go through Lab's own model (``--LabApp.expose_app_in_browser``): what appears in
 the cell is what a user would have typed.  Everything found goes to ``walkthrough_09.md`` beside
 the screenshots; exit status 1 when the interrupt leaves a process, takes more than 30 s or prints
-a traceback, or the broken rule's message is not short.
+a traceback, the re-run's bar starts from the interrupted run's state, or the broken rule's or the
+constant's message is not short and to the point.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ NAME = "09_your_rule.py"
 SHORT = 6  # lines: the most an error output may take to count as short
 RULE = "nearby"  # the method the notebook's rule cell registers
 SHOT_S, SAMPLE_S = 45.0, 15.0  # the loop: the bar's screenshot at the latest, and its samples (seconds into a run)
+RERUN_S, RERUN_MAX_S = 25.0, 300.0  # the re-run after the interrupt: its bar's seconds recorded, and the most waited
 
 
 class Lab09(lw.Lab):
@@ -99,12 +106,34 @@ def _last_error(driver) -> tuple[int, str]:
     return cell["index"], "\n".join(t.strip() for t in cell["errors"] if t.strip())
 
 
-def _viewport_shot(driver, selector_text: str, path: Path) -> str:
-    """A screenshot of the window with the cell whose text contains ``selector_text`` in view."""
+def _scroll_to(driver, selector_text: str) -> None:
+    """The cell whose text contains ``selector_text`` scrolled into view."""
     script = """const nb = window.jupyterapp.shell.currentWidget.content;
     const cell = nb.widgets.find(c => c.model.sharedModel.getSource().includes(arguments[0]));
     if (cell) nb.scrollToCell(cell, 'start');"""  # (Lab's windowed notebook: through its model)
     driver.execute_script(script, selector_text)
+
+
+def _error_with(driver, text: str) -> tuple[int, str] | None:
+    """The first code cell whose error output (from Lab's model: also for a cell out of view) holds
+    ``text``, and that output's text."""
+    script = """const nb = window.jupyterapp.shell.currentWidget.content;
+    const code = nb.widgets.filter(c => c.model.type === 'code');
+    for (let i = 0; i < code.length; i++) {
+        for (const o of code[i].model.outputs.toJSON()) {
+            const t = o.output_type === 'error' ? o.ename + ': ' + o.evalue
+                : o.output_type === 'stream' && o.name === 'stderr' ? [].concat(o.text).join('') : '';
+            if (t.includes(arguments[0])) return [i + 1, t];
+        }
+    }
+    return null"""
+    found = driver.execute_script(script, text)
+    return (found[0], found[1].strip()) if found else None
+
+
+def _viewport_shot(driver, selector_text: str, path: Path) -> str:
+    """A screenshot of the window with the cell whose text contains ``selector_text`` in view."""
+    _scroll_to(driver, selector_text)
     time.sleep(1)
     driver.save_screenshot(str(path))
     return path.name
@@ -207,6 +236,72 @@ def interrupt_step(driver, lab: Lab09, out: Path, run_s: float, report: list[str
     return problems
 
 
+def rerun_step(driver, lab: Lab09, out: Path, report: list[str]) -> list[str]:
+    """Run All again right after the interrupt: the re-run's bar must start from its own state, not
+    the interrupted run's share (its killed workers' progress files); then interrupt it too."""
+    problems = []
+    _run_all(driver)
+    start, samples, shown = time.monotonic(), [], None
+    while time.monotonic() - start < RERUN_MAX_S and (shown is None or time.monotonic() - shown < RERUN_S):
+        time.sleep(1.0)
+        _scroll_to(driver, "screen.run(job)")  # (Lab draws only the cells in view)
+        bar = _screen_cell(driver)[0]
+        if "members trained" in bar and (not samples or samples[-1][1] != bar):
+            samples.append((time.monotonic() - start, bar))
+            shown = shown or time.monotonic()
+    shot = _viewport_shot(driver, "screen.run(job)", out / "09_rerun.png")
+    lw._click_text(driver, ".lm-MenuBar-itemLabel", "Kernel")
+    lw._click_text(driver, ".lm-Menu-itemLabel", "Interrupt Kernel")
+    _wait_idle(driver, lab, 120)
+    report += [
+        "## 2. Run All again after the interrupt",
+        "",
+        f"Run All Cells at once; the screen cell's bar each time it changed, for {RERUN_S:.0f} s from its first "
+        f"state (seconds since Run All; screenshot `{shot}`), then Kernel > Interrupt:",
+        "",
+        "```",
+        *(f"{t:4.0f} s: {bar}" for t, bar in samples),
+        "```",
+        "",
+    ]
+    first = samples[0][1] if samples else ""
+    if not first:
+        problems.append(f"the re-run showed no bar in {RERUN_MAX_S:.0f} s")
+    elif "training (" in first and "training (0%)" not in first:
+        problems.append(f"the re-run's bar started from another run's state: {first}")
+    return problems
+
+
+def name_error_step(driver, lab: Lab09, out: Path, report: list[str]) -> list[str]:
+    """A constant defined in another cell (the one after the parameters) used in the rule cell: Run
+    All stops with one line saying that the rule's cell is a file of its own, and the fix."""
+    problems = []
+    _set_cell(driver, "rule_path = out", "rule_path = out", "WIDTH = 0.1\nrule_path = out")
+    _set_cell(driver, "class NearbyValue", "NearbyValue(width=0.1)", "NearbyValue(width=WIDTH)")
+    _run_all(driver)
+    time.sleep(2)
+    _wait_idle(driver, lab, 600)
+    index, text = _error_with(driver, "NameError") or _last_error(driver)
+    shot = _viewport_shot(driver, "check_rule", out / "09_name_error.png")
+    report += [
+        "## 4. A constant of another cell in the rule",
+        "",
+        "`WIDTH = 0.1` added to the cell after the parameters, and the rule cell's `NearbyValue(width=0.1)` "
+        f"edited to `NearbyValue(width=WIDTH)`, Run All Cells. Screenshot `{shot}`. Cell {index}'s error output "
+        f"({len(text.splitlines())} lines):",
+        "",
+        "```",
+        text,
+        "```",
+        "",
+    ]
+    if "the rule's cell is a file of its own" not in text or "define 'WIDTH' in the rule's cell" not in text:
+        problems.append("the NameError does not say that the rule's cell is a file of its own, and the fix")
+    if "Traceback" in text or len(text.splitlines()) > SHORT:
+        problems.append(f"the NameError's output is {len(text.splitlines())} lines")
+    return problems
+
+
 def broken_rule_step(driver, lab: Lab09, out: Path, report: list[str]) -> list[str]:
     """The rule's donor place unclamped (out-of-range rows), Run All; the problems found."""
     problems = []
@@ -219,7 +314,7 @@ def broken_rule_step(driver, lab: Lab09, out: Path, report: list[str]) -> list[s
     index, text = _last_error(driver)
     shot = _viewport_shot(driver, "check_rule", out / "09_broken_rule.png")
     report += [
-        "## 2. A broken rule",
+        "## 3. A broken rule",
         "",
         "In the rule cell, `place = (rank + offset).clamp(0, n_rows - 1)` edited to `place = rank + offset` "
         f"(donor rows out of range at the table's ends), Run All Cells: stopped after {seconds:.1f} s. "
@@ -439,7 +534,9 @@ def main(argv=None) -> int:
             problems += loop_steps(driver, lab, out, args.dataset, report)
         else:
             problems += interrupt_step(driver, lab, out, args.run_s, report)
+            problems += rerun_step(driver, lab, out, report)
             problems += broken_rule_step(driver, lab, out, report)
+            problems += name_error_step(driver, lab, out, report)
     finally:
         driver.quit()
         lab.stop()

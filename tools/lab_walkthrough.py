@@ -17,7 +17,9 @@ cell may show "Error displaying widget". Then it reopens the first notebook that
 that its outputs show without "Error displaying widget" (saved widget state). Then it opens every
 notebook in ``notebooks/``, saves it (Ctrl+S) and closes it, checking that no "File Changed" dialog
 appears, and that the file browser then lists one entry per notebook (the paired ``.ipynb`` files
-that the saves wrote are left out: ``jupyter-config/jupyter_server_config.py``). Finally it shuts
+that the saves wrote are left out: ``jupyter-config/jupyter_server_config.py``), and double-clicks a
+plain ``.py`` (``examples/nearby_rule.py``): it must open in the text editor, with no dialog, no tab
+marked unsaved and no kernel (``jupyter-config/labextensions/``). Finally it shuts
 Lab down, prints ``git status --porcelain`` (which must be empty) and writes
 ``walkthrough.md`` (notebook, seconds, errors, screenshot) beside the screenshots in ``--out``
 (default ``runs/lab_walkthrough/``, git-ignored). Exit status 1 on any error or a dirty tree.
@@ -350,6 +352,32 @@ def open_and_save_every_notebook(driver, lab: Lab) -> Outcome:
     return outcome
 
 
+def plain_python_opens_in_the_editor(driver, lab: Lab, name: str = "examples/nearby_rule.py") -> Outcome:
+    """Double-click a plain ``.py`` (no jupytext header: a rule file) in the file browser: it must open
+    in the text editor, with no dialog and no tab marked unsaved (jupyter-config/labextensions/)."""
+    outcome, start = Outcome(f"{name} double-clicked"), time.monotonic()
+    folder, _, file = name.rpartition("/")
+    try:
+        driver.get(f"{lab.url}/lab/tree/{folder}?token={lab.token}")
+        item = f".jp-DirListing-item[title^='Name: {file}']"
+        shown = lambda d: next((e for e in d.find_elements(By.CSS_SELECTOR, item) if e.is_displayed()), None)
+        ActionChains(driver).double_click(_wait(driver, 120, shown, f"{file} in the file browser")).perform()
+        opened = lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-FileEditor, .jp-NotebookPanel") or _dialogs(d)
+        _wait(driver, 60, opened, f"{file} to open")
+        time.sleep(2)  # a failed load shows its dialog by then
+        if not driver.find_elements(By.CSS_SELECTOR, ".jp-FileEditor"):
+            outcome.errors.append(f"{file} did not open in the text editor")
+        outcome.errors += [f"dialog: {' '.join(text.split())}" for text in _dialogs(driver)]
+        tabs = driver.find_elements(By.CSS_SELECTOR, ".lm-DockPanel-tabBar .lm-TabBar-tab")
+        outcome.errors += [f"tab {t.text!r} marked unsaved" for t in tabs if "jp-mod-dirty" in t.get_attribute("class")]
+        if any(s["path"] == name for s in lab.api("GET", "/api/sessions")):
+            outcome.errors.append(f"a kernel was started for {name}")
+    except Exception as error:  # any failure is the check's outcome
+        outcome.errors.append(f"{type(error).__name__}: {error}")
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
 def _dialogs(driver) -> list[str]:
     """The text of every dialog Lab shows now."""
     return [d.text for d in driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog") if d.is_displayed()]
@@ -430,6 +458,8 @@ def main(argv=None) -> int:
                 outcomes.append(reopen_check(driver, lab, ran, args.out))
                 print(f"{outcomes[-1].name}: errors: {outcomes[-1].errors or 'none'}", flush=True)
             outcomes.append(open_and_save_every_notebook(driver, lab))
+            print(f"{outcomes[-1].name}: errors: {outcomes[-1].errors or 'none'}", flush=True)
+            outcomes.append(plain_python_opens_in_the_editor(driver, lab))
             print(f"{outcomes[-1].name}: errors: {outcomes[-1].errors or 'none'}", flush=True)
         finally:
             driver.quit()

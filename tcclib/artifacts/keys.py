@@ -11,8 +11,9 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   ``key=...``), the method's rule, the opt-in variants in force (the head variant when it is
   not the paper's frozen encoder: ``head``, and ``encoder_lr`` for ``finetune``),
   :data:`TRAIN_VERSION` and, for a
-  rule of a user's plugin, its code (:func:`tcclib.method.registry.code_identity`: a hash of its
-  source, or its ``version``; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
+  user's rule, its identity by value (:func:`tcclib.method.registry.rule_code`: its code and what
+  it reads in the user's files, its state and what it draws on a fixed probe, computed when the
+  run's keys are; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
 * a **baseline** (one seed x baseline): the split, the settings it reads (XGBoost's) and, for a
   user's baseline, its factory's code;
 * an **importance matrix** (one seed): the split and the XGBoost settings;
@@ -117,10 +118,12 @@ def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
     )
 
 
-def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
+def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict | None = None) -> str:
     """The content key of one member: its split, the settings every member reads, those its
     rules read (:meth:`~tcclib.method.registry.MethodSpec.key_parts`; a correlation method's
-    importance key too) and its rules' own parameters when they have any."""
+    importance key too), its rules' own parameters when they have any and, for a user's rule, its
+    identity by value (``code``: :meth:`~tcclib.method.registry.MethodSpec.code`, computed now
+    when not given)."""
     spec = METHODS[method]
     settings, switches, own = spec.key_parts()
     names = list(_ALL) + (list(_PRETRAIN) if spec.pretrain else []) + settings
@@ -139,27 +142,28 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         *((own,) if own else ()),
         *_step(cfg, spec),
         *_variants(cfg, spec),
-        *_code(spec.code()),
+        *_code(spec.code(cfg) if code is None else code),
     )
 
 
 def _code(identities) -> tuple:
-    """The key part for a user plugin's code (:func:`tcclib.method.registry.code_identity`): none
+    """The key part for a user's code (:func:`tcclib.method.registry.code_identity`): none
     for tcclib's own rules and baselines, so their keys stay what they were."""
     return (("code", identities),) if identities else ()
 
 
 def code_identities(cfg: Config) -> dict[str, dict | str]:
-    """``{method or baseline: its code identity}`` for those of ``cfg`` whose code is a user
-    plugin's (empty for the built-ins): saved with a run's settings, so that a finished dataset
-    whose plugin code changed since is reported stale."""
+    """``{method or baseline: its identity}`` for those of ``cfg`` whose code is a user's (empty
+    for the built-ins), computed now, by value (:func:`tcclib.method.registry.code_identity`):
+    saved with a run's settings, so that a finished dataset whose rule changed since is reported
+    stale, and what changed named (:func:`tcclib.method.registry.changes`)."""
     out: dict = {}
     for m in cfg.methods:
-        code = METHODS[m].code()
+        code = METHODS[m].code(cfg)
         if code:
             out[m] = code
     for b in cfg.baselines:
-        code = get(b).code
+        code = get(b).code()
         if code:
             out[b] = code
     return out
@@ -172,10 +176,11 @@ def _step(cfg: Config, spec) -> tuple:
     return (("step", mode),) if spec.pretrain and mode != "eager" else ()
 
 
-def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=()) -> str:
+def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | None = None) -> str:
     entry = get(name)
     settings = {k: getattr(cfg, k) for k in entry.settings}
-    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(entry.code))
+    code = entry.code() if code is None else code
+    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code))
 
 
 @dataclass
@@ -186,6 +191,7 @@ class RunKeys:
     baselines: dict = field(default_factory=dict)
     importance: dict = field(default_factory=dict)  # "<seed>" -> key
     embeddings: dict = field(default_factory=dict)  # method -> key of the first seed's member
+    code: dict = field(default_factory=dict)  # method or baseline -> its user code's identity (not in keys.json)
 
     def to_json(self) -> dict:
         return {
@@ -212,13 +218,14 @@ def tag(seed, name) -> str:
 
 
 def run_keys(prep: Prepared, cfg: Config) -> RunKeys:
-    """The keys of every artefact a run of ``cfg`` on ``prep`` produces."""
-    k = RunKeys()
+    """The keys of every artefact a run of ``cfg`` on ``prep`` produces; a user's rules and
+    baselines are keyed by value once, now (``code``: what the run's ``config.json`` records)."""
+    k = RunKeys(code=code_identities(cfg))
     for sp in prep.splits:
         for m in cfg.methods:
-            k.members[tag(sp.seed, m)] = member_key(sp, m, cfg, prep.classes)
+            k.members[tag(sp.seed, m)] = member_key(sp, m, cfg, prep.classes, k.code.get(m, {}))
         for b in cfg.baselines:
-            k.baselines[tag(sp.seed, b)] = baseline_key(sp, b, cfg, prep.classes)
+            k.baselines[tag(sp.seed, b)] = baseline_key(sp, b, cfg, prep.classes, k.code.get(b, ""))
         k.importance[str(sp.seed)] = importance_key(sp, cfg, prep.classes)
     if cfg.keep_embeddings and prep.splits:
         s0 = prep.splits[0].seed

@@ -23,8 +23,10 @@ import torch
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts.importances import CacheWarning
+from tcclib.method import registry
 from tcclib.method.config import LATER_SETTINGS, Config, names
 from tcclib.util import paths
+from tcclib.util.errors import counted
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
 
@@ -112,7 +114,8 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     if run.classes:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
-        write_json(settings_record(run.config), out / "config.json")  # provenance: every setting used
+        # provenance: every setting used, and the user code's identities the run's keys were computed with
+        write_json(settings_record(run.config, run.keys.code if run.keys is not None else None), out / "config.json")
     if write_marker and not (out / "_DONE.json").exists():
         write_json(
             {
@@ -168,6 +171,21 @@ def status(set_dir, expected=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset", "status", "error"]).sort_values("dataset", ignore_index=True)
 
 
+def status_line(set_dir, expected=None) -> str:
+    """:func:`status` in one line: ``30 of 30 datasets done.``, then the datasets not done by
+    their state (``failed: kc2 (its error); incomplete: pc1; pending: car.``)."""
+    st = status(set_dir, expected)
+    done = int((st.status == "done").sum())
+    line = f"{done} of {counted(len(st), 'dataset')} done"
+    rest = []
+    for state in ("failed", "incomplete", "pending"):
+        rows = st[st.status == state]
+        if len(rows):
+            names = [f"{r.dataset} ({r.error})" if r.error else r.dataset for r in rows.itertuples()]
+            rest.append(f"{state}: {', '.join(names)}")
+    return line + (f"; {'; '.join(rest)}." if rest else ".")
+
+
 # A re-executed notebook (nbval in ``make test``, or a user re-running it) compares its fresh
 # results with the ones it saved before.  Same machine: identical.  Another CPU (AVX2 vs AVX-512
 # kernels, another BLAS path) rounds floats differently, training drifts a little, and the means
@@ -209,13 +227,18 @@ def compare_means(
     return pd.DataFrame(rows, columns=["method", "metric", "stored", "new", "diff", "same_seeds", "within"])
 
 
-def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
+def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL, retrained: bool = True) -> str:
     """One line naming the method means that moved more than ``tol`` ('none' when nothing did;
-    'nothing compared' when there was nothing stored to compare with).  Meant for a checked
-    notebook cell: its text is the same on every machine unless results really changed."""
+    'nothing compared' when there was nothing stored to compare with; with ``retrained`` False, a
+    re-render that trained no member, that nothing was compared).  Meant for a checked notebook
+    cell: its text is the same on every machine unless results really changed; the nbval
+    sanitizer (``tests/nbval_sanitize.cfg``) reads a re-render's line as 'none', so that a
+    re-execution that retrains and finds no drift matches the committed re-render."""
     head = f"means (accuracy, AUROC) that moved more than {tol} from the stored results:"
     if cmp is None:
         return f"{head} nothing compared (no stored results, and no committed reference with these settings)"
+    if not retrained:
+        return f"{head} {NOT_RETRAINED}"
     bad = cmp[~cmp.within]
     if not len(bad):
         return f"{head} none"
@@ -226,6 +249,39 @@ def drift_line(cmp: pd.DataFrame | None, tol: float = REPRO_TOL) -> str:
         for r in bad.itertuples()
     ]
     return f"{head} " + "; ".join(dict.fromkeys(parts))  # one entry per method without a match
+
+
+NOT_RETRAINED = "none compared, nothing was retrained (a re-render)"
+""":func:`drift_line`'s words for a re-render (``tests/nbval_sanitize.cfg`` matches them)."""
+
+
+def reproduction_text(cmp: pd.DataFrame | None, where: str, trained: int, reused: int, tol: float = REPRO_TOL) -> str:
+    """Notebook 03's reproduction check in words: what was compared with what.
+
+    ``cmp``: :func:`compare_means` of the results ``where`` (:func:`results_to_compare`) and this
+    run's; ``trained`` / ``reused``: the members this run trained and took from stored results.
+    A run that trained nothing (a re-render) compared nothing: it says so, and how to compare."""
+    if trained == 0 and cmp is not None:
+        return (
+            f"Nothing was retrained: all {counted(reused, 'member')} were reused from the results stored "
+            "here, so the numbers above are the stored ones and there is no second run to compare them "
+            "with. Run this notebook with `reuse = False` (or `TCC_REUSE=0` in its environment, as `make "
+            "test` does for the smoke set) to train them again and compare the means with these."
+        )
+    if cmp is None:
+        return f"Nothing to compare with: {where}."
+    worst = float(cmp["diff"].abs().max()) if len(cmp) else 0.0
+    identical = bool((cmp["diff"].abs() < 1e-5).all() and cmp.same_seeds.all())
+    moved = cmp[~cmp.within]
+    members = f"{counted(trained, 'member')} trained now" + (f", {reused} reused" if reused else "")
+    verdict = (
+        "every mean identical"
+        if identical
+        else f"every mean within {tol} (largest change {worst:.4f})"
+        if not len(moved)
+        else f"{counted(moved.method.nunique(), 'method')} moved more than {tol} (largest change {worst:.4f})"
+    )
+    return f"Compared with {where} ({members}): {verdict}."
 
 
 _NOT_COMPARED = names(stage="output")
@@ -245,11 +301,13 @@ TIMED = (
 
 
 def time_record(run, out_dir) -> str:
-    """Notebook 03's lines on where the time went: the members this run trained and reused, then
-    its seconds per part; a run that trained no member (a re-render) gives instead the record of
-    the last training stored in ``out_dir`` (its ``timings.json``, which only a training writes)."""
+    """Notebook 03's lines on where the time went: the members this run trained and reused (and,
+    for a user's rule, the identity it matched or what changed), then its seconds per part; a run
+    that trained no member (a re-render) gives instead the record of the last training stored in
+    ``out_dir`` (its ``timings.json``, which only a training writes)."""
     t = run.timings
     lines = [f"members trained now: {t['trained_members']}, reused from stored results: {t['reused_members']}"]
+    lines += getattr(run, "code_notes", [])
     if t["trained_members"]:
         spent = ", ".join(f"{k} {t[key]:.1f}" for k, key in TIMED if key in t)
         return "\n".join([*lines, f"time (s): {spent}"])
@@ -265,10 +323,11 @@ def time_record(run, out_dir) -> str:
     return "\n".join([*lines, f"{head}: {took}"])
 
 
-def settings_record(cfg) -> dict:
-    """What ``config.json`` holds: every setting, and the code identity of the run's methods and
-    baselines that come from a user's plugin (:func:`tcclib.artifacts.keys.code_identities`)."""
-    code = content_keys.code_identities(cfg)
+def settings_record(cfg, code: dict | None = None) -> dict:
+    """What ``config.json`` holds: every setting, and the identity of the run's methods and
+    baselines that come from a user's code (``code``, those its keys were computed with; computed
+    now when not given: :func:`tcclib.artifacts.keys.code_identities`)."""
+    code = content_keys.code_identities(cfg) if code is None else code
     return {**cfg.to_dict(), **({PLUGIN_CODE: code} if code else {})}
 
 
@@ -289,11 +348,60 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
         for k in sorted(set(ref) | set(mine))
         if k not in (*_NOT_COMPARED, PLUGIN_CODE) and ref.get(k) != mine.get(k)
     ]
-    stored_code = ref.get(PLUGIN_CODE) or {}
-    diff += [
-        f"code of {name} changed" for name, code in mine.get(PLUGIN_CODE, {}).items() if stored_code.get(name) != code
-    ]
+    diff += code_changes(ref.get(PLUGIN_CODE), mine.get(PLUGIN_CODE))
     return not diff, "; ".join(diff)
+
+
+def stored_code(config_json) -> dict:
+    """The user code identities a stored run's ``config.json`` records (empty when it has none)."""
+    try:
+        found = json.loads(Path(config_json).read_text()).get(PLUGIN_CODE)
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def code_changes(stored, now) -> list[str]:
+    """``code of nearby changed``, ``arguments of k30 changed``: what differs between the user
+    code identities a run stored (``config.json``'s ``plugin_code``) and those computed now, per
+    method and rule (:func:`tcclib.method.registry.changes`)."""
+    stored, now = (part if isinstance(part, dict) else {} for part in (stored, now))
+    out = []
+    for name, identity in now.items():
+        before = stored.get(name)
+        pairs = (
+            [(rule, before.get(rule) if isinstance(before, dict) else None, value) for rule, value in identity.items()]
+            if isinstance(identity, dict)
+            else [(name, before, identity)]
+        )
+        for rule, old, new in pairs:
+            out += [_CHANGED[kind].format(rule=rule) for kind in registry.changes(old, new)]
+    return out
+
+
+def keyed_as(identities: dict) -> str:
+    """``; nearby matched as code d9b1ade7, state 53aa74dc, draws 5f142a7a``: the identity each user
+    rule (or baseline) of a run was keyed by (:func:`tcclib.artifacts.keys.code_identities`), short."""
+    named = [
+        (rule, found)
+        for name, value in identities.items()
+        for rule, found in (value.items() if isinstance(value, dict) else [(name, value)])
+    ]
+    if not named:
+        return ""
+    short = [
+        f"{rule} matched as " + ", ".join(f"{k} {v[:8]}" for k, v in (part.split(":", 1) for part in found.split(" ")))
+        for rule, found in named
+    ]
+    return "; " + "; ".join(short)
+
+
+_CHANGED = {
+    "code": "code of {rule} changed",
+    "arguments": "arguments of {rule} changed",
+    "draws": "what {rule} draws changed (its code and arguments read the same: something its key cannot read)",
+    "scheme": "{rule} was stored under an older identity scheme (it trains again once)",
+}
 
 
 def _difference(name: str, mine, stored) -> str:

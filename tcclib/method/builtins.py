@@ -15,7 +15,7 @@ from __future__ import annotations
 from tcclib.method import rules
 from tcclib.method.config import XGB_SETTINGS, xgb_parameters
 from tcclib.method.probe import TunedLogisticRegression
-from tcclib.method.registry import BASELINE_ORDER, TAB10
+from tcclib.method.registry import BASELINE_ORDER, PALETTE
 from tcclib.method.registry import register_baseline as baseline
 from tcclib.method.registry import register_method as method
 from tcclib.method.registry import register_rule as rule
@@ -73,17 +73,19 @@ method(
     "none",
     label="no pretraining",
     order=1,
-    color=TAB10[0],
+    color=PALETTE[0],
     paper=True,
     paper_columns={"how": "no_pretrain"},
 )
-method("random", "column", label="random (SCARF)", order=2, color=TAB10[1], paper=True, paper_columns={"how": "random"})
+method(
+    "random", "column", label="random (SCARF)", order=2, color=PALETTE[1], paper=True, paper_columns={"how": "random"}
+)
 method(
     "class",
     "pseudo",
     label="class-conditioned (pseudo)",
     order=3,
-    color=TAB10[2],
+    color=PALETTE[2],
     paper=True,
     tables=("how", "where"),
     paper_columns={"how": "class", "where": "random_features"},
@@ -93,7 +95,7 @@ method(
     "oracle",
     label="oracle (true labels)",
     order=4,
-    color=TAB10[3],
+    color=PALETTE[3],
     paper=True,
     paper_columns={"how": "oracle"},
 )
@@ -103,7 +105,7 @@ method(
     "least",
     label="class + least-correlated",
     order=5,
-    color=TAB10[4],
+    color=PALETTE[4],
     paper=True,
     paper_columns={"where": "least_correlated"},
 )
@@ -113,7 +115,7 @@ method(
     "most",
     label="class + most-correlated",
     order=6,
-    color=TAB10[5],
+    color=PALETTE[5],
     paper=True,
     paper_columns={"where": "most_correlated"},
 )
@@ -126,7 +128,7 @@ method(
     label="class + 'most' (authors' flip)",
     group="published",
     order=7,
-    color=TAB10[6],
+    color=PALETTE[6],
     paper_columns={"where": "most_correlated"},
     separate=True,
     about="the authors' flipped run",
@@ -142,7 +144,7 @@ method(
     label="class + 'most' (authors' flip and rule)",
     group="published",
     order=7.5,
-    color="#f7b6d2",
+    color="#882255",
     paper_columns={"where": "most_correlated"},
     separate=True,
     repeats="class_most_published",
@@ -151,7 +153,7 @@ method(
 
 # --------------------------------------------------------------------------- baselines (after every method)
 
-baseline("xgboost", xgboost_classifier, settings=tuple(XGB_SETTINGS), order=BASELINE_ORDER, color=TAB10[7])
-baseline("logreg", logistic_regression, order=BASELINE_ORDER + 1, color=TAB10[8])
-baseline("logreg_cv", tuned_logistic_regression, order=BASELINE_ORDER + 1.5, color="#6b6ecf")
-baseline("self_training", self_training, semi_supervised=True, order=BASELINE_ORDER + 2, color=TAB10[9])
+baseline("xgboost", xgboost_classifier, settings=tuple(XGB_SETTINGS), order=BASELINE_ORDER, color=PALETTE[7])
+baseline("logreg", logistic_regression, order=BASELINE_ORDER + 1, color=PALETTE[8])
+baseline("logreg_cv", tuned_logistic_regression, order=BASELINE_ORDER + 1.5, color="#88CCEE")
+baseline("self_training", self_training, semi_supervised=True, order=BASELINE_ORDER + 2, color=PALETTE[9])

@@ -32,13 +32,16 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import linecache
 import os
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcclib.method import identity as keyed
 from tcclib.util.errors import register_short
+from tcclib.util.paths import relative_to_root
 
 
 class RegistryError(ValueError):
@@ -63,19 +66,25 @@ ENTRY_POINTS = "tcclib.plugins"
 """The entry-point group of installed packages' plugins."""
 ENV = "TCC_PLUGINS"
 """Plugins every tcclib process loads: paths or module names separated by ``os.pathsep``."""
+RULE_CELL = "notebook 09's rule cell"
+"""The origin of the file notebook 09's rule cell writes (``%%writefile``) and loads: a name that
+cell uses but another cell defines is not in that file, and its error says so."""
 
 
 @dataclass(frozen=True)
 class Plugin:
     """One loaded plugin: ``spec`` as given, the ``module`` name it runs under, the ``path`` of its
-    file (None for a module found by name elsewhere), where it came from (``origin``) and the
-    digest of its text (``digest``: a file loaded again with the same digest is not run again)."""
+    file (None for a module found by name elsewhere), where it came from (``origin``), the digest
+    of its text (``digest``: a file loaded again with the same digest is not run again) and the
+    user's own modules its import brought in (``helpers``: ``(module, file, digest)``; an edited
+    one is imported afresh with the plugin, so that what runs is what the files say now)."""
 
     spec: str
     module: str
     path: str | None
     origin: str
     digest: str = ""
+    helpers: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -258,21 +267,69 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
         raise PluginError(f"plugin {spec}: cannot be read ({e.strerror})") from None
     digest = hashlib.sha256(text).hexdigest()[:16]
     known = _LOADED.get(str(path))
-    if known is not None and known.digest == digest:
+    if known is not None and known.digest == digest and not _edited_helpers(known):
         return known
-    twin = next((p for p in _LOADED.values() if p.digest == digest and Path(p.path or "").name == path.name), None)
+    twin = next(
+        (
+            p
+            for p in _LOADED.values()
+            if p.digest == digest and Path(p.path or "").name == path.name and not _edited_helpers(p)
+        ),
+        None,
+    )
     if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
         return twin
     module_name = known.module if known else _module_name(path)
     if known is not None:  # edited: what it registered before goes, what it registers now comes
         _forget(module_name)
+        for helper, _, _ in known.helpers:  # imported afresh by the plugin's import below
+            _drop_cached_bytecode(sys.modules.pop(helper, None))
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(module_spec)
+    module.__cached__ = None  # (run from the text below, never from a cached bytecode file)
     sys.modules[module_name] = module
-    _run(lambda: module_spec.loader.exec_module(module), module_name, str(path), spec)
-    plugin = Plugin(spec, module_name, str(path), origin, digest)
+    # the text read above is what runs, and what the rule's key reads (linecache: never re-read from disk)
+    source = text.decode("utf-8", "surrogateescape")
+    linecache.cache[str(path)] = (len(source), None, source.splitlines(keepends=True), str(path))
+    before = set(sys.modules)
+    _run(
+        lambda: exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__),
+        module_name,
+        str(path),
+        spec,
+        origin,
+    )
+    plugin = Plugin(spec, module_name, str(path), origin, digest, _helpers(set(sys.modules) - before))
     _LOADED[str(path)] = plugin
     return plugin
+
+
+def _helpers(names) -> tuple[tuple[str, str, str], ...]:
+    """The user's own modules among ``names`` (not installed, not tcclib's), with their files' digests."""
+    out = []
+    for name in sorted(names):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file and keyed.is_followed(name) and os.path.isfile(file):
+            out.append((name, file, _file_digest(file)))
+    return tuple(out)
+
+
+def _drop_cached_bytecode(module) -> None:
+    """Remove a user module's cached bytecode, so that importing it again reads its file: Python
+    takes the cache as current when the file's modification second and size are unchanged (an
+    edit within a second that keeps the size would otherwise be missed)."""
+    cached = getattr(module, "__cached__", None)
+    if cached:
+        with contextlib.suppress(OSError):
+            os.remove(cached)
+
+
+def _edited_helpers(plugin: Plugin) -> bool:
+    return any(not os.path.isfile(file) or _file_digest(file) != digest for _, file, digest in plugin.helpers)
+
+
+def _file_digest(file: str) -> str:
+    return hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
 
 
 def _load_module(spec: str, origin: str) -> Plugin:
@@ -289,7 +346,7 @@ def _load_module(spec: str, origin: str) -> Plugin:
                 f"plugin {spec}{_from(origin)}: no module of that name here (not a .py file either); install "
                 f"the package that provides it, or give the path of a .py file"
             )
-        _run(lambda: importlib.import_module(spec), spec, found.origin, spec)
+        _run(lambda: importlib.import_module(spec), spec, found.origin, spec, origin)
     module = sys.modules[spec]
     plugin = Plugin(spec, spec, getattr(module, "__file__", None), origin)
     _LOADED[spec] = plugin
@@ -333,7 +390,7 @@ def _restore_torch(before: list) -> list[str]:
     return changed
 
 
-def _run(action, module_name: str, path: str | None, spec: str) -> None:
+def _run(action, module_name: str, path: str | None, spec: str, origin: str = "python") -> None:
     """Run a plugin's import with this module told who registers; any error becomes one line
     naming the file and the line where it happened.  A plugin that changes torch's global state
     at import (:data:`_TORCH_STATE`) is refused, and the state set back."""
@@ -350,7 +407,7 @@ def _run(action, module_name: str, path: str | None, spec: str) -> None:
         _undo(module_name)
         if isinstance(e, KeyboardInterrupt):
             raise
-        raise PluginError(_failure_line(e, path, spec)) from e
+        raise PluginError(_failure_line(e, path, spec) + undefined_name_fix(e, path, origin)) from e
     changed = _restore_torch(before)
     if changed:
         _undo(module_name)
@@ -380,8 +437,30 @@ def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
     message = str(error).splitlines()[0] if str(error) else ""
     if isinstance(error, SyntaxError):
         message = error.msg
-    where = f"{path or spec}" + (f", line {line}" if line else "")
+    where = (relative_to_root(path) if path else spec) + (f", line {line}" if line else "")
     return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ")
+
+
+def undefined_name_fix(error: BaseException, path: str | None, origin: str | None = None) -> str:
+    """What a :class:`NameError` raised in the plugin file ``path`` adds to its line: the file sees
+    only what it defines or imports (notebook 09's rule cell, :data:`RULE_CELL`: not what the
+    notebook's other cells define), and the fix; empty for any other error, and for a file that is
+    not a loaded plugin (a rule defined in a cell sees the kernel's names).  ``origin``: where the
+    file was loaded from (default: as :func:`load` recorded it)."""
+    if not isinstance(error, NameError) or not path:
+        return ""
+    if origin is None:
+        known = _LOADED.get(str(Path(path).resolve())) if Path(path).is_file() else None
+        if known is None:
+            return ""
+        origin = known.origin
+    name = repr(error.name) if getattr(error, "name", None) else "it"
+    if origin == RULE_CELL:
+        return (
+            f": the rule's cell is a file of its own ({relative_to_root(path)}), without what the notebook's other "
+            f"cells define: define {name} in the rule's cell, or import it there"
+        )
+    return f": the rule's file sees only what it defines or imports: define {name} there, or import it"
 
 
 def unload(spec) -> None:

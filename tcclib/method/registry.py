@@ -28,25 +28,18 @@ from __future__ import annotations
 
 import colorsys
 import difflib
-import functools
-import hashlib
 import importlib
-import inspect
-import io
 import itertools
 import math
 import sys
-import textwrap
-import tokenize
-import types
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tcclib.method import plugins
+from tcclib.method import identity, plugins
 from tcclib.method.plugins import RegistryError, current_origin, ensure_loaded
+from tcclib.util.paths import relative_to_root
 
 if TYPE_CHECKING:  # (the layout check sees the edge; the module loads in _rules())
     from tcclib.method import rules
@@ -69,13 +62,11 @@ RULES = ("direct", "authors")
 GROUPS = ("how", "where", "published", "baseline")
 TABLE_KINDS = ("how", "where")
 
-# matplotlib's tab10, in the order the figures have always used
-TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-# tab20's lighter shades, then tab20b's and tab20c's darker ones: colours for entries registered later
-_MORE = tuple(
-    "#aec7e8 #ffbb78 #98df8a #ff9896 #c5b0d5 #c49c94 #f7b6d2 #c7c7c7 #dbdb8d #9edae5 "
-    "#393b79 #637939 #8c6d31 #843c39 #7b4173 #3182bd #e6550d #31a354 #756bb1 #636363".split()
-)
+# Colour-blind-safe colours (tcclib.paper.style states the convention): Okabe & Ito's, black first
+# and yellow left out (too pale on white), then three of Paul Tol's "muted"; in the built-ins' order
+PALETTE = ("#000000", "#E69F00", "#009E73", "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#999933", "#332288", "#44AA99")
+# Tol's other "muted" colours, then Okabe & Ito's yellow: colours for entries registered later
+_MORE = ("#117733", "#AA4499", "#661100", "#6699CC", "#DDCC77", "#888888", "#F0E442")
 BASELINE_ORDER = 100.0
 """The baselines' places start here, so that a method registered later (placed after the last
 method by default) sorts among the methods, before every baseline."""
@@ -118,171 +109,76 @@ def _place(module: str | None) -> str:
     if plugins.cell_place(module):
         return plugins.cell_place(module)
     came = {p.module: f" ({p.origin})" for p in plugins.loaded(include_builtins=True)}.get(module, "")
-    return (_file_of(module) or module or "a direct call") + came
+    file = _file_of(module)  # shown relative to the repository (the root Lab serves), where it is under it
+    return (relative_to_root(file) if file else module or "a direct call") + came
 
 
 plugin_hint = plugins.hint
 """The end of an unknown-name message (:func:`tcclib.method.plugins.hint`)."""
 
 
-# --------------------------------------------------------------------------- code identity
-
-_SIMPLE = (int, float, str, bool, bytes, type(None))
+# --------------------------------------------------------------------------- identity by value
 
 
-def code_identity(obj) -> str | None:
-    """What identifies the code of a user's rule object or baseline factory in a content key.
+def code_identity(obj, named: str | None = None) -> str | None:
+    """What identifies a user's rule object, baseline factory or objective in a content key, by
+    value (:func:`tcclib.method.identity.identity`): ``"code:<hash> state:<hash>"`` (``version:<v>``
+    in place of the code where the object sets a ``version``), computed each time it is asked (a
+    run asks when it computes its keys), so every edit counts: its code and what it reaches in the
+    user's own files (defaults, closures, module constants, helpers in other files), and its whole
+    state (an attribute set after registration too).  None for tcclib's own code (keyed by
+    :data:`tcclib.artifacts.keys.TRAIN_VERSION`, so the committed keys stay).  What cannot be keyed
+    by value is refused (:class:`tcclib.method.identity.Unkeyable`, one line naming it and the fix)."""
+    found = identity.identity(obj, named or named_as(obj))
+    return None if found is None else found.text
 
-    None for tcclib's own code (its rules and baselines are keyed by
-    :data:`tcclib.artifacts.keys.TRAIN_VERSION`, so the committed keys stay).  Otherwise:
-    ``"version:<v>"`` when the rule (or factory) sets a ``version`` attribute, which pins it (an
-    edit that changes no result keeps the stored members; bump it when one does); else
-    ``"source:<hash>"``, a sha256 of the source of its own classes (for a rule: every class of its
-    type's MRO that is not tcclib's) or of the factory, with the source of every function, class
-    and plain constant of the same module that they read by name, followed to any depth.  So
-    editing ``donors()``, ``mask()``, a helper they call or a factory changes the identity of what
-    it affects, and nothing else's; comments, blank lines and the spacing within a line do not
-    count (:func:`_code_text`).  A class without a source file (a notebook cell, ``python -c``) is
-    read from its compiled form instead: its methods' bytecode, constants and names, and its plain
-    class attributes (:func:`_compiled_text`).  A rule object's arguments that are not at their
-    defaults follow the code (:func:`arguments`), so ``NearbyValue(width=0.2)`` is not
-    ``NearbyValue(width=0.1)``, and a rule made with its defaults keeps the identity it had."""
-    given = "" if isinstance(obj, (types.FunctionType, type, functools.partial)) else arguments(obj)
-    version = getattr(obj, "version", None)
-    if version is not None:
-        return f"version:{version}{given}"
-    parts: list[str] = []
-    if isinstance(obj, functools.partial):  # a factory with arguments bound: the function and its arguments
-        parts.append(repr((obj.args, sorted(obj.keywords.items()))))
-        obj = obj.func
-    if isinstance(obj, (types.FunctionType, type)):
-        roots = [] if _is_tcclib(obj) else [obj]
-    else:  # a rule object, or a callable instance: its classes
-        roots = [c for c in type(obj).__mro__ if c is not object and not _is_tcclib(c)]
-    if not roots:
+
+def named_as(obj) -> str:
+    """How a refusal names ``obj``: ``how rule 'nearby' (nearby_rule.py)``, ``function forest``."""
+    rules = sys.modules.get("tcclib.method.rules")
+    if rules is not None and isinstance(obj, (rules.HowRule, rules.WhereRule)):
+        return f"{rules.rule_kind(obj)} rule {rules.rule_name(obj)}"
+    return f"{type(obj).__name__} {getattr(obj, '__qualname__', '')}".strip()
+
+
+STORED_AS = {
+    "code:48fa110b0a1c5656 state:53aa74dcb0f80040 draws:5f142a7a9cd57a7a": "source:92fec80e2ae2a421",
+}
+"""Identities under which committed results were stored by an earlier scheme, by the identity the
+same code and arguments have now: ``examples/nearby_rule.py`` with its defaults (the screen's
+members in ``outputs/screen``, keyed by its source with its comments), so those members keep their
+keys.  Only that exact code and state map; any edit gives a new identity."""
+
+
+def rule_code(rule, spec: MethodSpec, cfg=None) -> str | None:
+    """The identity of a user's rule as its members' keys hold it: its code and state by value
+    (:func:`code_identity`) and what it draws on a fixed probe
+    (:func:`tcclib.method.rules.draws_fingerprint`); None for tcclib's own rules."""
+    found = code_identity(rule)
+    if found is None:
         return None
-    seen: set[int] = set()
-    for root in roots:
-        _collect_source(root, parts, seen)
-    identity = "source:" + hashlib.sha256("\n\x00".join(parts).encode()).hexdigest()[:16]
-    return STORED_AS.get(identity, identity) + given
+    text = f"{found} draws:{_rules().draws_fingerprint(rule, spec, cfg)}"
+    return STORED_AS.get(text, text)
 
 
-def arguments(obj) -> str:
-    """`` width=0.2``: the object's arguments that are not at their defaults, each a parameter of
-    its class's ``__init__`` read back as the attribute of the same name (scikit-learn's
-    ``get_params`` convention; an argument kept under another name is not seen: return it from
-    ``key_params()``, which enters the member's key too).  Empty when all are at their defaults."""
-    try:
-        parameters = list(inspect.signature(type(obj).__init__).parameters.values())[1:]
-    except (TypeError, ValueError):
-        return ""
-    out = []
-    for p in parameters:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or not hasattr(obj, p.name):
-            continue
-        value = _stable(getattr(obj, p.name))
-        if p.default is p.empty or value != _stable(p.default):
-            out.append(f" {p.name}={value}")
-    return "".join(out)
-
-
-def _stable(value) -> str:
-    """A text of ``value`` that is the same in every process (no memory addresses)."""
-    if isinstance(value, _SIMPLE):
-        return repr(value)
-    if isinstance(value, (list, tuple, Mapping)):
-        items = sorted(value.items()) if isinstance(value, Mapping) else value
-        return f"[{', '.join(map(_stable, items))}]"
-    if isinstance(value, (types.FunctionType, type)):
-        return code_identity(value) or f"{value.__module__}.{value.__qualname__}"
-    if hasattr(value, "tobytes"):  # an array or tensor: its values
-        value = value.detach().cpu().numpy() if hasattr(value, "detach") else value
-        return f"{value.dtype}{list(value.shape)}:{hashlib.sha256(value.tobytes()).hexdigest()[:16]}"
-    return f"{type(value).__qualname__}({_stable(vars(value)) if hasattr(value, '__dict__') else ''})"
-
-
-STORED_AS = {"source:35d55d6dbcb910a2": "source:92fec80e2ae2a421"}
-"""Code identities under which committed results were stored before comments stopped counting:
-``examples/nearby_rule.py`` (the screen's members in ``outputs/screen``) was keyed by its source
-with its comments; its identity without them maps to that one, so those members keep their keys."""
-
-
-def _code_text(source: str) -> str:
-    """``source`` as its tokens, without comments, blank lines or the spacing within a line: what
-    a formatting change or a comment leaves as it is (docstrings count: they are code)."""
-    skip = (tokenize.COMMENT, tokenize.NL)
-    try:
-        tokens = tokenize.generate_tokens(io.StringIO(textwrap.dedent(source)).readline)
-        return "\x01".join(f"{t.type}:{t.string}" for t in tokens if t.type not in skip)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return source
-
-
-def _is_tcclib(obj) -> bool:
-    module = getattr(obj, "__module__", None) or ""
-    return module == "tcclib" or module.startswith("tcclib.")
-
-
-def _collect_source(obj, parts: list[str], seen: set[int]) -> None:
-    """Append the source of ``obj`` (a class or function) and of what it reads by name from its
-    own module (functions, classes, plain constants), each once."""
-    if id(obj) in seen:
-        return
-    seen.add(id(obj))
-    try:
-        parts.append(_code_text(inspect.getsource(obj)))
-    except (OSError, TypeError):
-        parts.append(_compiled_text(obj))
-    module = getattr(obj, "__module__", None)
-    for code, namespace in _code_objects(obj):
-        for name in code.co_names:
-            value = namespace.get(name)
-            if isinstance(value, (types.FunctionType, type)):
-                if getattr(value, "__module__", None) == module and not _is_tcclib(value):
-                    _collect_source(value, parts, seen)
-            elif isinstance(value, _SIMPLE) or (
-                isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value)
-            ):
-                parts.append(f"{name} = {value!r}")
-
-
-def _functions(obj) -> list:
-    """The functions of a class's own namespace (methods, static and class methods, properties),
-    or ``[obj]`` for a function."""
-    if isinstance(obj, types.FunctionType):
-        return [obj]
-    out = []
-    for value in vars(obj).values() if isinstance(obj, type) else ():
-        if isinstance(value, (staticmethod, classmethod)):
-            value = value.__func__
-        if isinstance(value, property):
-            out += [f for f in (value.fget, value.fset) if f is not None]
-        elif isinstance(value, types.FunctionType):
-            out.append(value)
-    return out
-
-
-def _code_objects(obj):
-    """``(code object, its globals)`` of every function of ``obj``, nested code included."""
-    for function in _functions(obj):
-        stack = [function.__code__]
-        while stack:
-            code = stack.pop()
-            yield code, function.__globals__
-            stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-
-
-def _compiled_text(obj) -> str:
-    """A stable text of ``obj``'s compiled functions (bytecode, constants, names), for code with
-    no source file."""
-    out = [getattr(obj, "__qualname__", repr(obj))]
-    plain = vars(obj).items() if isinstance(obj, type) else ()
-    out += [f"{k} = {_stable(v)}" for k, v in plain if isinstance(v, _SIMPLE + (tuple,)) and not k.startswith("__")]
-    for code, _ in _code_objects(obj):
-        consts = [c.co_name if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
-        out.append(f"{code.co_name}:{code.co_code.hex()}:{consts}:{code.co_names}:{code.co_varnames}")
-    return "\n".join(out)
+def changes(old: str | None, new: str | None) -> list[str]:
+    """What differs between two identities of one rule (:func:`rule_code`): ``"code"``,
+    ``"arguments"`` (its state), ``"draws"`` (only what it draws on the probe, its code and state
+    reading the same: something the key cannot read, e.g. a file it opens), or ``"scheme"`` (the
+    stored one predates keying by value); empty when they are the same."""
+    if old == new:
+        return []
+    if not old or not new:
+        return ["code"]
+    kinds = {"code": "code", "version": "code", "state": "arguments", "draws": "draws"}
+    parts = []
+    for text in (old, new):
+        pairs = [part.split(":", 1) for part in text.split(" ")]
+        if any(len(pair) != 2 or pair[0] not in kinds for pair in pairs):
+            return ["scheme"]
+        parts.append({kinds[k]: v for k, v in pairs})
+    differ = [kind for kind in ("code", "arguments", "draws") if parts[0].get(kind) != parts[1].get(kind)]
+    return [kind for kind in differ if kind != "draws"] or differ
 
 
 def register_rule(rule, replace: bool = False):
@@ -311,23 +207,28 @@ def register_rule(rule, replace: bool = False):
         raise RegistryError(clash)
     if rule.name in table and _RULE_ORIGIN[rule.name] != current_origin():
         _REPLACED.setdefault(("rule", rule.name), (table, table[rule.name], _RULE_ORIGIN[rule.name]))
+    registered = code_identity(rule)  # (what cannot be keyed is refused here already, at the line that registers it)
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
-    _RULE_CODE[rule] = code_identity(rule)
+    _AS_REGISTERED[rule.name] = (id(rule), registered)
     return rule
 
 
 _RULE_ORIGIN: dict[str, str | None] = {}
 """The plugin that registered each rule name (None: registered by a direct call)."""
-_RULE_CODE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Each registered rule object's code identity (:func:`code_identity`), read when registered."""
+_AS_REGISTERED: dict[str, tuple[int, str | None]] = {}
+"""Each rule name's object (its id) and identity (:func:`code_identity`) when it was registered."""
 
 
-def rule_code(rule) -> str | None:
-    """The code identity of a registered rule object: None for tcclib's own rule classes."""
-    if rule not in _RULE_CODE:
-        _RULE_CODE[rule] = code_identity(rule)
-    return _RULE_CODE[rule]
+def changed_since_registered(rule) -> list[str]:
+    """What of a user's rule changed in this process since it was registered (``["arguments"]``:
+    an attribute set afterwards; ``["code"]``: a constant of its module set afterwards): what
+    another process, which loads the rule's file afresh (a sweep's kernels and workers), would
+    not see.  Empty for tcclib's rules and for a rule as registered."""
+    known = _AS_REGISTERED.get(rule.name)
+    if known is None or known[0] != id(rule) or known[1] is None:
+        return []
+    return changes(known[1], code_identity(rule))
 
 
 def check_rule_settings(rule) -> None:
@@ -426,14 +327,15 @@ class MethodSpec:
         }
         return settings, switches, own
 
-    def code(self) -> dict[str, str]:
-        """The code identity of its rules that are not tcclib's own (:func:`code_identity`), by
-        rule name: it enters its members' content key, so an edited plugin rule retrains them."""
+    def code(self, cfg=None) -> dict[str, str]:
+        """The identity of its rules that are not tcclib's own (:func:`rule_code`), by rule name,
+        computed now: it enters its members' content key, so an edited rule retrains them.
+        ``cfg``: the run's settings (what a rule reads of them while drawing on the probe)."""
         out = {}
         for name, rule in ((self.how, self.draw), (self.ranking, self.choice)):
-            identity = rule_code(rule)
-            if identity:
-                out[name] = identity
+            found = rule_code(rule, self, cfg)
+            if found:
+                out[name] = found
         return out
 
 
@@ -463,11 +365,15 @@ class Entry:
     repeats: str | None = None
     about: str = ""
     origin: str | None = None  # the plugin that registered it (None: a direct call)
-    code: str | None = None  # a user baseline factory's code identity (part of its content key)
 
     @property
     def is_baseline(self) -> bool:
         return self.factory is not None
+
+    def code(self) -> str | None:
+        """A user baseline factory's identity, computed now (:func:`code_identity`; part of its
+        members' content key); None for tcclib's own factories."""
+        return code_identity(self.factory, f"baseline {self.name!r}'s factory") if self.is_baseline else None
 
     def paper_column(self, kind: str) -> str | None:
         """The paper's column it is compared with in the ``kind`` table (None: none)."""
@@ -516,7 +422,7 @@ def _next_order(baseline: bool) -> float:
 def _unused_color(used: set[str]) -> str:
     """The first colour of the palette no entry uses; past the palette, a new hue each time
     (golden-angle steps), never an existing entry's colour."""
-    for c in TAB10 + _MORE:
+    for c in PALETTE + _MORE:
         if c not in used:
             return c
     for i in itertools.count(len(used)):
@@ -639,6 +545,7 @@ def register_baseline(
             f"register_baseline {name!r}: factory must be a callable (seed, cfg) -> "
             f"classifier, got {type(factory).__name__}"
         )
+    code_identity(factory, f"baseline {name!r}'s factory")  # (refused here already when it cannot be keyed)
     if isinstance(settings, str):
         raise RegistryError(
             f"register_baseline {name!r}: settings must be a list of Config fields, e.g. settings=[{settings!r}]"
@@ -652,7 +559,6 @@ def register_baseline(
             factory=factory,
             semi_supervised=bool(semi_supervised),
             settings=tuple(settings),
-            code=code_identity(factory),
             **_placed(name, "baseline", order, color, tables, ("how",)),
         )
     )

@@ -36,7 +36,11 @@ what enters its content key), and the built-ins over the functions above: :class
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import hashlib
 import inspect
+import random
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +50,7 @@ import numpy as np
 import torch
 
 from tcclib.method.draws import WHERE, GeneratorDraws
+from tcclib.method.plugins import undefined_name_fix
 from tcclib.util.errors import register_short
 
 
@@ -656,7 +661,7 @@ def call_rule(rule, what: str, action):
     except Exception as e:  # the rule's own failure, named
         raise RuleContractError(
             f"{rule_kind(rule)} rule {rule_name(rule)}: {what}() failed{_line_in(rule, e)}: "
-            f"{type(e).__name__}: {_first_line(e)}"
+            f"{type(e).__name__}: {_first_line(e)}{undefined_name_fix(e, source_file(rule))}"
         ) from e
 
 
@@ -684,3 +689,82 @@ def is_own(rule) -> bool:
 def run_rule(rule, what: str, action):
     """``action()`` for tcclib's own rules; :func:`call_rule` (errors named) for a user's."""
     return action() if is_own(rule) else call_rule(rule, what, action)
+
+
+# --------------------------------------------------------------------------- what a rule draws, as a key part
+
+PROBE_SHAPE = (2, 16, 5)
+"""The fixed probe a user rule draws on for its key (:func:`draws_fingerprint`): members, rows, features."""
+
+
+def draws_fingerprint(rule, spec, cfg) -> str:
+    """A hash of what a user's rule draws on a fixed small probe (:data:`PROBE_SHAPE`, fixed rows,
+    labels, uniforms and generators; the global random states fixed too), on a copy of the rule so
+    that nothing it does here reaches the run.  Part of its members' key beside its code and state
+    (:mod:`tcclib.method.identity`): an edit that changes what the rule draws there changes the key
+    even where reading the code would miss it.  A rule that fails on the probe is keyed by its
+    error's type (the run itself says what failed)."""
+    try:
+        trial = copy.deepcopy(rule)
+    except Exception as e:  # (a state that does not copy: keyed by its code and state alone)
+        return f"uncopied-{type(e).__name__}"
+    k, n_rows, n_features = PROBE_SHAPE
+    fixed = torch.Generator().manual_seed(2404_17489)
+    raw = torch.randn(k, n_rows, n_features, generator=fixed)
+    labels = (torch.arange(n_rows) % 2).repeat(k, 1)
+    needs = getattr(trial, "needs", NOTHING)
+    members = Members(
+        index=list(range(k)),
+        active=torch.ones(k, n_features, dtype=torch.bool),
+        labels=torch.zeros_like(labels) if needs == NOTHING else labels,
+        n_classes=2,
+        corrupted=torch.full((k,), 2, dtype=torch.int64),
+        gens=[torch.Generator().manual_seed(seed) for seed in range(1, k + 1)],
+        specs=[spec] * k,
+        seed_index=torch.arange(k),
+        cfg=cfg,
+        all_rows=raw,
+    )
+    try:
+        with _fixed_global_randomness():
+            if isinstance(trial, HowRule):
+                before = members if needs != PSEUDO_LABELS else _with_labels(members, UnknownLabels(trial))
+                state = trial.prepare(before)
+                drawn = trial.donors(members, state, torch.rand(k, n_rows, n_features, generator=fixed))
+            else:
+                importance = torch.rand(k, n_features, n_features, generator=fixed, dtype=torch.float64).numpy()
+                drawn = trial.mask(members, trial.prepare(members, importance if trial.needs_importance else None))
+    except Exception as e:  # (keyed by what failed; training names the failure)
+        return f"fails-{type(e).__name__}"
+    if not isinstance(drawn, torch.Tensor):
+        return f"returns-{type(drawn).__name__}"
+    values = drawn.detach().to("cpu").contiguous().to(torch.int64).numpy()
+    return hashlib.sha256(f"{drawn.dtype}{list(drawn.shape)}".encode() + values.tobytes()).hexdigest()[:16]
+
+
+def _with_labels(members: Members, labels) -> Members:
+    return Members(**{**members.__dict__, "labels": labels})
+
+
+@contextlib.contextmanager
+def _fixed_global_randomness():
+    """torch's (CPU), numpy's and Python's global random states fixed for the probe, one torch
+    thread (a probe this small gains nothing from more, and a busy machine's thread pool wakes
+    slowly), all put back after."""
+    torch_state, numpy_state, python_state = (
+        torch.default_generator.get_state(),
+        np.random.get_state(),
+        random.getstate(),
+    )
+    threads = torch.get_num_threads()
+    torch.default_generator.manual_seed(0)  # (torch.manual_seed would seed every accelerator too)
+    np.random.seed(0)
+    random.seed(0)
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.default_generator.set_state(torch_state)
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)

@@ -19,12 +19,13 @@ import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from tcclib.artifacts import store
 from tcclib.method.config import HEADS, split_variant, variant_name
 from tcclib.method.registry import METHODS
-from tcclib.paper import stats, tables
+from tcclib.paper import plots, stats, style, tables
 
 RESULTS = "results.csv"
 REFERENCE = "logreg"  # the baseline every variant is held against (the best one in the paper report)
@@ -147,24 +148,146 @@ def rank_summary(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(cols).sort_values("accuracy rank")
 
 
+def _variant_colour(name: str) -> str:
+    """A variant's colour: its head's (:data:`tcclib.paper.style.HEAD_COLOURS`) for a method under
+    a head, dark grey for ``logreg`` and ``logreg_cv``, light grey for the other baselines."""
+    if base_method(name) in METHODS:
+        return style.HEAD_COLOURS.get(head_of(name), style.NEUTRAL)
+    return "0.35" if name in (REFERENCE, TUNED) else "0.7"
+
+
 def rank_figure(results: pd.DataFrame):
     """Average ranks of every variant on accuracy and AUROC (1 = best: shorter bars are better),
     the pretrained variants coloured by head, logreg dark grey, ``no_pretrain`` and the other
     baselines light grey."""
     summary = rank_summary(everywhere(results))
-    colours = {"frozen": "#4C72B0", "finetune": "#DD8452", "concat": "#55A868", "probe": "#C44E52"}
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.32 * len(summary) + 1.2), sharey=True)
     for ax, metric in zip(axes, ("accuracy", "auroc")):
         ranks = summary[f"{metric} rank"]
-        colour = [
-            colours[head_of(n)] if is_pretrained(n) else "0.35" if n in (REFERENCE, TUNED) else "0.7"
-            for n in ranks.index
-        ]
+        colour = [_variant_colour(n) if is_pretrained(n) or n in (REFERENCE, TUNED) else "0.7" for n in ranks.index]
         ax.barh(ranks.index, ranks.values, color=colour)
         ax.set(title=f"{metric}: average rank over {results['dataset'].nunique()} datasets", xlabel="rank (1 = best)")
+        ax.tick_params(labelsize=style.TICK_SIZE)
     axes[0].invert_yaxis()  # (the y axis is shared: the best variant on top in both)
     fig.tight_layout()
     return fig
+
+
+def cd_figure(results: pd.DataFrame, metric: str):
+    """The critical-difference diagram (Friedman + Nemenyi) of every variant measured on every dataset."""
+    results = everywhere(results)
+    ax = stats.plot_cd(stats.rank_test(results, metric, names(results)))
+    return ax.figure
+
+
+def reference_differences(results: pd.DataFrame, metric: str, reference: str = REFERENCE) -> pd.DataFrame:
+    """Each variant's paired difference from ``reference`` over the datasets: per dataset, the
+    variant's mean over seeds minus the reference's (points of accuracy, or AUROC); per variant
+    the Hodges-Lehmann estimate of the median difference with its 95 % interval
+    (:func:`tcclib.paper.stats.hodges_lehmann`: the interval of the Wilcoxon test in
+    :func:`paired_table`, so it leaves out zero where p < 0.05), the plain median, the datasets
+    above and below, and that test's p. Columns variant, estimate, low, high, n, median, better,
+    worse, p, ``per_dataset`` (the differences); the largest estimate first."""
+    wide = stats.dataset_means(everywhere(results), metric, names(everywhere(results)))
+    rows = []
+    for n in wide.columns:
+        if n == reference:
+            continue
+        d = (wide[n] - wide[reference]).dropna()
+        estimate, low, high = stats.hodges_lehmann(d)
+        w = stats.wilcoxon(wide[n], wide[reference])
+        rows.append(
+            dict(
+                variant=n,
+                estimate=estimate,
+                low=low,
+                high=high,
+                n=len(d),
+                median=w["median_diff"],
+                better=w["better"],
+                worse=w["worse"],
+                p=w["p"],
+                per_dataset=d.to_numpy(),
+            )
+        )
+    return pd.DataFrame(rows).sort_values("estimate", ascending=False, ignore_index=True)
+
+
+def difference_figure(results: pd.DataFrame, reference: str = REFERENCE):
+    """Each variant against ``reference`` (logistic regression), accuracy and AUROC side by side:
+    a row per variant (the best on top), the datasets' differences as dots, the Hodges-Lehmann
+    estimate and its 95 % interval (:func:`reference_differences`) in the head's colour, the
+    paired Wilcoxon p at the right."""
+    fig, axes = plt.subplots(1, 2, figsize=(14, 0.34 * (len(names(everywhere(results))) - 1) + 2.4))
+    jitter = np.random.default_rng(0)
+    for ax, metric in zip(axes, ("accuracy", "auroc")):
+        d = reference_differences(results, metric, reference)
+        low, high = _shown_range(d)
+        for y, r in d.iterrows():
+            colour = _variant_colour(r["variant"])
+            dots = np.clip(r["per_dataset"], low, high)
+            ax.scatter(dots, y + jitter.uniform(-0.15, 0.15, len(dots)), s=6, color=colour, alpha=0.35, lw=0)
+            for edge, sign, marker in ((low, -1, "<"), (high, 1, ">")):
+                beyond = int((sign * (r["per_dataset"] - edge) > 0).sum())
+                if beyond:
+                    ax.scatter([edge], [y], marker=marker, s=22, color=colour)
+            err = [[r["estimate"] - r["low"]], [r["high"] - r["estimate"]]]
+            ax.errorbar(r["estimate"], y, xerr=err, fmt="o", ms=5, color=colour, capsize=3, lw=1.5)
+            ax.annotate(f"p {r['p']:.2g}", (1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=8)
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_xlim(low - 0.03 * (high - low), high + 0.03 * (high - low))
+        ax.set_yticks(range(len(d)), labels=d["variant"])
+        ax.set_ylim(len(d) - 0.5, -0.5)
+        ax.set_xlabel(f"variant − {reference} ({style.difference_unit(metric)})", fontsize=style.LABEL_SIZE)
+        ax.set_title("accuracy" if metric == "accuracy" else "AUROC", fontsize=style.LABEL_SIZE + 1)
+        ax.tick_params(labelsize=style.TICK_SIZE)
+        ax.grid(axis="x", color="0.92", lw=0.6)
+        ax.set_axisbelow(True)
+    n = int(results["dataset"].nunique())
+    seeds = int(results["seed"].nunique())
+    fig.suptitle(
+        f"Each variant minus {reference} on the same labeled rows, per dataset (its mean over {seeds} seeds): "
+        f"the median difference (Hodges-Lehmann) and its {style.LEVEL * 100:g} % interval over n = {n} datasets, "
+        "the paired\nWilcoxon test's (its p at the right); dots: datasets, a triangle where some lie beyond the "
+        "axis; colour: the head (frozen blue, finetune orange, concat green, probe purple), baselines grey",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def _shown_range(d: pd.DataFrame) -> tuple[float, float]:
+    """The x range of :func:`difference_figure`'s panel: every interval and 96 % of the datasets'
+    differences (a few far-off datasets would squeeze the rest into a line)."""
+    dots = np.concatenate(list(d["per_dataset"]))
+    low = min(np.nanmin(d["low"]), np.nanquantile(dots, 0.02), 0.0)
+    high = max(np.nanmax(d["high"]), np.nanquantile(dots, 0.98), 0.0)
+    return float(low), float(high)
+
+
+FIGURES = {
+    "against_logreg": "Each variant minus logistic regression, per dataset: the median difference (Hodges-Lehmann) "
+    "and its 95 % interval over the datasets, the paired Wilcoxon p",
+    "cd_accuracy": "Average ranks of the variants over the datasets, accuracy: Friedman and Nemenyi's critical "
+    "difference",
+    "cd_auroc": "Average ranks of the variants over the datasets, AUROC: Friedman and Nemenyi's critical difference",
+}
+"""The figures :func:`write_figures` writes (file name without suffix -> what it shows)."""
+
+
+def write_figures(base, results: pd.DataFrame) -> list[Path]:
+    """:data:`FIGURES` as PNG and PDF in ``base/figures/``, from the stored ``results``; returns the paths."""
+    out = Path(base) / "figures"
+    figures = {
+        "against_logreg": difference_figure(results),
+        "cd_accuracy": cd_figure(results, "accuracy"),
+        "cd_auroc": cd_figure(results, "auroc"),
+    }
+    paths = []
+    for stem, fig in figures.items():
+        paths += plots.savefig(fig, out / stem)
+        plt.close(fig)
+    return paths
 
 
 def rank_words(results: pd.DataFrame, metric: str) -> str:

@@ -281,6 +281,29 @@ def plain_summary(results: pd.DataFrame, set_dir=None) -> list[str]:
     ]
 
 
+def claims_lines(results: pd.DataFrame) -> list[str]:
+    """The paper's claims tested on our win matrices, in sentences (markdown bullets), as
+    :func:`plain_summary` says them: how many of the paper's datasets they rest on, then per
+    metric the claims grouped by verdict (:func:`claims`)."""
+    if results.empty:
+        return ["- No finished dataset yet: nothing to say."]
+    lines = _claims_text({metric: claims(results, metric, raw=True) for metric in ("accuracy", "auroc")})
+    return [_coverage(results), *(lines or ["- None of the paper's claims has both of its methods in these results."])]
+
+
+def agreement_lines(results: pd.DataFrame) -> list[str]:
+    """How close our numbers come to the paper's, cell by cell, in sentences (markdown bullets),
+    as :func:`plain_summary` says it: the distinct cells inside our 95 % interval, Welch's
+    differences and TOST equivalences per metric, then the separately scored methods."""
+    if results.empty:
+        return ["- No finished dataset yet: nothing to say."]
+    cells = stats.cell_tests(results)
+    if not len(cells):
+        return ["- The paper reports none of these datasets: no cell to set beside ours."]
+    summ = stats.cell_summary(cells)
+    return _cells_text(_distinct_cell_facts(cells, summ)) + _separate_text(_separate_facts(cells, summ))
+
+
 def summary_facts(results: pd.DataFrame, set_dir=None) -> dict:
     """The statistics behind :func:`plain_summary`, one entry per sentence group: ``datasets``
     (how many), ``claims`` (per metric, :func:`claims`), ``cells`` and ``separate`` (the per-cell
@@ -901,6 +924,25 @@ def _head_variants_section(set_dir: Path) -> list[str]:
     """The frozen encoder against the opt-in heads, when the set has a stored comparison."""
     name = HEAD_VARIANT_SETS.get(set_dir.resolve().name)
     return heads.section(set_dir.parent / name) if name else []
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    kept = "".join(ch for ch in heading.lower() if ch.isalnum() or ch in " -_")
+    return kept.replace(" ", "-")
+
+
+def report_link(text: str, path) -> str:
+    """Notebook 06's pointer to the report it wrote (``text`` at ``path``) instead of the report
+    itself: its name, a link, its length and its sections, each linked (anchors as GitHub makes them)."""
+    name = Path(path).name
+    heads = [line[3:].strip() for line in text.splitlines() if line.startswith("## ")]
+    lines = [
+        f"The full report is [`{name}`]({name}), beside this notebook ({len(text.splitlines()):,} lines). "
+        "Its sections:",
+        "",
+    ]
+    return "\n".join(lines + [f"- [{h}]({name}#{_anchor(h)})" for h in heads])
 
 
 def build_report(set_dir, title: str | None = None, figures: bool = True) -> str:

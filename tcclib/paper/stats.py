@@ -58,7 +58,6 @@ from tcclib.paper.cell_tests import (  # noqa: F401  (part of this module's API)
     tost,
     welch_test,
 )
-from tcclib.paper.plots import METHOD_ORDER
 
 __all__ = [
     "ALPHA",
@@ -78,6 +77,7 @@ __all__ = [
     "sign_test",
     "dataset_means",
     "wilcoxon",
+    "hodges_lehmann",
     "paper_wilcoxon",
     "class_vs_random",
     "friedman",
@@ -220,6 +220,34 @@ def wilcoxon(a, b, alternative: str = "two-sided") -> dict:
             r = _st.wilcoxon(a[ok], b[ok], alternative=alternative)
         out["statistic"], out["p"] = float(r.statistic), float(r.pvalue)
     return out
+
+
+def hodges_lehmann(d, level: float = 0.95) -> tuple[float, float, float]:
+    """``(estimate, low, high)``: the Hodges-Lehmann estimate of the median of the paired
+    differences ``d`` (the median of their Walsh averages, the pairwise means ``(d_i + d_j) / 2``,
+    i <= j) and its ``level`` interval, the one that goes with the Wilcoxon signed-rank test
+    (a shift outside it is rejected at 1 - ``level``, one inside is not): the Walsh averages
+    ranked ``c + 1`` and ``M - c`` of ``M``, with ``c`` the largest count with P(T+ <= c) <=
+    (1 - level) / 2 under the exact null distribution of the signed-rank statistic. NaN bounds
+    below 6 differences (no interval at 95 % exists); NaN values are dropped."""
+    d = np.asarray(d, dtype=float)
+    d = d[~np.isnan(d)]
+    n = d.size
+    if n == 0:
+        return np.nan, np.nan, np.nan
+    i, j = np.triu_indices(n)
+    walsh = np.sort((d[i] + d[j]) / 2)
+    estimate = float(np.median(walsh))
+    counts = np.zeros(n * (n + 1) // 2 + 1)  # ways to reach each signed-rank sum: the exact null distribution
+    counts[0] = 1
+    for rank in range(1, n + 1):
+        counts[rank:] = counts[rank:] + counts[:-rank].copy()
+    cdf = np.cumsum(counts) / 2.0**n
+    below = np.flatnonzero(cdf <= (1 - level) / 2)
+    if below.size == 0:
+        return estimate, np.nan, np.nan
+    c = int(below[-1])  # the Walsh averages left outside the interval on each side
+    return estimate, float(walsh[c]), float(walsh[walsh.size - 1 - c])
 
 
 def paired_row(a, b, metric: str) -> dict:
@@ -396,7 +424,7 @@ def rank_test(results: pd.DataFrame, metric: str, methods=None, alpha: float = A
     left_out, repeats = {}, {}
     if methods is None:
         present = list(dict.fromkeys(results["method"]))
-        methods = [m for m in METHOD_ORDER if m in present] + [m for m in present if m not in METHOD_ORDER]
+        methods = [m for m in registry.ORDER if m in present] + [m for m in present if m not in registry.ORDER]
         cover = results.dropna(subset=[metric]).groupby("method")["dataset"].nunique()
         most = int(cover.max()) if len(cover) else 0
         left_out = {m: (int(cover.get(m, 0)), most) for m in methods if cover.get(m, 0) < most}
@@ -466,7 +494,7 @@ def plot_cd(res: dict, ax=None, title: str | None = None):
             ax.text(right_x + 0.05, y, f"({r:.2f}) {name}", ha="left", va="center", fontsize=9)
     for g_i, g in enumerate(groups):
         y = -(0.18 + 0.14 * g_i)
-        ax.hlines(y, ranks[g[0]] - 0.03, ranks[g[-1]] + 0.03, color="tab:red", lw=3.5, alpha=0.8)
+        ax.hlines(y, ranks[g[0]] - 0.03, ranks[g[-1]] + 0.03, color="0.25", lw=3.5)
     ax.set_xlim(left_x - 2.6, right_x + 2.6)
     ax.set_ylim(-bottom, 0.95)
     ax.axis("off")

@@ -16,8 +16,8 @@ fraction) and ``auroc``.
   mean and se next to the published ones, whether the published mean lies inside our 95 %
   t-interval, and per cell a Welch t-test against the paper's mean and se and an equivalence
   test (TOST) within a stated margin (:mod:`tcclib.paper.stats`).
-* **LaTeX** (:func:`latex_table`): Tables 2-5 with ours next to the paper's, booktabs, best per
-  row in bold; :func:`write_set_tables` writes them beside the markdown.
+* **Markdown and LaTeX** (:func:`markdown_table`, :func:`latex_table`): Tables 2-5 with ours next
+  to the paper's, best per row in bold; :func:`write_set_tables` writes both.
 * The published Tables 2-5 ship with the package (``tcclib/paper/published/``, see its README), so
   nothing here reads files outside the project.
 
@@ -46,7 +46,7 @@ from scipy import stats
 from tcclib.artifacts import store
 from tcclib.data.sources import list_datasets
 from tcclib.method import registry
-from tcclib.paper import cell_tests
+from tcclib.paper import cell_tests, style
 
 __all__ = [
     "HOW_METHODS",
@@ -66,6 +66,7 @@ __all__ = [
     "to_markdown",
     "latex_table",
     "method_groups",
+    "markdown_table",
     "write_set_tables",
     "write_paper_comparisons",
 ]
@@ -78,6 +79,12 @@ WHERE_METHODS = registry.LiveNames(lambda: registry.paper_table_methods("where")
 PAPER_NAMES = registry.LiveMapping(registry.column_owners)
 #: number of seeds behind every published mean / se
 PAPER_SEEDS = 8
+#: datasets the paper's tables report under another name, with that name and its OpenML id:
+#: scikit-learn's ``breast_cancer`` is the UCI WDBC table (569 rows, 30 features), OpenML's ``wdbc``
+#: (1510), a row of Tables 2-5; the paper uses ``breast_cancer`` itself in Figures 1-2 only. The
+#: comparisons here match by id and name only; notebook 03 sets such a dataset beside that row
+#: (:func:`tcclib.paper.words.dataset_result`) and says so.
+PAPER_ALIASES = {"breast_cancer": ("wdbc", 1510)}
 _METRICS = ("accuracy", "auroc")
 _KINDS = ("how", "where")
 _DIGITS = {"accuracy": 2, "auroc": 3}
@@ -506,51 +513,67 @@ def plot_win_matrix(
     decided: pd.DataFrame,
     ax=None,
     title: str = "win matrix (Welch t-test, p < 0.05)",
+    colorbar: bool = True,
 ):
     """Heatmap of a win matrix (as returned by :func:`win_matrix` / :func:`paper_win_matrix`).
 
-    Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets);
-    undecided pairs read "–\n(0/0)" in the neutral colour, the diagonal is blank. Rows beat columns. Draws on ``ax``
-    (a new figure if None) and returns the Axes.
+    Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets), in
+    the collection's diverging colour-blind-safe map centred at 50 %
+    (:data:`tcclib.paper.style.WIN_CMAP`); undecided pairs read "–\\n(0/0)" on grey, hatched; the
+    diagonal is blank. Rows beat columns. ``colorbar``: draw this matrix's colour bar (a figure
+    of several draws one: :func:`tcclib.paper.plots.win_matrices`). Draws on ``ax`` (a new figure
+    if None) and returns the Axes.
     """
     import matplotlib.pyplot as plt  # deferred: matplotlib loads only when a figure is drawn
-    import seaborn as sns  # deferred: seaborn loads only when a figure is drawn
+    from matplotlib.patches import Rectangle  # deferred: as above
+    from matplotlib.ticker import PercentFormatter  # deferred: as above
 
     if ax is None:
         _, ax = plt.subplots(figsize=(1.3 * len(frac.columns) + 2.5, 1.1 * len(frac.index) + 1.5))
-    shown = frac.astype(float)
-    annot = np.full(shown.shape, "", dtype=object)
-    undecided = np.zeros(shown.shape, dtype=bool)
+    shown = frac.astype(float).to_numpy()
+    cmap = plt.get_cmap(style.WIN_CMAP)
+    image = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, vmin=0, vmax=1)
     for r, i in enumerate(frac.index):
         for c, j in enumerate(frac.columns):
-            f = shown.iloc[r, c]
-            if not pd.isna(f):
-                annot[r, c] = f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})"
-            elif i != j:  # no significant difference either way: say so, in the neutral colour
-                annot[r, c] = "–\n(0/0)"
-                undecided[r, c] = True
-    shown = shown.mask(undecided, 0.5)
-    sns.heatmap(
-        shown,
-        mask=shown.isna().to_numpy(),
-        annot=annot,
-        fmt="",
-        cmap="RdYlGn",
-        vmin=0,
-        vmax=1,
-        ax=ax,
-        linewidths=0.5,
-        linecolor="white",
-        square=True,
-        cbar_kws={"label": "share of significant wins"},
-        xticklabels=[str(c) for c in frac.columns],
-        yticklabels=[str(i) for i in frac.index],
-    )
+            f = shown[r, c]
+            if not np.isnan(f):
+                text, colour = (
+                    f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})",
+                    style.text_colour(cmap(f)),
+                )
+            elif i != j:  # no significant difference either way: say so, grey and hatched
+                ax.add_patch(
+                    Rectangle(
+                        (c - 0.5, r - 0.5),
+                        1,
+                        1,
+                        facecolor=style.UNDECIDED_COLOUR,
+                        hatch=style.UNDECIDED_HATCH,
+                        edgecolor="0.6",
+                        lw=0,
+                    )
+                )
+                text, colour = "–\n(0/0)", "black"
+            else:
+                continue
+            ax.text(c, r, text, ha="center", va="center", fontsize=9, color=colour)
+    ax.set_xticks(range(len(frac.columns)), labels=[str(c) for c in frac.columns])
+    ax.set_yticks(range(len(frac.index)), labels=[str(i) for i in frac.index])
+    ax.set_xticks(np.arange(len(frac.columns) + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(frac.index) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", lw=1.5)
+    ax.tick_params(which="minor", length=0)
+    ax.tick_params(labelsize=style.TICK_SIZE)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    if colorbar:
+        bar = ax.figure.colorbar(image, ax=ax, shrink=0.8, format=PercentFormatter(1.0))
+        bar.set_label("share of significant wins of the row method")
     ax.set_title(title)
     ax.set_xlabel("column method (beaten)")
     ax.set_ylabel("row method (row beats column)")
     ax.tick_params(axis="x", rotation=30)
-    ax.tick_params(axis="y", rotation=0)
+    plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
     return ax
 
 
@@ -786,6 +809,46 @@ def latex_table(
     return "\n".join(lines)
 
 
+def _markdown_cell(mu, e, bold: bool, digits: int) -> str:
+    if pd.isna(mu):
+        return "–"
+    body = f"{mu:.{digits}f} ± {e:.{digits}f}"
+    return f"**{body}**" if bold else body
+
+
+def markdown_table(results: pd.DataFrame, metric: str, kind: str, methods=None) -> pd.DataFrame:
+    """One of Tables 2-5 as the ``.md`` files and notebook 04 show it: ours next to the paper's.
+
+    The layout of :func:`latex_table`: a row per dataset (the paper's order, others after), then
+    ``mean`` and ``average rank`` (each side over the datasets where all its columns have a
+    value); for each method our "mean ± se" (``<method>: ours``) and, where the paper has that
+    column, the paper's (``<method>: paper``; a dataset the paper does not report reads "–").
+    Accuracy in percent with 2 decimals, AUROC with 3 for ours and 2 for the paper's, as it
+    printed them. The best mean of each row is bold, ours among ours, the paper's among the
+    paper's. Returns the cells as a frame (:func:`to_markdown` renders it)."""
+    _check(metric, kind)
+    data = _latex_data(results, metric, kind, methods)
+    digits, pdigits = _DIGITS[metric], _PAPER_DIGITS[metric]
+    best = _best_mask(data.mean, digits)
+    pbest = _best_mask(data.paper_mean, pdigits) if data.paper_methods else None
+    labels = [f"{m}: {side}" if m in data.paper_methods else m for m, side in data.columns]
+    rows = {}
+    for d in data.order:
+        rows[d] = [
+            _markdown_cell(data.mean.loc[d, m], data.se.loc[d, m], bool(best.loc[d, m]), digits)
+            if side == "ours"
+            else _markdown_cell(data.paper_mean.loc[d, m], data.paper_se.loc[d, m], bool(pbest.loc[d, m]), pdigits)
+            for m, side in data.columns
+        ]
+    o_avg, o_rank = _mean_and_rank(data.mean, digits)
+    p_avg, p_rank = _mean_and_rank(data.paper_mean, pdigits + 1) if data.paper_methods else ({}, {})
+    for title, o, p in (("mean", o_avg, p_avg), ("average rank", o_rank, p_rank)):
+        rows[title] = [(o[m] if side == "ours" else p[m]).replace("--", "–") for m, side in data.columns]
+    cells = pd.DataFrame.from_dict(rows, orient="index", columns=labels)
+    cells.index.name = "dataset"
+    return cells
+
+
 def method_groups(results: pd.DataFrame) -> dict:
     """``{"how": [...], "where": [...]}``: the methods (and baselines) of each kind present in
     ``results``, in the tables' order."""
@@ -793,11 +856,12 @@ def method_groups(results: pd.DataFrame) -> dict:
     return {kind: registry.table_methods(kind, present) for kind in _KINDS}
 
 
-def write_set_tables(set_dir, results: pd.DataFrame) -> str:
+def write_set_tables(set_dir, results: pd.DataFrame) -> list[str]:
     """``04_evaluation``'s tables: gather every finished dataset's files of ``set_dir`` into
-    ``results/`` (results, history, pseudo, corr_range), write Tables 2-5 (markdown) and their
-    summaries (CSV) per metric and kind, and the same tables as LaTeX next to the paper's
-    (``table_<metric>_<kind>.tex``, :func:`latex_table`); returns the tables as printed markdown."""
+    ``results/`` (results, history, pseudo, corr_range), write Tables 2-5 per metric and kind as
+    Markdown, ours next to the paper's (``table_<metric>_<kind>.md``, :func:`markdown_table`),
+    as LaTeX (``table_<metric>_<kind>.tex``, :func:`latex_table`) and their summaries (CSV);
+    returns the tables as Markdown blocks, one per table (a heading, then the table)."""
     set_dir = Path(set_dir)
     res_dir = set_dir / "results"
     store.write_csv(results, res_dir / "results.csv")
@@ -805,31 +869,43 @@ def write_set_tables(set_dir, results: pd.DataFrame) -> str:
         df = store.gather(set_dir, what)
         if len(df):
             store.write_csv(df, res_dir / f"{what}.csv")
-    text = []
+    blocks = []
     groups = method_groups(results)
     for metric in ("accuracy", "auroc"):
         for kind, methods in groups.items():
             if len(methods) < 2:
                 continue
-            t = paper_style_table(results, metric, methods)
-            store.write_text(to_markdown(t), res_dir / f"table_{metric}_{kind}.md")
+            table = to_markdown(markdown_table(results, metric, kind, methods))
+            store.write_text(table + "\n", res_dir / f"table_{metric}_{kind}.md")
             store.write_text(latex_table(results, metric, kind, methods), res_dir / f"table_{metric}_{kind}.tex")
             store.write_csv(summarize(results, metric, methods), res_dir / f"summary_{metric}_{kind}.csv")
-            text += [f"\n### {metric}, {kind} to corrupt\n", to_markdown(t)]
-    return "\n".join(text)
+            name = cell_tests.TABLE_NAMES[metric, kind]
+            unit = "accuracy (%)" if metric == "accuracy" else "AUROC"
+            blocks.append(f"### {name}: {unit}, {kind} to corrupt\n\n{table}")
+    return blocks
 
 
-def write_paper_comparisons(results: pd.DataFrame, res_dir) -> str:
+def write_paper_comparisons(results: pd.DataFrame, res_dir) -> list[str]:
     """Our means next to the paper's for every dataset it reports, per metric and kind
-    (``paper_comparison_*.csv``); returns the agreement summaries as printed markdown."""
-    text = []
+    (``paper_comparison_*.csv``); returns the agreement summaries as Markdown blocks, one per
+    table, or one sentence when the paper reports none of the datasets."""
+    blocks = []
     for metric in ("accuracy", "auroc"):
         for kind in ("how", "where"):
             cmp = compare_with_paper(results, metric, kind)
             if len(cmp):
                 store.write_csv(cmp, Path(res_dir) / f"paper_comparison_{metric}_{kind}.csv")
-                text += [f"\n### {metric}, {kind}: agreement with the paper\n", to_markdown(agreement_summary(cmp))]
-    if not text:
-        names = ", ".join(map(str, sorted(results.dataset.unique())))
-        return f"The paper reports none of this set's datasets ({names}): nothing to set beside it."
-    return "\n".join(text)
+                name = cell_tests.TABLE_NAMES[metric, kind]
+                blocks.append(
+                    f"### {name} ({metric}, {kind}): agreement with the paper\n\n{to_markdown(agreement_summary(cmp))}"
+                )
+    if not blocks:
+        names = sorted(map(str, results.dataset.unique()))
+        aliased = [
+            f"{n} (the paper's `{PAPER_ALIASES[n][0]}` row is the same table)" for n in names if n in PAPER_ALIASES
+        ]
+        also = f" By name, that is; {', '.join(aliased)}: notebook 03 sets it beside ours." if aliased else ""
+        blocks.append(
+            f"The paper reports none of this set's datasets ({', '.join(names)}): nothing to set beside it.{also}"
+        )
+    return blocks

@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from tcclib.method import registry
-from tcclib.paper import plots, stats, tables
+from tcclib.paper import plots, stats, style, tables
 from tcclib.util.errors import counted
 
 ALPHA = 0.05
@@ -149,13 +148,13 @@ def too_few_line(n: int) -> str:
 def rank_figure(results: pd.DataFrame, new, compared):
     """Average ranks on accuracy and AUROC (shorter is better), the new methods in their colour."""
     table = summary(results, new, compared)
-    colours = registry.colors()
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.35 * len(table) + 1.3), sharey=True)
     for ax, metric in zip(axes, METRICS):
         ranks = table[f"{metric} rank"]
-        ax.barh(ranks.index, ranks.values, color=[colours.get(m, "0.6") if m in new else "0.7" for m in ranks.index])
+        ax.barh(ranks.index, ranks.values, color=[style.colour(m) if m in new else "0.75" for m in ranks.index])
         over = counted(results["dataset"].nunique(), "dataset")
         ax.set(title=f"{metric}: average rank over {over}", xlabel="rank (1 = best)")
+        ax.tick_params(labelsize=style.TICK_SIZE)
     axes[0].invert_yaxis()
     fig.tight_layout()
     return fig
@@ -168,15 +167,68 @@ def cd_figure(results: pd.DataFrame, new, compared, metric: str):
     return ax.figure, rt
 
 
+def differences(results: pd.DataFrame, method: str, against: str, metric: str = "accuracy") -> pd.DataFrame:
+    """Per dataset, ``method``'s mean minus ``against``'s (points of accuracy, or AUROC) with its
+    95 % interval: over the seeds' paired differences where both have the same seeds (the same
+    split and labeled rows per seed), else Welch's interval of the two means. Columns dataset,
+    diff, low, high, n, paired; sorted by diff."""
+    rows = []
+    d = results[results["method"].isin([method, against])]
+    for name, g in d.groupby("dataset", sort=False):
+        wide = g.assign(value=style.scaled(metric, g[metric])).pivot_table(
+            index="seed", columns="method", values="value"
+        )
+        if method not in wide or against not in wide:
+            continue
+        a, b = wide[method].dropna(), wide[against].dropna()
+        if set(a.index) == set(b.index):
+            mean, low, high, n = style.interval(a - b.loc[a.index])
+            rows.append((name, mean, low, high, n, True))
+            continue
+        rows.append((name, *_welch_interval(a.to_numpy(), b.to_numpy()), min(len(a), len(b)), False))
+    out = pd.DataFrame(rows, columns=["dataset", "diff", "low", "high", "n", "paired"])
+    return out.sort_values("diff", ignore_index=True)
+
+
+def _welch_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """``(mean a - mean b, low, high)``: Welch's 95 % interval of the difference of two means."""
+    diff = float(a.mean() - b.mean())
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    if not (len(a) > 1 and len(b) > 1) or va + vb == 0:
+        return diff, np.nan, np.nan
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = float(scipy_stats.t.ppf(0.975, df) * np.sqrt(va + vb))
+    return diff, diff - half, diff + half
+
+
 def difference_figure(results: pd.DataFrame, method: str, against: str, metric: str = "accuracy"):
-    """Per dataset: ``method``'s mean minus ``against``'s (points of accuracy, or AUROC), sorted."""
-    wide = stats.dataset_means(results, metric, [method, against])
-    diff = (wide[method] - wide[against]).sort_values()
-    fig, ax = plt.subplots(figsize=(7, 0.22 * len(diff) + 1.2))
-    ax.barh(diff.index, diff.values, color=["tab:green" if v > 0 else "tab:red" for v in diff.values])
+    """Per dataset: ``method``'s mean minus ``against``'s with its 95 % interval (:func:`differences`),
+    sorted, coloured by whether the interval lies above zero, below it or across it; the counts in
+    the title."""
+    d = differences(results, method, against, metric)
+    side = np.where(d["low"] > 0, "ahead", np.where(d["high"] < 0, "behind", "not distinguishable"))
+    colours = {"ahead": style.VERDICT_COLOURS["equivalent"], "behind": style.VERDICT_COLOURS["differs"]}
+    colour = [colours.get(s, style.VERDICT_COLOURS["undecided"]) for s in side]
+    fig, ax = plt.subplots(figsize=(7.5, 0.24 * len(d) + 1.8))
+    y = np.arange(len(d))
+    ax.hlines(y, d["low"], d["high"], color=colour, lw=1.4)
+    ax.scatter(d["diff"], y, color=colour, s=18, zorder=3)
     ax.axvline(0, color="black", lw=0.8)
-    unit = "points" if metric == "accuracy" else "AUROC"
-    ax.set(title=f"{method} minus {against}, {metric} ({unit}), per dataset", xlabel=unit)
+    ax.set_yticks(y, labels=d["dataset"])
+    ax.set_ylim(-0.7, len(d) - 0.3)
+    unit = style.difference_unit(metric)
+    kind = "paired seeds" if d["paired"].all() else "seeds (paired where the seeds match, else Welch)"
+    counts = pd.Series(side).value_counts()
+    ax.set_title(
+        f"{method} minus {against}, {metric}, per dataset: ahead on {counts.get('ahead', 0)}, behind on "
+        f"{counts.get('behind', 0)}, not distinguishable on {counts.get('not distinguishable', 0)}\n"
+        f"(mean and {style.band_label(d['n'], kind)})",
+        fontsize=style.LABEL_SIZE,
+    )
+    ax.set_xlabel(f"{method} − {against} ({unit})")
+    ax.tick_params(labelsize=style.TICK_SIZE)
+    ax.grid(axis="x", color="0.92", lw=0.6)
+    ax.set_axisbelow(True)
     fig.tight_layout()
     return fig
 

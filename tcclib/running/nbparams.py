@@ -105,15 +105,39 @@ def as_list(value) -> list:
 
 
 def run_folder(value, name: str) -> Path:
-    """The folder parameter ``name`` resolved; refused under ``outputs/`` (the committed renders, so a
-    render's Run All writes nothing there) unless their renderer runs the notebook (:data:`RENDER_ENV`)."""
+    """The folder parameter ``name`` resolved, for a run to write in.  Under ``outputs/`` (the
+    committed renders: a render's injected parameters name its own folder) it is the same place
+    under ``runs/`` instead, said in one line, unless their renderer runs the notebook
+    (:data:`RENDER_ENV`): Run All on a committed render leaves ``outputs/`` as committed."""
     folder = paths.resolve(value)
-    if folder.resolve().is_relative_to(paths.reference_root().resolve()) and not os.environ.get(RENDER_ENV):
+    if os.environ.get(RENDER_ENV) or not _under_renders(folder):
+        return folder
+    instead = paths.runs_root() / folder.resolve().relative_to(paths.reference_root().resolve())
+    given, shown = _as_given(value), _as_given(instead)
+    if _under_renders(instead):
         raise ParameterError(
-            f'{name} = "{value}" is under outputs/, the committed renders (read-only): '
-            f'set {name} = "runs/..." in the parameters cell to run this notebook'
+            f'{name} = "{given}" leads into outputs/, the committed renders (read-only), and so does {shown}, '
+            "where this run would write instead: a symbolic link on the way leads there; remove it"
         )
-    return folder
+    print(
+        f'{name} = "{given}" is under outputs/, the committed renders (a re-render alone writes there): this run '
+        f"writes to {shown} instead"
+    )
+    return instead
+
+
+def _as_given(path) -> str:
+    """``path`` relative to the project root where it is under it (links not followed), else as it is."""
+    p = Path(path)
+    return (
+        str(p.relative_to(paths.project_root()))
+        if p.is_absolute() and p.is_relative_to(paths.project_root())
+        else str(p)
+    )
+
+
+def _under_renders(folder: Path) -> bool:
+    return folder.resolve().is_relative_to(paths.reference_root().resolve())
 
 
 def config_from(namespace: dict) -> Config:
@@ -152,12 +176,8 @@ def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> D
     cfg = config_from(namespace)
     dataset, set_name = namespace.get("dataset", "breast_cancer"), namespace.get("set_name", "lab")
     folder = spec_folder(dataset)  # a file's name without extension (PATH:TARGET or its mapping), else the name
-    out = (
-        paths.resolve(namespace["output_dir"])
-        if namespace.get("output_dir")
-        else paths.runs_root() / str(set_name) / folder
-    )
-    cache = paths.resolve(namespace["cache_dir"]) if namespace.get("cache_dir") else out.parent.parent / ".cache"
+    out = run_folder(namespace.get("output_dir") or paths.runs_root() / str(set_name) / folder, "output_dir")
+    cache = run_folder(namespace.get("cache_dir") or out.parent.parent / ".cache", "cache_dir")
     data_dir = notebook_data_dir(namespace.get("data_dir"))
     out.mkdir(parents=True, exist_ok=True)
     grid = None
@@ -189,13 +209,13 @@ def aggregate(namespace: dict, need_results: bool = True):
     what to run first (rather than an empty table failing later)."""
     check_injected(namespace, AGGREGATE_PARAMS)
     set_name = str(namespace.get("set_name", "demo"))
-    set_dir = paths.resolve(namespace["set_dir"]) if namespace.get("set_dir") else paths.runs_root() / set_name
+    set_dir = run_folder(namespace.get("set_dir") or paths.runs_root() / set_name, "set_dir")
     results = store.gather(set_dir, "results")
     if need_results and not len(results):
         ref = paths.reference_root() / set_name
         hint = (
-            f' The committed reference results are in {ref}: set set_dir = "outputs/{set_name}" '
-            "to look at them (this notebook then rewrites its tables and figures there)."
+            f" The committed reference's tables and figures are in {paths.relative_to_root(ref)} (its rendered "
+            "notebooks show them)."
             if (ref / "index.md").exists()
             else ""
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tcclib.method.config import Config
 from tcclib.running import params as param_files
-from tcclib.running.nbparams import SWEEP_PARAMS
+from tcclib.running.nbparams import RENDER_ENV, SWEEP_PARAMS
 from tcclib.util import paths
 from tcclib.util.kernel import KERNEL_NAME, kernel_manager
 from tcclib.util.progress import PROGRESS_ENV
@@ -83,34 +83,72 @@ def load_source(name: str):
 
 def declared_parameters(nb) -> set[str]:
     """The names a notebook's ``parameters`` cell assigns (``epochs: int = 100`` and the like)."""
-    names = set()
+    return set(declared_defaults(nb))
+
+
+_NOT_A_LITERAL = object()
+
+
+def declared_defaults(nb) -> dict:
+    """Each name a notebook's ``parameters`` cell assigns, with its value where that is a literal
+    (``epochs: int = 100`` gives ``{"epochs": 100}``; anything else: a marker no value equals)."""
+    found = {}
     for cell in nb.cells:
         if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
             for node in ast.parse(cell.source).body:
                 if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                    names.add(node.target.id)
+                    targets, value = [node.target], node.value
                 elif isinstance(node, ast.Assign):
-                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return names
+                    targets, value = [t for t in node.targets if isinstance(t, ast.Name)], node.value
+                else:
+                    continue
+                try:
+                    literal = ast.literal_eval(value) if value is not None else _NOT_A_LITERAL
+                except ValueError:
+                    literal = _NOT_A_LITERAL
+                found.update({t.id: literal for t in targets})
+    return found
+
+
+ALWAYS_PASSED = ("dataset", "set_name", "set_dir")
+"""Parameters passed to a notebook that declares them even at its default: they name what the
+render shows, in its injected cell."""
+
+
+def _same_value(a, b) -> bool:
+    """A parameter's value and a default, lists and tuples alike (``seeds`` comes as either)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) == list(b)
+    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
 
 
 def needed_parameters(nb, parameters: dict) -> dict:
-    """``parameters`` less the settings the notebook does not declare that are at their default
-    anyway (a setting newer than the notebook's parameter cell: nothing to tell it, and papermill
-    would warn of an unknown name).  A setting off its default is always passed: the notebook's
-    check (:func:`tcclib.running.nbparams.per_dataset`) takes it.  The sweep's own parameters
-    (:data:`tcclib.running.nbparams.SWEEP_PARAMS`) go only to a notebook that declares them."""
-    declared, default = declared_parameters(nb), Config().to_dict()
-    return {
-        k: v
-        for k, v in parameters.items()
-        if k in declared or (k not in default and k not in SWEEP_PARAMS) or v != default.get(k, v)
-    }
+    """What the sweep injects into notebook ``nb``: ``parameters`` less those at the notebook's
+    own default, so that papermill's injected cell of a render lists only what differs (the
+    dataset, the set, the folders, the settings off the notebook's defaults: a dozen lines where
+    every setting made 48).  A declared parameter equal to its default in the notebook's
+    ``parameters`` cell is left out (the notebook runs with the same value), except the names
+    of :data:`ALWAYS_PASSED`.  A setting the notebook does not declare (newer than its parameter
+    cell) is passed only off its :class:`Config` default (papermill would warn of an unknown
+    name; the notebook's check, :func:`tcclib.running.nbparams.per_dataset`, takes it).  The
+    sweep's own parameters (:data:`tcclib.running.nbparams.SWEEP_PARAMS`) go only to a notebook
+    that declares them."""
+    declared, default = declared_defaults(nb), Config().to_dict()
+    needed = {}
+    for k, v in parameters.items():
+        if k in declared:
+            keep = k in ALWAYS_PASSED or not _same_value(v, declared[k])
+        else:
+            keep = (k not in default and k not in SWEEP_PARAMS) or not _same_value(v, default.get(k, v))
+        if keep:
+            needed[k] = v
+    return needed
 
 
 # Run in a kernel before each notebook after its first: the kernel is as a fresh one would be for
 # the notebook (empty namespace, execution counts from 1, no open figures, warnings shown again,
-# the notebook's folder as working directory), while the modules it imported stay loaded.
+# the notebook's folder as working directory, RENDER_ENV as kernel_environment sets it), while the
+# modules it imported stay loaded.
 _RESET = """\
 import os as _os, sys as _sys, warnings as _warnings
 if "matplotlib.pyplot" in _sys.modules:
@@ -119,9 +157,24 @@ _filters = _warnings.filters[:]
 _warnings.simplefilter("default")  # any change of the filters forgets which warnings were shown
 _warnings.filters[:] = _filters
 _os.chdir({cwd!r})
+_os.environ.pop({env!r}, None)
+_os.environ.update({render!r})
 get_ipython().reset(new_session=True)  # last: it clears the names above too
 __import__("gc").collect()
 """
+
+
+def renders_into_outputs(out: Path) -> bool:
+    """Whether the rendered notebook ``out`` is one of the committed renders (under ``outputs/``):
+    only then may its code write there (:func:`tcclib.running.nbparams.run_folder`)."""
+    return Path(out).resolve().is_relative_to(paths.reference_root().resolve())
+
+
+def kernel_environment(render: bool) -> dict:
+    """A kernel's environment: this process's, with :data:`~tcclib.running.nbparams.RENDER_ENV` set
+    for a notebook rendered into ``outputs/`` and only for one."""
+    env = {k: v for k, v in os.environ.items() if k != RENDER_ENV}
+    return {**env, RENDER_ENV: "1"} if render else env
 
 
 class KernelSession:
@@ -139,17 +192,18 @@ class KernelSession:
         self.fresh = fresh
         self.km = None
 
-    def kernel_for(self, cwd: Path):
-        """The session's kernel manager, its kernel running in ``cwd`` as if fresh."""
+    def kernel_for(self, cwd: Path, render: bool = False):
+        """The session's kernel manager, its kernel running in ``cwd`` as if fresh; ``render``: the
+        notebook is rendered into ``outputs/`` (:func:`kernel_environment`)."""
         if not self.fresh and self.km is not None and self.km.is_alive():
             try:
-                self._run(_RESET.format(cwd=str(cwd)))
+                self._run(_RESET.format(cwd=str(cwd), env=RENDER_ENV, render={RENDER_ENV: "1"} if render else {}))
                 return self.km
             except (RuntimeError, TimeoutError):
                 pass  # a kernel that cannot be reset is replaced below
         self.close()
         self.km = kernel_manager()
-        self.km.start_kernel(cwd=str(cwd))
+        self.km.start_kernel(cwd=str(cwd), env=kernel_environment(render))
         return self.km
 
     def _run(self, code: str, timeout: float = 60) -> None:
@@ -197,7 +251,7 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
     session = kernel if kernel is not None else KernelSession()
     try:
         source = load_source(nb)
-        km = session.kernel_for(cwd)  # started in cwd: papermill need not change this process's
+        km = session.kernel_for(cwd, renders_into_outputs(out))  # in cwd: papermill need not change this process's
         pm.execute_notebook(
             source,
             str(tmp),

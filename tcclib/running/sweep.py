@@ -33,9 +33,10 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.data.sources import DATA_DIR_ENV
-from tcclib.method import plugins
+from tcclib.method import identity, plugins, registry
 from tcclib.running import executor, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
@@ -53,7 +54,7 @@ from tcclib.running.folders import (
 )
 from tcclib.util import errors, paths
 from tcclib.util import threads as thread_budget
-from tcclib.util.progress import Overall
+from tcclib.util.progress import PROGRESS_FILE, Overall
 
 
 def run_aggregate(ps: param_files.ParamSet, out_root: Path, fresh_kernels: bool = False) -> None:
@@ -69,8 +70,61 @@ def run_aggregate(ps: param_files.ParamSet, out_root: Path, fresh_kernels: bool 
             )
 
 
+NOTEBOOK_LINES = {
+    "01_data_prep": "the table, its class balance, the split and the labeled rows",
+    "02_correlation": "the XGBoost importance matrices and the corrupted features they choose",
+    "03_pretraining": "every method trained and evaluated, against the paper's numbers where it reports the dataset",
+    "04_evaluation": "the paper's Tables 2-5 from this set, next to the paper's, and the win matrices",
+    "05_figures": "the paper's Figures 1-3 re-made, Figure 2's claim measured",
+    "06_report": "the report: ours against the paper cell by cell and claim by claim, ranks, the baselines",
+    "07_ablation": "the labeled fraction and the corruption rate varied one at a time",
+}
+"""What each notebook shows, in one line (the gallery of :func:`write_index`)."""
+FIGURE_CAPTIONS = {
+    "paper_vs_ours_accuracy": "Ours against the paper, accuracy: every cell of Tables 2 and 4, our mean minus the "
+    "paper's with our 95 % interval, coloured by the verdict (equivalent, differs, undecided)",
+    "paper_vs_ours_auroc": "Ours against the paper, AUROC: the same for Tables 3 and 5",
+    "figure1_learning_curves": "Figure 1: the contrastive loss per epoch, mean and 95 % interval over the seeds",
+    "figure2_pca_train": "Figure 2: 3-D PCA of the training rows' embeddings (first seed), each panel's class "
+    "separation measured (silhouette, linear probe)",
+    "figure2_pca_test": "Figure 2: the same for the test rows",
+    "figure3_win_matrix": "Figure 3: significant wins of the row method over the column method, ours, and the "
+    "paper's on the same datasets where it reports three or more",
+    "win_matrices_accuracy": "Win matrices, accuracy: how and where to corrupt, with the baselines",
+    "win_matrices_auroc": "Win matrices, AUROC: how and where to corrupt, with the baselines",
+    "report_win_matrices": "The report's win matrix: ours with the baselines, next to the paper's",
+    "cd_accuracy": "Average ranks over the datasets, accuracy: Friedman and Nemenyi's critical difference",
+    "cd_auroc": "Average ranks over the datasets, AUROC: Friedman and Nemenyi's critical difference",
+    "ablation": "Accuracy and AUROC against the labeled fraction and the corruption rate",
+}
+"""A figure's file name (no suffix) -> its one-line caption in the gallery of :func:`write_index`;
+the gallery shows these first, in this order, then any other figure under its name."""
+
+
+def _gallery(set_dir: Path) -> list[str]:
+    """The index's figures: each PNG of ``figures/`` (or, for a set without one, of its datasets'
+    folders) as an image with a one-line caption and its PDF."""
+    if (set_dir / "figures").is_dir():
+        pngs = sorted((set_dir / "figures").glob("*.png"))
+    else:
+        pngs = sorted(set_dir.glob("*/*.png"))
+    order = list(FIGURE_CAPTIONS)
+    pngs.sort(key=lambda f: (order.index(f.stem) if f.stem in order else len(order), str(f)))
+    lines = []
+    for png in pngs:
+        rel = png.relative_to(set_dir).as_posix()
+        caption = FIGURE_CAPTIONS.get(png.stem, png.stem.replace("_", " "))
+        if png.parent != set_dir / "figures":
+            caption += f" ({png.parent.name})"
+        pdf = f" ([PDF]({rel[:-4]}.pdf))" if png.with_suffix(".pdf").exists() else ""
+        lines += [f"![{caption}]({rel})", "", f"*{caption}*{pdf}", ""]
+    return lines
+
+
 def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
-    """``outputs/<set>/index.md``: links to every rendered notebook, result and figure."""
+    """``outputs/<set>/index.md``, where a reader lands: the set in a sentence, its notebooks one
+    line each, its figures as a gallery (each with a caption, :data:`FIGURE_CAPTIONS`), the result
+    files, and every dataset's status with its notebooks."""
     set_dir = out_root / ps.name
     st = store.status(set_dir)
     lines = [
@@ -80,17 +134,23 @@ def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
         "",
         f"Settings: `{ps.path}`" if ps.path else "",
         "",
-        "## Aggregate",
+        "## Notebooks",
         "",
     ]
     for nb in ps.aggregate_notebooks:
         if (set_dir / f"{nb}.ipynb").exists():
-            lines.append(f"- [{nb}]({nb}.ipynb)")
-    for sub in ("results", "figures"):
-        files = sorted((set_dir / sub).glob("*")) if (set_dir / sub).exists() else []
-        if files:
-            lines += ["", f"## {sub.capitalize()}", ""]
-            lines += [f"- [{f.name}]({sub}/{f.name})" for f in files if f.suffix in (".csv", ".md", ".png", ".pdf")]
+            lines.append(f"- [{nb}]({nb}.ipynb): {NOTEBOOK_LINES.get(nb, 'over the whole set')}")
+    if (set_dir / "report.md").exists():
+        lines.append("- [report.md](report.md): the report as one page (06 writes it)")
+    per = ", ".join(f"{nb[:2]} {NOTEBOOK_LINES[nb]}" for nb in ps.per_dataset_notebooks if nb in NOTEBOOK_LINES)
+    lines.append(f"- per dataset (the table below): {per}" if per else "- per dataset: the table below")
+    gallery = _gallery(set_dir)
+    if gallery:
+        lines += ["", "## Figures", "", *gallery[:-1]]  # (its last line is a blank)
+    files = sorted((set_dir / "results").glob("*")) if (set_dir / "results").exists() else []
+    if files:
+        lines += ["", "## Results", ""]
+        lines += [f"- [{f.name}](results/{f.name})" for f in files if f.suffix in (".csv", ".md")]
     lines += ["", "## Datasets", "", "| dataset | status | notebooks |", "| --- | --- | --- |"]
     for _, r in st.iterrows():
         # an incomplete dataset's notebooks are partial renders, rewritten when it resumes: no links
@@ -267,6 +327,7 @@ def sweep(
     says what was kept and how to resume.  ``say``: where the lines go (``print``)."""
     options = options if options is not None else SweepOptions(**settings)
     check_checkpoint_interval()
+    identities = check_keyable(ps)
     plugins.export()  # the kernels and local workers started from here load the same plugins
     cluster = cluster_options(ps, options)
     out_root = paths.resolve(Path(out_root) if out_root is not None else paths.runs_root())
@@ -278,7 +339,7 @@ def sweep(
     ref_root = Path(options.reference_root) if options.reference_root is not None else paths.reference_root()
     if _nothing_to_run(ps, set_dir, plan, options):
         # only reads (a read-only or locked folder is no obstacle)
-        _say_skipped(set_dir, plan, options, say)
+        _say_skipped(set_dir, plan, options, say, identities)
         reference = {
             d: line
             for d in plan.skipped
@@ -294,7 +355,7 @@ def sweep(
                 if note:
                     say(f"{d}: {note}")
             plan = _plan(ps, set_dir, options)
-            rep = _sweep_locked(ps, out_root, plan, options, (cluster, connection), ref_root, say)
+            rep = _sweep_locked(ps, out_root, plan, options, (cluster, connection), ref_root, say, identities)
     except OSError as e:
         if e.errno not in DISK_ERRNOS:
             raise
@@ -369,14 +430,17 @@ def aggregates_stale(ps: param_files.ParamSet, set_dir: Path) -> bool:
 
 
 def _sweep_locked(
-    ps, out_root: Path, plan: _Plan, options: SweepOptions, cluster: tuple, ref_root: Path, say=print
+    ps, out_root: Path, plan: _Plan, options: SweepOptions, cluster: tuple, ref_root: Path, say=print, identities=None
 ) -> dict:
     """The sweep under the set's lock; ``cluster``: ``(ClusterOptions, connection)``, both None on
-    threads here.  An interrupt (Ctrl-C, Kernel > Interrupt) ends the workers and raises
+    threads here; ``identities``: the set's user code keyed by value (:func:`check_keyable`).  An
+    interrupt (Ctrl-C, Kernel > Interrupt) ends the workers and raises
     :class:`~tcclib.running.folders.Interrupted` with the line saying what was kept."""
     set_dir = out_root / ps.name
     if not ps.train_only:  # a train_only set (the screen) has no notebooks to list
         store.write_json(ps.datasets, set_dir / "datasets.json")
+    for dataset in plan.todo:  # what an interrupted run's killed workers left: the bar shows this run's state
+        (set_dir / dataset / PROGRESS_FILE).unlink(missing_ok=True)
     progress = Overall(
         plan.todo,
         len(plan.skipped),
@@ -386,7 +450,8 @@ def _sweep_locked(
         say,
         folder=set_dir,
     )
-    _say_skipped(set_dir, plan, options, progress.say)
+    _say_skipped(set_dir, plan, options, progress.say, identities or {})
+    _say_changed(plan, progress.say)
     try:
         if cluster[1] is not None and plan.todo:
             done, failed = executor.run_on_cluster(ps, out_root, plan.todo, options, cluster, progress)
@@ -409,16 +474,58 @@ def _sweep_locked(
     return {"done": done, "skipped": plan.skipped, "failed": failed, "reference": reference}
 
 
-def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say) -> None:
-    """A line per finished dataset the sweep leaves, or (``list_skipped`` False) one for them all."""
+def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say, identities: dict) -> None:
+    """A line per finished dataset the sweep leaves, or (``list_skipped`` False) one for them all;
+    with the identities the user's rules matched (:func:`keyed_as`)."""
     if options.list_skipped:
         for d in plan.skipped:
             say(skipped_line(set_dir, d, plan.stale.get(d)))
+        if plan.skipped and identities:
+            say(f"reused{store.keyed_as(identities)}".replace("reused; ", "reused: "))
     elif plan.skipped:
         say(
             f"{len(plan.skipped)} of {errors.counted(len(plan.skipped) + len(plan.todo), 'dataset')} already done in "
-            f"{paths.relative_to_root(set_dir)} with these settings (reused; --force NAME runs one again)"
+            f"{paths.relative_to_root(set_dir)} with these settings (reused{store.keyed_as(identities)}; --force NAME "
+            f"runs one again)"
         )
+
+
+def _say_changed(plan: _Plan, say) -> None:
+    """Before any training: a line per reason the finished datasets that run again differ from
+    their stored settings (``code of nearby changed``), naming them."""
+    reasons: dict[str, list[str]] = {}
+    for d in plan.todo:
+        if d in plan.stale:
+            reasons.setdefault(plan.stale[d], []).append(d)
+    for why, names in reasons.items():
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        say(
+            f"{shown}: {why} since stored: {'they run' if len(names) > 1 else 'it runs'} again, and only the "
+            "members whose keys changed train"
+        )
+
+
+def check_keyable(ps: param_files.ParamSet) -> dict:
+    """The set's user rules and baselines keyed by value now (:func:`tcclib.artifacts.keys.code_identities`),
+    before any work; what cannot be keyed stops the run in one line (a :class:`SweepError`), and
+    so does a rule changed in this process after it was registered: the kernels and workers load
+    its file afresh and would train it as the file says."""
+    try:
+        found = content_keys.code_identities(ps.config)
+    except identity.Unkeyable as e:
+        raise SweepError(str(e)) from None
+    for method in ps.config.methods:
+        spec = registry.METHODS[method]
+        for rule in (spec.draw, spec.choice):
+            changed = registry.changed_since_registered(rule)
+            if changed:
+                raise SweepError(
+                    f"{registry.named_as(rule)}: its {' and '.join(changed)} changed in this process after it was "
+                    f"registered (e.g. an attribute set on it), but the run's kernels and workers load its "
+                    f"file afresh and would not see that: make the change in the file (or where the rule is "
+                    f"made and registered) and load it again"
+                )
+    return found
 
 
 def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "") -> str:
@@ -444,6 +551,7 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
         except dask_scale.ScaleError as e:
             raise SweepError(str(e)) from None
     check_checkpoint_interval()
+    check_keyable(ps)
     try:
         todo = _plan(ps, out_root / ps.name, options).todo
     except param_files.ParamsError as e:

@@ -68,6 +68,7 @@ class RunResult:
     importances: dict = field(default_factory=dict)  # seed -> [M, M] importance matrix, where known
     trained: bool = True  # False when run_dataset reused every member from stored results
     new_embeddings: bool = True  # False when every embedding came from stored results
+    code_notes: list = field(default_factory=list)  # per user rule: the identity it matched, or what changed
 
 
 def run_prepared(
@@ -353,7 +354,28 @@ def run_dataset(
         importances=imp,
         trained=n_trained > 0,
         new_embeddings=bool(embeddings) and any(m not in emb for m in embeddings),
+        code_notes=_code_notes(cfg, keys, hit, store_dir if reuse else None),
     )
+
+
+def _code_notes(cfg: Config, keys, hit: dict, store_dir) -> list[str]:
+    """For each method with a user's rule: ``nearby: 8 of 8 members reused; nearby matched as ...``,
+    or what changed since the run stored in ``store_dir`` (``code of nearby changed``) and how many
+    of its members trained again."""
+    config = Path(store_dir) / "config.json" if store_dir is not None else None
+    stored = store.stored_code(config) if config is not None else {}
+    notes = []
+    for method, identity in keys.code.items():
+        if method not in cfg.methods:
+            continue
+        mine = [h for (_, m), h in hit.items() if m == method]
+        if all(mine):
+            notes.append(f"{method}: {len(mine)} of {len(mine)} members reused{store.keyed_as({method: identity})}")
+            continue
+        changed = store.code_changes({method: stored[method]}, {method: identity}) if method in stored else []
+        why = "; ".join(changed) if changed else "not stored before"
+        notes.append(f"{method}: {why}: {mine.count(False)} of {len(mine)} members trained")
+    return notes
 
 
 def _reuse_plan(prep: Prepared, cfg: Config, keys, stored) -> tuple[dict, dict]:

@@ -1,0 +1,695 @@
+"""A user's object keyed by its value: what a content key takes of a rule, a baseline factory or an objective.
+
+A stored member is reused only when its key matches, so the key must hold everything the member's
+training can depend on.  For tcclib's own code that is :data:`tcclib.artifacts.keys.TRAIN_VERSION`;
+for a user's rule (or factory, or objective) it is :func:`identity`, computed when a run's keys are
+computed (never cached from an earlier moment), in two parts:
+
+* ``code``: the code of its classes and functions and of everything they reach, followed into the
+  user's own modules and files (a notebook cell, ``python -c``, a plugin file and what it imports
+  from the user's folders), not into installed packages or tcclib (named instead): each function's
+  source as tokens (comments, blank lines, spacing and docstrings do not count; bytecode where
+  there is no source), its defaults, its closure's values, the globals it reads by value (module
+  constants of any type, other functions and classes, a user module's attributes it reads), a
+  class's attributes by value.  A ``version`` attribute pins the code instead (the author's
+  promise: bump it when the draws change).
+* ``state``: the object's whole state (its ``__dict__`` and slots), by value.
+
+Values are keyed by what they hold: numbers, text, containers (sets in a sorted order), arrays
+and tensors by their bytes, random generators by their state, other objects by what pickling
+reduces them to.  What has no value to key (an open file, a generator, a lock, a Python generator's
+hidden state) is refused with :class:`Unkeyable`, one line naming the object, the attribute and the
+fix, before any work: never keyed in part.  A function whose source file changed on disk since it
+was imported (it would run the old code under the new text's key) is refused the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import functools
+import hashlib
+import inspect
+import io
+import linecache
+import os
+import site
+import sys
+import sysconfig
+import textwrap
+import tokenize
+import types
+from pathlib import Path
+
+from tcclib.util.errors import register_short
+
+
+class Unkeyable(ValueError):
+    """An object's identity cannot be computed by value: one line naming what and the fix."""
+
+
+register_short(Unkeyable)
+
+
+@dataclasses.dataclass(frozen=True)
+class Identity:
+    """``code``: ``"code:<hash>"`` or ``"version:<v>"``; ``state``: ``"state:<hash>"`` (None for a
+    function or class, whose state is its code)."""
+
+    code: str
+    state: str | None = None
+
+    @property
+    def text(self) -> str:
+        return " ".join(p for p in (self.code, self.state) if p)
+
+
+_SKIPPED_CLASS_ATTRIBUTES = frozenset(
+    "__module__ __qualname__ __doc__ __dict__ __weakref__ __firstlineno__ __static_attributes__ "
+    "__annotations__ __annotate__ __orig_bases__ __parameters__ __slots__ "
+    # caches Python adds to a class as it is used (copy's slot names, abc's registry)
+    "__slotnames__ _abc_impl __abstractmethods__".split()
+)
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+HASH_CHARS = 16
+
+
+def is_tcclib(module: str | None) -> bool:
+    return module == "tcclib" or (module or "").startswith("tcclib.")
+
+
+def identity(obj, named: str) -> Identity | None:
+    """The identity of a user's object (a rule or objective object, a factory function, a
+    ``functools.partial``, a callable object); None for tcclib's own classes and functions (keyed
+    by ``TRAIN_VERSION``).  ``named``: how a refusal names the object, e.g. ``rule 'nearby' (my_rule.py)``."""
+    if isinstance(obj, (types.FunctionType, type)):
+        if not is_followed(obj.__module__):
+            return None
+        return Identity(_code_part(obj, obj, named))
+    if isinstance(obj, functools.partial):
+        if is_tcclib(getattr(obj.func, "__module__", None)):
+            return None
+        return Identity(_code_part(obj.func, obj, named), _state_part(obj, named, "(the bound arguments)"))
+    cls = type(obj)
+    if not is_followed(cls.__module__):
+        return None
+    return Identity(_code_part(cls, obj, named), _state_part(obj, named))
+
+
+def _code_part(code_root, obj, named: str) -> str:
+    version = getattr(obj, "version", None)
+    if version is not None:
+        return f"version:{version}"
+    walker = _Walker(named, "its code")
+    walker.value(code_root, _name_of(code_root))
+    return f"code:{walker.digest()}"
+
+
+def _state_part(obj, named: str, label: str = "") -> str:
+    walker = _Walker(named, "its state")
+    if isinstance(obj, functools.partial):
+        walker.value((obj.args, obj.keywords), label)
+    else:
+        walker.instance_state(obj, "self")
+    return f"state:{walker.digest()}"
+
+
+def _name_of(obj) -> str:
+    return getattr(obj, "__qualname__", None) or type(obj).__qualname__
+
+
+# --------------------------------------------------------------------------- whose code is followed
+
+
+@functools.cache
+def _install_roots() -> tuple[str, ...]:
+    """The folders of installed code: the standard library and every site-packages."""
+    roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    roots |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    roots |= {os.path.join(p, "lib") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return tuple(sorted({os.path.realpath(r) + os.sep for r in roots if r}))
+
+
+@functools.cache
+def _installed_file(file: str) -> bool:
+    return os.path.realpath(file).startswith(_install_roots())
+
+
+def is_followed(module: str | None) -> bool:
+    """Whether code of ``module`` is the user's own, keyed by value (a cell, ``python -c``, a
+    script, a plugin file and the user's modules beside it), not installed code or tcclib's."""
+    if not module or module == "__main__":
+        return True
+    if is_tcclib(module) or module in sys.builtin_module_names:
+        return False
+    loaded = sys.modules.get(module)
+    if loaded is None:
+        return True  # (no longer importable: by value, the side that retrains)
+    file = getattr(loaded, "__file__", None)
+    if not file:
+        spec = getattr(loaded, "__spec__", None)
+        return getattr(spec, "origin", None) not in ("built-in", "frozen")
+    return not _installed_file(file)
+
+
+# --------------------------------------------------------------------------- the walk
+
+
+class _Walker:
+    """Feeds a value's parts, in a fixed order, to one sha256 (``what``: whose, for refusals)."""
+
+    def __init__(self, named: str, part: str):
+        self.named, self.part = named, part
+        self.checked: set[str] = set()  # the user's modules checked against their files
+        self.hash = hashlib.sha256()
+        self.seen: dict[int, int] = {}
+        self.alive: list = []  # (so that no id is reused while walking)
+
+    def digest(self) -> str:
+        return self.hash.hexdigest()[:HASH_CHARS]
+
+    def put(self, *parts) -> None:
+        for part in parts:
+            self.hash.update(part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogatepass"))
+            self.hash.update(b"\x00")
+
+    def refuse(self, path: str, obj, why: str) -> Unkeyable:
+        kind = f"{type(obj).__module__}.{type(obj).__qualname__}".removeprefix("builtins.")
+        fix = "make it a plain value (numbers, text, arrays, containers of them), or " + (
+            "create it in prepare() (what prepare returns lives for one run)"
+            if self.part == "its state"
+            else "set `version` on the rule (the version then stands for its code: bump it when its draws change)"
+        )
+        return Unkeyable(f"{self.named}: {self.part} cannot be keyed by value: {path} is {kind} ({why}); {fix}")
+
+    def _first_visit(self, obj) -> bool:
+        if id(obj) in self.seen:
+            self.put("ref", self.seen[id(obj)])
+            return False
+        self.seen[id(obj)] = len(self.seen)
+        self.alive.append(obj)
+        return True
+
+    # ------------------------------------------------------------------ values
+
+    def value(self, obj, path: str) -> None:
+        kind = type(obj)
+        if kind in _PLAIN:
+            self.put(kind.__name__, repr(obj))
+            return
+        if kind not in (tuple, frozenset) and not self._first_visit(obj):
+            return  # (immutable containers are walked each time: equal values, equal keys)
+        if kind in (list, tuple, dict) and _all_plain(obj):
+            self.put(kind.__name__, repr(obj))  # (a container of plain values at once: its text)
+        elif kind in (list, tuple):
+            self.put(kind.__name__, len(obj))
+            for i, item in enumerate(obj):
+                self.value(item, f"{path}[{i}]")
+        elif kind is dict or kind is types.MappingProxyType:
+            self.put("dict", len(obj))
+            for key, item in obj.items():
+                self.value(key, f"{path} (a key)")
+                self.value(item, f"{path}[{key!r}]")
+        elif kind in (set, frozenset):
+            self.put(kind.__name__, len(obj), *sorted(self._digest_of(item, f"{path} (an element)") for item in obj))
+        elif isinstance(obj, type):
+            self.klass(obj, path)
+        elif kind is types.FunctionType:
+            self.function(obj, path)
+        elif kind is types.ModuleType:
+            self.module(obj, None)
+        elif kind is types.MethodType:
+            self.put("method", obj.__func__.__name__)
+            self.value(obj.__func__, path)
+            self.value(obj.__self__, f"{path}.__self__")
+        elif kind is types.BuiltinFunctionType or kind is types.BuiltinMethodType:
+            self._builtin(obj, path)
+        elif kind is types.CodeType:
+            self.put("code", _bytecode_text(obj))
+        elif not self._array(obj, path):
+            self._reduced(obj, path)
+
+    def _digest_of(self, obj, path: str) -> str:
+        inner = _Walker(self.named, self.part)
+        inner.value(obj, path)
+        return inner.hash.hexdigest()
+
+    def _builtin(self, obj, path: str) -> None:
+        owner = getattr(obj, "__self__", None)
+        if owner is None or isinstance(owner, types.ModuleType):
+            self.put("builtin", getattr(owner, "__name__", ""), obj.__qualname__)
+        else:  # a bound method of an object (e.g. a generator's random): its object by value
+            self.put("bound", obj.__name__)
+            self.value(owner, f"{path}.__self__")
+
+    def _array(self, obj, path: str) -> bool:
+        """Arrays, tensors and random generators by their values; False for anything else."""
+        np, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+        if np is not None:
+            if isinstance(obj, np.ndarray):
+                if obj.dtype.hasobject:
+                    self.put("ndarray-object", obj.shape)
+                    self.value(obj.tolist(), path)
+                else:
+                    self.put(
+                        "ndarray", obj.dtype.str, obj.shape, hashlib.sha256(memoryview(_contiguous(np, obj))).digest()
+                    )
+                return True
+            if isinstance(obj, np.generic):
+                self.put("npscalar", obj.dtype.str, obj.tobytes())
+                return True
+            if isinstance(obj, (np.random.Generator, np.random.BitGenerator)):
+                self.put(type(obj).__qualname__)
+                self.value((obj.bit_generator if isinstance(obj, np.random.Generator) else obj).state, path)
+                return True
+            if isinstance(obj, np.random.RandomState):
+                self.put("RandomState")
+                self.value(obj.get_state(legacy=False), path)
+                return True
+        if torch is not None:
+            if isinstance(obj, torch.Tensor):
+                self._tensor(torch, obj, path)
+                return True
+            if isinstance(obj, torch.Generator):
+                self.put("torch.Generator", str(obj.device))
+                self._tensor(torch, obj.get_state(), path)
+                return True
+            if isinstance(obj, (torch.device, torch.dtype)):
+                self.put(type(obj).__qualname__, str(obj))
+                return True
+        return False
+
+    def _tensor(self, torch, obj, path: str) -> None:
+        try:
+            flat = obj.detach().to("cpu").contiguous().reshape(-1)
+            data = flat.view(torch.uint8) if flat.dtype != torch.bool else flat.to(torch.uint8)
+            raw = data.numpy().tobytes()
+        except (RuntimeError, TypeError) as e:
+            raise self.refuse(path, obj, f"its values cannot be read: {_first_line(e)}") from None
+        self.put("tensor", str(obj.dtype), tuple(obj.shape), hashlib.sha256(raw).digest())
+
+    def _reduced(self, obj, path: str) -> None:
+        """Any other object by what pickling reduces it to (its class and state); refused when
+        it cannot be pickled (an open file, a lock, a generator)."""
+        try:
+            reduced = obj.__reduce_ex__(4)
+        except Exception as e:  # (what pickling refuses has no value to key)
+            raise self.refuse(path, obj, f"it has no value to key: {_first_line(e)}") from None
+        if isinstance(reduced, str):  # a module-level singleton, named
+            self.put("global", type(obj).__module__, reduced)
+            return
+        constructor, arguments, state, items, entries = (*reduced, None, None, None)[:5]
+        self.put("reduce")
+        self.value(constructor, f"{path} (its constructor)")
+        self.value(arguments, path)
+        self._state(state, path)
+        self.value(None if items is None else list(items), f"{path} (its items)")
+        self.value(None if entries is None else list(entries), f"{path} (its entries)")
+
+    def _state(self, state, path: str) -> None:
+        if isinstance(state, dict):
+            self.put("state", len(state))
+            for key in sorted(state, key=str):
+                self.value(key, f"{path} (an attribute name)")
+                self.value(state[key], f"{path}.{key}")
+        elif isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict):  # (dict, slots)
+            self._state(state[0] or {}, path)
+            self._state(state[1], path)
+        else:
+            self.value(state, path)
+
+    def instance_state(self, obj, path: str) -> None:
+        """The whole state of an object whose class is keyed as code: its attributes and slots."""
+        state = dict(getattr(obj, "__dict__", {}))
+        for cls in type(obj).__mro__:
+            for slot in cls.__dict__.get("__slots__", ()) if isinstance(cls, type) else ():
+                for name in (slot,) if isinstance(slot, str) else slot:
+                    if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                        state[name] = getattr(obj, name)
+        self._state(state, path)
+
+    # ------------------------------------------------------------------ code
+
+    def _check_file(self, module: str) -> None:
+        """Refuse a user's module whose file changed on disk since this process imported it: its
+        values in memory are not what the file says (a constant edited in a helper file)."""
+        if module in self.checked:
+            return
+        self.checked.add(module)
+        loaded = sys.modules.get(module)
+        file = _changed_since_import(loaded) or _changed_since_first_keyed(loaded)
+        if file:
+            raise stale_source(self.named, module, file)
+
+    def klass(self, cls: type, path: str) -> None:
+        if not is_followed(cls.__module__):
+            self.put("global", cls.__module__, cls.__qualname__)
+            return
+        self._check_file(cls.__module__)
+        self.put("class", cls.__qualname__, len(cls.__bases__))
+        for base in cls.__bases__:
+            self.value(base, f"{path} (a base class)")
+        if type(cls) is not type:
+            self.value(type(cls), f"{path} (its metaclass)")
+        for name in sorted(vars(cls)):
+            if name in _SKIPPED_CLASS_ATTRIBUTES:
+                continue
+            self.put(name)
+            self._member(vars(cls)[name], f"{cls.__qualname__}.{name}")
+
+    def _member(self, member, path: str) -> None:
+        if isinstance(member, (staticmethod, classmethod)):
+            self.put(type(member).__name__)
+            self.value(member.__func__, path)
+        elif isinstance(member, property):
+            self.put("property")
+            for part in (member.fget, member.fset, member.fdel):
+                self.value(part, path)
+        else:
+            self.value(member, path)
+
+    def function(self, function: types.FunctionType, path: str) -> None:
+        if not is_followed(function.__module__):
+            self.put("global", function.__module__, function.__qualname__)
+            return
+        self._check_file(function.__module__)
+        code = function.__code__
+        self.put("function", function.__qualname__, _source_or_bytecode(function, self))
+        self.value(function.__defaults__, f"{path} (its defaults)")
+        self.value(function.__kwdefaults__, f"{path} (its keyword defaults)")
+        for name, cell in zip(code.co_freevars, function.__closure__ or ()):
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell (a name not yet bound in the enclosing function)
+                self.put("empty", name)
+                continue
+            self.put("free", name)
+            self.value(contents, f"{path} (its closure's {name})")
+        names = _global_names(code)
+        namespace = function.__globals__
+        for name in names:
+            if name in namespace:
+                value = namespace[name]
+                self.put("global", name)
+                if isinstance(value, types.ModuleType):
+                    self.module(value, names)
+                else:
+                    self.value(value, f"{_module_label(namespace)}{name}")
+            elif hasattr(builtins, name):
+                self.put("builtin", name)
+        if function.__dict__:
+            self.value(dict(function.__dict__), f"{path} (its attributes)")
+
+    def module(self, module: types.ModuleType, names) -> None:
+        """A module: by name when installed (or tcclib's); a user's by the values of the
+        attributes read (``names``; every attribute of its own when reached from a state)."""
+        self.put("module", module.__name__)
+        if not is_followed(module.__name__):
+            return
+        self._check_file(module.__name__)
+        if names is None:
+            names = sorted(n for n, v in vars(module).items() if not n.startswith("__"))
+        for name in names:
+            if name in vars(module):
+                self.put("attribute", name)
+                value = vars(module)[name]
+                if isinstance(value, types.ModuleType):
+                    self.module(value, names if value is not module else ())
+                else:
+                    self.value(value, f"{_module_label(vars(module))}{name}")
+
+
+def _module_label(namespace: dict) -> str:
+    """How a refusal names a module's global: ``my_rule.py's ``, ``the cell's ``."""
+    file = namespace.get("__file__")
+    if file:
+        return f"{Path(file).name}'s "
+    return (
+        "the notebook cell's (or script's) "
+        if namespace.get("__name__") == "__main__"
+        else f"{namespace.get('__name__')}."
+    )
+
+
+def _all_plain(container) -> bool:
+    items = container.items() if isinstance(container, dict) else ((item,) for item in container)
+    return all(type(part) in _PLAIN for pair in items for part in pair)
+
+
+def _contiguous(np, array):
+    return np.ascontiguousarray(array).view(np.uint8) if array.size else b""
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _global_names(code: types.CodeType) -> list[str]:
+    """The names ``code`` (and the code nested in it) reads as globals or attributes, sorted."""
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+    return sorted(names)
+
+
+# --------------------------------------------------------------------------- a function's code as text
+
+
+def _source_or_bytecode(function: types.FunctionType, walker: _Walker) -> str:
+    """The function's source as tokens (comments, spacing, docstrings left out), checked to be the
+    code that runs; its bytecode where it has no source (``python -c``, generated code)."""
+    source = _source_of(function)
+    if source is None:
+        return "bytecode:" + _bytecode_text(function.__code__)
+    if not _runs_as_written(function):
+        raise stale_source(walker.named, function.__module__, function.__code__.co_filename)
+    return "source:" + source_tokens(source)
+
+
+_SOURCES: dict[types.CodeType, tuple[list, str]] = {}
+"""A function's code -> (its file's lines as linecache held them, its source): inspect's reading
+of a block is slow (it tokenizes), and a run asks for the same functions again."""
+
+
+def _source_of(function: types.FunctionType) -> str | None:
+    """The function's source as :mod:`inspect` reads it (a file's current text, a cell's); None
+    where there is none."""
+    file = function.__code__.co_filename
+    linecache.checkcache(file)
+    lines = linecache.cache.get(file, (None, None, None))[2]
+    known = _SOURCES.get(function.__code__)
+    if known is not None and lines is not None and known[0] is lines:
+        return known[1]
+    try:
+        block, _ = inspect.getsourcelines(function)
+    except (OSError, TypeError, IndexError):
+        return None
+    source = textwrap.dedent("".join(block))
+    lines = linecache.cache.get(file, (None, None, None))[2]
+    if lines is not None:
+        _SOURCES[function.__code__] = (lines, source)
+    return source
+
+
+def stale_source(named: str, module: str, file: str) -> Unkeyable:
+    return Unkeyable(
+        f"{named}: {Path(file).name} (module {module}) changed on disk since it was imported in this process, "
+        f"so the key would describe code that does not run: restart the kernel (or the process), or "
+        f"reload the module (importlib.reload({module.rsplit('.', 1)[-1]})) before running again"
+    )
+
+
+_FIRST_KEYED: dict[str, tuple[int, str]] = {}
+"""A user module's file -> ``(id of the module object, digest of the file)`` when a key first read it."""
+
+
+def _changed_since_first_keyed(module) -> str | None:
+    """The file of ``module`` when it changed on disk since a key first read this module object
+    (where no cached bytecode tells when it was imported); None otherwise."""
+    file = getattr(module, "__file__", None)
+    if not file or getattr(module, "__cached__", "") is None:  # (a plugin: run from the text it was read as)
+        return None
+    try:
+        digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    seen = _FIRST_KEYED.setdefault(file, (id(module), digest))
+    if seen[0] != id(module):  # imported again since: what it holds now is this file
+        _FIRST_KEYED[file] = (id(module), digest)
+        return None
+    return file if seen[1] != digest else None
+
+
+def _changed_since_import(module) -> str | None:
+    """The file of ``module`` when it changed on disk since its import (the cached bytecode's header
+    records the source's modification time and size as imported); None when it did not, or where
+    that cannot be told (no cached bytecode, a hash-based one)."""
+    file, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
+    if not file or not cached:
+        return None
+    try:
+        with open(cached, "rb") as f:
+            header = f.read(16)
+        now = os.stat(file)
+    except OSError:
+        return None
+    if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
+        return None
+    imported = (int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little"))
+    return file if imported != (int(now.st_mtime) & 0xFFFFFFFF, now.st_size & 0xFFFFFFFF) else None
+
+
+@functools.lru_cache(maxsize=1024)
+def source_tokens(source: str) -> str:
+    """``source`` as its tokens, without comments, blank lines, the spacing within a line or
+    docstrings: what a formatting change, a comment or documentation leaves as it is."""
+    docstrings = _docstring_starts(source)
+    out: list[str] = []
+    skip_newline = False
+    try:
+        for token in _merged_tokens(source):
+            if token.type in (tokenize.COMMENT, tokenize.NL):
+                continue
+            if token.type == tokenize.STRING and token.start in docstrings:
+                skip_newline = True
+                continue
+            if skip_newline and token.type == tokenize.NEWLINE:
+                skip_newline = False
+                continue
+            skip_newline = False
+            out.append(f"{tokenize.tok_name[token.type]}:{token.string}")
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    return "\x01".join(out)
+
+
+def _merged_tokens(source: str):
+    """The tokens of ``source``, an f-string as one STRING token (Python 3.12 splits it)."""
+    start_type = getattr(tokenize, "FSTRING_START", None)
+    end_type = getattr(tokenize, "FSTRING_END", None)
+    lines = source.splitlines(keepends=True)
+    depth, first = 0, None
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if start_type is not None and token.type == start_type:
+            depth += 1
+            first = first or token
+            continue
+        if depth:
+            if token.type == end_type:
+                depth -= 1
+                if not depth:
+                    text = _text_between(lines, first.start, token.end)
+                    yield tokenize.TokenInfo(tokenize.STRING, text, first.start, token.end, first.line)
+                    first = None
+            continue
+        yield token
+
+
+def _text_between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    (row0, col0), (row1, col1) = start, end
+    if row0 == row1:
+        return lines[row0 - 1][col0:col1]
+    return lines[row0 - 1][col0:] + "".join(lines[row0 : row1 - 1]) + lines[row1 - 1][:col1]
+
+
+def _docstring_starts(source: str) -> set[tuple[int, int]]:
+    """Where each docstring of ``source`` starts (line, column), as tokenize counts them."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    starts = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                starts.add((first.lineno, first.col_offset))
+    return starts
+
+
+def _bytecode_text(code: types.CodeType) -> str:
+    """A stable text of compiled code (no addresses, no line numbers): what a Python version
+    compiles, so it is that version's (code without a source: ``python -c``, generated code)."""
+    consts = [
+        f"<{_bytecode_text(c)}>" if isinstance(c, types.CodeType) else f"{type(c).__name__}:{c!r}"
+        for c in code.co_consts
+    ]
+    return ":".join(
+        [
+            code.co_name,
+            code.co_code.hex(),
+            repr(consts),
+            repr(code.co_names),
+            repr(code.co_varnames),
+            repr(code.co_freevars),
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- source on disk = code that runs
+
+
+def _runs_as_written(function: types.FunctionType) -> bool:
+    """Whether the file that :mod:`inspect` reads for ``function`` (as it is on disk now) compiles
+    to the code that runs: the whole file is compiled (as the import did: the compiler's choices
+    depend on the module around a function) and the function found in it by its qualified name.
+    A cell's source (IPython keeps the text it ran), a plugin's (:mod:`tcclib.method.plugins` keeps
+    the text it ran) or ``<string>`` is held in memory and cannot change under its code."""
+    file = function.__code__.co_filename
+    held = linecache.cache.get(file)
+    if not os.path.isfile(file) or (held is not None and held[1] is None):
+        return True  # (a text held in memory as it ran: a cell's, a plugin's)
+    linecache.checkcache(file)
+    text = "".join(linecache.getlines(file, function.__globals__))
+    compiled = _compiled(file, text)
+    if compiled is None:
+        return False
+    path = [part for part in function.__qualname__.split(".") if part != "<locals>"]
+    return any(_same_code(found, function.__code__) for found in _codes_named(compiled, path))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(file: str, text: str) -> types.CodeType | None:
+    try:
+        return compile(text, file, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _codes_named(code: types.CodeType, qualified: list[str]) -> list[types.CodeType]:
+    """The code objects in ``code``'s constants at the qualified name ``qualified`` (several
+    where a line holds several lambdas)."""
+    inner = [c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == qualified[0]]
+    if len(qualified) == 1:
+        return inner
+    return [found for c in inner for found in _codes_named(c, qualified[1:])]
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars) != (
+        b.co_code,
+        b.co_names,
+        b.co_varnames,
+        b.co_freevars,
+        b.co_cellvars,
+    ):
+        return False
+    if len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+            if not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or x != y:
+            if not (isinstance(x, float) and x != x and y != y):  # (nan equals nan here)
+                return False
+    return True

@@ -1,0 +1,374 @@
+"""A rule is keyed by its value when its run's keys are computed (issue 57).
+
+Every way of editing a rule that Python allows, in a plugin file, a notebook cell and ``python -c``
+(code with no source): the rule's members get new keys (the edited rule retrains) and no other
+method's keys move; or the run stops before any work with one line naming what it cannot key.  An
+edit that changes nothing the rule does (a comment, spacing, a docstring) keeps the keys.  The keys
+asserted here are those :func:`tcclib.running.train.run_dataset` computes (``keys.run_keys``); the
+end-to-end tests below go through ``run_dataset`` and the estimator (the screen and the sweep:
+``test_plugins.py``; ``python -c`` in a real fresh process: ``test_plugins.py`` too, here its code
+is compiled as ``python -c`` compiles it, with no source).
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import tcclib
+from tcclib.artifacts import keys, store
+from tcclib.method import identity, plugins, registry
+from tcclib.method.config import Config
+from tcclib.method.inputs import prepare_config
+from tcclib.running.train import run_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = dict(seeds=(0, 1), epochs=1, head_epochs=1, progress=False)
+
+
+def config() -> Config:
+    """The run's settings (made once the rule is registered: a Config checks its method names)."""
+    return Config(methods=("random", "share"), **TINY)
+
+
+RULE = """
+import torch
+
+from tcclib.method import registry, rules
+{prelude}
+
+
+class Share(rules.HowRule):
+    name = "share"
+    needs = rules.NOTHING
+{body}
+    def donors(self, members, state, u):
+        k, n_rows, n_features = members.shape
+        step = {step}
+        rows = (torch.arange(n_rows, device=u.device).view(1, n_rows, 1) + step) % n_rows
+        return rows.expand(k, n_rows, n_features).contiguous()
+
+
+registry.register_method("share", {make}, "uniform", replace=True, replace_rule=True)
+"""
+
+INIT = "    def __init__(self, share=1):\n        self.share = share\n"
+
+
+def rule(prelude="", body="", step="1", make="Share()") -> str:
+    return RULE.format(prelude=prelude, body=body, step=step, make=make)
+
+
+def factory(step: int) -> str:
+    return textwrap.dedent(
+        f"""
+        import torch
+
+        from tcclib.method import registry, rules
+
+
+        def make(step):
+            class Made(rules.HowRule):
+                name = "share"
+
+                def donors(self, members, state, u):
+                    k, n_rows, n_features = members.shape
+                    rows = (torch.arange(n_rows, device=u.device).view(1, n_rows, 1) + step) % n_rows
+                    return rows.expand(k, n_rows, n_features).contiguous()
+
+            return Made
+
+
+        registry.register_method("share", make({step})(), "uniform", replace=True, replace_rule=True)
+        """
+    )
+
+
+# (source before, source after, what changed): each an edit that must retrain
+EDITS = {
+    "a constant read in the class body": (
+        rule("SHARE = 1", "    share = SHARE\n", "self.share"),
+        rule("SHARE = 2", "    share = SHARE\n", "self.share"),
+        ["code"],
+    ),
+    "a constant as an __init__ default": (
+        rule("SHARE = 1", "    def __init__(self, share=SHARE):\n        self.share = share\n", "self.share"),
+        rule("SHARE = 2", "    def __init__(self, share=SHARE):\n        self.share = share\n", "self.share"),
+        ["code", "arguments"],
+    ),
+    "a list constant": (rule("STEPS = [1, 2]", step="STEPS[0]"), rule("STEPS = [3, 2]", step="STEPS[0]"), ["code"]),
+    "a dict constant": (
+        rule("STEPS = {'a': 1}", step="STEPS['a']"),
+        rule("STEPS = {'a': 4}", step="STEPS['a']"),
+        ["code"],
+    ),
+    "an __init__ default": (
+        rule(body=INIT, step="self.share"),
+        rule(body=INIT.replace("=1", "=2"), step="self.share"),
+        ["code", "arguments"],
+    ),
+    "a helper's default argument": (
+        rule("def helper(n, by=1):\n    return by", step="helper(n_rows)"),
+        rule("def helper(n, by=2):\n    return by", step="helper(n_rows)"),
+        ["code"],
+    ),
+    "a list class attribute": (
+        rule(body="    steps = [1]\n", step="self.steps[0]"),
+        rule(body="    steps = [2]\n", step="self.steps[0]"),
+        ["code"],
+    ),
+    "an argument kept under another name": (
+        rule(body="    def __init__(self, width=1):\n        self._w = width\n", step="self._w", make="Share(width=1)"),
+        rule(body="    def __init__(self, width=1):\n        self._w = width\n", step="self._w", make="Share(width=3)"),
+        ["arguments"],
+    ),
+    "a torch.Generator argument": (
+        rule(
+            body="    def __init__(self, gen):\n        self.gen = gen\n",
+            make="Share(torch.Generator().manual_seed(1))",
+        ),
+        rule(
+            body="    def __init__(self, gen):\n        self.gen = gen\n",
+            make="Share(torch.Generator().manual_seed(2))",
+        ),
+        ["arguments"],
+    ),
+    "a set argument": (
+        rule(body="    def __init__(self, rows):\n        self.rows = rows\n", make="Share({1, 2})"),
+        rule(body="    def __init__(self, rows):\n        self.rows = rows\n", make="Share({1, 3})"),
+        ["arguments"],
+    ),
+    "a class made by a factory (its closure)": (factory(1), factory(2), ["code"]),
+}
+
+# edits that change nothing the rule does: the keys stay
+SAME = {
+    "a comment": rule(body=INIT, step="self.share").replace("        step =", "        # the shift\n        step ="),
+    "spacing and a blank line": rule(body=INIT, step="self.share").replace(
+        "step = self.share", "step  =  self.share\n"
+    ),
+    "a docstring": rule(body=INIT, step="self.share").replace(
+        "    def donors(self, members, state, u):\n",
+        '    def donors(self, members, state, u):\n        """Shifted."""\n',
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def prep(bc):
+    return prepare_config(bc, Config(methods=("random",), **TINY))
+
+
+@pytest.fixture(autouse=True)
+def no_plugins_left():
+    yield
+    for plugin in plugins.loaded():
+        plugins.unload(plugin.path or plugin.module)
+    registry.remove_origin("__main__")
+    if "share" in registry.METHODS:
+        registry.unregister("share")
+
+
+class Place:
+    """Where a rule is written: a plugin file, a notebook cell (``__main__``, its text in
+    linecache under a cell name, as IPython does) or ``python -c`` (``__main__``, no source)."""
+
+    def __init__(self, kind: str, folder: Path):
+        self.kind, self.folder, self.runs = kind, folder, 0
+
+    def run(self, source: str) -> None:
+        self.runs += 1
+        if self.kind == "file":
+            path = self.folder / "share_rule.py"
+            path.write_text(source)
+            plugins.load(str(path))
+            return
+        filename = f"/tmp/ipykernel_0/{self.runs}.py" if self.kind == "cell" else "<string>"
+        if self.kind == "cell":
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), sys.modules["__main__"].__dict__)
+
+
+@pytest.fixture(params=["file", "cell", "python -c"])
+def place(request, tmp_path, monkeypatch):
+    if request.param != "file":
+        monkeypatch.setitem(sys.modules, "__main__", type(sys)("__main__"))
+    return Place(request.param, tmp_path)
+
+
+def members(prep, method: str) -> dict:
+    found = keys.run_keys(prep, config()).members
+    return {tag: key for tag, key in found.items() if tag.endswith(f"/{method}")}
+
+
+def identity_now() -> str:
+    return registry.METHODS["share"].code(config())["share"]
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_every_edit_retrains_the_rule_and_nothing_else(edit, place, prep):
+    before, after, changed = EDITS[edit]
+    place.run(before)
+    first, others, known = members(prep, "share"), members(prep, "random"), identity_now()
+    place.run(after)
+    assert all(members(prep, "share")[tag] != key for tag, key in first.items())  # every member retrains
+    assert members(prep, "random") == others  # and nothing else
+    assert registry.changes(known, identity_now()) == changed
+
+
+def test_an_attribute_set_after_registration_retrains(place, prep):
+    place.run(rule(body=INIT, step="self.share"))
+    first, known = members(prep, "share"), identity_now()
+    registry.how_rule("share").share = 2
+    assert all(members(prep, "share")[tag] != key for tag, key in first.items())
+    assert registry.changes(known, identity_now()) == ["arguments"]
+
+
+@pytest.mark.parametrize("edit", list(SAME))
+def test_an_edit_that_changes_nothing_keeps_the_keys(edit, prep, tmp_path):
+    place = Place("file", tmp_path)
+    place.run(rule(body=INIT, step="self.share"))
+    first = members(prep, "share")
+    place.run(SAME[edit])
+    assert members(prep, "share") == first
+
+
+# --------------------------------------------------------------------------- a helper in a second file
+
+
+def _helper_rule(folder: Path, step: int) -> Path:
+    """A rule whose draws read a constant and a function of a second file of the user's."""
+    (folder / "share_helpers.py").write_text(f"STEP = {step}\n\n\ndef step():\n    return STEP\n")
+    path = folder / "share_rule.py"
+    path.write_text(
+        rule(
+            "import share_helpers\nfrom share_helpers import step as helper_step",
+            step="helper_step() + share_helpers.STEP",
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def helper_folder(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("share_helpers", None)
+
+
+def test_a_helper_in_another_file_edited_retrains_through_the_plugin(helper_folder, prep):
+    path = _helper_rule(helper_folder, 1)
+    plugins.load(str(path))
+    first, known = members(prep, "share"), identity_now()
+    (helper_folder / "share_helpers.py").write_text("STEP = 2\n\n\ndef step():\n    return STEP\n")
+    plugins.load(str(path))  # the plugin's file is the same; its helper is imported afresh
+    assert sys.modules["share_helpers"].STEP == 2
+    assert all(members(prep, "share")[tag] != key for tag, key in first.items())
+    assert registry.changes(known, identity_now()) == ["code"]
+
+
+def test_a_helper_edited_on_disk_but_not_reloaded_is_refused(helper_folder, prep):
+    """In a kernel, a module imported once stays as it was imported: its edited file would be keyed
+    while the old code runs, so the run stops in one line saying to reload."""
+    plugins.load(str(_helper_rule(helper_folder, 1)))
+    members(prep, "share")
+    (helper_folder / "share_helpers.py").write_text("STEP = 1\n\n\ndef step():\n    return STEP + 1\n")
+    with pytest.raises(identity.Unkeyable) as e:
+        members(prep, "share")
+    message = str(e.value)
+    assert "\n" not in message and "share_helpers.py (module share_helpers) changed on disk since it was" in message
+    assert "restart the kernel" in message and "importlib.reload(share_helpers)" in message
+
+
+def test_a_constant_of_a_helper_edited_on_disk_but_not_reloaded_is_refused(helper_folder, prep):
+    plugins.load(str(_helper_rule(helper_folder, 1)))
+    members(prep, "share")
+    (helper_folder / "share_helpers.py").write_text("STEP = 22\n\n\ndef step():\n    return STEP\n")
+    with pytest.raises(identity.Unkeyable, match="share_helpers.py .module share_helpers. changed on disk"):
+        members(prep, "share")
+
+
+# --------------------------------------------------------------------------- what cannot be keyed
+
+
+UNKEYABLE = {
+    "an open file": ("Share(open(__file__ if '__file__' in dir() else '/dev/null'))", "self.source", "TextIOWrapper"),
+    "a Python generator": ("Share(x for x in range(3))", "self.source", "generator"),
+    "a lock": ("Share(__import__('threading').Lock())", "self.source", "lock"),
+}
+
+
+@pytest.mark.parametrize("what", list(UNKEYABLE))
+def test_what_cannot_be_keyed_is_refused_in_one_line_at_registration_and_at_the_run(what, tmp_path):
+    make, path, kind = UNKEYABLE[what]
+    source = rule(body="    def __init__(self, source=None):\n        self.source = source\n")
+    with pytest.raises(plugins.PluginError) as e:
+        Place("file", tmp_path).run(source.replace("Share()", make))
+    message = str(e.value)
+    assert "\n" not in message and "share_rule.py" in message
+    assert f"its state cannot be keyed by value: {path} is " in message and kind in message
+    assert "make it a plain value" in message and "prepare()" in message
+    Place("file", tmp_path).run(source)  # keyable when registered, then given the object
+    registry.how_rule("share").source = (x for x in [1])
+    with pytest.raises(identity.Unkeyable, match="self.source is generator"):
+        run_dataset(tcclib.load_dataset("breast_cancer"), config())
+
+
+def test_a_helper_reading_an_unkeyable_global_names_it_and_the_version_fix(tmp_path):
+    source = rule(
+        "import threading\nLOCK = threading.Lock()\n\n\ndef helper():\n    return LOCK", step="helper() and 1"
+    )
+    with pytest.raises(
+        plugins.PluginError,
+        match=r"its code cannot be keyed by value: share_rule.py's LOCK is _thread.lock .* set `version`",
+    ):
+        Place("file", tmp_path).run(source)
+
+
+def test_a_version_pins_the_code_and_keys_what_else_the_rule_holds(tmp_path, prep):
+    place = Place("file", tmp_path)
+    source = rule("import threading\nLOCK = threading.Lock()", body='    version = "1"\n' + INIT, step="self.share")
+    place.run(source)
+    first = identity_now()
+    assert first.startswith("version:1 state:")
+    registry.how_rule("share").share = 2
+    assert registry.changes(first, identity_now()) == ["arguments"]
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def test_run_dataset_retrains_only_the_edited_rule_and_says_what_changed(tmp_path, bc, prep):
+    place = Place("file", tmp_path)
+    place.run(rule(body=INIT, step="self.share"))
+    first = run_dataset(bc, config())
+    store.save_run(first, tmp_path / "store")
+    again = run_dataset(bc, config(), store_dir=tmp_path / "store")
+    assert again.timings["trained_members"] == 0
+    [note] = again.code_notes  # what it reused, and the identity it matched
+    assert note.startswith("share: 2 of 2 members reused; share matched as code ") and ", draws " in note
+    registry.how_rule("share").share = 2  # after registration, in the same process
+    same, why = store.same_settings(tmp_path / "store" / "config.json", config())
+    assert not same and why == "arguments of share changed"
+    edited = run_dataset(bc, config(), store_dir=tmp_path / "store")
+    assert edited.timings["trained_members"] == 2 and edited.timings["reused_members"] == 2
+    assert edited.code_notes == ["share: arguments of share changed: 2 of 2 members trained"]
+    assert "share: arguments of share changed" in store.time_record(edited, tmp_path / "store")
+    kept = [
+        run.results[run.results.method == "random"].drop(columns="fit_s", errors="ignore") for run in (first, edited)
+    ]
+    pd.testing.assert_frame_equal(*(k.reset_index(drop=True) for k in kept))
+
+
+def test_the_estimator_trains_the_rule_as_it_is_now(tmp_path, bc):
+    place = Place("file", tmp_path)
+    place.run(rule(body=INIT, step="self.share"))
+    X, y = bc.X.iloc[:80], bc.y.iloc[:80]
+    registry.how_rule("share").share = 0  # every donor is the anchor itself: views equal their anchors
+    clf = tcclib.TCCClassifier(method="share", epochs=1, head_epochs=1, random_state=0, verbose=False).fit(X, y)
+    assert clf.predict(X).shape == (80,)
