@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -20,12 +21,31 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets" / "openml-cc18"
 
 
+def _copy_sources(dest: Path) -> None:
+    """The checkout's files as a clone holds them (tracked, and new ones not ignored), the committed
+    renders left out but for the reference numbers the wheel carries: pip builds in the source
+    folder (its build/), which must not be this checkout's, where another build may run."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
+    for rel in listed:
+        keep = not rel.startswith("outputs/") or rel.endswith(("/results.csv", "/config.json"))
+        if rel and keep and (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+
+
 @pytest.fixture(scope="module")
 def wheel_site(tmp_path_factory):
     """``(wheel, site)``: the wheel pip builds from this checkout, and a folder it is installed into."""
-    dist, site = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("site")
+    source, dist, site = (tmp_path_factory.mktemp(name) for name in ("source", "dist", "site"))
+    _copy_sources(source)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    built = subprocess.run([*pip, "wheel", "--no-deps", "-q", "-w", dist, ROOT], capture_output=True, text=True)
+    built = subprocess.run([*pip, "wheel", "--no-deps", "-q", "-w", dist, source], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = dist.glob("tcclib-*.whl")
     done = subprocess.run([*pip, "install", "--no-deps", "-q", "--target", site, wheel], capture_output=True, text=True)
