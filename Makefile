@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 STAMP := .cache/install.stamp
 NBVAL_DIR := .cache/nbval
 
-.PHONY: install demo smoke paper screen screen-render lab lint test test-lib test-notebooks bench notebooks rerender own wheel slurm-test
+.PHONY: install demo smoke paper screen screen-render lab lint test test-lib test-notebooks bench notebooks rerender own wheel slurm-test test-minimums test-newest
 
 $(STAMP): pyproject.toml jupyter-config/ipython_kernel_config.py
 	# torch first, pinned: 2.13.0 is the CPU wheel on this disk (a bare "torch" pulls a CUDA build)
@@ -122,6 +122,33 @@ notebooks:
 	$(PY) -m tcclib.running.reference
 	$(PY) -m jupytext --quiet --to ipynb --update notebooks/*.py
 
-# the wheel the notebooks' Colab cell installs (attach it to the GitHub release of its version)
+# the wheel the notebooks' Colab cell installs (attach it to the GitHub release of its version); it
+# carries the built-in sets, the notebook sources and the sets' reference numbers (setup.py), so that
+# `python -m tcclib demo` runs outside a checkout
 wheel:
 	$(PY) -m pip wheel --no-deps -w dist .
+
+# The step before a release (docs/tests.md, "At the lowest and the newest versions"): the declared
+# lower bounds, checked in a virtualenv of their own (.cache/versions/minimums/venv): torch 2.13.0 (the
+# CPU wheel here; torch's own lower bound, 2.4, is a multi-GB CUDA build on PyPI: checked by hand),
+# then the project with every other dependency at constraints/minimums.txt; the smoke set
+# (.cache/versions/minimums/runs: it must AGREE with the committed reference) and the suite's fast
+# part (-m "not slow"). `make test-newest` does the same at the newest releases. About 20 min each
+# on 2 idle cores; not part of make test (its budget is 15 min)
+VERSIONS_DIR = .cache/versions/$(1)
+test-minimums:
+	$(call test_versions,minimums,-c constraints/minimums.txt)
+test-newest:
+	$(call test_versions,newest,)
+define test_versions
+	rm -rf $(VERSIONS_DIR) && mkdir -p $(VERSIONS_DIR) && $(PY) -m venv $(VERSIONS_DIR)/venv
+	$(VERSIONS_DIR)/venv/bin/python -m pip install -q torch==2.13.0
+	$(VERSIONS_DIR)/venv/bin/python -m pip install -q $(2) -e ".[dev]"
+	$(VERSIONS_DIR)/venv/bin/python -m pip list --format=freeze > $(VERSIONS_DIR)/versions.txt
+	$(VERSIONS_DIR)/venv/bin/python -m tcclib params/smoke.yaml --outputs $(VERSIONS_DIR)/runs > $(VERSIONS_DIR)/smoke.log 2>&1; \
+	    status=$$?; cat $(VERSIONS_DIR)/smoke.log; test $$status = 0
+	test "$$(grep -c 'AGREES with the committed reference' $(VERSIONS_DIR)/smoke.log)" = 3
+	! grep -E "Warning|frozen modules" $(VERSIONS_DIR)/smoke.log
+	PYDEVD_DISABLE_FILE_VALIDATION=1 $(VERSIONS_DIR)/venv/bin/python -m pytest -q -p no:cacheprovider \
+	    -n $(TEST_WORKERS) --dist loadfile --durations=30 -m "not slow" tests
+endef

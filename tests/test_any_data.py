@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -175,3 +176,16 @@ def test_bad_dataset_entries_are_clear_errors(tmp_path):
     p.write_text("name: x\ndatasets: [suite:]\n")
     with pytest.raises(param_files.ParamsError, match="name the suite, e.g. suite:99"):
         param_files.load(p)
+
+
+def test_a_parquet_table_where_pyarrow_does_not_load_is_one_line_with_the_fix(tmp_path, monkeypatch):
+    """pyarrow 26 and later refuse NumPy 1.x as they load, and a pip install beside an older NumPy
+    brings them: the table's path, pyarrow's own reason and the fix, before anything is read."""
+    _table().to_parquet(tmp_path / "t.parquet")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # what import finds for a package that cannot load
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(sources.DatasetError) as raised:
+        sources.load_dataset({"path": str(tmp_path / "t.parquet"), "target": "label"})
+    (line,) = str(raised.value).splitlines()
+    assert line.startswith(f"{tmp_path / 't.parquet'}: reading Parquet needs pyarrow, which does not load here (")
+    assert line.endswith("install one that does (beside NumPy 1.x: pip install 'pyarrow<26')")

@@ -18,7 +18,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 UNENCRYPTED = "Kernel is running over TCP without encryption"
-KERNEL_CONFIG = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
+KERNEL_CONFIG = ROOT / "jupyter-config" / "ipython_kernel_config.py"
+
+
+def _with_kernel_config(tmp_path) -> dict:
+    """The environment of a kernel that reads jupyter-config/ipython_kernel_config.py as IPython reads
+    it from a profile (``$IPYTHONDIR``), whether or not this environment has it installed in
+    ``{sys.prefix}/etc/ipython`` (make install and a wheel put it there; ``pip install -e .`` alone
+    does not, and then only this warning of plain papermill's shows: docs/notebooks.md)."""
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    shutil.copy(KERNEL_CONFIG, profile / KERNEL_CONFIG.name)
+    return {**os.environ, "IPYTHONDIR": str(tmp_path / "ipython")}
 
 
 @pytest.mark.parametrize(
@@ -54,14 +65,13 @@ def test_make_notebooks_is_quiet_about_outputs_this_machine_has_not_signed(tmp_p
 def test_plain_papermill_prints_no_unencrypted_tcp_warning(tmp_path):
     """The kernel of a plain papermill run listens on 127.0.0.1 with no CurveZMQ keys; ipykernel's
     warning about it was the first thing every documented papermill command printed."""
-    assert KERNEL_CONFIG.is_file(), (
-        f"{KERNEL_CONFIG} is missing: make install (tools/install_kernel_config.py) puts it there"
-    )
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, tmp_path / "in.ipynb")
     cmd = [sys.executable, "-m", "papermill", "in.ipynb", "out.ipynb"]
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=_with_kernel_config(tmp_path)
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert nbformat.read(tmp_path / "out.ipynb", 4).cells[0].outputs[0]["text"] == "42\n"
     assert UNENCRYPTED not in out.stdout + out.stderr, out.stderr[-2000:]
@@ -69,7 +79,6 @@ def test_plain_papermill_prints_no_unencrypted_tcp_warning(tmp_path):
 
 def test_a_kernel_listening_beyond_loopback_still_warns(tmp_path):
     """The warning is left out on loopback only: a kernel bound to every address keeps it."""
-    assert KERNEL_CONFIG.is_file(), f"{KERNEL_CONFIG} is missing: make install puts it there"
     connection, _ = jupyter_client.write_connection_file(str(tmp_path / "kernel.json"), ip="0.0.0.0")
     kernel = subprocess.Popen(
         [sys.executable, "-m", "ipykernel_launcher", "-f", connection],
@@ -77,6 +86,7 @@ def test_a_kernel_listening_beyond_loopback_still_warns(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        env=_with_kernel_config(tmp_path),
     )
     try:
         seen = ""
@@ -146,3 +156,25 @@ def test_the_kernel_config_install_on_an_unwritable_environment_is_one_line(tmp_
     (line,) = done.stderr.splitlines()
     assert done.returncode == 1 and "Permission denied" in line and "Traceback" not in done.stderr
     assert _install_command(prefix).returncode == 0  # writable again: it installs
+
+
+def test_the_sweeps_kernels_start_without_debugpys_frozen_modules_lines(capfd):
+    """ipykernel 6.12 (the lowest tcclib takes) loads debugpy as a kernel starts, which on Python 3.11
+    printed its four "frozen modules" lines on the sweep's console at every kernel start; the
+    sweep's kernels get PYDEVD_DISABLE_FILE_VALIDATION (tcclib.util.kernel.KERNEL_ENV)."""
+    from tcclib.util.kernel import kernel_manager
+
+    km = kernel_manager()
+    km.start_kernel()
+    printed = []
+    try:
+        client = km.client()
+        client.start_channels()
+        client.wait_for_ready(timeout=120)
+        code = "import os; print(os.environ.get('PYDEVD_DISABLE_FILE_VALIDATION'))"
+        client.execute_interactive(code, output_hook=lambda m: printed.append(m["content"].get("text", "")), timeout=60)
+        client.stop_channels()
+    finally:
+        km.shutdown_kernel(now=True)
+    assert "".join(printed).strip() == "1"
+    assert "frozen modules" not in capfd.readouterr().err

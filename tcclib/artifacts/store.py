@@ -434,22 +434,26 @@ def results_to_compare(out_dir, set_name: str, dataset: str, cfg):
         return None, "no stored results and no committed reference"
     same, why = same_settings(ref / "config.json", cfg)
     if not same:
-        return None, f"the committed reference {paths.relative_to_root(ref)} has other settings ({why})"
-    return pd.read_csv(ref / "results.csv"), f"the committed reference {paths.relative_to_root(ref)}"
+        return None, f"the committed reference {paths.reference_name(ref)} has other settings ({why})"
+    return pd.read_csv(ref / "results.csv"), f"the committed reference {paths.reference_name(ref)}"
 
 
 def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
     """One console line comparing a finished run with the committed reference run of the same
-    dataset: agree (largest change of a mean), differ (which means), or not comparable (settings
-    differ).  None when there is no reference, or the run *is* the reference."""
+    dataset: agree (largest change of a mean), differ (which means), not comparable (settings
+    differ), or that there is no reference to compare with.  None when the run has no results or
+    *is* the reference."""
     run_dir, ref_dir = Path(run_dir), Path(ref_dir)
-    if run_dir.resolve() == ref_dir.resolve() or not (ref_dir / "results.csv").exists():
+    if run_dir.resolve() == ref_dir.resolve():
         return None
     if not (run_dir / "results.csv").exists() or not (run_dir / "config.json").exists():
         return None
+    ref_name = paths.reference_name(ref_dir)
+    if not (ref_dir / "results.csv").exists():
+        where = "tcclib carries those of its built-in sets only" if paths.is_bundled(ref_dir) else f"no {ref_name}"
+        return f"no committed reference to compare with ({where})"
     recorded = json.loads((run_dir / "config.json").read_text())
     cfg = Config.from_dict({k: v for k, v in recorded.items() if k != PLUGIN_CODE})
-    ref_name = paths.relative_to_root(ref_dir)
     same, why = same_settings(ref_dir / "config.json", cfg)
     if not same:
         return f"not compared with the committed reference {ref_name}: other settings ({why})"

@@ -516,13 +516,26 @@ def _read_csv(p: Path, target: str, options: dict) -> pd.DataFrame:
     return features
 
 
+def _parquet(p: Path):
+    """``pyarrow.parquet``; a :class:`DatasetError` naming ``p`` and the fix where pyarrow does not
+    load (pyarrow 26 and later need NumPy 2, which a pip install beside an older NumPy does not bring)."""
+    try:
+        import pyarrow.parquet as pq  # deferred: only for parquet files
+    except ImportError as e:
+        raise DatasetError(
+            f"{p}: reading Parquet needs pyarrow, which does not load here ({e}); install one that does "
+            f"(beside NumPy 1.x: pip install 'pyarrow<26')"
+        ) from None
+    return pq
+
+
 def _file_columns(p: Path) -> list:
     suf = p.suffix.lower()
     try:
         if suf in (".parquet", ".pq"):
-            import pyarrow.parquet as pq  # deferred: optional, only for parquet files
-
-            return list(pq.read_schema(p).names)
+            return list(_parquet(p).read_schema(p).names)
+    except DatasetError:
+        raise
     except Exception as e:  # noqa: BLE001 - any reader failure: the file is damaged or not that type
         raise DatasetError(f"{p}: cannot be read as {suf[1:]} ({type(e).__name__}: {str(e)[:200]})") from None
     return list(_frame_from_arff(p).columns)
@@ -535,6 +548,7 @@ def _read_file(s: Source) -> Dataset:
         if suf in (".csv", ".tsv"):
             df = _read_csv(p, s.target, dict(s.options))
         elif suf in (".parquet", ".pq"):
+            _parquet(p)  # (pandas' own line for a pyarrow that does not load names no fix)
             df = pd.read_parquet(p)
         else:
             df = _frame_from_arff(p)

@@ -4,6 +4,7 @@ screen new methods against the stored built-ins (:mod:`tcclib.running.screen`) a
 verdict (:mod:`tcclib.paper.verdict`).
 
     python -m tcclib params/demo.yaml                      # -> runs/demo/
+    python -m tcclib demo                                  # the same, by its name (anywhere)
     python -m tcclib params/paper.yaml --outputs outputs   # the committed reference renders
     python -m tcclib params/smoke.yaml --force all         # re-render, reusing stored results
     python -m tcclib params/smoke.yaml --force credit-g --retrain   # redo one dataset
@@ -87,7 +88,7 @@ def run(argv) -> int:
     except SystemExit as e:  # --help, or argparse's own usage error (said already)
         return int(e.code or 0)
     try:
-        ps = param_files.load(args.params, args.data_dir, args.plugin)
+        ps = param_files.load(param_files.find(args.params), args.data_dir, args.plugin)
     except param_files.ParamsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -237,8 +238,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _what_runs(ap: argparse.ArgumentParser) -> None:
-    """The parameter file, the plugins, the screen's methods and the folders read and written."""
-    ap.add_argument("params", help="parameter file, e.g. params/demo.yaml")
+    """The parameter file (or a built-in set's name), the plugins, the screen's methods and the
+    folders read and written."""
+    sets = param_files.builtin_sets()
+    ap.add_argument(
+        "params",
+        help="parameter file, e.g. params/demo.yaml, or the name of a built-in set, e.g. demo (the main job): "
+        + (", ".join(sets) if sets else "none found"),
+    )
     ap.add_argument(
         "--plugin",
         action="append",

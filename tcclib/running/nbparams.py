@@ -219,9 +219,11 @@ def aggregate(namespace: dict, need_results: bool = True):
             if (ref / "index.md").exists()
             else ""
         )
+        built_in = (paths.source_root() / "params" / f"{set_name}.yaml").is_file()  # (by name: also outside a checkout)
+        command = f"python -m tcclib {set_name}" if built_in else f"python -m tcclib params/{set_name}.yaml"
         raise ParameterError(
             f"no finished dataset in {set_dir}: run the per-dataset notebooks first "
-            f"(`python -m tcclib params/{set_name}.yaml`, or notebooks 01-03 with "
+            f"(`{command}`, or notebooks 01-03 with "
             f'set_name = "{set_name}").{hint}'
         )
     return set_dir, results

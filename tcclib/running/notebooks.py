@@ -28,8 +28,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def share_tcclib_with_kernels() -> None:
     """Let the kernels papermill starts import this very tcclib, even from a source checkout that
     is not installed (or whose editable install points at another copy): the checkout's root
-    goes first on ``PYTHONPATH``, which the kernels inherit. An installed package is left alone."""
-    if not (ROOT / "pyproject.toml").exists():
+    goes first on ``PYTHONPATH``, which the kernels inherit. An installed package is left alone,
+    but its project root (the working directory: :func:`tcclib.util.paths.project_root`) is given
+    to the kernels as ``$TCC_ROOT``: a kernel works in its notebook's folder, and the relative paths
+    it is passed would otherwise land under that folder."""
+    if not paths.in_checkout():
+        os.environ.setdefault(paths.ROOT_ENV, str(paths.project_root()))
         return
     rest = [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x and x != str(ROOT)]
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *rest])
@@ -51,7 +55,8 @@ def machine() -> str:
 
 
 def notebook_dir() -> Path:
-    return Path(os.environ.get("TCC_NOTEBOOKS", ROOT / "notebooks"))
+    """``$TCC_NOTEBOOKS``, else ``notebooks/`` of the checkout or of the installed package."""
+    return Path(os.environ.get("TCC_NOTEBOOKS", paths.source_root() / "notebooks"))
 
 
 def source_path(name: str) -> Path:

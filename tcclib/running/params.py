@@ -280,9 +280,12 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None, extra_plug
     and suites outside the paper's 30 are looked up offline.  The file's ``plugins`` and
     ``extra_plugins`` (the command line's ``--plugin``) are loaded first, so that the settings
     may name their methods and baselines."""
-    where = str(path) if path else "params"
+    bundled = path is not None and paths.is_bundled(path)
+    where = (f"params/{path.name} (built in)" if bundled else str(path)) if path else "params"
     _check_top_level(d, where)
     loaded = _plugins(d, where, path, extra_plugins)
+    if bundled and d.get("data_dir") == SHARED_DATA_DIR:  # the folder beside a checkout: none here
+        d = {k: v for k, v in d.items() if k != "data_dir"}
     file_data_dir, folder, sources = _datasets(d, where, data_dir)
     datasets = list(sources)
     cfg = _config(d, where)
@@ -494,6 +497,22 @@ def _run_settings(d: dict, where: str) -> tuple:
     return description, workers, scheduler, spu
 
 
+def builtin_sets() -> list[str]:
+    """The names of the built-in parameter sets: ``params/*.yaml`` of the checkout, or the copies an
+    installed package carries (:func:`tcclib.util.paths.source_root`)."""
+    return sorted(p.stem for p in (paths.source_root() / "params").glob("*.yaml"))
+
+
+def find(spec) -> Path:
+    """The parameter file ``spec`` names: that file where it exists, else the built-in set of that
+    name (``demo``: ``params/demo.yaml`` of the checkout or of the installed package); a missing
+    file is left to :func:`load` to refuse."""
+    path = Path(spec)
+    if not path.exists() and str(spec) in builtin_sets():
+        return paths.source_root() / "params" / f"{spec}.yaml"
+    return path
+
+
 _NOT_TEXT = "not a parameter file: a binary file, where a YAML text file belongs"
 _NEEDS = "a parameter file needs at least `datasets: [NAME, ...]`; params/demo.yaml is an example"
 
@@ -504,7 +523,9 @@ def load(path: str | Path, data_dir=None, plugins=()) -> ParamSet:
     The YAML is read with a loader that refuses a key given twice in one mapping."""
     path = Path(path)
     if not path.exists():
-        raise ParamsError(f"no parameter file {path}")
+        sets = builtin_sets()
+        hint = f"; the built-in sets run by name: {', '.join(sets)} (python -m tcclib {sets[0]})" if sets else ""
+        raise ParamsError(f"no parameter file {path}{hint}")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:

@@ -6,7 +6,10 @@ checkout or virtualenv would run our notebooks with another environment's packag
 and the tests instead start ``sys.executable -m ipykernel_launcher`` directly, through a
 :class:`KernelManager` whose spec manager answers for :data:`KERNEL_NAME` itself, and over IPC
 (Unix sockets, readable by this user only), which also spares the console ipykernel's warning
-about unencrypted TCP for every notebook.  No kernelspec is written anywhere.
+about unencrypted TCP for every notebook.  No kernelspec is written anywhere.  The kernels get
+``PYDEVD_DISABLE_FILE_VALIDATION=1`` (:data:`KERNEL_ENV`): without it, on Python 3.11 and later,
+an ipykernel that loads debugpy as it starts (6.12, the lowest that tcclib takes, does) prints
+debugpy's four "frozen modules" lines at every kernel start.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import sys
 import tempfile
 
 KERNEL_NAME = "tcc-current-env"
+KERNEL_ENV = {"PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+"""Set in every kernel started here: debugpy's check for frozen modules (a debugger's concern; the
+sweep's kernels run no debugger) stays quiet."""
 
 
 def _spec_manager_class():
@@ -32,6 +38,7 @@ def _spec_manager_class():
                     display_name=f"Python {platform.python_version()} ({sys.executable})",
                     language="python",
                     resource_dir="",
+                    env=KERNEL_ENV,
                     metadata={"debugger": False},
                 )
             return super().get_kernel_spec(kernel_name)

@@ -9,6 +9,10 @@
 * ``outputs/`` holds the committed reference renders and results (:func:`reference_root`);
   the sweep and the notebooks write a user's runs to ``runs/`` (:func:`runs_root`, ignored by
   git) unless told otherwise, so a run never overwrites or skips because of the references.
+* The built-in parameter sets (``params/``), the notebook sources (``notebooks/``) and the
+  reference numbers of the built-in sets are read from the checkout, or, in an installed package,
+  from the copies its wheel carries under ``tcclib/bundle/`` (:func:`source_root`; ``setup.py``
+  copies them there at build time), so ``python -m tcclib demo`` runs anywhere.
 """
 
 from __future__ import annotations
@@ -18,15 +22,33 @@ from pathlib import Path
 
 ROOT_ENV = "TCC_ROOT"
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+BUNDLE = Path(__file__).resolve().parents[1] / "bundle"
+"""An installed package's copies of ``params/``, ``notebooks/`` and the built-in sets' reference
+numbers (``outputs/<set>/<dataset>/results.csv`` and ``config.json``); absent in a checkout."""
+
+
+def in_checkout() -> bool:
+    """Whether this tcclib is a source checkout's (an editable install included), not a wheel's."""
+    return (_PACKAGE_PARENT / "pyproject.toml").exists() and (_PACKAGE_PARENT / "tcclib").is_dir()
 
 
 def project_root() -> Path:
     env = os.environ.get(ROOT_ENV)
     if env:
         return Path(env).expanduser().resolve()
-    if (_PACKAGE_PARENT / "pyproject.toml").exists() and (_PACKAGE_PARENT / "tcclib").is_dir():
+    if in_checkout():
         return _PACKAGE_PARENT
     return Path.cwd().resolve()
+
+
+def source_root() -> Path:
+    """Where ``params/`` and ``notebooks/`` are read: the checkout, else :data:`BUNDLE`."""
+    return _PACKAGE_PARENT if in_checkout() else BUNDLE
+
+
+def is_bundled(path) -> bool:
+    """Whether ``path`` is one of an installed package's own copies (under :data:`BUNDLE`)."""
+    return Path(path).resolve().is_relative_to(BUNDLE.resolve())
 
 
 def resolve(path, root: Path | None = None) -> Path:
@@ -41,8 +63,10 @@ def runs_root() -> Path:
 
 
 def reference_root() -> Path:
-    """The committed reference outputs: ``<root>/outputs``."""
-    return project_root() / "outputs"
+    """The committed reference outputs: ``<root>/outputs``; for an installed package whose root has
+    no ``outputs/``, the built-in sets' reference numbers its wheel carries (:data:`BUNDLE`)."""
+    here = project_root() / "outputs"
+    return here if in_checkout() or here.is_dir() else BUNDLE / "outputs"
 
 
 def relative_to_root(path) -> str:
@@ -53,3 +77,11 @@ def relative_to_root(path) -> str:
         return str(p.relative_to(project_root()))
     except ValueError:
         return str(p)
+
+
+def reference_name(path) -> str:
+    """A reference folder as a message names it: relative to the project root, or, for an
+    installed package's own copy, ``outputs/<set>/<dataset> (shipped with tcclib)``."""
+    if is_bundled(path):
+        return f"{Path(path).resolve().relative_to(BUNDLE.resolve())} (shipped with tcclib)"
+    return relative_to_root(path)
