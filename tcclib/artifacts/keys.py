@@ -12,7 +12,9 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   not the paper's frozen encoder: ``head``, and ``encoder_lr`` for ``finetune``),
   :data:`TRAIN_VERSION` and, for a
   rule of a user's plugin, its code (:func:`tcclib.method.registry.code_identity`: a hash of its
-  source, or its ``version``; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
+  source, or its ``version``; tcclib's own rules are covered by :data:`TRAIN_VERSION`); and the
+  method's objective when it is not the default NT-Xent (its name, parameters, the settings it
+  reads and, for a user's, its code: nothing for NT-Xent, so the keys made before objectives stay);
 * a **baseline** (one seed x baseline): the split, the settings it reads (XGBoost's) and, for a
   user's baseline, its factory's code;
 * an **importance matrix** (one seed): the split and the XGBoost settings;
@@ -140,7 +142,15 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=()) -> str:
         *_step(cfg, spec),
         *_variants(cfg, spec),
         *_code(spec.code()),
+        *_objective(spec),
     )
+
+
+def _objective(spec) -> tuple:
+    """The key part for the method's objective (:meth:`~tcclib.method.registry.MethodSpec.objective_key`):
+    none for the default NT-Xent, so every key made before objectives existed stays what it was."""
+    part = spec.objective_key()
+    return (("objective", part),) if part else ()
 
 
 def _code(identities) -> tuple:
@@ -155,7 +165,7 @@ def code_identities(cfg: Config) -> dict[str, dict | str]:
     whose plugin code changed since is reported stale."""
     out: dict = {}
     for m in cfg.methods:
-        code = METHODS[m].code()
+        code = {**METHODS[m].code(), **METHODS[m].objective_codes()}
         if code:
             out[m] = code
     for b in cfg.baselines:
@@ -168,7 +178,7 @@ def code_identities(cfg: Config) -> dict[str, dict | str]:
 def _step(cfg: Config, spec) -> tuple:
     """The key part for a pretrained member's captured or compiled step (``Config.step_mode``):
     none when it runs eagerly (the CPU's default), so those keys stay what they were."""
-    mode = cfg.step_mode()
+    mode = spec.step_mode(cfg)
     return (("step", mode),) if spec.pretrain and mode != "eager" else ()
 
 

@@ -29,6 +29,7 @@ from tcclib.method.model import StackedMLP
 from tcclib.method.pretraining import (  # noqa: F401 - also read from here
     Layout,
     Pretraining,
+    Stacks,
     TrainingDiverged,
     autocast,
     batches,
@@ -39,6 +40,7 @@ from tcclib.method.pretraining import (  # noqa: F401 - also read from here
     labeled_rows,
     member_seed,
     new_head,
+    stacks,
 )
 from tcclib.util.progress import bar
 
@@ -259,7 +261,7 @@ class Members:
     gens: list[torch.Generator]
     seed_idx: torch.Tensor
     anchors: torch.Tensor
-    pretraining: Pretraining | None
+    pretraining: Pretraining | Stacks | None
 
 
 def set_up(
@@ -286,7 +288,7 @@ def set_up(
     gens = training_generators(layout, dev)
     seed_idx = layout.seed_index(dev)
     anchors = tab.encode(tab.raw_train[seed_idx], seed_idx)
-    pt = Pretraining(tab, layout, cfg, importance, gens, anchors, name, weights=weights) if layout.pre else None
+    pt = stacks(tab, layout, cfg, importance, gens, anchors, name, weights=weights) if layout.pre else None
     return Members(tab, layout, encoders, gens, seed_idx, anchors, pt)
 
 
@@ -314,8 +316,7 @@ def pretrain(members: Members, desc: str, after_epoch: Callable[[Pretraining], N
         progress.close()
     pt.check_weights()
     pt.copy_into(members.encoders)
-    del pt.anchors, pt.raw  # (the pretraining copies of the rows; histories and labels stay)
-    pt.pairs = pt.step = None  # (and the views' buffer, and a captured step's graph)
+    pt.release()  # (the pretraining copies of the rows, the views' buffer, a captured step's graph)
 
 
 def fit_member_heads(members: Members, cfg: Config, weights: torch.Tensor | None = None) -> Classifier:

@@ -74,8 +74,31 @@ def masks(panels: dict, title: str):
     return fig
 
 
-def learning_curves(history: pd.DataFrame, title: str, ax=None):
-    """Contrastive loss per epoch: mean over seeds, band = min..max."""
+def loss_parts(history: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """The learning curves' panels: ``(what, y label, rows)`` per objective of the methods in
+    ``history`` (their losses are on other scales), NT-Xent's first as ``contrastive loss``; the
+    methods the registry does not know go with NT-Xent."""
+
+    def objective(method):
+        spec = registry.METHODS.get(method)
+        return spec.objective if spec is not None else registry.DEFAULT_OBJECTIVE
+
+    if history.empty:
+        return []
+    of = history.method.map(objective)
+    names = sorted(of.unique(), key=lambda o: (o != registry.DEFAULT_OBJECTIVE, list(of).index(o)))
+    return [
+        (
+            "contrastive loss" if o == registry.DEFAULT_OBJECTIVE else f"{o} loss",
+            "NT-Xent loss (training)" if o == registry.DEFAULT_OBJECTIVE else f"{o} objective's loss (training)",
+            history[of == o],
+        )
+        for o in names
+    ]
+
+
+def learning_curves(history: pd.DataFrame, title: str, ax=None, ylabel: str = "NT-Xent loss (training)"):
+    """Pretraining loss per epoch: mean over seeds, band = min..max."""
     ax = ax or plt.subplots(figsize=(7, 4))[1]
     pal = palette(history.method.unique())
     for m, g in history.groupby("method", sort=False):
@@ -83,7 +106,7 @@ def learning_curves(history: pd.DataFrame, title: str, ax=None):
         mean, lo, hi = s.mean(), s.min(), s.max()
         ax.plot(mean.index, mean.values, label=LABELS.get(m, m), color=pal[m])
         ax.fill_between(mean.index, lo.values, hi.values, color=pal[m], alpha=0.15)
-    ax.set(title=title, xlabel="epoch", ylabel="NT-Xent loss (training)")
+    ax.set(title=title, xlabel="epoch", ylabel=ylabel)
     ax.legend(fontsize=8)
     return ax
 
