@@ -238,8 +238,8 @@ def test_a_users_objective_keeps_its_contract_and_a_breach_is_one_line_naming_it
     path = _plugin(tmp_path)
     plugins.load(str(path))
     try:
-        assert tcclib.check_objective("barlow").ok
-        assert "keeps the objective contract" in str(tcclib.check_objective("barlow"))
+        report = tcclib.check_objective("barlow")
+        assert report.ok and "keeps the objective contract" in str(report)
     finally:
         plugins.unload(str(path))
     failing = _plugin(
@@ -288,8 +288,7 @@ def test_check_objective_lists_the_breaches_of_a_bad_objective():
         "member 0's loss depends on the other members of its stack: trained alone it gave other losses; compute "
         "each member's loss from its own rows (reduce over rows and columns, never over the first dimension)"
     ]
-    for name in ("vime", "dae", "subtab"):
-        assert tcclib.check_objective(name).ok
+    assert tcclib.check_objective("subtab").ok  # (the others: tests/test_objectives' runs)
     assert tcclib.check_rule("bernoulli_15").ok  # a count that varies by row is the Bernoulli rule's contract
     with pytest.raises(registry.RegistryError, match="no objective or method is called 'vim' .did you mean vime"):
         tcclib.check_objective("vim")
