@@ -189,6 +189,26 @@ def test_the_learning_curves_have_a_panel_per_objective():
     assert parts[0][1] == "NT-Xent loss (training)" and plots.loss_parts(history.iloc[:0]) == []
 
 
+def test_the_verdict_compares_each_class_variant_with_its_sibling(tmp_path):
+    from tcclib.paper import verdict
+
+    g = np.random.default_rng(1)
+    rows = [
+        dict(
+            dataset=f"d{d}", seed=s, method=m, accuracy=0.7 + 0.01 * (m == "vime_class") + g.normal(0, 1e-3), auroc=0.8
+        )
+        for d in range(8)
+        for s in range(2)
+        for m in ("vime", "vime_class", "dae", "random")
+    ]
+    results = pd.DataFrame(rows)
+    assert verdict.class_pairs(["vime", "vime_class", "dae", "subtab_class"]) == [("vime_class", "vime")]
+    table = verdict.paired_within(results, [("vime_class", "vime")], "accuracy")
+    assert table.loc[0, "better"] == 8 and table.loc[0, "p"] < 0.05
+    page = verdict.write(results, ["vime", "vime_class", "dae"], ["random"], tmp_path).read_text()
+    assert "## The class-conditioned draw within each objective" in page and "| vime_class | vime | 8 | 8 | 0 |" in page
+
+
 @pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
 def test_the_estimator_fits_vime_with_every_head(mixed, head):
     clf = tcclib.TCCClassifier("vime", head=head, epochs=2, head_epochs=3, hidden_dim=16, verbose=False)
