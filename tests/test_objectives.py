@@ -148,7 +148,8 @@ def test_subtab_subsets_follow_the_authors_code_and_each_view_draws_its_own_nois
         # one-hot columns of each raw feature: the 4-level colour spans 4 columns, the others one
         assert shape.column_feature.shape == (pt.Kp, pt.tab.width)
         assert sorted(shape.column_feature[0].tolist()).count(2) == 4
-        masks = pt.objective_state  # [k, V, 1, D]
+        masks, first, second = pt.objective_state  # [k, V, 1, D]; the 6 pairs of subsets
+        assert list(zip(first.tolist(), second.tolist())) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
         assert masks.shape == (pt.Kp, 4, 1, pt.tab.width) and bool((masks.sum(-1) > 0).all())
         _, views = pt.draw_views(0)
         assert views.shape == (pt.Kp, 4 * pt.N, pt.tab.width)

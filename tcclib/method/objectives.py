@@ -271,8 +271,9 @@ class SubTab(Objective):
     def heads(self, stack: Stack) -> dict[str, list[int]]:
         return {"projection": [stack.hidden, stack.hidden], "decoder": [stack.width]}
 
-    def prepare(self, stack: Stack) -> torch.Tensor:
-        """The subsets' one-hot column masks ``[k, V, 1, D]`` (float)."""
+    def prepare(self, stack: Stack) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The subsets' one-hot column masks ``[k, V, 1, D]`` (float), and the pairs of subsets as
+        two index tensors ``[P]`` (on the device once: a captured epoch copies nothing from the host)."""
         features = torch.zeros(stack.k, self.n_subsets, stack.n_features, dtype=torch.bool)
         for j, active in enumerate(stack.active.cpu()):
             for v, columns in enumerate(
@@ -285,16 +286,18 @@ class SubTab(Objective):
             features.gather(2, column.clamp_min(0).unsqueeze(1).expand(-1, self.n_subsets, -1)),
             False,
         )
-        return masks.unsqueeze(2).float().to(stack.device)
+        first, second = zip(*itertools.combinations(range(self.n_subsets), 2))
+        pairs = [torch.tensor(side, device=stack.device) for side in (first, second)]
+        return masks.unsqueeze(2).float().to(stack.device), *pairs
 
     def loss(self, batch: Batch) -> torch.Tensor:
         k, b, V = batch.k, batch.size, self.n_subsets
-        views = batch.views.view(k, V, b, -1).mul_(batch.state).view(k, V * b, -1)
+        masks, first, second = batch.state
+        views = batch.views.view(k, V, b, -1).mul_(masks).view(k, V * b, -1)
         h = batch.encode(views)
         reconstruction = row_squared_error(batch.head("decoder", h), batch.anchors.repeat(1, V, 1))
         z = F.normalize(batch.head("projection", h).float(), dim=-1).view(k, V, b, -1)
-        first, second = zip(*itertools.combinations(range(V), 2))
-        zi, zj = z[:, list(first)], z[:, list(second)]  # [k, P, b, H]
+        zi, zj = z[:, first], z[:, second]  # [k, P, b, H]
         P = len(first)
         contrast = nt_xent_pairs(torch.cat([zi, zj], 2).view(k * P, 2 * b, -1), self.tau).view(k, P).mean(1)
         distance = (zi - zj).square().sum(-1).mean(2).mean(1)
