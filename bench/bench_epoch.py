@@ -7,6 +7,7 @@ of the whole paper set (30 datasets x 8 seeds x 7 methods x 500 epochs + baselin
     python bench/bench_epoch.py --check balance-scale credit-g mfeat-fourier
                                                         # projection vs end-to-end runs (~2 h)
     python bench/bench_epoch.py --only breast_cancer --compile torch_compile   # the opt-in compiled step
+    python bench/bench_epoch.py --family                # each objective's epoch alone, x the ceiling (~4 min)
 
 For each dataset, at the published settings (``Config()``: 8 seeds, the 7 paper methods, batch
 256, 100 head epochs, pseudo-labels every 10 epochs) it measures, for real:
@@ -89,6 +90,7 @@ from tcclib.method.config import (  # noqa: E402
     COMPILE_MODES,
     DRAWS,
     MATMUL_PRECISIONS,
+    METHODS,
     PAPER_METHODS,
     XGB_MAX_BIN,
     Config,
@@ -98,7 +100,7 @@ from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS  #
 from tcclib.running.train import run_dataset, run_prepared  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from profile_epoch import ProductTimer, epoch_products, precision_dtype  # noqa: E402
+from profile_epoch import EpochProducts, ProductTimer, epoch_products, precision_dtype  # noqa: E402
 
 AUTHORS_S_PER_EPOCH_METHOD = 3.2
 PAPER_EPOCHS = 500
@@ -182,7 +184,7 @@ def measure(
         xgb_seed = time.perf_counter() - t
     imp = np.stack([W0] * len(cfg.seeds))
     pt = training.set_up(prep, cfg, imp, prep.name).pretraining
-    products = epoch_products(pt.Kp, pt.N, pt.lab_rows.shape[1], len(pt.pse), pt.tab.width, pt.tab.n_classes, cfg)
+    products = stack_products(pt, cfg)
     pt.contrastive_epoch(0)  # (one epoch: Adam's state exists, as in the run's checkpoints)
     checkpoint_s, checkpoint_mib = checkpoint_seconds(pt)
     del pt
@@ -229,6 +231,83 @@ def measure(
         peak_gib=peak_rss_gib(),
         ceiling_operands_gib=operands_gib,
     )
+
+
+def stack_products(pt, cfg: Config) -> EpochProducts:
+    """The products of a pretraining epoch of every stack of ``pt`` (one per objective), each by
+    its objective (:func:`profile_epoch.step_products`)."""
+    parts = [
+        epoch_products(
+            part.Kp,
+            part.N,
+            part.lab_rows.shape[1],
+            len(part.pse),
+            part.tab.width,
+            part.tab.n_classes,
+            cfg,
+            part.objective,
+            part.M,
+        )
+        for part in pt.stacks
+    ]
+    return EpochProducts(
+        [p for part in parts for p in part.contrastive],
+        [p for part in parts for p in part.refresh],
+        sum(part.gflop for part in parts),
+    )
+
+
+FAMILY = ("random", "class", "vime", "vime_class", "dae", "dae_class", "subtab", "subtab_class")
+"""``--family``: one method of each objective, with SCARF's draw and the class-conditioned one."""
+
+
+def measure_pretraining(name, cfg: Config, epochs: int, data_dir=None, warmup_epochs: int = 10) -> dict:
+    """The pretraining epoch alone of ``cfg``'s members on ``name`` (``--family``): ``warmup_epochs``
+    epochs, then ``epochs`` timed, the arithmetic ceiling (the epoch's products at torch's bmm rate
+    on their shapes) measured between them as :func:`measure` does."""
+    ds = load_dataset(name, data_dir=data_dir)
+    prep = prepare(ds, cfg.seeds, cfg.test_fraction, cfg.labeled_fraction)
+    with training.matmul_precision(cfg):
+        pt = training.set_up(prep, cfg.replace(epochs=warmup_epochs + epochs), None, prep.name).pretraining
+        products = stack_products(pt, cfg)
+        timer = ProductTimer(cfg.device, precision_dtype(cfg))
+        products.seconds(timer)  # (operands allocated, the narrow products' layouts chosen)
+        epoch_s, pass_s = [], []
+        every = max(1, epochs // CEILING_PASSES)
+        for done in range(1, warmup_epochs + epochs + 1):
+            t = time.perf_counter()
+            pt.run_epoch()
+            epoch_s.append(time.perf_counter() - t)
+            timed = done - warmup_epochs
+            if timed > 0 and timed % every == 0 and len(pass_s) < CEILING_PASSES:
+                pass_s.append(products.seconds(timer, CEILING_REPS)["total"])
+    steady = float(np.mean(epoch_s[warmup_epochs:]))
+    return dict(
+        name=ds.name,
+        methods=list(cfg.methods),
+        members=pt.Kp,
+        s_per_epoch=steady,
+        ceiling_s=float(np.median(pass_s)),
+        ceiling_best_s=float(np.min(pass_s)),
+        epoch_gflop=products.gflop,
+    )
+
+
+def family(names, cfg: Config, epochs: int, data_dir=None, warmup_epochs: int = 10, methods=FAMILY) -> list[dict]:
+    """``--family``: each method of ``methods`` alone (8 seeds) on each dataset: its ms per
+    seed-method epoch and its ratio to the arithmetic ceiling, one line each."""
+    rows = []
+    for name in names:
+        for method in methods:
+            r = measure_pretraining(name, cfg.replace(methods=(method,)), epochs, data_dir, warmup_epochs)
+            rows.append(r)
+            per = r["s_per_epoch"] / r["members"] * 1000
+            print(
+                f"{name:<20} {method:<13} objective {METHODS[method].objective:<7} {per:7.1f} ms per seed-method "
+                f"epoch, {ceiling_words(r)}   (load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
+    return rows
 
 
 def checkpoint_seconds(pt: pretraining.Pretraining, reps: int = 3) -> tuple[float, float]:
@@ -381,6 +460,12 @@ def main(argv=None):
     ap.add_argument(
         "--methods", default=",".join(PAPER_SET_METHODS), help="methods of the ensemble (default: the paper set's 7)"
     )
+    ap.add_argument(
+        "--family",
+        action="store_true",
+        help="each objective's pretraining epoch alone (random, class, vime, vime_class, dae, dae_class, subtab, "
+        "subtab_class; 8 seeds each) on breast_cancer (or --only): ms per seed-method epoch and x the ceiling",
+    )
     ap.add_argument("--json", default=None, help="also write the measurements to this file")
     ap.add_argument(
         "--measured",
@@ -412,6 +497,16 @@ def main(argv=None):
     )
     if args.data_dir:
         os.environ[DATA_DIR_ENV] = args.data_dir  # the notebooks' kernels read it
+    if args.family:
+        print(
+            f"# tcclib benchmark, the objectives: torch {torch.__version__}  threads {torch.get_num_threads()}  "
+            f"cores {os.cpu_count()}  draws {cfg.draw_scheme()}  {platform.processor() or platform.machine()}  "
+            f"load {os.getloadavg()[0]:.1f}; {args.epochs} epochs timed after {args.warmup_epochs} warm-up epochs"
+        )
+        rows = family(args.only or ["breast_cancer"], cfg, args.epochs, args.data_dir, args.warmup_epochs)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return
     measured = notebook_overhead()
     overhead = measured["per_dataset"] if measured else FALLBACK_OVERHEAD_S
     card = f"  GPU {torch.cuda.get_device_name(args.device)}" if args.device.startswith("cuda") else ""

@@ -219,17 +219,30 @@ class EpochProducts:
 
 
 def epoch_products(
-    members: int, n_rows: int, n_labeled: int, pseudo_members: int, width: int, n_classes: int, cfg: Config
+    members: int,
+    n_rows: int,
+    n_labeled: int,
+    pseudo_members: int,
+    width: int,
+    n_classes: int,
+    cfg: Config,
+    objective=None,
+    n_features: int | None = None,
 ) -> EpochProducts:
     """The products of an epoch for ``members`` pretrained members on ``n_rows`` rows (every batch of
-    the contrastive epoch) and of the amortised pseudo-label refresh (``head_epochs`` epochs of
-    ``pseudo_members`` heads on ``n_labeled`` rows every ``pseudo_every`` epochs)."""
-    dims = [width] + [cfg.hidden_dim] * cfg.encoder_depth + [cfg.hidden_dim] * cfg.head_depth
+    the pretraining epoch: :func:`step_products` of their ``objective``, NT-Xent by default) and of
+    the amortised pseudo-label refresh (``head_epochs`` epochs of ``pseudo_members`` heads on
+    ``n_labeled`` rows every ``pseudo_every`` epochs).  ``n_features``: the table's raw columns
+    (VIME's mask head)."""
     head = [cfg.hidden_dim] * cfg.head_depth + [n_classes]
     sizes: dict[int, int] = {}
     for a, b in model.batches(n_rows, cfg.batch_size):
         sizes[b - a] = sizes.get(b - a, 0) + 1
-    contrastive = [(count, shape) for b, count in sizes.items() for shape in _products(members, 2 * b, dims, True)]
+    contrastive = [
+        (count, shape)
+        for b, count in sizes.items()
+        for shape in step_products(objective, members, b, width, n_features or width, cfg)
+    ]
     refresh = []
     if pseudo_members and n_labeled:
         per = cfg.head_epochs / cfg.pseudo_every
@@ -237,6 +250,37 @@ def epoch_products(
             refresh += [(per, shape) for shape in _products(pseudo_members, b - a, head, loss=False)]
     gflop = sum(w * 2 * K * m * k * n for w, (K, m, k, n) in contrastive + refresh) / 1e9
     return EpochProducts(contrastive, refresh, gflop)
+
+
+def step_products(objective, K: int, b: int, width: int, n_features: int, cfg: Config) -> list[tuple]:
+    """The batched matrix products of one pretraining step of ``K`` members on ``b`` rows under
+    ``objective`` (None: NT-Xent): the encoder on the rows it reads, the objective's heads (forward,
+    weight and input gradients) and its loss's products.  The built-in objectives only: another
+    has no known ceiling (a :class:`ValueError`)."""
+    H = cfg.hidden_dim
+    encoder = [width] + [H] * cfg.encoder_depth
+    name = "ntxent" if objective is None else objective.name
+    if name == "ntxent":  # anchors and views (2b rows) through encoder and projection, NT-Xent's products
+        return _products(K, 2 * b, encoder + [H] * cfg.head_depth, True)
+    if name == "vime":  # the view (b rows); the mask and feature estimators
+        return _products(K, b, encoder, False) + _head(K, b, [H, n_features]) + _head(K, b, [H, width])
+    if name == "dae":  # the view; the decoder
+        return _products(K, b, encoder, False) + _head(K, b, [H, width])
+    if name == "subtab":  # V subsets (V b rows); projection, decoder; NT-Xent over each pair of subsets
+        V = objective.n_subsets
+        pairs, rows = V * (V - 1) // 2, V * b
+        out = _products(K, rows, encoder, False) + _head(K, rows, [H, H, H]) + _head(K, rows, [H, width])
+        return out + [(K * pairs, 2 * b, H, 2 * b), (K * pairs, 2 * b, 2 * b, H), (K * pairs, 2 * b, 2 * b, H)]
+    raise ValueError(f"objective {name!r}: its products are not known here (the built-in objectives' only)")
+
+
+def _head(K: int, rows: int, dims: list[int]) -> list[tuple]:
+    """A head's products on the encoder's output: forward, weight gradients and every layer's
+    input gradient (the first's too: it flows back into the encoder)."""
+    out = []
+    for a, b in zip(dims[:-1], dims[1:]):
+        out += [(K, rows, a, b), (K, a, rows, b), (K, rows, b, a)]
+    return out
 
 
 def precision_dtype(cfg: Config) -> torch.dtype:

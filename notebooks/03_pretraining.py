@@ -29,6 +29,13 @@
 # | `class_least` / `class_most` | pseudo-class | least / most correlated (Algorithm 4) |
 # | `class_most_published` | pseudo-class | the authors' flipped "most" (= least ranking) |
 #
+# These learn NT-Xent between an anchor and its view. A set may also name the tabular
+# self-supervised family, each with another objective ([docs/methods.md](../docs/methods.md#objectives-what-the-encoder-learns)):
+# `vime` (mask estimation and feature reconstruction, 30 % of the features), `dae` (a denoising
+# autoencoder, swap noise on 15 %), `subtab` (feature subsets: reconstruction, contrast and
+# distance); their `_class` variants draw the replaced values from the anchor's pseudo-class, as
+# `class` does.
+#
 # After pretraining the encoder is frozen and a fresh 2-layer head is trained 100 epochs on the
 # labeled rows; test accuracy and AUROC are reported per seed.
 #
@@ -166,12 +173,16 @@ from tcclib.paper import plots
 fig = plots.results_figure(run.results, ds.name)
 
 # %% [markdown]
-# ## Contrastive learning curves and pseudo-label quality
+# ## Learning curves and pseudo-label quality
+#
+# One panel per objective the methods learn (NT-Xent's contrastive loss; the family's
+# reconstruction and mask losses are on other scales), then the pseudo-labels' accuracy.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-if len(run.history):
-    plots.learning_curves(run.history, f"{ds.name}: contrastive loss", ax=axes[0])
-plots.pseudo_accuracy(run.pseudo, f"{ds.name}: pseudo-labels", ax=axes[1])
+parts = plots.loss_parts(run.history)  # (what, y label, rows) per objective
+fig, axes = plt.subplots(1, max(len(parts), 1) + 1, figsize=(6.5 * (max(len(parts), 1) + 1), 4))
+for ax, (what, ylabel, part) in zip(axes, parts):
+    plots.learning_curves(part, f"{ds.name}: {what}", ax=ax, ylabel=ylabel)
+plots.pseudo_accuracy(run.pseudo, f"{ds.name}: pseudo-labels", ax=axes[-1])
 fig.tight_layout()
 _ = plots.savefig(fig, out / "learning_curves")

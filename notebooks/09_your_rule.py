@@ -37,6 +37,11 @@
 # `WhereRule` (which features are replaced: `mask`) and one `registry.register_method` call
 # ([Adding a method](../docs/methods.md#adding-a-method) says what a rule may read and must return;
 # a wrong dtype, shape or row range stops at the first draw with a message naming the rule).
+# A method's third part, its **objective** (what the encoder learns from the views: NT-Xent,
+# VIME's, an autoencoder's, SubTab's, or your own), is screened the same way from its plugin:
+# `-p plugin examples/barlow_objective.py` screens Barlow Twins
+# ([the objective's contract](../docs/rules.md#the-objectives-contract)); `-p methods "[vime, dae]"`
+# screens built-in methods that are not stored in the reference.
 # The example is the `nearby` rule of `examples/nearby_rule.py`: each replaced value comes from a
 # row whose value of that feature ranks close to the anchor's own. Its screen from a fresh clone
 # took the time given in the README (next to the two commands). The screen needs the repository
@@ -162,7 +167,8 @@ registry.register_method("nearby", NearbyValue(width=0.1), "uniform", label="nea
 # ## Its contract, checked
 #
 # The plugin is loaded here (an edited file is run again and replaces what it registered). Before
-# the long run, `tcclib.check_rule` trains each new method's rule for a few epochs on a small table,
+# the long run, `tcclib.check_rule` trains each new method's rule (and its objective, when it is
+# your own) for a few epochs on a small table,
 # through a real pseudo-label refresh, and lists every breach of the rule contract in one error
 # ([docs/rules.md](../docs/rules.md)): wrong dtypes or shapes, donors out of range at any call, a
 # `prepare()` that reads pseudo-labels, draws that are not reproducible or depend on the other

@@ -30,6 +30,7 @@ _PUBLIC = {
     "METHODS": "tcclib.method.config",
     "RunResult": "tcclib.running.train",
     "TCCClassifier": "tcclib.method.estimator",
+    "check_objective": "tcclib.method.check",
     "check_rule": "tcclib.method.check",
     "from_frame": "tcclib.data.sources",
     "list_datasets": "tcclib.data.sources",

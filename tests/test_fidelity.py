@@ -472,7 +472,7 @@ def test_each_switch_changes_the_keys_of_what_it_affects_only():
     prep = prepare_config(ds, cfg)
     base = content_keys.run_keys(prep, cfg)
     pseudo = {m for m, s in METHODS.items() if s.how == "pseudo"}
-    corr = {m for m, s in METHODS.items() if s.ranking != "uniform"}
+    corr = {m for m, s in METHODS.items() if s.needs_importance}
     own_rule = {m for m in corr if METHODS[m].rule is not None}  # class_most_published_exact
     expect = {
         "encoder_init": set(METHODS),

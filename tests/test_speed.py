@@ -290,7 +290,7 @@ def test_fewer_xgboost_bins_are_opt_in_and_key_only_what_they_change(bc_small):
     np.testing.assert_array_equal(importance_matrix(sp, fast), F)  # deterministic
     # keys: the correlation members and the importances change, nothing else; the default adds nothing
     base, k = content_keys.run_keys(prep, cfg), content_keys.run_keys(prep, fast)
-    corr = {m for m, s in METHODS.items() if s.ranking != "uniform"}
+    corr = {m for m, s in METHODS.items() if s.needs_importance}
     assert {t.split("/")[1] for t in k.members if k.members[t] != base.members[t]} == corr
     assert k.importance != base.importance and k.baselines == base.baselines
     assert content_keys.run_keys(prep, cfg.replace(xgb_max_bin=256)).members == base.members

@@ -97,6 +97,19 @@ SETS = {"outside": TABLES, "practice": tuple(PRACTICE)}
 SEEDS = (0, 1, 2, 3, 4)
 METHODS = ("no_pretrain", "random", "class")
 PROBES, TUNED = ("class+probe", "random+probe"), "logreg_cv"
+FAMILY = ("vime", "vime_class", "dae", "dae_class", "subtab", "subtab_class")
+"""The tabular self-supervised family (issue 60): each ``+probe`` is also compared with ``random+probe``."""
+
+
+def probes(measured: set) -> list[str]:
+    """The probes a report compares: the paper's two, then the family's that were measured."""
+    return [*PROBES, *(f"{m}+probe" for m in FAMILY if f"{m}+probe" in measured)]
+
+
+def compared_with(probe: str) -> tuple[str, ...]:
+    """What ``probe`` is compared with: the tuned and the untuned logistic regression, the probe on
+    an untrained encoder, and (for the family) the probe on SCARF's encoder."""
+    return (TUNED, "logreg", "no_pretrain+probe", *(("random+probe",) if probe not in PROBES else ()))
 
 
 def practice_table(name: str):
@@ -205,8 +218,8 @@ def holm_line(results: pd.DataFrame, measured: set) -> str:
     tests = [
         (f"{probe} vs {against} ({metric})", pair_test(results, probe, against, metric)["p"])
         for metric in ("accuracy", "auroc")
-        for probe in PROBES
-        for against in (TUNED, "logreg", "no_pretrain+probe")
+        for probe in probes(measured)
+        for against in compared_with(probe)
         if {probe, against} <= measured
     ]
     adjusted = stats.holm([p for _, p in tests])
@@ -247,15 +260,15 @@ def report(results: pd.DataFrame, args) -> str:
     for metric in ("accuracy", "auroc"):
         compared = [
             f"{probe} vs {against} {pairs(results, probe, against, metric)}"
-            for probe in PROBES
-            for against in (TUNED, "logreg", "no_pretrain+probe", heads.base_method(probe))
+            for probe in probes(measured)
+            for against in (*compared_with(probe), heads.base_method(probe))
             if {probe, against} <= measured
         ]
         if {"class", TUNED} <= measured:
             compared.append(f"class (the paper's head) vs {TUNED} {pairs(results, 'class', TUNED, metric)}")
         lines.append(f"- **{metric}**, (table, seed) pairs above / below: " + "; ".join(compared) + ".")
     lines.append(holm_line(results, measured))
-    for probe in [p for p in PROBES if {p, TUNED} <= measured]:
+    for probe in [p for p in probes(measured) if {p, TUNED} <= measured]:
         ci = pair_test(results, probe, TUNED, "accuracy")
         lines.append(
             f"- {probe} - {TUNED}, accuracy: 95 % interval of the mean {ci['low']:+.2f} to {ci['high']:+.2f} points."

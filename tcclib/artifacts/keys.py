@@ -13,7 +13,10 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   :data:`TRAIN_VERSION` and, for a
   user's rule, its identity by value (:func:`tcclib.method.registry.rule_code`: its code and what
   it reads in the user's files, its state and what it draws on a fixed probe, computed when the
-  run's keys are; tcclib's own rules are covered by :data:`TRAIN_VERSION`);
+  run's keys are; tcclib's own rules are covered by :data:`TRAIN_VERSION`); and the method's
+  objective when it is not the default NT-Xent (its name, parameters, the settings it reads and,
+  for a user's, its identity by value beside the rules'; nothing for NT-Xent, so the keys made
+  before objectives stay);
 * a **baseline** (one seed x baseline): the split, the settings it reads (XGBoost's) and, for a
   user's baseline, its factory's code;
 * an **importance matrix** (one seed): the split and the XGBoost settings;
@@ -142,8 +145,16 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict |
         *((own,) if own else ()),
         *_step(cfg, spec),
         *_variants(cfg, spec),
-        *_code(spec.code(cfg) if code is None else code),
+        *_code(spec.code(cfg) | spec.objective_codes() if code is None else code),
+        *_objective(spec),
     )
+
+
+def _objective(spec) -> tuple:
+    """The key part for the method's objective (:meth:`~tcclib.method.registry.MethodSpec.objective_key`):
+    none for the default NT-Xent, so every key made before objectives existed stays what it was."""
+    part = spec.objective_key(with_code=False)  # (a user's objective's code: in _code, computed once)
+    return (("objective", part),) if part else ()
 
 
 def _code(identities) -> tuple:
@@ -159,7 +170,7 @@ def code_identities(cfg: Config) -> dict[str, dict | str]:
     stale, and what changed named (:func:`tcclib.method.registry.changes`)."""
     out: dict = {}
     for m in cfg.methods:
-        code = METHODS[m].code(cfg)
+        code = METHODS[m].code(cfg) | METHODS[m].objective_codes()
         if code:
             out[m] = code
     for b in cfg.baselines:
@@ -172,7 +183,7 @@ def code_identities(cfg: Config) -> dict[str, dict | str]:
 def _step(cfg: Config, spec) -> tuple:
     """The key part for a pretrained member's captured or compiled step (``Config.step_mode``):
     none when it runs eagerly (the CPU's default), so those keys stay what they were."""
-    mode = cfg.step_mode()
+    mode = spec.step_mode(cfg)
     return (("step", mode),) if spec.pretrain and mode != "eager" else ()
 
 

@@ -24,7 +24,7 @@ import torch
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts.importances import CacheWarning
 from tcclib.method import registry
-from tcclib.method.config import LATER_SETTINGS, Config, names
+from tcclib.method.config import LATER_SETTINGS, METHODS, Config, names
 from tcclib.util import paths
 from tcclib.util.errors import counted
 from tcclib.util.files import atomic_write
@@ -480,6 +480,9 @@ def checkpoint_key(prep, cfg, importance: np.ndarray | None) -> str:
     """The key of a pretraining checkpoint (:func:`tcclib.artifacts.keys.digest`): data, splits,
     the settings pretraining reads (not the head variant's), importances."""
     settings = {k: v for k, v in cfg.to_dict().items() if k not in _NOT_IN_KEY}
+    objectives = {m: part for m in cfg.methods if (part := METHODS[m].objective_key())}
+    if objectives:  # (none for NT-Xent methods: their checkpoints keep their keys)
+        settings["objectives"] = objectives
     arrays = [
         a
         for sp in prep.splits
@@ -541,6 +544,20 @@ def checkpoint_problem(state, key: str, expect: dict | None) -> str | None:
         return "its contents changed since it was written (sha256 mismatch)"
     if expect is None:
         return None
+    if "stacks" in expect:  # one stack per objective (tcclib.method.pretraining.Stacks)
+        parts = state.get("stacks")
+        if not isinstance(parts, list) or len(parts) != len(expect["stacks"]):
+            return f"{len(parts) if isinstance(parts, list) else 'no'} stacks, expected {len(expect['stacks'])}"
+        for part, part_expect in zip(parts, expect["stacks"]):
+            problem = _stack_problem(dict(part, seconds=state.get("seconds")), part_expect)
+            if problem:
+                return problem
+        return None
+    return _stack_problem(state, expect)
+
+
+def _stack_problem(state: dict, expect: dict) -> str | None:
+    """What is wrong with one stack's pretraining state (None: nothing)."""
     try:
         shapes = [tuple(p.shape) for p in state["params"]]
         if shapes != expect["params"]:

@@ -12,12 +12,13 @@ results keep their keys.
 
 from __future__ import annotations
 
-from tcclib.method import rules
+from tcclib.method import objectives, rules
 from tcclib.method.config import XGB_SETTINGS, xgb_parameters
 from tcclib.method.probe import TunedLogisticRegression
 from tcclib.method.registry import BASELINE_ORDER, PALETTE
 from tcclib.method.registry import register_baseline as baseline
 from tcclib.method.registry import register_method as method
+from tcclib.method.registry import register_objective as objective
 from tcclib.method.registry import register_rule as rule
 from tcclib.util import threads
 
@@ -63,8 +64,15 @@ for _rule in (
     rules.Uniform(),
     rules.Correlated("most"),
     rules.Correlated("least"),
+    rules.Bernoulli("bernoulli_30", 0.3),  # VIME's p_m, SubTab's masking ratio
+    rules.Bernoulli("bernoulli_15", 0.15),  # the denoising autoencoder's swap noise
 ):
     rule(_rule)
+
+# --------------------------------------------------------------------------- objectives (at their papers' defaults)
+
+for _objective in (objectives.NTXent(), objectives.VIME(), objectives.DenoisingAutoencoder(), objectives.SubTab()):
+    objective(_objective)
 
 # --------------------------------------------------------------------------- methods (the paper's six first)
 
@@ -150,6 +158,31 @@ method(
     repeats="class_most_published",
     about="the authors' flipped run with their sampling rule exactly",
 )
+
+# --------------------------------------------------------------------------- the tabular self-supervised family
+# each at its paper's published corruption, with the whole column's values (as published) and
+# with the anchor's pseudo-class's (the paper's class-conditioned draw, refreshed as `class`'s)
+
+for _order, (_name, _where, _objective, _label, _colors) in enumerate(
+    (
+        ("vime", "bernoulli_30", "vime", "VIME", ("#e6ab02", "#a6761d")),
+        ("dae", "bernoulli_15", "dae", "DAE (swap noise)", ("#66a61e", "#1b5e20")),
+        ("subtab", "bernoulli_30", "subtab", "SubTab", ("#e7298a", "#7a0177")),
+    )
+):
+    method(
+        _name, "column", _where, objective=_objective, label=_label, group="how", order=8 + 2 * _order, color=_colors[0]
+    )
+    method(
+        f"{_name}_class",
+        "pseudo",
+        _where,
+        objective=_objective,
+        label=f"{_label}, class-conditioned",
+        group="how",
+        order=9 + 2 * _order,
+        color=_colors[1],
+    )
 
 # --------------------------------------------------------------------------- baselines (after every method)
 

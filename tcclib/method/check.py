@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from tcclib.data.sources import Dataset, DatasetError, from_frame, load_dataset
-from tcclib.method import plugins, registry, rules
+from tcclib.method import objectives, plugins, registry, rules
 from tcclib.method.config import Config, check_reads
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import prepare_config
@@ -56,9 +56,14 @@ class RuleReport:
     def ok(self) -> bool:
         return not self.breaches
 
+    @property
+    def kind(self) -> str:
+        """``rule`` or ``objective``: whose contract was checked."""
+        return "objective" if self.rule.startswith("objective") else "rule"
+
     def __str__(self) -> str:
         if self.ok:
-            return f"{self.rule}: keeps the rule contract (docs/rules.md)"
+            return f"{self.rule}: keeps the {self.kind} contract (docs/rules.md)"
         head = f"{self.rule}: {len(self.breaches)} contract breach{'es' if len(self.breaches) > 1 else ''}"
         return "\n".join([head + " (docs/rules.md)", *(f"  - {b}" for b in self.breaches)])
 
@@ -74,9 +79,10 @@ def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) 
 
     Parameters
     ----------
-    rule : HowRule or WhereRule object or class, or str
+    rule : HowRule, WhereRule or Objective object or class, or str
         The rule (a class is made with no arguments), or the name of a registered rule or of a
-        method (its rules that are not tcclib's own are checked).
+        method (its rules that are not tcclib's own are checked, and its objective when it is a
+        user's); an objective is checked by :func:`check_objective`.
     data : Dataset, DataFrame, (X, y) or str, optional
         The table to train on: a tcclib ``Dataset``, a frame whose **last column is the target**,
         an ``(X, y)`` pair or a dataset name (default: breast_cancer, its first 12 features).
@@ -89,8 +95,15 @@ def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) 
     RuleReport
         ``.ok``, ``.breaches`` (one line each); ``str()`` is the list.
     """
+    if isinstance(rule, objectives.Objective) or (isinstance(rule, type) and issubclass(rule, objectives.Objective)):
+        return check_objective(rule, data, raise_on_breach)
     data = _table(data)
-    reports = [_check_one(r, data) for r in _rules_of(rule)]
+    learns = registry.METHODS[rule].learns if isinstance(rule, str) and rule in registry.METHODS else None
+    if learns is not None and not objectives.is_own(learns):  # a method of a user's objective: it too
+        found = [r for r in (registry.METHODS[rule].draw, registry.METHODS[rule].choice) if not rules.is_own(r)]
+        reports = [_check_one(r, data) for r in found] + [check_objective(learns, data, raise_on_breach=False)]
+    else:
+        reports = [_check_one(r, data) for r in _rules_of(rule)]
     report = reports[0]
     for other in reports[1:]:
         report = RuleReport(f"{report.rule}, {other.rule}", report.breaches + other.breaches)
@@ -449,6 +462,8 @@ def _mask_breach(trial: _Trial, rule, out, members: rules.Members, call: int) ->
     if bool(inactive.any()):
         trial.breach(f"mask() replaces inactive features (members.active is False there) (call {call})", "inactive")
         return True
+    if not getattr(rule, "fixed_count", True):  # (a count that varies by row, as a Bernoulli mask's)
+        return False
     counts = out.sum(-1)
     want = members.corrupted.view(-1, 1).to(counts.dtype)
     if not bool((counts == want).all()):
@@ -498,4 +513,194 @@ def _same_state(a, b) -> bool:
     try:
         return bool(a == b)
     except Exception:
+        return True
+
+
+# --------------------------------------------------------------------------- objectives
+
+
+def check_objective(objective, data: Dataset | None = None, raise_on_breach: bool = True) -> RuleReport:
+    """Check an objective's contract (``docs/rules.md``) in a real short pretraining, as
+    :func:`check_rule` checks a rule's (``check_rule`` hands an objective here): its declarations
+    (name, ``views``, ``settings``, ``key_params()``, ``heads()``), then every call of ``loss()``
+    (a float ``[k]`` tensor with a gradient, finite), that it is deterministic and that each
+    member's loss depends on that member alone (trained alone, it gives the same losses).
+
+    ``objective``: an :class:`~tcclib.method.objectives.Objective` object (a class is made with
+    no arguments) or the name of a registered objective or of a method (its objective);
+    ``data``: as :func:`check_rule`'s.  Returns a :class:`RuleReport`; raises
+    :class:`~tcclib.method.rules.RuleContractError` listing every breach unless
+    ``raise_on_breach`` is False."""
+    objective = _objective_of(objective)
+    report = RuleReport(f"objective {objectives.objective_name(objective)}")
+    report.breaches += _objective_declarations(objective)
+    if not report.breaches:
+        data = _table(data) if data is not None else _default_table()
+        full, again = _ObjectiveTrial(objective, data, SEEDS), _ObjectiveTrial(objective, data, SEEDS)
+        alone = [_ObjectiveTrial(objective, data, (seed,)) for seed in SEEDS]
+        for trial in (full, again, *alone):
+            trial.run()
+        report.breaches += full.breaches
+        if not full.breaches:
+            if not full.same_losses(again, exact=True):
+                report.breaches.append(
+                    "not deterministic: the same run twice gave other losses; draw nothing in loss() "
+                    "(the views are drawn by the method's rules)"
+                )
+            else:
+                for position, trial in enumerate(alone):
+                    if not full.same_losses(trial, position):
+                        report.breaches.append(
+                            f"member {position}'s loss depends on the other members of its stack: trained alone it "
+                            f"gave other losses; compute each member's loss from its own rows (reduce over rows "
+                            f"and columns, never over the first dimension)"
+                        )
+                        break
+    return report.raise_if_breached() if raise_on_breach else report
+
+
+def _objective_of(objective):
+    """The objective object to check for what the caller gave."""
+    if isinstance(objective, type) and issubclass(objective, objectives.Objective):
+        try:
+            return objective()
+        except Exception as e:
+            raise rules.RuleContractError(
+                f"check_objective: {objective.__name__}() cannot be made with no arguments "
+                f"({type(e).__name__}: {e}); pass an object, e.g. check_objective({objective.__name__}(...))"
+            ) from None
+    if isinstance(objective, str):
+        if objective in registry.OBJECTIVES:
+            return registry.objective(objective)
+        if objective in registry.METHODS:
+            return registry.METHODS[objective].learns
+        close = difflib.get_close_matches(objective, [*registry.OBJECTIVES, *registry.method_names()], n=3)
+        raise registry.RegistryError(
+            f"check_objective: no objective or method is called {objective!r}"
+            + (f" (did you mean {', '.join(close)}?)" if close else "")
+            + f"; objectives: {', '.join(registry.OBJECTIVES)}{registry.plugin_hint()}"
+        )
+    if not isinstance(objective, objectives.Objective):
+        raise rules.RuleContractError(
+            f"check_objective: expected a tcclib.method.objectives.Objective object (or class), got "
+            f"{type(objective).__name__}"
+        )
+    return objective
+
+
+def _objective_declarations(objective) -> list[str]:
+    """Breaches of what the objective declares (checked before it runs)."""
+    out = []
+    if not isinstance(objective.name, str) or not objective.name.isidentifier():
+        out.append(f"name must be a simple identifier, got {objective.name!r}")
+    if not (isinstance(objective.views, int) and objective.views >= 1):
+        out.append(f"views must be an integer >= 1, got {objective.views!r}")
+    try:
+        registry.check_rule_settings(objective)
+        check_reads(f"objective {objective.name!r}: its ", (objective.settings, ()))
+    except (registry.RegistryError, ConfigError) as e:
+        out.append(str(e))
+    try:
+        params = objective.key_params()
+        if not isinstance(params, dict):
+            out.append(f"key_params() must return a dict, got {type(params).__name__}")
+    except Exception as e:
+        out.append(f"key_params() failed: {type(e).__name__}: {e}")
+    return out
+
+
+class _ObjectiveProbe(objectives.Objective):
+    """The user's objective as training calls it, each loss checked and recorded (a stand-in
+    loss where it breaks the contract, so that the check goes on)."""
+
+    def __init__(self, objective, name: str, trial: _ObjectiveTrial):
+        self.objective, self.name, self.trial = objective, name, trial
+        self.views, self.needs_changed = objective.views, objective.needs_changed
+        self.settings = tuple(objective.settings)
+
+    def heads(self, stack):
+        try:
+            heads = objectives.call(self.objective, "heads", lambda: self.objective.heads(stack))
+            objectives.check_heads(self.objective, heads)
+            return heads
+        except rules.RuleContractError as e:
+            self.trial.breach(str(e), "heads")
+            return {"stand_in": [stack.hidden]}
+
+    def prepare(self, stack):
+        try:
+            return objectives.call(self.objective, "prepare", lambda: self.objective.prepare(stack))
+        except rules.RuleContractError as e:
+            self.trial.breach(str(e), "prepare")
+            return None
+
+    def loss(self, batch: objectives.Batch) -> torch.Tensor:
+        self.trial.n_calls += 1
+        try:
+            if "heads" in self.trial.kinds or "prepare" in self.trial.kinds:
+                raise _StandIn
+            loss = objectives.call(self.objective, "loss", lambda: self.objective.loss(batch))
+            objectives.check_loss(self.objective, loss, batch.k)
+            if not bool(torch.isfinite(loss.detach()).all()):
+                raise rules.RuleContractError(
+                    f"objective {objectives.objective_name(self.objective)}: loss() returned a loss that is not "
+                    f"finite ({loss.detach().tolist()})"
+                )
+        except rules.RuleContractError as e:
+            self.trial.breach(f"{e} (call {self.trial.n_calls})", "loss")
+            loss = None
+        except _StandIn:
+            loss = None
+        if loss is None:  # a stand-in with a gradient: the check goes on
+            return batch.encode(batch.views).float().mean((1, 2)) * 0.0
+        positions = batch._pt.seed_idx.tolist()
+        self.trial.calls.append({s: float(loss[j].detach()) for j, s in enumerate(positions)})
+        return loss
+
+
+class _StandIn(Exception):
+    """(an earlier breach: train on with the stand-in loss)"""
+
+
+class _ObjectiveTrial(_Trial):
+    """One short pretraining of a method learning the objective (wrapped in a recording probe)."""
+
+    def __init__(self, objective, data: Dataset, seeds):
+        super().__init__(objective, data, seeds)
+        self.calls: list[dict[int, float]] = []
+
+    def run(self) -> None:
+        name = f"_check_{self.rule.name}" if isinstance(self.rule.name, str) else "_check_objective"
+        probe = _ObjectiveProbe(self.rule, name, self)
+        with plugins.registering_as(ORIGIN):
+            registry.register_method(name, "column", "uniform", objective=probe, replace=True, replace_rule=True)
+        try:
+            cfg = Config(
+                seeds=self.seeds,
+                methods=(name,),
+                epochs=3,
+                head_epochs=5,
+                hidden_dim=32,
+                progress=False,
+                device="cpu",
+                compile="off",
+            )
+            prep = prepare_config(self.data, cfg)
+            pretrain(set_up(prep, cfg, None, "check_objective"), "check_objective")
+        except rules.RuleContractError as e:
+            self.breach(str(e))
+        finally:
+            registry.remove_origin(ORIGIN)
+
+    def same_losses(self, other: _ObjectiveTrial, position: int | None = None, exact: bool = False) -> bool:
+        """Whether ``other`` gave this trial's losses: every member's (``position`` None), or this
+        trial's member at table seed ``position`` against ``other``'s only member (within float
+        rounding unless ``exact``)."""
+        if len(self.calls) != len(other.calls):
+            return False
+        for mine, theirs in zip(self.calls, other.calls):
+            pairs = [(mine[s], theirs[s]) for s in mine] if position is None else [(mine[position], theirs[0])]
+            tolerance = 0.0 if exact else 1e-4
+            if any(abs(a - b) > tolerance * max(1.0, abs(a)) for a, b in pairs):
+                return False
         return True

@@ -29,6 +29,8 @@ DONORS = 1
 """Stream of the how rule's donor uniforms ``[N, M]``."""
 WHERE = 16
 """Stream of the where rule's uniforms (the correlation sampler's step ``t``: positions from ``t N M``)."""
+VIEW = 1 << 10
+"""The streams of an objective's view ``v`` are view 0's plus ``v x VIEW`` (below :data:`HEAD`)."""
 HEAD = 1 << 20
 """First stream of a pseudo-label refresh's head epochs (``HEAD + e``: the order of head epoch ``e``)."""
 

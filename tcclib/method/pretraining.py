@@ -21,10 +21,9 @@ import numpy as np
 import torch
 
 from tcclib.data.encoding import TensorTable
-from tcclib.method import draws, rules
+from tcclib.method import draws, objectives, rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.heads import fit_heads, labeled_rows
-from tcclib.method.losses import nt_xent_pairs
 from tcclib.method.model import StackedMLP, adam, autocast, batches
 from tcclib.util.errors import register_short
 
@@ -151,25 +150,16 @@ class Pretraining:
         anchors_all: torch.Tensor,
         name: str = "dataset",
         weights: torch.Tensor | None = None,
+        pre: list[int] | None = None,
     ):
         dev = anchors_all.device
         self.cfg, self.name, self.tab, self.dev = cfg, name, tab, dev
-        pre = layout.pre
+        pre = layout.pre if pre is None else list(pre)  # (one objective's members: see stacks())
         self.pre = pre
         self.Kp = Kp = len(pre)
         S, N, M = tab.raw_train.shape
         self.N, self.M, self.Cn = N, M, tab.n_classes
-        H = cfg.hidden_dim
         self.pidx = torch.tensor(pre, device=dev)
-        # encoder and projection head of the pretrained members (own stacks: only they train);
-        # one "init" generator per member starts both, the encoder first (as init_encoders does)
-        ig = [generator(layout.seeds[i], cfg.encoder_init_tag(layout.members[i][1]), dev) for i in pre]
-        self.enc = StackedMLP(Kp, encoder_dims(tab, cfg), ig, [layout.in_widths[i] for i in pre], cfg.bias_init, dev)
-        self.proj = StackedMLP(Kp, [H] * (cfg.head_depth + 1), ig, bias_init=cfg.bias_init, device=dev)
-        self.mode = cfg.step_mode()  # eager, cuda_graph or torch_compile (Config.compile)
-        if self.mode == "cuda_graph" and dev.type != "cuda":
-            self.mode = "eager"  # (the fallback; Config.step_mode already says so for device "cpu")
-        self.opt = adam(self.enc.parameters() + self.proj.parameters(), cfg.lr, capturable=self.mode == "cuda_graph")
         self.gens = [train_gens[i] for i in pre]
         self.seed_idx = torch.tensor([layout.members[i][0] for i in pre], device=dev)
         self.specs = [METHODS[layout.members[i][1]] for i in pre]
@@ -177,6 +167,31 @@ class Pretraining:
         self.raw = tab.raw_train[self.seed_idx]  # [Kp, N, M]
         self.anchors = anchors_all[self.pidx]
         self.active = tab.active[self.seed_idx]
+        self.in_widths = torch.tensor([float(layout.in_widths[i]) for i in pre], device=dev)
+        # what the encoder learns from the views (one objective per stack: see stacks())
+        self.objective = self.specs[0].learns
+        if any(spec.learns is not self.objective for spec in self.specs):
+            raise ValueError("a Pretraining stack holds the members of one objective (see pretraining.stacks)")
+        self.V = self.objective.views
+        shape = self.stack_shape()
+        # encoder and the objective's heads of the pretrained members (own stacks: only they train);
+        # one "init" generator per member starts them all, the encoder first (as init_encoders does)
+        ig = [generator(layout.seeds[i], cfg.encoder_init_tag(layout.members[i][1]), dev) for i in pre]
+        self.enc = StackedMLP(Kp, encoder_dims(tab, cfg), ig, [layout.in_widths[i] for i in pre], cfg.bias_init, dev)
+        widths = objectives.call(self.objective, "heads", lambda: self.objective.heads(shape))
+        if not objectives.is_own(self.objective):
+            objectives.check_heads(self.objective, widths)
+        self.heads = {
+            head: StackedMLP(Kp, [cfg.hidden_dim, *layers], ig, bias_init=cfg.bias_init, device=dev)
+            for head, layers in widths.items()
+        }
+        self.proj = self.heads.get("projection")  # (NT-Xent's projection head)
+        self.mode = self.specs[0].step_mode(cfg)  # eager, cuda_graph or torch_compile (Config.compile)
+        if self.mode == "cuda_graph" and dev.type != "cuda":
+            self.mode = "eager"  # (the fallback; Config.step_mode already says so for device "cpu")
+        self.opt = adam(self.parameters(), cfg.lr, capturable=self.mode == "cuda_graph")
+        self.objective_state = objectives.call(self.objective, "prepare", lambda: self.objective.prepare(shape))
+        self.changed: torch.Tensor | None = None  # [Kp, V N, M]: which features each view changed
         self.k = torch.tensor([cfg.corrupted_count(layout.n_features[i]) for i in pre], device=dev)
         self.y_true = tab.y_train[self.seed_idx]
         self.labeled = tab.labeled[self.seed_idx]
@@ -224,11 +239,50 @@ class Pretraining:
         self.lab_weights = None if weights is None else weights[self.pidx].gather(1, self.lab_rows)
         self.refresh_at = frozenset(cfg.refresh_epochs(cfg.epochs))  # pseudo_schedule
         self.batches = batches(N, cfg.batch_size)
-        self.pairs: torch.Tensor | None = None  # [Kp, 2N, D]: anchors, then this epoch's views
+        self.pairs: torch.Tensor | None = None  # [Kp, (1 + V) N, D]: anchors, then this epoch's views
         self.step = make_step(self)
         self.epoch = 0
         self.history: list[tuple] = []  # (seed, method, epoch, loss)
         self.pseudo: list[tuple] = []  # (seed, method, epoch, pseudo_accuracy)
+
+    def parameters(self) -> list[torch.Tensor]:
+        """What trains: the encoder's parameters, then each head's, in the objective's order."""
+        return self.enc.parameters() + [p for head in self.heads.values() for p in head.parameters()]
+
+    def stack_shape(self) -> objectives.Stack:
+        """These members' shape as the objective sees it (:class:`tcclib.method.objectives.Stack`)."""
+        tab, D = self.tab, self.tab.width
+        offsets = tab.offsets[self.seed_idx]  # [Kp, M] (D_max for inactive columns)
+        starts = offsets.masked_fill(~self.active, D).sort(dim=1).values  # active columns' first positions
+        feature_of_start = offsets.masked_fill(~self.active, D).argsort(dim=1)
+        at = (
+            torch.searchsorted(
+                starts.contiguous(), torch.arange(D, device=self.dev).expand(self.Kp, D).contiguous(), right=True
+            )
+            - 1
+        )
+        column = feature_of_start.gather(1, at.clamp_min(0))
+        padding = torch.arange(D, device=self.dev).unsqueeze(0) >= self.in_widths.long().unsqueeze(1)
+        return objectives.Stack(
+            k=self.Kp,
+            n_rows=self.N,
+            n_features=self.M,
+            width=D,
+            hidden=self.cfg.hidden_dim,
+            active=self.active,
+            in_widths=self.in_widths,
+            column_feature=column.masked_fill(padding | (at < 0), -1),
+            cfg=self.cfg,
+        )
+
+    def autocast(self):
+        """The context of the networks' forward passes (:func:`autocast`)."""
+        return autocast(self.cfg, self.dev, cache=self.mode != "cuda_graph")
+
+    @property
+    def stacks(self) -> list[Pretraining]:
+        """The stacks of this pretraining: itself (:class:`Stacks` holds several)."""
+        return [self]
 
     # ---------------------------------------------------------------- steps
     def refresh_due(self, epoch: int) -> bool:
@@ -324,7 +378,7 @@ class Pretraining:
             self._index[key] = torch.tensor(list(idx), dtype=torch.int64, device=self.dev)
         return self._index[key]
 
-    def members(self, idx: list[int], labels_known: bool = True) -> rules.Members:
+    def members(self, idx: list[int], labels_known: bool = True, view: int = 0) -> rules.Members:
         """Pretraining members ``idx`` as a rule sees them (their current labels included;
         ``labels_known=False``: :class:`~tcclib.method.rules.UnknownLabels` instead, what a
         pseudo-label rule's ``prepare()`` gets)."""
@@ -344,6 +398,7 @@ class Pretraining:
             cfg=self.cfg,
             all_rows=self.raw,
             draws=self.draws_of(idx),
+            view=view,
         )
 
     def draws_of(self, idx: list[int]):
@@ -355,7 +410,9 @@ class Pretraining:
 
     def draw_views(self, epoch: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Pretraining epoch ``epoch``'s (None: the one set last) data order ``[Kp, N]`` and
-        corrupted views ``[Kp, N, D]`` (one-hot).
+        corrupted views ``[Kp, V N, D]`` (one-hot; ``V`` the objective's views per anchor, view
+        ``v`` in rows ``v N ..``; an objective that reads which features changed gets them in
+        :attr:`changed`).
 
         Where: ``ceil(p M)`` features per row, chosen by each member's where rule
         (:class:`tcclib.method.rules.WhereRule`: uniformly or by the correlation ranking); how: each
@@ -364,36 +421,47 @@ class Pretraining:
         draws come from :attr:`draws` (``Config.draws``): each member's own generator in a fixed
         order (data order, donor draws, then the where rule's), or counter draws of the epoch,
         every member's in one set of operations per kind."""
-        Kp, N, M, dev = self.Kp, self.N, self.M, self.dev
         if epoch is not None:  # (None: the epoch set already, as a captured epoch sets it outside its graph)
             self.draws.set_epoch(epoch)
-        perm = self.draws.order(N)
-        donor_u = self.draws.uniform(draws.DONORS, (N, M))
-        masks = [(idx, self.rule_mask(rule, idx)) for rule, idx in self.where_groups]
+        perm = self.draws.order(self.N)
+        views, changed = zip(*(self.draw_view(v) for v in range(self.V)))
+        self.contract_checked = True
+        if self.objective.needs_changed:
+            self.changed = changed[0] if self.V == 1 else torch.cat(changed, 1)
+        return perm, views[0] if self.V == 1 else torch.cat(views, 1)
+
+    def draw_view(self, view: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """One view of every anchor ``[Kp, N, D]`` (view ``view`` draws from its own streams) and,
+        for an objective that reads them, the features it changed ``[Kp, N, M]`` (else None)."""
+        Kp, N, M, dev = self.Kp, self.N, self.M, self.dev
+        donor_u = self.draws.uniform(draws.DONORS + view * draws.VIEW, (N, M))
+        masks = [(idx, self.rule_mask(rule, idx, view)) for rule, idx in self.where_groups]
         donors = [
-            (idx, self.rule_donors(rule, idx, donor_u if len(idx) == Kp else donor_u[self.index_of(idx)]))
+            (idx, self.rule_donors(rule, idx, donor_u if len(idx) == Kp else donor_u[self.index_of(idx)], view))
             for rule, idx in self.how_groups
         ]
-        self.contract_checked = True
         mask = _stacked(masks, (Kp, N, M), torch.bool, dev, self.index_of)
         donors = _stacked(donors, (Kp, N, M), torch.int64, dev, self.index_of)
-        views = self.tab.encode(rules.corrupt(self.raw, mask, donors), self.seed_idx)
-        return perm, views
+        corrupted = rules.corrupt(self.raw, mask, donors)
+        changed = corrupted != self.raw if self.objective.needs_changed else None
+        return self.tab.encode(corrupted, self.seed_idx), changed
 
-    def rule_mask(self, rule, idx: list[int]) -> torch.Tensor:
+    def rule_mask(self, rule, idx: list[int], view: int = 0) -> torch.Tensor:
         """The where rule's mask for its members ``idx``; a user rule's is checked on every call
         (its first one in full)."""
-        mask = rules.run_rule(rule, "mask", lambda: rule.mask(self.members(idx), self.where_state[rule]))
+        mask = rules.run_rule(rule, "mask", lambda: rule.mask(self.members(idx, view=view), self.where_state[rule]))
         if not rules.is_own(rule):
             rules.check_mask(rule, mask, (len(idx), self.N, self.M))
         return mask
 
-    def rule_donors(self, rule, idx: list[int], u: torch.Tensor) -> torch.Tensor:
+    def rule_donors(self, rule, idx: list[int], u: torch.Tensor, view: int = 0) -> torch.Tensor:
         """The how rule's donor rows for its members ``idx``.  A user rule's are checked on every
         call: dtype and shape on the host; the range in full on its first call, then on the
         device (clamped for the gather, flagged in :attr:`out_of_range`, reported by
         :meth:`read_epoch` naming the rule and the epoch)."""
-        donors = rules.run_rule(rule, "donors", lambda: rule.donors(self.members(idx), self.how_state[rule], u))
+        donors = rules.run_rule(
+            rule, "donors", lambda: rule.donors(self.members(idx, view=view), self.how_state[rule], u)
+        )
         if rules.is_own(rule):
             return donors
         shape = (len(idx), self.N, self.M)
@@ -403,8 +471,9 @@ class Pretraining:
         return donors.clamp(0, self.N - 1)
 
     def contrastive_epoch(self, epoch: int) -> list[float]:
-        """One pass over the rows in batches: NT-Xent between anchors and views, one Adam step per
-        batch.  Returns each member's mean loss; a non-finite one is :class:`TrainingDiverged`."""
+        """One pass over the rows in batches: the objective's loss (NT-Xent between anchors and
+        views by default), one Adam step per batch.  Returns each member's mean loss; a
+        non-finite one is :class:`TrainingDiverged`."""
         if isinstance(self.step, CapturedEpoch):
             total = self.step.run(epoch)
         else:
@@ -415,7 +484,9 @@ class Pretraining:
             self.named,
             self.name,
             epoch + 1,
-            lambda j: f"the contrastive loss is {ep_loss[j]} at pretraining epoch {epoch + 1} of {self.cfg.epochs}",
+            lambda j: (
+                f"the {self.loss_name} loss is {ep_loss[j]} at pretraining epoch {epoch + 1} of {self.cfg.epochs}"
+            ),
             self.cfg.lr,
         )
         return ep_loss
@@ -436,13 +507,21 @@ class Pretraining:
             tot += step(perm[:, a:b]) * (b - a)  # (on the device: no host round trip)
         return tot
 
+    @property
+    def loss_name(self) -> str:
+        """How a message names the loss: ``contrastive`` (NT-Xent) or the objective's name."""
+        return "contrastive" if isinstance(self.objective, objectives.NTXent) else f"{self.objective.name} objective's"
+
     def forward_loss(self, idx: torch.Tensor) -> torch.Tensor:
-        """The members' NT-Xent ``[Kp]`` on the batch ``idx`` (``[Kp, b]`` rows of the epoch's
-        order): its anchors and their views, through encoder and projection head."""
-        x = rules.take_rows(self.pairs, torch.cat([idx, idx + self.N], dim=1))
-        with autocast(self.cfg, self.dev, cache=self.mode != "cuda_graph"):
-            z = self.proj(self.enc(x))
-        return nt_xent_pairs(z, self.cfg.temperature)  # (bf16: its products in bf16, the rest float32)
+        """The members' losses ``[Kp]`` on the batch ``idx`` (``[Kp, b]`` rows of the epoch's
+        order): the objective's (:class:`tcclib.method.objectives.Objective`; NT-Xent: its
+        anchors and their views through encoder and projection head).  A user objective's loss
+        is checked at every call (one line naming it)."""
+        batch = objectives.Batch(self, idx, self.objective_state)
+        loss = objectives.call(self.objective, "loss", lambda: self.objective.loss(batch))
+        if not objectives.is_own(self.objective):
+            objectives.check_loss(self.objective, loss, self.Kp)
+        return loss
 
     def eager_step(self, idx: torch.Tensor, forward_loss=None) -> torch.Tensor:
         """One contrastive step on the batch ``idx``: loss, backward, one Adam step.  Returns the
@@ -481,7 +560,7 @@ class Pretraining:
     def expect(self) -> dict:
         """What a checkpoint of this run must look like (shapes and counts)."""
         return dict(
-            params=[tuple(p.shape) for p in self.enc.parameters() + self.proj.parameters()],
+            params=[tuple(p.shape) for p in self.parameters()],
             gens=[int(g.get_state().numel()) for g in self.gens],
             labels=(self.Kp, self.N),
             classes=self.Cn,
@@ -493,7 +572,7 @@ class Pretraining:
         """Everything a resumed run needs to continue bit for bit."""
         return dict(
             epoch=self.epoch,
-            params=[p.detach().cpu() for p in self.enc.parameters() + self.proj.parameters()],
+            params=[p.detach().cpu() for p in self.parameters()],
             opt=self.opt.state_dict(),
             gens=[g.get_state() for g in self.gens],
             labels=self.labels.cpu(),
@@ -504,7 +583,7 @@ class Pretraining:
     def load_state_dict(self, state: dict) -> None:
         self.opt.load_state_dict(state["opt"])
         with torch.no_grad():
-            for p, v in zip(self.enc.parameters() + self.proj.parameters(), state["params"]):
+            for p, v in zip(self.parameters(), state["params"]):
                 p.copy_(v.to(self.dev))
         for g, gs in zip(self.gens, state["gens"]):
             g.set_state(gs)
@@ -512,6 +591,87 @@ class Pretraining:
         self.history, self.pseudo = list(state["history"]), list(state["pseudo"])
         self.epoch = state["epoch"]
         self.step = make_step(self)  # (a captured step held the old optimiser state's addresses)
+
+    def release(self) -> None:
+        """Drop what only pretraining needs (the rows' copies, the views' buffer, a captured
+        step's graph); histories and labels stay."""
+        self.anchors = self.raw = self.pairs = self.step = self.changed = None
+
+
+class Stacks:
+    """The pretraining of members whose methods learn different objectives: one
+    :class:`Pretraining` (one stacked model, its own heads and Adam) per objective, run epoch by
+    epoch side by side, with :class:`Pretraining`'s interface (a member trains the same alone, in
+    its stack and beside other stacks).  :func:`stacks` makes it only when there are several
+    objectives, so a run of NT-Xent methods alone is one :class:`Pretraining` as before (and its
+    checkpoints are what they were)."""
+
+    def __init__(self, parts: list[Pretraining]):
+        self.parts = parts
+        self.cfg, self.name, self.dev = parts[0].cfg, parts[0].name, parts[0].dev
+        self.named = [member for part in parts for member in part.named]
+
+    @property
+    def stacks(self) -> list[Pretraining]:
+        return self.parts
+
+    @property
+    def Kp(self) -> int:
+        return sum(part.Kp for part in self.parts)
+
+    @property
+    def epoch(self) -> int:
+        return self.parts[0].epoch
+
+    @property
+    def history(self) -> list[tuple]:
+        return [row for part in self.parts for row in part.history]
+
+    @property
+    def pseudo(self) -> list[tuple]:
+        return [row for part in self.parts for row in part.pseudo]
+
+    def run_epoch(self) -> list[float]:
+        return [loss for part in self.parts for loss in part.run_epoch()]
+
+    def contrastive_epoch(self, epoch: int) -> list[float]:
+        return [loss for part in self.parts for loss in part.contrastive_epoch(epoch)]
+
+    def check_weights(self) -> None:
+        for part in self.parts:
+            part.check_weights()
+
+    def copy_into(self, enc_all: StackedMLP) -> None:
+        for part in self.parts:
+            part.copy_into(enc_all)
+
+    def release(self) -> None:
+        for part in self.parts:
+            part.release()
+
+    def expect(self) -> dict:
+        return dict(stacks=[part.expect() for part in self.parts], epochs=self.cfg.epochs)
+
+    def state_dict(self) -> dict:
+        return dict(epoch=self.epoch, stacks=[part.state_dict() for part in self.parts])
+
+    def load_state_dict(self, state: dict) -> None:
+        for part, part_state in zip(self.parts, state["stacks"]):
+            part.load_state_dict(part_state)
+
+
+def stacks(tab: TensorTable, layout: Layout, cfg: Config, importance, train_gens, anchors_all, name, weights=None):
+    """The pretraining of ``layout``'s pretrained members: one :class:`Pretraining` when they all
+    learn one objective (every run before objectives existed), else a :class:`Stacks` of one per
+    objective, in the order of their first member."""
+    groups: dict[str, list[int]] = {}
+    for i in layout.pre:
+        groups.setdefault(METHODS[layout.members[i][1]].objective, []).append(i)
+    parts = [
+        Pretraining(tab, layout, cfg, importance, train_gens, anchors_all, name, weights=weights, pre=pre)
+        for pre in groups.values()
+    ]
+    return parts[0] if len(parts) == 1 else Stacks(parts)
 
 
 def make_step(pt: Pretraining) -> Callable[[torch.Tensor], torch.Tensor]:

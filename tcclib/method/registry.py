@@ -41,13 +41,18 @@ from tcclib.method import identity, plugins
 from tcclib.method.plugins import RegistryError, current_origin, ensure_loaded
 from tcclib.util.paths import relative_to_root
 
-if TYPE_CHECKING:  # (the layout check sees the edge; the module loads in _rules())
-    from tcclib.method import rules
+if TYPE_CHECKING:  # (the layout check sees the edge; the modules load in _rules() and _objectives())
+    from tcclib.method import objectives, rules
 
 
 def _rules():
     """:mod:`tcclib.method.rules` (and torch), loaded with the first rule, not with the names."""
     return importlib.import_module("tcclib.method.rules")
+
+
+def _objectives():
+    """:mod:`tcclib.method.objectives` (and torch), loaded with the first objective."""
+    return importlib.import_module("tcclib.method.objectives")
 
 
 _HOW_RULES: dict[str, rules.HowRule] = {}
@@ -57,6 +62,11 @@ _HOW_RULES: dict[str, rules.HowRule] = {}
 _WHERE_RULES: dict[str, rules.WhereRule] = {}
 """Which features are corrupted, by name: ``uniform``, or by correlation (Algorithm 4): ``most``,
 ``least``."""
+_OBJECTIVES: dict[str, objectives.Objective] = {}
+"""What the encoder learns from the views, by name (:func:`register_objective`): ``ntxent`` (the
+paper's, every method's by default), ``vime``, ``dae``, ``subtab``."""
+DEFAULT_OBJECTIVE = "ntxent"
+"""A method's objective when it names none: its members' keys hold no objective part."""
 RULES = ("direct", "authors")
 """The correlation sampler's rules (``Config.corr_rule``; a method may fix its own)."""
 GROUPS = ("how", "where", "published", "baseline")
@@ -231,6 +241,63 @@ def changed_since_registered(rule) -> list[str]:
     return changes(known[1], code_identity(rule))
 
 
+def register_objective(objective, replace: bool = False):
+    """Make an objective (a :class:`~tcclib.method.objectives.Objective` object) known by its
+    ``name``, so that methods can name it (``register_method(..., objective=name)``); returns it.
+    Registering the same object again does nothing; another object of a registered name is
+    refused unless it comes from the same place (a plugin loaded again) or ``replace``."""
+    objectives = _objectives()
+    if not isinstance(objective, objectives.Objective):
+        raise RegistryError(
+            f"register_objective: expected a tcclib.method.objectives.Objective object, got {type(objective).__name__}"
+        )
+    if not isinstance(objective.name, str) or not objective.name.isidentifier():
+        raise RegistryError(
+            f"register_objective: an objective's name must be a simple identifier, got {objective.name!r}"
+        )
+    if not (isinstance(objective.views, int) and objective.views >= 1):
+        raise RegistryError(
+            f"register_objective {objective.name!r}: views must be an integer >= 1, got {objective.views!r}"
+        )
+    check_rule_settings(objective)
+    ensure_loaded()
+    table = _OBJECTIVES
+    old = table.get(objective.name, objective)
+    clash = (
+        ""
+        if replace or old is objective
+        else _clash(f"objective {objective.name!r}", _OBJECTIVE_ORIGIN[objective.name])
+    )
+    if clash:
+        raise RegistryError(clash)
+    if objective.name in table and _OBJECTIVE_ORIGIN[objective.name] != current_origin():
+        _REPLACED.setdefault(
+            ("objective", objective.name), (table, table[objective.name], _OBJECTIVE_ORIGIN[objective.name])
+        )
+    table[objective.name] = objective
+    _OBJECTIVE_ORIGIN[objective.name] = current_origin()
+    return objective
+
+
+_OBJECTIVE_ORIGIN: dict[str, str | None] = {}
+"""The plugin that registered each objective name."""
+
+
+def objective(name: str) -> objectives.Objective:
+    """The objective called ``name``."""
+    ensure_loaded()
+    if name not in _OBJECTIVES:
+        raise RegistryError(f"unknown objective {name!r}; known: {', '.join(_OBJECTIVES)}{plugin_hint()}")
+    return _OBJECTIVES[name]
+
+
+def objective_code(objective) -> str | None:
+    """The code identity of an objective object (:func:`code_identity`, the one place that keys a
+    user's code): None for tcclib's own objectives (keyed by name, parameters and
+    :data:`tcclib.artifacts.keys.TRAIN_VERSION`).  Computed when asked (a run's keys)."""
+    return code_identity(objective)
+
+
 def check_rule_settings(rule) -> None:
     """A rule's ``settings`` and ``switches`` must be tuples of names, checked when it is
     registered; that they are :class:`~tcclib.method.config.Config` fields is checked by every
@@ -272,6 +339,7 @@ class MethodSpec:
     where: str = "uniform"
     flipped: bool = False
     rule: str | None = None
+    objective: str = DEFAULT_OBJECTIVE
 
     def effective_rule(self, cfg) -> str:
         """The sampler rule this method's members use under ``cfg``."""
@@ -288,8 +356,34 @@ class MethodSpec:
         return where_rule(self.ranking)
 
     @property
+    def learns(self) -> objectives.Objective:
+        """The objective object: what the encoder learns from the views (its heads and loss)."""
+        return objective(self.objective)
+
+    @property
     def pretrain(self) -> bool:
         return self.draw.pretrains
+
+    def step_mode(self, cfg) -> str:
+        """How its pretraining step runs under ``cfg`` (``Config.step_mode``), eagerly for a
+        user's objective (its loss may read the device back, which a captured step cannot hold)."""
+        mode = cfg.step_mode()
+        return mode if self.objective == DEFAULT_OBJECTIVE or _objectives().is_own(self.learns) else "eager"
+
+    def objective_key(self, with_code: bool = True) -> dict | None:
+        """What is recorded of the objective: None for the default (:data:`DEFAULT_OBJECTIVE`, so
+        every key before objectives stays); else its name, its own parameters (``key_params``),
+        the settings it reads and, for a user's (``with_code``), its identity
+        (:func:`objective_code`; a member's key takes it through :meth:`objective_codes`, computed
+        once per run with the rules')."""
+        if self.objective == DEFAULT_OBJECTIVE or not self.pretrain:
+            return None
+        learns = self.learns
+        out = {"name": self.objective, "params": learns.key_params(), "settings": list(learns.settings)}
+        code = objective_code(learns) if with_code else None
+        if code:
+            out["code"] = code
+        return out
 
     @property
     def pseudo_labelled(self) -> bool:
@@ -330,13 +424,21 @@ class MethodSpec:
     def code(self, cfg=None) -> dict[str, str]:
         """The identity of its rules that are not tcclib's own (:func:`rule_code`), by rule name,
         computed now: it enters its members' content key, so an edited rule retrains them.
-        ``cfg``: the run's settings (what a rule reads of them while drawing on the probe)."""
+        ``cfg``: the run's settings (what a rule reads of them while drawing on the probe).  A
+        user's objective's identity is :meth:`objective_codes`."""
         out = {}
         for name, rule in ((self.how, self.draw), (self.ranking, self.choice)):
             found = rule_code(rule, self, cfg)
             if found:
                 out[name] = found
         return out
+
+    def objective_codes(self) -> dict[str, str]:
+        """``{objective name: code identity}`` of a user's objective (empty for tcclib's own)."""
+        if self.objective == DEFAULT_OBJECTIVE:
+            return {}
+        code = objective_code(self.learns)
+        return {f"objective:{self.objective}": code} if code else {}
 
 
 @dataclass(frozen=True)
@@ -450,11 +552,14 @@ def register_method(
     separate: bool = False,
     repeats: str | None = None,
     about: str = "",
+    objective=DEFAULT_OBJECTIVE,
     replace: bool = False,
     replace_rule: bool = False,
 ) -> Entry:
     """Declare a pretraining method: a ``how`` rule and a ``where`` rule, each a registered
-    rule's name (:func:`register_rule`) or a rule object (registered here).  It is then valid in
+    rule's name (:func:`register_rule`) or a rule object (registered here), and its
+    ``objective``, what the encoder learns from the views (a registered objective's name,
+    :func:`register_objective`, or an objective object, registered here; default NT-Xent).  It is then valid in
     ``Config.methods``, trained by :func:`tcclib.running.train.run_dataset` and the estimator, and
     shown in the figures, the set tables (``group`` "how" -> the how-table, else the where-table;
     or ``tables=``) and the report.
@@ -482,11 +587,12 @@ def register_method(
         )
     columns = _paper_columns(name, paper_columns)
     group = group or ("how" if where == "uniform" else "where")
+    learns = _objective_name(name, objective, replace_rule)
     return _add(
         Entry(
             name=name,
             label=label or name,
-            spec=MethodSpec(how, where, bool(flipped), rule),
+            spec=MethodSpec(how, where, bool(flipped), rule, learns),
             paper=paper,
             paper_columns=columns,
             separate=bool(separate),
@@ -512,6 +618,21 @@ def _rule_name(name: str, rule, what: str, table: dict, replace: bool) -> str:
             f"see examples/knn_rule.py)"
         )
     return rule
+
+
+def _objective_name(name: str, learns, replace: bool) -> str:
+    """The name of the objective ``learns`` (a registered objective's name, or an objective object,
+    registered now)."""
+    if isinstance(learns, _objectives().Objective):
+        return register_objective(learns, replace).name
+    ensure_loaded()
+    if learns not in _OBJECTIVES:
+        raise RegistryError(
+            f"register_method {name!r}: objective must be one of {', '.join(_OBJECTIVES)} or an Objective "
+            f"object, got {learns!r} (a new objective: a subclass of tcclib.method.objectives.Objective, "
+            f"see examples/barlow_objective.py)"
+        )
+    return learns
 
 
 def _paper_columns(name: str, columns) -> tuple[tuple[str, str], ...]:
@@ -594,11 +715,16 @@ def remove_origin(origin: str) -> None:
         _HOW_RULES.pop(name, None)
         _WHERE_RULES.pop(name, None)
         del _RULE_ORIGIN[name]
+    for name in [n for n, o in _OBJECTIVE_ORIGIN.items() if o == origin]:
+        _OBJECTIVES.pop(name, None)
+        del _OBJECTIVE_ORIGIN[name]
     for (kind, name), (table, value, first) in list(_REPLACED.items()):
         if first != origin and name not in table:
             table[name] = value
             if kind == "rule":
                 _RULE_ORIGIN[name] = first
+            elif kind == "objective":
+                _OBJECTIVE_ORIGIN[name] = first
         if first == origin or table.get(name) is value:
             del _REPLACED[(kind, name)]
 
@@ -785,5 +911,7 @@ HOWS = _NamesView(lambda: (ensure_loaded(), tuple(_HOW_RULES))[1])
 """The how rules' names (a live view)."""
 WHERES = _NamesView(lambda: (ensure_loaded(), tuple(_WHERE_RULES))[1])
 """The where rules' names (a live view)."""
+OBJECTIVES = _NamesView(lambda: (ensure_loaded(), tuple(_OBJECTIVES))[1])
+"""The objectives' names (a live view)."""
 
 plugins.forget_with(remove_origin)

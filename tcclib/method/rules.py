@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tcclib.method.draws import WHERE, GeneratorDraws
+from tcclib.method.draws import VIEW, WHERE, GeneratorDraws
 from tcclib.method.plugins import undefined_name_fix
 from tcclib.util.errors import register_short
 
@@ -369,13 +369,15 @@ class Members:
     cfg: Any
     all_rows: torch.Tensor
     draws: Any = None
+    view: int = 0
 
     def uniform(self, stream: int, shape: tuple[int, ...], skip=None, first: int = 0) -> torch.Tensor:
         """Uniform(0, 1) draws ``[k, *shape]`` for these members from ``stream`` (a small integer;
         :data:`tcclib.method.draws.WHERE` is the where rules'), from its position ``first`` on:
         from the run's counter draws, or each member's generator in call order (``skip[j]``:
-        member ``j`` draws nothing)."""
-        return self.source().uniform(stream, shape, skip, first)
+        member ``j`` draws nothing).  View ``view`` of an objective with several views per anchor
+        draws from its own streams (:data:`tcclib.method.draws.VIEW`)."""
+        return self.source().uniform(stream + self.view * VIEW, shape, skip, first)
 
     def source(self):
         """Where these members' draws come from (:mod:`tcclib.method.draws`)."""
@@ -461,6 +463,7 @@ class WhereRule:
 
     name: str = ""
     needs_importance: bool = False
+    fixed_count: bool = True
     settings: tuple[str, ...] = ()
     switches: tuple[str, ...] = ()
 
@@ -489,6 +492,26 @@ class Uniform(WhereRule):
     def mask(self, members: Members, state) -> torch.Tensor:
         _, N, M = members.shape
         return uniform_mask(members.uniform(WHERE, (N, M)), members.active, members.corrupted)
+
+
+class Bernoulli(WhereRule):
+    """Each active feature of each row replaced with probability ``p``, independently (VIME's
+    ``mask_generator``, SubTab's masking and the denoising autoencoder's swap noise): the count
+    per row varies (``fixed_count`` False), ``Config.corruption_rate`` is not read."""
+
+    fixed_count = False
+
+    def __init__(self, name: str, p: float):
+        if not 0 < p < 1:
+            raise ValueError(f"p: the probability of replacing a feature must be in (0, 1), got {p!r}")
+        self.name, self.p = name, float(p)
+
+    def key_params(self) -> dict:
+        return {"p": self.p}
+
+    def mask(self, members: Members, state) -> torch.Tensor:
+        _, N, M = members.shape
+        return (members.uniform(WHERE, (N, M)) < self.p) & members.active.unsqueeze(1)
 
 
 class Correlated(WhereRule):

@@ -26,7 +26,7 @@ from tcclib.data.preprocess import Prepared
 from tcclib.method.config import METHODS, Config
 from tcclib.method.heads import Classifier, fit_classifier, labeled_rows
 from tcclib.method.model import StackedMLP, batches
-from tcclib.method.pretraining import Layout, Pretraining, encoder_dims, generator
+from tcclib.method.pretraining import Layout, Pretraining, Stacks, encoder_dims, generator, stacks
 from tcclib.util.progress import bar
 
 
@@ -109,7 +109,7 @@ class Members:
     gens: list[torch.Generator]
     seed_idx: torch.Tensor
     anchors: torch.Tensor
-    pretraining: Pretraining | None
+    pretraining: Pretraining | Stacks | None
 
 
 def set_up(
@@ -136,7 +136,7 @@ def set_up(
     gens = training_generators(layout, dev)
     seed_idx = layout.seed_index(dev)
     anchors = tab.encode(tab.raw_train[seed_idx], seed_idx)
-    pt = Pretraining(tab, layout, cfg, importance, gens, anchors, name, weights=weights) if layout.pre else None
+    pt = stacks(tab, layout, cfg, importance, gens, anchors, name, weights=weights) if layout.pre else None
     return Members(tab, layout, encoders, gens, seed_idx, anchors, pt)
 
 
@@ -164,8 +164,7 @@ def pretrain(members: Members, desc: str, after_epoch: Callable[[Pretraining], N
         progress.close()
     pt.check_weights()
     pt.copy_into(members.encoders)
-    del pt.anchors, pt.raw  # (the pretraining copies of the rows; histories and labels stay)
-    pt.pairs = pt.step = None  # (and the views' buffer, and a captured step's graph)
+    pt.release()  # (the pretraining copies of the rows, the views' buffer, a captured step's graph)
 
 
 def fit_member_heads(members: Members, cfg: Config, weights: torch.Tensor | None = None) -> Classifier:

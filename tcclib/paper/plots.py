@@ -116,11 +116,34 @@ def _band_lines(ax, frame: pd.DataFrame, x: str, value: str, what: str = "seeds"
     return style.band_label(ns, what)
 
 
-def learning_curves(history: pd.DataFrame, title: str, ax=None):
-    """Contrastive loss per epoch: the mean over seeds, the band its 95 % interval (the legend says n)."""
+def loss_parts(history: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """The learning curves' panels: ``(what, y label, rows)`` per objective of the methods in
+    ``history`` (their losses are on other scales), NT-Xent's first as ``contrastive loss``; the
+    methods the registry does not know go with NT-Xent."""
+
+    def objective(method):
+        spec = registry.METHODS.get(method)
+        return spec.objective if spec is not None else registry.DEFAULT_OBJECTIVE
+
+    if history.empty:
+        return []
+    of = history.method.map(objective)
+    names = sorted(of.unique(), key=lambda o: (o != registry.DEFAULT_OBJECTIVE, list(of).index(o)))
+    return [
+        (
+            "contrastive loss" if o == registry.DEFAULT_OBJECTIVE else f"{o} loss",
+            "NT-Xent loss (training)" if o == registry.DEFAULT_OBJECTIVE else f"{o} objective's loss (training)",
+            history[of == o],
+        )
+        for o in names
+    ]
+
+
+def learning_curves(history: pd.DataFrame, title: str, ax=None, ylabel: str = "NT-Xent loss (training)"):
+    """Pretraining loss per epoch: the mean over seeds, the band its 95 % interval (the legend says n)."""
     ax = ax or plt.subplots(figsize=(7, 4))[1]
     band = _band_lines(ax, history, "epoch", "loss")
-    ax.set(title=title, xlabel="epoch", ylabel="NT-Xent loss (training)")
+    ax.set(title=title, xlabel="epoch", ylabel=ylabel)
     ax.legend(fontsize=8, title=f"mean; band: {band}", title_fontsize=8)
     _legible(ax)
     return ax

@@ -55,6 +55,20 @@ def paired(results: pd.DataFrame, new, compared, metric: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def class_pairs(new) -> list[tuple[str, str]]:
+    """``(variant, method)`` for each new method ``<m>_class`` whose ``<m>`` is new too: the
+    class-conditioned draw against the whole column's, the same objective and where rule."""
+    return [(n, n.removesuffix("_class")) for n in new if n.endswith("_class") and n.removesuffix("_class") in new]
+
+
+def paired_within(results: pd.DataFrame, pairs, metric: str) -> pd.DataFrame:
+    """Paired Wilcoxon over the datasets' means of each ``(method, against)`` in ``pairs``."""
+    names = list(dict.fromkeys(m for pair in pairs for m in pair))
+    wide = stats.dataset_means(results, metric, names)
+    rows = [dict(method=a, against=b, **stats.paired_row(wide[a], wide[b], metric)) for a, b in pairs]
+    return pd.DataFrame(rows)
+
+
 def wins(results: pd.DataFrame, method: str, compared, metric: str = "accuracy") -> pd.DataFrame:
     """Per dataset: ``win`` / ``loss`` where ``method``'s seeds differ from the compared one's by
     Welch's t-test at :data:`ALPHA` (``=`` otherwise), and the mean difference; a last row counts
@@ -274,6 +288,17 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
             tables.to_markdown(paired(results, new, compared, metric), index=False),
             "",
         ]
+    pairs = class_pairs(new)
+    if pairs:
+        lines += [
+            "## The class-conditioned draw within each objective",
+            "",
+            "Each `_class` variant against the same objective and where rule with the whole column's values "
+            "(paired Wilcoxon over the datasets' means):",
+            "",
+        ]
+        for metric in METRICS:
+            lines += [f"{metric}:", "", tables.to_markdown(paired_within(results, pairs, metric), index=False), ""]
     for n in new:
         lines += [f"## Per dataset: {n} (Welch's t-test over the seeds, accuracy)", ""]
         lines += [tables.to_markdown(wins(results, n, compared)), ""]

@@ -1,0 +1,395 @@
+"""What the encoder learns from the views: the objective, a method's third part.
+
+A method corrupts every anchor row into views by its two rules (*how* and *where*,
+:mod:`tcclib.method.rules`); its **objective** says what the encoder is trained to do with them:
+the pretraining heads on the encoder's output and the loss.  An objective is an object of a
+subclass of :class:`Objective`, registered by name (:func:`tcclib.method.registry.register_objective`,
+or passed to ``register_method(..., objective=...)``), that declares
+
+- ``views``: how many corrupted views of each anchor an epoch draws (each by the method's rules);
+- ``needs_changed``: whether its loss reads which features a view really changed;
+- :meth:`~Objective.heads`: the pretraining heads after the encoder, as layer widths (stacked
+  MLPs, ReLU between layers, none after the last, each member's own weights from its own
+  generator, trained with the encoder by the same Adam);
+- :meth:`~Objective.prepare`: work done once per run (e.g. feature subsets), handed to every
+  batch as :attr:`Batch.state`;
+- :meth:`~Objective.loss`: the members' losses ``[k]`` of one batch (:class:`Batch`: its anchors,
+  views, the encoder and the heads), of which training steps on the sum;
+- ``settings`` (the :class:`~tcclib.method.config.Config` fields it reads) and
+  :meth:`~Objective.key_params` (its own parameters): what enters its members' content keys, with
+  its code for a user's objective (:func:`tcclib.method.registry.objective_code`).
+
+The built-ins, each at its paper's published defaults (``docs/methods.md``): :class:`NTXent` (the
+paper's and SCARF's contrastive loss; every method before objectives existed, keyed as before),
+:class:`VIME` (mask estimation and feature reconstruction; Yoon et al., NeurIPS 2020),
+:class:`DenoisingAutoencoder` (reconstruction of the clean row from a swap-noised one; the
+Porto Seguro winner's recipe) and :class:`SubTab` (feature subsets: reconstruction, contrast and
+distance; Ucar et al., NeurIPS 2021).  A member's loss never reads another member's rows or
+weights, so a member trains the same alone, in a stack and in the screen.
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.nn import functional as F
+
+from tcclib.method import rules
+from tcclib.method.losses import nt_xent_pairs
+from tcclib.util.errors import register_short
+
+
+@dataclass
+class Stack:
+    """The shape of the members an objective serves, as :meth:`Objective.heads` and
+    :meth:`Objective.prepare` see it: ``k`` members, ``n_rows`` training rows, ``n_features`` raw
+    columns ``M``, ``width`` the one-hot width ``D`` (padded to the widest member), ``hidden`` the
+    encoder's output width ``H``; ``active`` ``[k, M]`` bool; ``in_widths`` ``[k]`` each member's
+    own one-hot width; ``column_feature`` ``[k, D]`` the raw column of each one-hot column (-1:
+    padding); ``cfg`` the run's :class:`~tcclib.method.config.Config`."""
+
+    k: int
+    n_rows: int
+    n_features: int
+    width: int
+    hidden: int
+    active: torch.Tensor
+    in_widths: torch.Tensor
+    column_feature: torch.Tensor
+    cfg: Any
+
+    @property
+    def device(self) -> torch.device:
+        return self.active.device
+
+
+class Objective:
+    """What the encoder learns from the views (see the module's docstring).
+
+    A subclass sets ``name`` (a simple identifier), ``views``, ``needs_changed`` and
+    ``settings``, and overrides :meth:`heads` and :meth:`loss` (and :meth:`prepare`,
+    :meth:`key_params` when it has work done once or parameters of its own)."""
+
+    name: str = ""
+    views: int = 1
+    needs_changed: bool = False
+    settings: tuple[str, ...] = ()
+
+    def key_params(self) -> dict:
+        """The objective's own parameters: they enter its members' content keys."""
+        return {}
+
+    def heads(self, stack: Stack) -> dict[str, list[int]]:
+        """``{head name: [width of each layer]}``: the pretraining heads on the encoder's output
+        (of width ``stack.hidden``), e.g. ``{"decoder": [stack.width]}`` for one linear layer."""
+        raise NotImplementedError(f"{type(self).__name__}.heads")
+
+    def prepare(self, stack: Stack):
+        """Work done once per run; what it returns is :attr:`Batch.state` in every batch."""
+        return None
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        """The members' losses ``[k]`` (float, with gradient) of the batch: training takes one
+        Adam step on their sum."""
+        raise NotImplementedError(f"{type(self).__name__}.loss")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class Batch:
+    """One step's rows of a stack of members, as an objective's :meth:`~Objective.loss` reads them.
+
+    ``idx``: ``[k, b]`` the batch's rows (positions in the members' training rows); :attr:`anchors`
+    ``[k, b, D]`` their clean one-hot rows, :attr:`views` ``[k, V b, D]`` their corrupted views
+    (view ``v`` in rows ``v b .. (v + 1) b``), :attr:`pairs` both in one gather; :attr:`changed`
+    ``[k, V b, M]`` which raw features each view changed (objectives with ``needs_changed``);
+    :meth:`encode` and :meth:`head` run the members' encoder and heads; ``state``: what
+    :meth:`Objective.prepare` returned; ``active`` ``[k, M]``, ``in_widths`` ``[k]`` (float),
+    ``cfg``."""
+
+    def __init__(self, pretraining, idx: torch.Tensor, state):
+        self._pt, self.idx, self.state = pretraining, idx, state
+        self.cfg = pretraining.cfg
+        self.active = pretraining.active
+        self.in_widths = pretraining.in_widths
+
+    @property
+    def k(self) -> int:
+        return self.idx.shape[0]
+
+    @property
+    def size(self) -> int:
+        """Rows ``b`` in the batch."""
+        return self.idx.shape[1]
+
+    def _rows(self, blocks) -> torch.Tensor:
+        N, idx = self._pt.N, self.idx
+        at = torch.cat([idx + block * N if block else idx for block in blocks], dim=1) if len(blocks) > 1 else None
+        if at is None:
+            at = idx + blocks[0] * N if blocks[0] else idx
+        return rules.take_rows(self._pt.pairs, at)
+
+    @property
+    def anchors(self) -> torch.Tensor:
+        return self._rows([0])
+
+    @property
+    def views(self) -> torch.Tensor:
+        return self._rows(list(range(1, self._pt.V + 1)))
+
+    @property
+    def pairs(self) -> torch.Tensor:
+        """Anchors then views ``[k, (1 + V) b, D]``, one gather."""
+        return self._rows(list(range(self._pt.V + 1)))
+
+    @property
+    def changed(self) -> torch.Tensor:
+        N, idx = self._pt.N, self.idx
+        at = idx if self._pt.V == 1 else torch.cat([idx + v * N for v in range(self._pt.V)], dim=1)
+        return rules.take_rows(self._pt.changed, at)
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        """The members' encoder on rows ``x`` ``[k, n, D]`` -> ``[k, n, H]`` (bfloat16 products
+        under ``matmul_precision: bf16``)."""
+        with self._pt.autocast():
+            return self._pt.enc(x)
+
+    def head(self, name: str, h: torch.Tensor) -> torch.Tensor:
+        """The members' head ``name`` (of :meth:`Objective.heads`) on ``h`` ``[k, n, H]``."""
+        with self._pt.autocast():
+            return self._pt.heads[name](h)
+
+
+def row_squared_error(output: torch.Tensor, target: torch.Tensor, in_widths=None) -> torch.Tensor:
+    """``[k]``: each member's squared error summed over the columns, divided by its own one-hot
+    width ``in_widths`` (the mean over its columns; None: the sum), averaged over the rows."""
+    per_row = (output.float() - target.float()).square_().sum(-1).mean(1)
+    return per_row if in_widths is None else per_row / in_widths
+
+
+# --------------------------------------------------------------------------- the built-ins
+
+
+class NTXent(Objective):
+    """NT-Xent between each anchor and its view through the encoder and a projection head
+    (``head_depth`` layers of ``hidden_dim``): the paper's (and SCARF's) objective, at
+    ``Config.temperature``.  Every method's objective unless it names another; its members' keys
+    hold no objective part (the committed results keep their keys)."""
+
+    name = "ntxent"
+    settings = ("temperature",)
+
+    def heads(self, stack: Stack) -> dict[str, list[int]]:
+        return {"projection": [stack.hidden] * stack.cfg.head_depth}
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        z = batch.head("projection", batch.encode(batch.pairs))
+        return nt_xent_pairs(z, batch.cfg.temperature)  # (bf16: its products in bf16, the rest float32)
+
+
+class VIME(Objective):
+    """VIME's self-supervised objective (Yoon et al., NeurIPS 2020, ``vime_self``): from the
+    corrupted view alone, a mask estimator predicts which features were changed (binary
+    cross-entropy, the mean over the member's active features) and a feature estimator
+    reconstructs the clean row (squared error, the mean over its one-hot columns); loss = mask
+    loss + ``alpha`` x reconstruction loss.  Each estimator is one linear layer on the encoder's
+    output, as published.  ``alpha`` = 2.0, the published default (the views' ``p_m`` = 0.3 is the
+    method's where rule, :class:`tcclib.method.rules.Bernoulli`)."""
+
+    needs_changed = True
+
+    def __init__(self, alpha: float = 2.0, name: str = "vime"):
+        if not alpha >= 0:
+            raise ValueError(f"alpha: the weight of the reconstruction loss must be >= 0, got {alpha!r}")
+        self.alpha, self.name = float(alpha), name
+
+    def key_params(self) -> dict:
+        return {"alpha": self.alpha}
+
+    def heads(self, stack: Stack) -> dict[str, list[int]]:
+        return {"mask": [stack.n_features], "features": [stack.width]}
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        h = batch.encode(batch.views)
+        mask_logits = batch.head("mask", h).float()
+        active = batch.active.unsqueeze(1).float()  # [k, 1, M]
+        bce = F.binary_cross_entropy_with_logits(mask_logits, batch.changed.float(), reduction="none")
+        mask_loss = ((bce * active).sum(-1) / active.sum(-1).clamp_min(1)).mean(1)
+        reconstruction = row_squared_error(batch.head("features", h), batch.anchors, batch.in_widths)
+        return mask_loss + self.alpha * reconstruction
+
+
+class DenoisingAutoencoder(Objective):
+    """A denoising autoencoder: the clean row reconstructed from its swap-noised view (the Porto
+    Seguro winner's recipe, M. Jahrer 2017: "inputSwapNoise" 0.15, squared error, a linear output
+    layer; the swap noise is the method's rules: the whole column's values, 15 % of the
+    features, :class:`tcclib.method.rules.Bernoulli`).  The decoder is one linear layer on the
+    encoder's output; the loss is the mean squared error over the member's one-hot columns."""
+
+    name = "dae"
+
+    def __init__(self, name: str = "dae"):
+        self.name = name
+
+    def heads(self, stack: Stack) -> dict[str, list[int]]:
+        return {"decoder": [stack.width]}
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        reconstruction = batch.head("decoder", batch.encode(batch.views))
+        return row_squared_error(reconstruction, batch.anchors, batch.in_widths)
+
+
+class SubTab(Objective):
+    """SubTab (Ucar et al., NeurIPS 2021; the authors' code, ``config/mnist.yaml``): each row's
+    features are divided into ``n_subsets`` consecutive subsets that overlap by ``overlap`` of a
+    subset's size; every subset is a view (the features outside it set to 0, the features in it
+    swap-noised by the method's rules), encoded by the encoder; from each, a linear decoder
+    reconstructs the whole clean row (squared error summed over the columns); over every pair of
+    subsets, NT-Xent at ``tau`` on the L2-normalised projections (two layers) and their squared
+    distance; loss = reconstruction + contrast + distance, averaged over the pairs.  Published
+    defaults: 4 subsets, overlap 0.75, tau 0.1, all three losses (masking ratio 0.3: the method's
+    where rule)."""
+
+    def __init__(self, n_subsets: int = 4, overlap: float = 0.75, tau: float = 0.1, name: str = "subtab"):
+        if not (isinstance(n_subsets, int) and n_subsets >= 2):
+            raise ValueError(f"n_subsets: at least 2 subsets (the losses compare pairs), got {n_subsets!r}")
+        if not 0 <= overlap < 1:
+            raise ValueError(f"overlap: a share of a subset's size in [0, 1), got {overlap!r}")
+        if not tau > 0:
+            raise ValueError(f"tau: the contrastive temperature must be > 0, got {tau!r}")
+        self.n_subsets, self.overlap, self.tau, self.name = n_subsets, float(overlap), float(tau), name
+        self.views = n_subsets
+
+    def key_params(self) -> dict:
+        return {"n_subsets": self.n_subsets, "overlap": self.overlap, "tau": self.tau}
+
+    def heads(self, stack: Stack) -> dict[str, list[int]]:
+        return {"projection": [stack.hidden, stack.hidden], "decoder": [stack.width]}
+
+    def prepare(self, stack: Stack) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The subsets' one-hot column masks ``[k, V, 1, D]`` (float), and the pairs of subsets as
+        two index tensors ``[P]`` (on the device once: a captured epoch copies nothing from the host)."""
+        features = torch.zeros(stack.k, self.n_subsets, stack.n_features, dtype=torch.bool)
+        for j, active in enumerate(stack.active.cpu()):
+            for v, columns in enumerate(
+                subset_features(active.nonzero().squeeze(1).tolist(), self.n_subsets, self.overlap)
+            ):
+                features[j, v, columns] = True
+        column = stack.column_feature.cpu()  # [k, D]
+        masks = torch.where(
+            column.unsqueeze(1) >= 0,
+            features.gather(2, column.clamp_min(0).unsqueeze(1).expand(-1, self.n_subsets, -1)),
+            False,
+        )
+        first, second = zip(*itertools.combinations(range(self.n_subsets), 2))
+        pairs = [torch.tensor(side, device=stack.device) for side in (first, second)]
+        return masks.unsqueeze(2).float().to(stack.device), *pairs
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        k, b, V = batch.k, batch.size, self.n_subsets
+        masks, first, second = batch.state
+        views = batch.views.view(k, V, b, -1).mul_(masks).view(k, V * b, -1)
+        h = batch.encode(views)
+        reconstruction = row_squared_error(batch.head("decoder", h), batch.anchors.repeat(1, V, 1))
+        z = F.normalize(batch.head("projection", h).float(), dim=-1).view(k, V, b, -1)
+        zi, zj = z[:, first], z[:, second]  # [k, P, b, H]
+        P = len(first)
+        contrast = nt_xent_pairs(torch.cat([zi, zj], 2).view(k * P, 2 * b, -1), self.tau).view(k, P).mean(1)
+        distance = (zi - zj).square().sum(-1).mean(2).mean(1)
+        return reconstruction + contrast + distance
+
+
+def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[list[int]]:
+    """SubTab's subsets of the features ``active`` (in column order): ``n = len // n_subsets``
+    features each (at least 1), the first extended forward and the others backward by
+    ``int(overlap n)`` features, as the authors' ``subset_generator``; a table with fewer
+    features than subsets gives subset ``v`` the feature ``v mod len``."""
+    count = len(active)
+    size = max(count // n_subsets, 1)
+    extra = int(overlap * size)
+    out = []
+    for v in range(n_subsets):
+        if count < n_subsets:
+            out.append([active[v % count]])
+            continue
+        start, stop = (0, size + extra) if v == 0 else (v * size - extra, (v + 1) * size)
+        out.append(active[start:stop])
+    return out
+
+
+# --------------------------------------------------------------------------- the contract
+
+
+class ObjectiveContractError(rules.RuleContractError):
+    """An objective returned what its contract does not allow, or failed: one line naming it."""
+
+
+register_short(ObjectiveContractError)
+
+
+def is_own(objective) -> bool:
+    """Whether ``objective`` is one of tcclib's own (its contract is not checked at run time)."""
+    return type(objective).__module__.startswith("tcclib.")
+
+
+def objective_name(objective) -> str:
+    """``'mine' (mine.py)``: the objective's name and, where known, its file."""
+    return rules.rule_name(objective)
+
+
+def call(objective, what: str, action):
+    """``action()``; for a user's objective, its own error as one line naming the objective, its
+    file and the line where it happened."""
+    if is_own(objective):
+        return action()
+    try:
+        return action()
+    except rules.RuleContractError:
+        raise
+    except Exception as e:  # the objective's own failure, named
+        source = rules.source_file(objective)
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if source and f.filename == source]
+        line = f" at line {frames[-1].lineno}" if frames else ""
+        text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise ObjectiveContractError(
+            f"objective {objective_name(objective)}: {what}() failed{line}: {type(e).__name__}: {text}"
+        ) from e
+
+
+def check_loss(objective, loss, k: int) -> None:
+    """An objective's :meth:`~Objective.loss`: a floating tensor ``[k]`` with a gradient."""
+    must = (
+        f"objective {objective_name(objective)}: loss() must return each member's loss, "
+        f"a float tensor of shape [k] = [{k}] with a gradient"
+    )
+    if not isinstance(loss, torch.Tensor):
+        raise ObjectiveContractError(f"{must}; got {type(loss).__name__}")
+    if not loss.is_floating_point():
+        raise ObjectiveContractError(f"{must}; got dtype {loss.dtype}")
+    if tuple(loss.shape) != (k,):
+        hint = (
+            " (a sum over the members mixes them: return one loss per member, e.g. .mean(1))" if loss.dim() == 0 else ""
+        )
+        raise ObjectiveContractError(f"{must}; got shape {list(loss.shape)}{hint}")
+    if not loss.requires_grad:
+        raise ObjectiveContractError(f"{must}; got one without a gradient (computed outside batch.encode?)")
+
+
+def check_heads(objective, heads) -> None:
+    """An objective's :meth:`~Objective.heads`: ``{name: [positive widths]}``, names identifiers."""
+    must = (
+        f"objective {objective_name(objective)}: heads() must return {{name: [layer widths]}}, "
+        "e.g. {'decoder': [stack.width]}"
+    )
+    if not isinstance(heads, dict):
+        raise ObjectiveContractError(f"{must}; got {type(heads).__name__}")
+    for name, widths in heads.items():
+        if not (isinstance(name, str) and name.isidentifier()):
+            raise ObjectiveContractError(f"{must}; got the head name {name!r}")
+        if not (isinstance(widths, (list, tuple)) and widths and all(isinstance(w, int) and w > 0 for w in widths)):
+            raise ObjectiveContractError(f"{must}; got {name!r}: {widths!r}")

@@ -1,0 +1,411 @@
+"""Objectives (issue 60): what the encoder learns from the views, a method's third part beside its
+how and where rules.  The built-in family (VIME, a denoising autoencoder, SubTab, each with SCARF's
+draw and the class-conditioned one) trains in stacks of its own beside NT-Xent's without touching
+them, is keyed by name and parameters (NT-Xent adds nothing to a key), and a user's objective is
+one file: loaded as a plugin, keyed by its code, its contract checked, its errors one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+
+import tcclib
+from tcclib.artifacts import keys as content_keys
+from tcclib.artifacts import store
+from tcclib.data.sources import from_frame
+from tcclib.method import objectives, plugins, registry, rules, training
+from tcclib.method.config import METHODS, Config
+from tcclib.method.inputs import prepare_config
+from tcclib.paper import plots
+from tcclib.running.train import run_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+BARLOW = ROOT / "examples" / "barlow_objective.py"
+FAMILY = ("vime", "vime_class", "dae", "dae_class", "subtab", "subtab_class")
+TINY = dict(seeds=(0, 1), epochs=2, head_epochs=3, hidden_dim=16, progress=False)
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    """A small table with numeric, binary and multi-level categorical columns (one-hot width > M)."""
+    g = np.random.default_rng(0)
+    n = 120
+    X = pd.DataFrame(
+        {
+            "a": g.normal(size=n),
+            "b": g.normal(size=n),
+            "colour": g.choice(["red", "green", "blue", "grey"], size=n),
+            "flag": g.choice(["yes", "no"], size=n),
+            "c": g.normal(size=n),
+            "d": g.integers(0, 5, size=n).astype(float),
+        }
+    )
+    y = (X["a"] + (X["colour"] == "red") > 0.3).astype(int)
+    return from_frame(X, y, name="mixed")
+
+
+def _history(run, method):
+    return run.history[run.history.method == method].reset_index(drop=True)
+
+
+def test_the_family_is_registered_with_its_papers_rules_and_objectives():
+    expected = {
+        "vime": ("column", "bernoulli_30", "vime"),
+        "vime_class": ("pseudo", "bernoulli_30", "vime"),
+        "dae": ("column", "bernoulli_15", "dae"),
+        "dae_class": ("pseudo", "bernoulli_15", "dae"),
+        "subtab": ("column", "bernoulli_30", "subtab"),
+        "subtab_class": ("pseudo", "bernoulli_30", "subtab"),
+    }
+    for name, (how, where, objective) in expected.items():
+        spec = METHODS[name]
+        assert (spec.how, spec.where, spec.objective) == (how, where, objective), name
+    assert {m for m, s in METHODS.items() if s.objective == "ntxent"} >= {"random", "class", "no_pretrain"}
+    assert registry.where_rule("bernoulli_30").p == 0.3 and registry.where_rule("bernoulli_15").p == 0.15
+    assert registry.objective("vime").alpha == 2.0
+    sub = registry.objective("subtab")
+    assert (sub.n_subsets, sub.overlap, sub.tau, sub.views) == (4, 0.75, 0.1, 4)
+
+
+def test_ntxent_adds_nothing_to_a_key_and_the_family_is_keyed_by_objective(mixed):
+    cfg = Config(methods=("random", "class", *FAMILY), **TINY)
+    prep = prepare_config(mixed, cfg)
+    keys = content_keys.run_keys(prep, cfg).members
+    sp = prep.splits[0]
+    # NT-Xent's key is the digest it always was (no objective part), computed here by hand
+    spec = METHODS["random"]
+    names = list(content_keys._ALL) + list(content_keys._PRETRAIN)
+    by_hand = content_keys.digest(
+        "member",
+        content_keys.TRAIN_VERSION,
+        content_keys.split_digest(sp, prep.classes),
+        "random",
+        [spec.how, spec.where, spec.flipped],
+        {k: getattr(cfg, k) for k in names},
+        None,
+    )
+    assert keys[content_keys.tag(sp.seed, "random")] == by_hand
+    assert METHODS["random"].objective_key() is None and METHODS["no_pretrain"].objective_key() is None
+    assert METHODS["vime"].objective_key() == {"name": "vime", "params": {"alpha": 2.0}, "settings": []}
+    assert len({keys[content_keys.tag(sp.seed, m)] for m in ("random", "class", *FAMILY)}) == 8
+
+
+def test_the_family_trains_beside_ntxent_without_touching_it(mixed):
+    """Every objective's members train (finite losses that fall); the NT-Xent members of a mixed
+    run equal a run of them alone, bit for bit, and so does each family member alone."""
+    both = run_dataset(mixed, Config(methods=("random", "vime", "dae", "subtab_class"), **TINY))
+    alone = run_dataset(mixed, Config(methods=("random",), **TINY))
+    pd.testing.assert_frame_equal(_history(both, "random"), _history(alone, "random"))
+    pd.testing.assert_frame_equal(
+        both.results[both.results.method == "random"].reset_index(drop=True), alone.results.reset_index(drop=True)
+    )
+    vime = run_dataset(mixed, Config(methods=("vime",), **TINY))
+    pd.testing.assert_frame_equal(_history(both, "vime"), _history(vime, "vime"))
+    assert set(both.results.method) == {"random", "vime", "dae", "subtab_class"}
+    assert np.isfinite(both.history.loss).all() and not both.pseudo.empty  # subtab_class refreshes
+    for method in ("vime", "dae", "subtab_class"):
+        h = _history(both, method).groupby("epoch").loss.mean()
+        assert h.iloc[-1] < h.iloc[0], method
+
+
+def test_vime_targets_are_the_features_a_view_changed(mixed):
+    cfg = Config(methods=("vime",), **TINY)
+    members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
+    pt = members.pretraining
+    assert isinstance(pt.objective, objectives.VIME) and pt.V == 1
+    _, views = pt.draw_views(0)
+    changed = pt.changed
+    assert changed.shape == (pt.Kp, pt.N, pt.M) and changed.dtype == torch.bool
+    assert not (changed & ~pt.active.unsqueeze(1)).any()  # only active features change
+    share = changed.float().sum() / (pt.N * pt.active.sum())
+    assert 0.1 < float(share) < 0.3  # Bernoulli(0.3), less the swaps that drew the same value
+    # the views differ from the anchors exactly on the changed features' columns
+    differs = views != pt.anchors
+    column = pt.stack_shape().column_feature
+    for j in range(pt.Kp):
+        for i in range(5):
+            cols = set(column[j][differs[j, i]].tolist())
+            assert cols == set(changed[j, i].nonzero().squeeze(1).tolist())
+
+
+def test_subtab_subsets_follow_the_authors_code_and_each_view_draws_its_own_noise(mixed):
+    # the authors' subset_generator: 8 features, 4 subsets: size 2, overlap int(0.75 * 2) = 1
+    assert objectives.subset_features(list(range(8)), 4, 0.75) == [[0, 1, 2], [1, 2, 3], [3, 4, 5], [5, 6, 7]]
+    assert objectives.subset_features([3, 5], 4, 0.75) == [[3], [5], [3], [5]]  # fewer features than subsets
+    for draws in ("generator", "counter"):
+        cfg = Config(methods=("subtab",), draws=draws, **TINY)
+        pt = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed").pretraining
+        shape = pt.stack_shape()
+        # one-hot columns of each raw feature: the 4-level colour spans 4 columns, the others one
+        assert shape.column_feature.shape == (pt.Kp, pt.tab.width)
+        assert sorted(shape.column_feature[0].tolist()).count(2) == 4
+        masks, first, second = pt.objective_state  # [k, V, 1, D]; the 6 pairs of subsets
+        assert list(zip(first.tolist(), second.tolist())) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+        assert masks.shape == (pt.Kp, 4, 1, pt.tab.width) and bool((masks.sum(-1) > 0).all())
+        _, views = pt.draw_views(0)
+        assert views.shape == (pt.Kp, 4 * pt.N, pt.tab.width)
+        first, second = views[:, : pt.N], views[:, pt.N : 2 * pt.N]
+        assert not torch.equal(first, second), draws  # each view its own swap noise
+
+
+def test_the_family_resumes_from_a_checkpoint_of_several_stacks(mixed, tmp_path):
+    """A run of two objectives checkpoints both stacks in one file; loaded into a fresh set-up it
+    continues as the uninterrupted run does."""
+    cfg = Config(methods=("random", "dae"), **{**TINY, "epochs": 3})
+    prep = prepare_config(mixed, cfg)
+    straight = training.set_up(prep, cfg, None, "mixed").pretraining
+    assert isinstance(straight, training.Stacks) and [p.objective.name for p in straight.stacks] == ["ntxent", "dae"]
+    resumed = training.set_up(prep, cfg, None, "mixed").pretraining
+    resumed.run_epoch()
+    store.save_checkpoint(tmp_path / "checkpoint.pt", dict(key="k", seconds=1.0, **resumed.state_dict()))
+    state = store.load_checkpoint(tmp_path / "checkpoint.pt", "k", resumed.expect())
+    assert state is not None and store.checkpoint_problem(state, "k", resumed.expect()) is None
+    bad = {**{k: v for k, v in state.items() if k != "sha256"}, "stacks": state["stacks"][:1]}  # (no checksum)
+    assert "1 stacks, expected 2" in store.checkpoint_problem(bad, "k", resumed.expect())
+    fresh = training.set_up(prep, cfg, None, "mixed").pretraining
+    fresh.load_state_dict(state)
+    losses = [straight.run_epoch() for _ in range(3)]
+    assert fresh.epoch == 1 and [fresh.run_epoch() for _ in range(2)] == losses[1:]
+
+
+def test_the_learning_curves_have_a_panel_per_objective():
+    history = pd.DataFrame(
+        {"seed": 0, "method": ["subtab", "random", "class", "vime", "nope"], "epoch": 1, "loss": [30.0, 5, 5, 2, 1]}
+    )
+    parts = plots.loss_parts(history)
+    assert [(what, set(rows.method)) for what, _, rows in parts] == [
+        ("contrastive loss", {"random", "class", "nope"}),  # NT-Xent's first; an unknown name goes with it
+        ("subtab loss", {"subtab"}),
+        ("vime loss", {"vime"}),
+    ]
+    assert parts[0][1] == "NT-Xent loss (training)" and plots.loss_parts(history.iloc[:0]) == []
+
+
+def test_the_verdict_compares_each_class_variant_with_its_sibling(tmp_path):
+    from tcclib.paper import verdict
+
+    g = np.random.default_rng(1)
+    rows = [
+        dict(
+            dataset=f"d{d}", seed=s, method=m, accuracy=0.7 + 0.01 * (m == "vime_class") + g.normal(0, 1e-3), auroc=0.8
+        )
+        for d in range(8)
+        for s in range(2)
+        for m in ("vime", "vime_class", "dae", "random")
+    ]
+    results = pd.DataFrame(rows)
+    assert verdict.class_pairs(["vime", "vime_class", "dae", "subtab_class"]) == [("vime_class", "vime")]
+    table = verdict.paired_within(results, [("vime_class", "vime")], "accuracy")
+    assert table.loc[0, "better"] == 8 and table.loc[0, "p"] < 0.05
+    page = verdict.write(results, ["vime", "vime_class", "dae"], ["random"], tmp_path).read_text()
+    assert "## The class-conditioned draw within each objective" in page and "| vime_class | vime | 8 | 8 | 0 |" in page
+
+
+@pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
+def test_the_estimator_fits_vime_with_every_head(mixed, head):
+    clf = tcclib.TCCClassifier("vime", head=head, epochs=2, head_epochs=3, hidden_dim=16, verbose=False)
+    clf.fit(mixed.X, mixed.y)
+    assert clf.predict_proba(mixed.X).shape == (len(mixed.X), 2) and clf.transform(mixed.X).shape[0] == len(mixed.X)
+
+
+# --------------------------------------------------------------------------- a user's objective
+
+
+def _plugin(tmp_path: Path, text: str | None = None) -> Path:
+    path = tmp_path / "barlow_objective.py"
+    path.write_text(text if text is not None else BARLOW.read_text())
+    return path
+
+
+def test_a_users_objective_in_one_file_trains_and_its_edit_retrains_only_it(mixed, tmp_path):
+    path = _plugin(tmp_path)
+    plugins.load(str(path))
+    try:
+        cfg = Config(methods=("random", "vime", "barlow"), **TINY)
+        prep = prepare_config(mixed, cfg)
+        before = content_keys.run_keys(prep, cfg).members
+        assert "code" in METHODS["barlow"].objective_key()
+        run = run_dataset(mixed, cfg, store_dir=tmp_path / "store")
+        store.save_run(run, tmp_path / "store")
+        assert set(run.results.method) == {"random", "vime", "barlow"} and run.timings["trained_members"] == 6
+        again = run_dataset(mixed, cfg, store_dir=tmp_path / "store")
+        assert again.timings["trained_members"] == 0
+        # a comment changes nothing; an edit of what the loss computes retrains barlow alone
+        _plugin(tmp_path, path.read_text().replace("return on + ", "# a comment\n        return on + "))
+        plugins.load(str(path))
+        assert content_keys.run_keys(prep, cfg).members == before
+        _plugin(tmp_path, path.read_text().replace("return on + ", "return 2 * on + "))
+        plugins.load(str(path))
+        after = content_keys.run_keys(prep, cfg).members
+        assert {t.split("/")[1] for t in after if after[t] != before[t]} == {"barlow"}
+        edited = run_dataset(mixed, cfg, store_dir=tmp_path / "store")
+        assert edited.timings["trained_members"] == 2
+        assert "barlow" in content_keys.code_identities(cfg) and "vime" not in content_keys.code_identities(cfg)
+    finally:
+        plugins.unload(str(path))
+    assert "barlow" not in registry.OBJECTIVES and "barlow" not in METHODS
+
+
+def test_a_users_objective_keeps_its_contract_and_a_breach_is_one_line_naming_its_file(mixed, tmp_path):
+    path = _plugin(tmp_path)
+    plugins.load(str(path))
+    try:
+        report = tcclib.check_objective("barlow")
+        assert report.ok and "keeps the objective contract" in str(report)
+    finally:
+        plugins.unload(str(path))
+    failing = _plugin(
+        tmp_path,
+        BARLOW.read_text()
+        .replace('name: str = "barlow"', 'name: str = "broken"')
+        .replace('register_method("barlow"', 'register_method("broken"')
+        .replace("        b = batch.size\n", "        b = batch.size\n        b = b / undefined\n"),
+    )
+    plugins.load(str(failing))
+    try:
+        with pytest.raises(rules.RuleContractError) as caught:
+            run_dataset(mixed, Config(methods=("broken",), **TINY))
+        line = str(caught.value)
+        assert line.startswith("objective 'broken' (barlow_objective.py): loss() failed at line ")
+        assert "NameError: name 'undefined' is not defined" in line and "\n" not in line
+    finally:
+        plugins.unload(str(failing))
+
+
+class _Summed(objectives.Objective):
+    name = "summed"
+
+    def heads(self, stack):
+        return {"decoder": [stack.width]}
+
+    def loss(self, batch):
+        error = objectives.row_squared_error(batch.head("decoder", batch.encode(batch.views)), batch.anchors)
+        return error.sum()  # one number for the whole stack: mixes the members
+
+
+class _Mixing(_Summed):
+    name = "mixing"
+
+    def loss(self, batch):
+        error = objectives.row_squared_error(batch.head("decoder", batch.encode(batch.views)), batch.anchors)
+        return error + error.mean()  # each member's loss reads the others'
+
+
+def test_check_objective_lists_the_breaches_of_a_bad_objective():
+    summed = tcclib.check_objective(_Summed(), raise_on_breach=False)
+    assert not summed.ok and "loss() must return each member's loss" in summed.breaches[0]
+    assert "got shape [] (a sum over the members mixes them" in summed.breaches[0]
+    mixing = tcclib.check_rule(_Mixing(), raise_on_breach=False)  # check_rule hands an objective over
+    assert mixing.breaches == [
+        "member 0's loss depends on the other members of its stack: trained alone it gave other losses; compute "
+        "each member's loss from its own rows (reduce over rows and columns, never over the first dimension)"
+    ]
+    assert tcclib.check_objective("subtab").ok  # (the others: tests/test_objectives' runs)
+    assert tcclib.check_rule("bernoulli_15").ok  # a count that varies by row is the Bernoulli rule's contract
+    with pytest.raises(registry.RegistryError, match="no objective or method is called 'vim' .did you mean vime"):
+        tcclib.check_objective("vim")
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("TCC_DATA_DIR", plugins.ENV)}
+    return {**env, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TCC_PROGRESS": "lines"}
+
+
+def test_the_example_objective_through_a_parameter_file_and_notebook_03(tmp_path):
+    """``plugins: [examples/barlow_objective.py]`` in a parameter file: the sweep trains barlow beside
+    a built-in objective and an NT-Xent method, and notebook 03 shows each objective's loss."""
+    params = tmp_path / "tiny.yaml"
+    params.write_text(
+        "\n".join(
+            [
+                "name: tiny_barlow",
+                "datasets: [breast_cancer]",
+                f"plugins: [{BARLOW}]",
+                "config: {seeds: [0], epochs: 2, head_epochs: 2, methods: [random, vime, barlow], baselines: []}",
+                "per_dataset_notebooks: [03_pretraining]",
+                "aggregate_notebooks: []",
+            ]
+        )
+        + "\n"
+    )
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "tcclib", str(params), "--outputs", str(out)]
+    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    folder = out / "tiny_barlow" / "breast_cancer"
+    assert set(pd.read_csv(folder / "results.csv")["method"]) == {"random", "vime", "barlow"}
+    assert set(json.loads((folder / "config.json").read_text())[store.PLUGIN_CODE]) == {"barlow"}
+    assert (folder / "03_pretraining.ipynb").is_file()
+    # its learning curves: a panel per objective (NT-Xent, vime, barlow) and the pseudo-labels' (two
+    # panels, 13 x 4 inches, for NT-Xent methods alone)
+    width, height = Image.open(folder / "learning_curves.png").size
+    assert width / height > 5.7, (width, height)  # four panels of 6.5 x 4 inches (three: 4.9)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """A reference store of breast_cancer (no_pretrain and logreg, 2 seeds, 2 epochs)."""
+    folder = tmp_path_factory.mktemp("reference")
+    cfg = Config(methods=("no_pretrain",), baselines=("logreg",), seeds=(0, 1), epochs=2, head_epochs=2, progress=False)
+    store.save_run(run_dataset("breast_cancer", cfg), folder / "breast_cancer")
+    return folder
+
+
+def test_the_example_objective_through_the_screen_and_its_edit_retrains_it(tmp_path, reference, capsys, kept_environ):
+    from tcclib.__main__ import main
+
+    yaml = tmp_path / "screen.yaml"
+    yaml.write_text(
+        "name: screen\ndatasets: [breast_cancer]\n"
+        f"screen:\n  reference: {reference}\n  compare: [no_pretrain, logreg]\n  out: {tmp_path / 'screen'}\n"
+    )
+    path = _plugin(tmp_path)
+    args = [str(yaml), "--plugin", str(path), "--workers", "1"]
+    try:
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert "screen: 1 dataset, barlow" in out and "2 members trained" in out
+        assert (tmp_path / "screen" / "verdict.md").is_file()
+        assert main(args) == 0  # unchanged: nothing trains
+        assert "members trained" not in capsys.readouterr().out.split("training record")[0]
+        path.write_text(path.read_text().replace("return on + ", "return 2 * on + "))
+        assert main(args) == 0  # edited: its members train again
+        assert "2 members trained" in capsys.readouterr().out
+    finally:
+        plugins.unload(str(path))
+
+
+def test_notebook_09_screens_the_example_objective(tmp_path, reference):
+    """papermill on 09 with the objective's plugin: its contract checked, the screen, the verdict."""
+    nb = tmp_path / "09.ipynb"
+    convert = [sys.executable, "-m", "jupytext", "--to", "ipynb", "-o", str(nb), "notebooks/09_your_rule.py"]
+    subprocess.run(convert, cwd=ROOT, check=True, capture_output=True)
+    run = [sys.executable, "-m", "papermill", str(nb), str(tmp_path / "09_out.ipynb"), "--cwd", str(tmp_path)]
+    parameters = dict(
+        plugin=str(BARLOW),
+        reference=str(reference),
+        compare="[no_pretrain, logreg]",
+        out_dir=str(tmp_path / "screen"),
+        workers="1",
+        progress="False",
+    )
+    for name, value in parameters.items():
+        run += ["-p", name, value]
+    done = subprocess.run(run, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rendered = (tmp_path / "09_out.ipynb").read_text()
+    assert "objective 'barlow' (barlow_objective.py): keeps the objective contract" in rendered
+    assert "breast_cancer: done in" in rendered and "barlow ranks" in rendered
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
