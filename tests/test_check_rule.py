@@ -64,13 +64,27 @@ class OutOfRangeLater(ColumnLike):
 
     name = "out_of_range_later"
 
+    def prepare(self, members):
+        return {"calls": 0}  # (a run's counter lives in its state, not on the rule)
+
+    def donors(self, members, state, u):
+        state["calls"] += 1
+        out = super().donors(members, state, u)
+        return out + members.shape[1] if state["calls"] >= 3 else out
+
+
+class CountsOnItself(ColumnLike):
+    """Keeps a run's work on the rule object: its state (its key) changes as it trains."""
+
+    name = "counts_on_itself"
+
     def __init__(self):
         self.calls = 0
 
     def donors(self, members, state, u):
         self.calls += 1
-        out = super().donors(members, state, u)
-        return out + members.shape[1] if self.calls >= 3 else out
+        self.last_rows = members.shape[1]
+        return super().donors(members, state, u)
 
 
 class Raises(ColumnLike):
@@ -195,6 +209,13 @@ def test_a_rule_that_does_not_draw_from_the_members_generators_is_caught():
     assert line.startswith("not deterministic")
     (line,) = _breaches(FirstMembersGenerator())
     assert "'s draws depend on the other members of its stack" in line
+
+
+def test_a_rule_that_changes_its_own_state_while_it_trains_is_caught():
+    rule = CountsOnItself()
+    (line,) = _breaches(rule)
+    assert line.startswith("it changed its own state while it trained (self.calls, self.last_rows)")
+    assert "prepare() returns" in line
 
 
 def test_a_rule_that_writes_into_the_rows_is_caught():

@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from tcclib.data.sources import Dataset, DatasetError, from_frame, load_dataset
-from tcclib.method import objectives, plugins, registry, rules
+from tcclib.method import identity, objectives, plugins, registry, rules
 from tcclib.method.config import Config, check_reads
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import prepare_config
@@ -153,9 +153,10 @@ def _check_one(rule, data: Dataset | None) -> RuleReport:
     data = data if data is not None else _default_table()
     full, again = _Trial(rule, data, SEEDS), _Trial(rule, data, SEEDS)
     alone = [_Trial(rule, data, (seed,)) for seed in SEEDS]
+    before = identity.attribute_digests(rule)
     for trial in (full, again, *alone):
         trial.run()
-    report.breaches += full.breaches
+    report.breaches += full.breaches + _self_changes(before, identity.attribute_digests(rule))
     if full.breaches:
         return report  # (its outputs are stand-ins: comparing them says nothing)
     if not full.same_calls(again, None):
@@ -172,6 +173,19 @@ def _check_one(rule, data: Dataset | None) -> RuleReport:
             )
             break
     return report
+
+
+def _self_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """A rule or objective that set attributes on itself while it trained: its key (its whole
+    state) would differ from one run to the next, and a run's work would leak into the next."""
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    if not changed:
+        return []
+    names = ", ".join(f"self.{name}" for name in changed)
+    return [
+        f"it changed its own state while it trained ({names}): keep what a run computes in what "
+        "prepare() returns (handed back as state), not on the object"
+    ]
 
 
 def _declarations(rule) -> list[str]:
@@ -538,9 +552,10 @@ def check_objective(objective, data: Dataset | None = None, raise_on_breach: boo
         data = _table(data) if data is not None else _default_table()
         full, again = _ObjectiveTrial(objective, data, SEEDS), _ObjectiveTrial(objective, data, SEEDS)
         alone = [_ObjectiveTrial(objective, data, (seed,)) for seed in SEEDS]
+        before = identity.attribute_digests(objective)
         for trial in (full, again, *alone):
             trial.run()
-        report.breaches += full.breaches
+        report.breaches += full.breaches + _self_changes(before, identity.attribute_digests(objective))
         if not full.breaches:
             if not full.same_losses(again, exact=True):
                 report.breaches.append(

@@ -97,6 +97,27 @@ def identity(obj, named: str) -> Identity | None:
     return Identity(_code_part(cls, obj, named), _state_part(obj, named))
 
 
+def attribute_digests(obj) -> dict[str, str]:
+    """Each attribute (and slot) of ``obj`` by value, one digest each (``"unkeyable"`` where it
+    cannot be keyed): what :func:`tcclib.check_rule` compares before and after a rule trains, to
+    name an attribute the rule set on itself."""
+    state = dict(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        for slot in cls.__dict__.get("__slots__", ()):
+            for name in (slot,) if isinstance(slot, str) else slot:
+                if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                    state[name] = getattr(obj, name)
+    out = {}
+    for name, value in state.items():
+        walker = _Walker("", "its state")
+        try:
+            walker.value(value, name)
+            out[name] = walker.digest()
+        except Unkeyable:
+            out[name] = "unkeyable"
+    return out
+
+
 def _code_part(code_root, obj, named: str) -> str:
     version = getattr(obj, "version", None)
     if version is not None:
