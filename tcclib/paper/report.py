@@ -607,11 +607,15 @@ def switch_effects(runs: dict, methods, metrics=("accuracy", "auroc")) -> pd.Dat
             for kind in ("how", "where"):
                 cmp = tables.compare_with_paper(res, metric, kind)
                 cmp = cmp[cmp["method"].isin(methods)]
+                if cmp.empty:  # (pandas 2.3 warns on concatenating empty frames)
+                    continue
                 parts.append(
                     cmp.assign(switch=switch, metric=metric)[
                         ["switch", "method", "metric", "paper_mean", "mean", "diff", "inside"]
                     ]
                 )
+    if not parts:
+        return pd.DataFrame(columns=["switch", "method", "metric", "paper_mean", "mean", "gap", "inside"])
     out = pd.concat(parts, ignore_index=True).drop_duplicates(["switch", "method", "metric"])
     out["gap"] = out.pop("diff").abs()
     return out[["switch", "method", "metric", "paper_mean", "mean", "gap", "inside"]].reset_index(drop=True)
