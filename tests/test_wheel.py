@@ -77,7 +77,8 @@ def test_outside_a_checkout_the_built_in_sets_run_by_name(wheel_site, tmp_path):
     where = _outside(site, tmp_path, "-c", "import tcclib; print(tcclib.__file__)")
     assert where.stdout.startswith(str(site)), where.stdout + where.stderr  # the wheel's, not the checkout's
     helped = _outside(site, tmp_path, "-m", "tcclib", "--help")
-    assert helped.returncode == 0 and "ablation, authors, demo, paper, screen, smoke" in " ".join(helped.stdout.split())
+    sets = "ablation, authors, demo, family, paper, screen, smoke"
+    assert helped.returncode == 0 and sets in " ".join(helped.stdout.split())
     checked = _outside(site, tmp_path, "-m", "tcclib", "demo", "--check")
     assert checked.returncode == 0, checked.stderr  # --check finds the notebook sources the sweep executes
     assert checked.stdout.strip() == "demo: OK (1 dataset, 8 seeds, 6 methods, 100 epochs, device cpu)"
@@ -87,7 +88,7 @@ def test_outside_a_checkout_the_built_in_sets_run_by_name(wheel_site, tmp_path):
     missing = _outside(site, tmp_path, "-m", "tcclib", "params/demo.yaml")
     assert missing.returncode == 2 and missing.stderr.strip() == (
         "error: no parameter file params/demo.yaml; the built-in sets run by name: "
-        "ablation, authors, demo, paper, screen, smoke (python -m tcclib ablation)"
+        "ablation, authors, demo, family, paper, screen, smoke (python -m tcclib ablation)"
     )
     assert not (tmp_path / "runs").exists()  # nothing written by a check
 

@@ -161,13 +161,16 @@ method(
 
 # --------------------------------------------------------------------------- the tabular self-supervised family
 # each at its paper's published corruption, with the whole column's values (as published) and
-# with the anchor's pseudo-class's (the paper's class-conditioned draw, refreshed as `class`'s)
+# with the anchor's pseudo-class's (the paper's class-conditioned draw, refreshed as `class`'s);
+# their colours (Paul Tol's and ColorBrewer's) chosen to stay apart, under each colour blindness,
+# from what shares their figures: the methods the family's screen compares and the pseudo-label
+# plot's class-conditioned methods (tests/test_style.py)
 
 for _order, (_name, _where, _objective, _label, _colors) in enumerate(
     (
-        ("vime", "bernoulli_30", "vime", "VIME", ("#e6ab02", "#a6761d")),
-        ("dae", "bernoulli_15", "dae", "DAE (swap noise)", ("#66a61e", "#1b5e20")),
-        ("subtab", "bernoulli_30", "subtab", "SubTab", ("#e7298a", "#7a0177")),
+        ("vime", "bernoulli_30", "vime", "VIME", ("#88CCEE", "#FEC44F")),
+        ("dae", "bernoulli_15", "dae", "DAE (swap noise)", ("#117733", "#DDCC77")),
+        ("subtab", "bernoulli_30", "subtab", "SubTab", ("#AA3377", "#AA4499")),
     )
 ):
     method(
