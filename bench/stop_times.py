@@ -59,6 +59,9 @@ def interrupt_seconds(folder: Path) -> float:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=lambda: signal.signal(
+                signal.SIGINT, signal.SIG_DFL
+            ),  # (as a terminal: not an inherited SIG_IGN)
             env=env,
         )
     try:

@@ -58,12 +58,27 @@ class Interrupted:
         return [line for line in self.text.splitlines() if line.strip()][-1]
 
 
+def _default_sigint() -> None:
+    """In the child, before its program starts: SIGINT's default action (not an inherited SIG_IGN)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_when(cmd: list[str], log: Path, ready, wait_s: float, settle_s: float = 0.0, **popen) -> Interrupted:
     """Run ``cmd`` in a session of its own (output to ``log``) until ``ready()`` (within ``wait_s``
     seconds, failing with the output's end if it ends or times out first), wait ``settle_s``, then
-    send SIGINT to its process group as Ctrl-C in a terminal does; killed if still running after 60 s."""
+    send SIGINT to its process group as Ctrl-C in a terminal does; killed if still running after 60 s.
+    The command starts with SIGINT's default action, as from a terminal: a suite started in the
+    background (``make test &``, nohup, a CI runner) has SIGINT ignored, which a child inherits, and
+    Python then never turns it into KeyboardInterrupt."""
     with log.open("w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **popen)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_default_sigint,
+            **popen,
+        )
     try:
         deadline = time.monotonic() + wait_s
         while not ready():
