@@ -47,6 +47,11 @@ SWEEP = (
 SMALL = "name: c\ndatasets: [breast_cancer]\nper_dataset_notebooks: [01_data_prep]\naggregate_notebooks: []\n"
 
 
+def _default_sigint() -> None:
+    """SIGINT's default action in the child, as from a terminal (not a background shell's SIG_IGN)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_seconds(folder: Path) -> float:
     """Seconds from SIGINT to the exit of a sweep whose notebook runs in its kernel."""
     params = folder / "stop.yaml"
@@ -59,9 +64,7 @@ def interrupt_seconds(folder: Path) -> float:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=lambda: signal.signal(
-                signal.SIGINT, signal.SIG_DFL
-            ),  # (as a terminal: not an inherited SIG_IGN)
+            preexec_fn=_default_sigint,
             env=env,
         )
     try:
