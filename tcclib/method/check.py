@@ -190,18 +190,30 @@ def _self_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
 
 def _declarations(rule) -> list[str]:
     """Breaches of what the rule declares (checked before it runs)."""
-    out = []
-    if not isinstance(rule.name, str) or not rule.name.isidentifier():
-        out.append(f"name must be a simple identifier, got {rule.name!r}")
+    out = _name_declared(rule)
     if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
         out.append(f"needs must be one of {', '.join(map(repr, rules.NEEDS))}, got {rule.needs!r}")
+    return out + _reads_and_params(rule, f"rule {rule.name!r}: its ", (rule.settings, rule.switches))
+
+
+def _name_declared(declared) -> list[str]:
+    """A rule's or objective's ``name``: a simple identifier (the registry's key)."""
+    if not isinstance(declared.name, str) or not declared.name.isidentifier():
+        return [f"name must be a simple identifier, got {declared.name!r}"]
+    return []
+
+
+def _reads_and_params(declared, label: str, reads: tuple) -> list[str]:
+    """What a rule and an objective both declare for their keys: the ``Config`` fields they read
+    (``reads``: settings, switches) and ``key_params()``, a dict."""
+    out = []
     try:
-        registry.check_rule_settings(rule)
-        check_reads(f"rule {rule.name!r}: its ", (rule.settings, rule.switches))
+        registry.check_rule_settings(declared)
+        check_reads(label, reads)
     except (registry.RegistryError, ConfigError) as e:
         out.append(str(e))
     try:
-        params = rule.key_params()
+        params = declared.key_params()
         if not isinstance(params, dict):
             out.append(f"key_params() must return a dict, got {type(params).__name__}")
     except Exception as e:
@@ -605,23 +617,10 @@ def _objective_of(objective):
 
 def _objective_declarations(objective) -> list[str]:
     """Breaches of what the objective declares (checked before it runs)."""
-    out = []
-    if not isinstance(objective.name, str) or not objective.name.isidentifier():
-        out.append(f"name must be a simple identifier, got {objective.name!r}")
+    out = _name_declared(objective)
     if not (isinstance(objective.views, int) and objective.views >= 1):
         out.append(f"views must be an integer >= 1, got {objective.views!r}")
-    try:
-        registry.check_rule_settings(objective)
-        check_reads(f"objective {objective.name!r}: its ", (objective.settings, ()))
-    except (registry.RegistryError, ConfigError) as e:
-        out.append(str(e))
-    try:
-        params = objective.key_params()
-        if not isinstance(params, dict):
-            out.append(f"key_params() must return a dict, got {type(params).__name__}")
-    except Exception as e:
-        out.append(f"key_params() failed: {type(e).__name__}: {e}")
-    return out
+    return out + _reads_and_params(objective, f"objective {objective.name!r}: its ", (objective.settings, ()))
 
 
 class _ObjectiveProbe(objectives.Objective):
