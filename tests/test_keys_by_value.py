@@ -229,6 +229,21 @@ def test_an_attribute_set_after_registration_retrains(place, prep):
     assert registry.changes(known, identity_now()) == ["arguments"]
 
 
+def test_an_edited_rule_never_resumes_its_earlier_versions_pretraining_checkpoint(tmp_path, prep):
+    """An interrupted run leaves a checkpoint; its key holds the rule by value, so the run after an
+    edit starts afresh instead of resuming what the earlier version trained.  The built-ins' key
+    holds no code (their checkpoints keep their keys)."""
+    builtin = Config(methods=("random",), **TINY)
+    assert store.checkpoint_key(prep, builtin, None) == store.checkpoint_key(prep, builtin, None, {})
+    place = Place("file", tmp_path)
+    place.run(rule(body=INIT, step="self.share"))
+    first = store.checkpoint_key(prep, config(), None)
+    registry.how_rule("share").share = 2  # an attribute after registration
+    second = store.checkpoint_key(prep, config(), None)
+    place.run(rule(body=INIT, step="self.share + 1"))  # its code
+    assert len({first, second, store.checkpoint_key(prep, config(), None)}) == 3
+
+
 @pytest.mark.parametrize("edit", list(SAME))
 def test_an_edit_that_changes_nothing_keeps_the_keys(edit, prep, tmp_path):
     place = Place("file", tmp_path)

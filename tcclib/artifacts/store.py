@@ -476,13 +476,19 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
 _NOT_IN_KEY = ("extra", *names(stage="output"), *names(stage="baselines"), *names(stage="classifier"))
 
 
-def checkpoint_key(prep, cfg, importance: np.ndarray | None) -> str:
+def checkpoint_key(prep, cfg, importance: np.ndarray | None, code: dict | None = None) -> str:
     """The key of a pretraining checkpoint (:func:`tcclib.artifacts.keys.digest`): data, splits,
-    the settings pretraining reads (not the head variant's), importances."""
+    the settings pretraining reads (not the head variant's), importances, and the identity by value
+    of a user's rules and objectives (``code``: :func:`tcclib.artifacts.keys.code_identities` of
+    ``cfg``, computed here when not given), so that an edited rule never resumes the pretraining
+    its earlier version left."""
     settings = {k: v for k, v in cfg.to_dict().items() if k not in _NOT_IN_KEY}
-    objectives = {m: part for m in cfg.methods if (part := METHODS[m].objective_key())}
+    objectives = {m: part for m in cfg.methods if (part := METHODS[m].objective_key(with_code=False))}
     if objectives:  # (none for NT-Xent methods: their checkpoints keep their keys)
         settings["objectives"] = objectives
+    code = content_keys.code_identities(cfg) if code is None else code
+    if code:  # (none for tcclib's own rules: their checkpoints keep their keys)
+        settings["code"] = code
     arrays = [
         a
         for sp in prep.splits

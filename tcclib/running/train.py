@@ -103,19 +103,20 @@ def run_prepared(
         raise ValueError("keep_pretrained needs a checkpoint_dir to keep the pretraining in")
     ckpt = None
     if checkpoint_dir is not None:
-        key = store.checkpoint_key(prep, cfg, importance)
+        code = content_keys.code_identities(cfg)  # (a user's rules by value, once for the keys below)
+        key = store.checkpoint_key(prep, cfg, importance, code)
         ckpt = (store.checkpoint_path(checkpoint_dir, prep.name, key), key)
-        _say_other_draws(prep, cfg, importance, checkpoint_dir, ckpt[0])
+        _say_other_draws(prep, cfg, importance, checkpoint_dir, ckpt[0], code)
     with matmul_precision(cfg):
         every = (checkpoint_every, checkpoint_seconds)
         return _run(prep, cfg, importance, did, ckpt, every, on_epoch, keep_pretrained)
 
 
-def _say_other_draws(prep: Prepared, cfg: Config, importance, checkpoint_dir, own: Path) -> None:
+def _say_other_draws(prep: Prepared, cfg: Config, importance, checkpoint_dir, own: Path, code: dict) -> None:
     """One line for each checkpoint of these members under another ``draws`` (a switch of the
     setting leaves it behind, megabytes that serve only a switch back)."""
     for draws in ("auto", "generator", "counter"):
-        key = store.checkpoint_key(prep, cfg.replace(draws=draws), importance)
+        key = store.checkpoint_key(prep, cfg.replace(draws=draws), importance, code)
         other = store.checkpoint_path(checkpoint_dir, prep.name, key)
         if other != own and other.is_file():
             print(
