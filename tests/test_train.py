@@ -175,6 +175,30 @@ def test_ablation_grid_varies_one_setting_at_a_time(bc_small):
     assert n_lab[0.5] > 4 * n_lab[0.1]
 
 
+def test_an_ablation_grid_reuses_its_stored_members_and_trains_a_method_added(bc_small, tmp_path):
+    import json
+
+    from tcclib.artifacts.keys import KEYS_FILE
+    from tcclib.running.ablation import grid_key, run_grid
+
+    cfg = _small_cfg(seeds=(3, 4), epochs=1)
+    grid = {"labeled_fractions": (0.1, 0.5), "corruption_rates": (0.2,), "progress": False}
+    first = run_grid(bc_small, cfg, methods=("random",), store_dir=tmp_path, **grid)
+    assert first.attrs["trained_members"] == 3 * 2
+    # a grid stored before its keys were kept per point (its key alone) is still taken
+    key = grid_key(bc_small, cfg, grid["labeled_fractions"], grid["corruption_rates"], ("random",))
+    (tmp_path / KEYS_FILE).write_text(json.dumps({"version": 1, "grid": key}))
+    both = run_grid(bc_small, cfg, methods=("no_pretrain", "random"), store_dir=tmp_path, **grid)
+    assert both.attrs["trained_members"] == 3 * 2, "only no_pretrain trains"
+    pd.testing.assert_frame_equal(both[both.method == "random"].reset_index(drop=True), first, check_dtype=False)
+    fresh = run_grid(bc_small, cfg, methods=("no_pretrain", "random"), **grid)
+    pd.testing.assert_frame_equal(both, fresh, check_dtype=False)
+    again = run_grid(bc_small, cfg, methods=("no_pretrain", "random"), store_dir=tmp_path, **grid)
+    assert again.attrs["trained_members"] == 0
+    edited = run_grid(bc_small, cfg.replace(head_epochs=2), methods=("random",), store_dir=tmp_path, **grid)
+    assert edited.attrs["trained_members"] == 3 * 2, "a setting every member reads retrains them all"
+
+
 def test_captured_step_switch_falls_back_to_eager_on_the_cpu_bit_for_bit(bc_small):
     # compile: cuda_graph asks for a CUDA graph of the step; on the CPU it runs the eager step
     cfg = _small_cfg(epochs=3, batch_size=96, methods=("random", "class", "class_least"))  # ends in a partial batch
