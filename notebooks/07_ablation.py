@@ -19,9 +19,10 @@
 #
 # The paper fixes 30 % labeled rows and a corruption rate of 0.4. Here each is varied on its own
 # (the other at the published value) for `random`, `class` and `oracle`, with every seed, on the
-# same splits. Does class-conditioning help more when labels are scarce (worse pseudo-labels) or
-# when more of the row is corrupted? A grid stored by an earlier run with the same data, settings
-# and grid is reused (`reuse`).
+# same splits, and `no_pretrain` (the same encoder left untrained) as the reference pretraining has
+# to beat. Does class-conditioning help more when labels are scarce (worse pseudo-labels) or
+# when more of the row is corrupted? Every member stored by an earlier run with the same data and
+# settings is reused (`reuse`): a method added to the grid trains that method only.
 
 # %%
 # Setup. Without tcclib in this kernel (Colab), install the package alone, pinned to its release.
@@ -47,7 +48,7 @@ reuse: bool = True  # take stored results whose data and settings match instead 
 # The grid: each value varied alone, the other setting at its base value
 labeled_fractions: list = [0.05, 0.1, 0.3, 0.5]  # labeled fractions tried
 corruption_rates: list = [0.2, 0.4, 0.6]  # corruption rates tried
-ablation_methods: list = ['random', 'class', 'oracle']  # methods compared
+ablation_methods: list = ['no_pretrain', 'random', 'class', 'oracle']  # methods compared
 # Settings of tcclib.method.config.Config (generated from its declarations by `make notebooks`; docs/parameters.md): the published values, except epochs 100, keep_embeddings True
 seeds: list = [614579, 336466, 974761, 450967, 743562, 843198, 502837, 328984]  # the paper's 8 seeds: one split, labeled subset and initialisation each
 methods: list = ['no_pretrain', 'random', 'class', 'oracle', 'class_least', 'class_most']  # pretraining methods: the paper's six; all: tcclib.method.registry.method_names()
@@ -106,8 +107,9 @@ grid = run_grid(ds, cfg, labeled_fractions, corruption_rates, ablation_methods, 
 # ## Mean test accuracy per setting
 #
 # Each sweep's table (mean test accuracy over the seeds, in percent), then what it says: `class`'s
-# gain over `random` at each value, paired by seed (the same split and labeled rows), and
-# `oracle`'s over `class`, the room left to better pseudo-labels.
+# gain over `random` at each value, paired by seed (the same split and labeled rows),
+# `oracle`'s over `class`, the room left to better pseudo-labels, and `random`'s over
+# `no_pretrain`, what the pretraining itself adds.
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -241,6 +241,9 @@ def test_a_sweep_is_said_as_class_s_gain_over_random_paired_by_seed():
     text = words.sweep_sentence(grid, "labeled_fraction", "diabetes", 0.3)
     assert f"{gain.mean():+.1f} ± {gain.std(ddof=1) / np.sqrt(len(gain)):.1f} at 0.3" in text
     assert "True labels (`oracle`) over pseudo-labels (`class`)" in text
+    pretrained = wide["random"] - wide["no_pretrain"]
+    said = f"{pretrained.mean():+.1f} ± {pretrained.std(ddof=1) / np.sqrt(len(pretrained)):.1f} at 0.3"
+    assert "Pretraining itself (`random` over `no_pretrain`): " in text and said in text.split("Pretraining")[1]
     table = words.sweep_table(grid, "corruption_rate", ["random", "class", "oracle"])
     at = grid[(grid.varied == "corruption_rate") & (grid.corruption_rate == 0.4) & (grid.method == "class")]
     assert list(table.columns) == ["random", "class", "oracle"]

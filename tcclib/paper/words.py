@@ -389,9 +389,9 @@ def _paired_gain(part: pd.DataFrame, varied: str, a: str, b: str, metric: str) -
 
 
 def sweep_sentence(grid: pd.DataFrame, varied: str, dataset: str, published: float, metric: str = "accuracy") -> str:
-    """One sweep of 07 in words: ``class``'s gain over ``random`` (and ``oracle``'s over ``class``)
-    at each value, paired by seed, with where it is largest and how it compares with the
-    ``published`` value's."""
+    """One sweep of 07 in words: ``class``'s gain over ``random`` (and ``oracle``'s over ``class``,
+    ``random``'s over ``no_pretrain``, where the grid has them) at each value, paired by seed, with
+    where it is largest and how it compares with the ``published`` value's."""
     part = grid[grid["varied"] == varied]
     have = set(part["method"])
     if not {"class", "random"} <= have:
@@ -417,6 +417,13 @@ def sweep_sentence(grid: pd.DataFrame, varied: str, dataset: str, published: flo
         line += (
             " True labels (`oracle`) over pseudo-labels (`class`): "
             + ", ".join(f"{g['mean']:+.1f} at {v:g}" for v, g in o.iterrows())
+            + f"{unit}."
+        )
+    if "no_pretrain" in have:
+        n = _paired_gain(part, varied, "random", "no_pretrain", metric)
+        line += (
+            " Pretraining itself (`random` over `no_pretrain`): "
+            + ", ".join(f"{g['mean']:+.1f} ± {g['se']:.1f} at {v:g}" for v, g in n.iterrows())
             + f"{unit}."
         )
     return line
