@@ -354,3 +354,23 @@ def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
     assert list(scratch.glob("tcc-unit-*")) == [], "the killed units' folders are removed"
     timings = json.loads((tmp_path / "out" / "d" / "breast_cancer" / "timings.json").read_text())
     assert timings.get("resumed_at_epoch", 0) > 0, timings
+
+
+def test_a_local_cluster_s_workers_drop_only_the_lost_heartbeat(caplog):
+    """An interrupt closes the LocalCluster's scheduler (in the sweep's process) while its workers
+    still beat: each logged "Failed to communicate with scheduler during heartbeat" with a
+    traceback after the sweep's one line. Their other errors still show."""
+    import logging
+
+    from tcclib.running.scale import quiet_heartbeats
+
+    worker_log = logging.getLogger("distributed.worker")
+    saved = list(worker_log.filters)
+    try:
+        quiet_heartbeats()
+        with caplog.at_level(logging.ERROR, logger="distributed.worker"):
+            worker_log.error("Failed to communicate with scheduler during heartbeat.")
+            worker_log.error("Compute Failed")
+        assert [r.getMessage() for r in caplog.records] == ["Compute Failed"]
+    finally:
+        worker_log.filters[:] = saved

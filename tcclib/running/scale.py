@@ -115,6 +115,32 @@ def _dask():
     return dask, Client, LocalCluster
 
 
+class _SchedulerGone(logging.Filter):
+    """Drops a worker's "Failed to communicate with scheduler during heartbeat" and its traceback."""
+
+    def filter(self, record) -> bool:
+        return "during heartbeat" not in record.getMessage()
+
+
+def quiet_heartbeats() -> None:
+    """In a LocalCluster's worker process: the scheduler lives in the sweep's process, so it is
+    gone only when the sweep ends (an interrupt closes it while the workers still beat), and the
+    sweep's own last line says so; each worker logged the lost heartbeat with a traceback."""
+    logging.getLogger("distributed.worker").addFilter(_SchedulerGone())
+
+
+def _quiet_heartbeats_plugin():
+    from distributed.diagnostics.plugin import WorkerPlugin  # deferred: optional (the scale extra)
+
+    class QuietHeartbeats(WorkerPlugin):
+        name = "tcc-quiet-heartbeats"
+
+        def setup(self, worker) -> None:
+            quiet_heartbeats()
+
+    return QuietHeartbeats()
+
+
 def connect(options: ClusterOptions, say=print):
     """``(client, cluster, budget)``: a dask ``Client`` for ``options.address``; the LocalCluster
     it started and the thread budget of its workers (both None for a running scheduler).  A
@@ -138,7 +164,9 @@ def connect(options: ClusterOptions, say=print):
                 env=threads.job_env(b),
                 silence_logs=logging.ERROR,
             )
-        return Client(cluster), cluster, b
+        client = Client(cluster)
+        client.register_plugin(_quiet_heartbeats_plugin())  # (a restarted worker gets it too)
+        return client, cluster, b
     client = remote_client(options.address, options.connect_timeout)
     try:
         wait_for_workers(client, options.address, options.worker_wait, say)
