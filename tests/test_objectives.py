@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from notebook_runs import papermill_09
 from PIL import Image
 
 import tcclib
@@ -386,11 +387,9 @@ def test_the_example_objective_through_the_screen_and_its_edit_retrains_it(tmp_p
 
 def test_notebook_09_screens_the_example_objective(tmp_path, reference):
     """papermill on 09 with the objective's plugin: its contract checked, the screen, the verdict."""
-    nb = tmp_path / "09.ipynb"
-    convert = [sys.executable, "-m", "jupytext", "--to", "ipynb", "-o", str(nb), "notebooks/09_your_rule.py"]
-    subprocess.run(convert, cwd=ROOT, check=True, capture_output=True)
-    run = [sys.executable, "-m", "papermill", str(nb), str(tmp_path / "09_out.ipynb"), "--cwd", str(tmp_path)]
-    parameters = dict(
+    done = papermill_09(
+        tmp_path,
+        _env(),
         plugin=str(BARLOW),
         reference=str(reference),
         compare="[no_pretrain, logreg]",
@@ -398,9 +397,6 @@ def test_notebook_09_screens_the_example_objective(tmp_path, reference):
         workers="1",
         progress="False",
     )
-    for name, value in parameters.items():
-        run += ["-p", name, value]
-    done = subprocess.run(run, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rendered = (tmp_path / "09_out.ipynb").read_text()
     assert "objective 'barlow' (barlow_objective.py): keeps the objective contract" in rendered

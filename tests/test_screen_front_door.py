@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from notebook_runs import papermill_09
 from processes import alive, interrupt_when
 
 from tcclib.__main__ import main
@@ -219,11 +220,9 @@ def test_notebook_09_runs_offline_beside_shared_with_no_variable_set(tmp_path, r
             (small / f.name).write_bytes(f.read_bytes())
     recorded = json.loads((small / "config.json").read_text())
     (small / "config.json").write_text(json.dumps({**recorded, "epochs": 2}))
-    nb = tmp_path / "09.ipynb"
-    convert = [sys.executable, "-m", "jupytext", "--to", "ipynb", "-o", str(nb), "notebooks/09_your_rule.py"]
-    subprocess.run(convert, cwd=ROOT, check=True, capture_output=True)
-    run = [sys.executable, "-m", "papermill", str(nb), str(tmp_path / "09_out.ipynb"), "--cwd", str(tmp_path)]
-    parameters = dict(
+    done = papermill_09(
+        tmp_path,
+        _clean_env(),
         plugin="examples/nearby_rule.py",
         reference=str(tmp_path / "reference"),
         compare="[no_pretrain, logreg]",
@@ -231,9 +230,6 @@ def test_notebook_09_runs_offline_beside_shared_with_no_variable_set(tmp_path, r
         workers="1",
         progress="False",
     )
-    for name, value in parameters.items():
-        run += ["-p", name, value]
-    done = subprocess.run(run, cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rendered = json.loads((tmp_path / "09_out.ipynb").read_text())
     text = "".join(
