@@ -3,7 +3,7 @@
     python tools/adopt_stored.py params/paper.yaml outputs/paper [--data-dir DIR]
 
 For every finished dataset of the set's folder, the settings it recorded (``config.json``; for
-``07_ablation`` folders, which record none, the set's settings and the notebook's default grid)
+``07_ablation`` folders, which record none, the set's settings and :data:`GRID`)
 must equal what the parameter file gives it now; then the keys of the data and those settings
 are computed (:mod:`tcclib.artifacts.keys`) and written beside the results, so that a re-render reuses
 them instead of training.  Results whose recorded settings differ are left alone (and listed).
@@ -25,7 +25,7 @@ from tcclib.data.sources import DATA_DIR_ENV, load_dataset
 from tcclib.running import params as param_files
 from tcclib.util import paths
 
-GRID = {
+GRID = {  # the grid those results were made with (07's default then; no_pretrain joined it later)
     "labeled_fractions": [0.05, 0.1, 0.3, 0.5],
     "corruption_rates": [0.2, 0.4, 0.6],
     "ablation_methods": ["random", "class", "oracle"],
