@@ -27,6 +27,10 @@ licence and original source are in :data:`PRACTICE`.  Their committed run is
     python tools/probe_check.py --tables practice --heads probe --methods no_pretrain random \
         --seeds 0 1 2 --out outputs/probe_check_practice
 
+The family of objectives on the same tables (``--methods no_pretrain random vime dae subtab
+vime_class dae_class subtab_class``) is committed in ``outputs/family_practice/``
+(docs/methods.md, "The family on the bench").
+
 Each method not stored yet is added to a table in a run of its own (the ones before it reused),
 so that ``seconds.csv`` holds the fit time of each variant (pretraining included where it ran) and
 of the two baselines together, for all seeds of a table; a re-run on a finished store is one run
