@@ -388,6 +388,13 @@ def _paired_gain(part: pd.DataFrame, varied: str, a: str, b: str, metric: str) -
     return pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n": g.count()})
 
 
+def _each_value(gain: pd.DataFrame, with_se: bool = True) -> str:
+    """``+1.0 ± 0.8 at 0.1, ...``: a paired gain (:func:`_paired_gain`) at each value."""
+    return ", ".join(
+        f"{g['mean']:+.1f}" + (f" ± {g['se']:.1f}" if with_se else "") + f" at {v:g}" for v, g in gain.iterrows()
+    )
+
+
 def sweep_sentence(grid: pd.DataFrame, varied: str, dataset: str, published: float, metric: str = "accuracy") -> str:
     """One sweep of 07 in words: ``class``'s gain over ``random`` (and ``oracle``'s over ``class``,
     ``random``'s over ``no_pretrain``, where the grid has them) at each value, paired by seed, with
@@ -399,7 +406,7 @@ def sweep_sentence(grid: pd.DataFrame, varied: str, dataset: str, published: flo
     gain = _paired_gain(part, varied, "class", "random", metric)
     unit = " points" if metric == "accuracy" else ""
     name = varied.replace("_", " ")
-    each = ", ".join(f"{g['mean']:+.1f} ± {g['se']:.1f} at {v:g}" for v, g in gain.iterrows())
+    each = _each_value(gain)
     best = gain["mean"].idxmax()
     line = (
         f"Varying the {name} on {dataset} ({metric}, mean ± se over {counted(int(gain['n'].max()), 'seed')}, "
@@ -414,16 +421,8 @@ def sweep_sentence(grid: pd.DataFrame, varied: str, dataset: str, published: flo
     line += f"; {sure} of {len(gain)} gains are more than twice their standard error."
     if "oracle" in have:
         o = _paired_gain(part, varied, "oracle", "class", metric)
-        line += (
-            " True labels (`oracle`) over pseudo-labels (`class`): "
-            + ", ".join(f"{g['mean']:+.1f} at {v:g}" for v, g in o.iterrows())
-            + f"{unit}."
-        )
+        line += f" True labels (`oracle`) over pseudo-labels (`class`): {_each_value(o, with_se=False)}{unit}."
     if "no_pretrain" in have:
         n = _paired_gain(part, varied, "random", "no_pretrain", metric)
-        line += (
-            " Pretraining itself (`random` over `no_pretrain`): "
-            + ", ".join(f"{g['mean']:+.1f} ± {g['se']:.1f} at {v:g}" for v, g in n.iterrows())
-            + f"{unit}."
-        )
+        line += f" Pretraining itself (`random` over `no_pretrain`): {_each_value(n)}{unit}."
     return line
