@@ -72,7 +72,9 @@ test-lib: install
 NBVAL = TCC_ROOT=$(abspath $(NBVAL_DIR)) TCC_RENDER=1 $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --durations=10 \
 	--nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --rootdir $(NBVAL_DIR)
 NBVAL_HALF = OMP_NUM_THREADS=$(HALF_CORES) MKL_NUM_THREADS=$(HALF_CORES) OPENBLAS_NUM_THREADS=$(HALF_CORES)
-HALF_CORES = $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 3 ? n / 2 : 1 )))
+# (tcclib's thread budget for 2 jobs, as the sweep sizes its kernels: a share of the cores this
+# process may use, or the user's OMP_NUM_THREADS)
+HALF_CORES = $(shell $(PY) -c "from tcclib.util import threads; print(threads.budget(2).threads)")
 test-notebooks: install
 	rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR)/outputs
 	cp -r outputs/smoke outputs/demo outputs/own $(NBVAL_DIR)/outputs/
