@@ -17,12 +17,13 @@ epoch, timing each part of the training core:
 * refresh: one pseudo-label refresh (100 head epochs), timed apart and amortised over
   ``pseudo_every`` epochs.
 
-Then it counts the floating-point work of an epoch's matrix products (encoder and head, forward
-and backward; the loss's three ``[2B, 2B]`` products) and compares the achieved rate with the
-best rate this CPU reaches on one clean ``baddbmm`` of the ensemble's own hidden-layer shape: the
-practical ceiling of the exact float32 path.  From that it prints the lowest time per
-seed-method epoch the arithmetic allows, next to the 15 ms target of issue 20.  ``--ops`` adds
-torch.profiler's table of the top operators of one epoch.
+Then it counts the floating-point work of an epoch's matrix products (encoder and head, forward and
+backward; the loss's three ``[2B, 2B]`` products; under another objective, ``--methods vime`` say,
+its own products, :func:`step_products`, and its loss's elementwise work falls in "rest") and
+compares the achieved rate with the best rate this CPU reaches on one clean ``baddbmm`` of the
+ensemble's own hidden-layer shape: the practical ceiling of the exact float32 path.  From that it
+prints the lowest time per seed-method epoch the arithmetic allows, next to the 15 ms target of
+issue 20.  ``--ops`` adds torch.profiler's table of the top operators of one epoch.
 
 ``--launches`` prints the launch structure instead (issue 47), on any machine: torch operators
 per pretraining epoch (every aten call at torch's dispatcher, which is what a GPU launches one
@@ -60,7 +61,7 @@ import torch  # noqa: E402
 from tcclib.data.encoding import TensorTable  # noqa: E402
 from tcclib.data.preprocess import prepare  # noqa: E402
 from tcclib.data.sources import Dataset, load_dataset  # noqa: E402
-from tcclib.method import losses, model, pretraining, training  # noqa: E402
+from tcclib.method import losses, model, objectives, pretraining, training  # noqa: E402
 from tcclib.method.config import MATMUL_PRECISIONS, PAPER_METHODS, PAPER_SEEDS, Config  # noqa: E402
 from tcclib.method.correlation import importance_matrix  # noqa: E402
 from tcclib.method.model import StackedMLP  # noqa: E402
@@ -110,17 +111,15 @@ def build(dataset, cfg: Config, data_dir=None):
 
 
 def epoch_flops(pt: pretraining.Pretraining, tab: TensorTable, cfg: Config) -> float:
-    """Floating-point operations of one contrastive epoch's matrix products (all members)."""
-    dims = pretraining.encoder_dims(tab, cfg) + [cfg.hidden_dim] * cfg.head_depth
-    macs_row = sum(a * b for a, b in zip(dims[:-1], dims[1:]))
-    first = dims[0] * dims[1]
-    total = 0.0
-    for a, b in pt.batches:
-        rows = 2 * (b - a)
-        # forward 1x, backward 2x (input and weight gradients), none for the input layer's input
-        total += 2 * rows * (3 * macs_row - first)
-        total += 2 * 3 * rows * rows * cfg.hidden_dim  # S = u u^T, then (P + P^T) u
-    return total * pt.Kp
+    """Floating-point operations of one pretraining epoch's matrix products (all members), under
+    their objective (:func:`step_products`)."""
+    return float(
+        sum(
+            2 * K * m * k * n
+            for a, b in pt.batches
+            for K, m, k, n in step_products(pt.objective, pt.Kp, b - a, tab.width, pt.M, cfg)
+        )
+    )
 
 
 def _products(K: int, rows: int, dims: list[int], loss: bool, backward: bool = True) -> list[tuple]:
@@ -471,7 +470,7 @@ def main(argv=None):
 
     patch(pretraining.Pretraining, "draw_views", "views")
     patch(StackedMLP, "__call__", "forward")
-    patch(training, "nt_xent_pairs", "loss")
+    patch(objectives, "nt_xent_pairs", "loss")  # (where NT-Xent and SubTab call it)
     patch(torch.Tensor, "backward", "backward")
     patch(pt.opt, "step", "optimiser")
     t = time.perf_counter()
