@@ -118,6 +118,27 @@ def test_the_family_trains_beside_ntxent_without_touching_it(mixed):
         assert h.iloc[-1] < h.iloc[0], method
 
 
+def test_a_member_alone_and_beside_its_class_variant(mixed):
+    """tools/stack_bits.py at the published widths: the autoencoder's members are the same bits
+    alone and beside dae_class; of VIME's, none but the stack's last (whose elements hold an
+    elementwise kernel's scalar tail, on one thread) may part."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("stack_bits", ROOT / "tools" / "stack_bits.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # (two threads split a kernel mid-stack: a middle member may part too)
+    try:
+        dae = tool.first_parting(mixed, ("dae",), ("dae_class",), 3)
+        vime = tool.first_parting(mixed, ("vime",), ("vime_class",), 3)
+    finally:
+        torch.set_num_threads(threads)
+    assert len(dae) == 8 and all(epoch is None for epoch in dae.values()), dae  # (the paper's 8 seeds)
+    last = list(vime)[-1]
+    assert all(epoch is None for member, epoch in vime.items() if member != last), vime
+
+
 def test_vime_targets_are_the_features_a_view_changed(mixed):
     cfg = Config(methods=("vime",), **TINY)
     members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")

@@ -1,8 +1,9 @@
 """Where pretraining's random numbers come from: each member's generator, or a counter hash.
 
 Both sources give a member draws that depend only on that member (its seed and method) and never
-on which other members share the stack, so a member trains the same alone, in an ensemble, in the
-screen and after a resume.  :class:`tcclib.method.config.Config`'s ``draws`` setting picks one:
+on which other members share the stack, so a member draws the same alone, in an ensemble, in the
+screen and after a resume (its arithmetic's last bits can still depend on the stack on the CPU:
+``tools/stack_bits.py``).  :class:`tcclib.method.config.Config`'s ``draws`` setting picks one:
 
 * ``generator`` (:class:`GeneratorDraws`; the CPU's default, every committed result): each member
   draws from its own :class:`torch.Generator`, in a fixed order (data order, donor uniforms, the

@@ -25,7 +25,8 @@ paper's and SCARF's contrastive loss; every method before objectives existed, ke
 :class:`DenoisingAutoencoder` (reconstruction of the clean row from a swap-noised one; the
 Porto Seguro winner's recipe) and :class:`SubTab` (feature subsets: reconstruction, contrast and
 distance; Ucar et al., NeurIPS 2021).  A member's loss never reads another member's rows or
-weights, so a member trains the same alone, in a stack and in the screen.
+weights, so a member does the same work alone, in a stack and in the screen (on the CPU the last
+bits of an element-wise kernel's scalar tail can differ: ``tools/stack_bits.py``).
 """
 
 from __future__ import annotations

@@ -601,8 +601,8 @@ class Pretraining:
 class Stacks:
     """The pretraining of members whose methods learn different objectives: one
     :class:`Pretraining` (one stacked model, its own heads and Adam) per objective, run epoch by
-    epoch side by side, with :class:`Pretraining`'s interface (a member trains the same alone, in
-    its stack and beside other stacks).  :func:`stacks` makes it only when there are several
+    epoch side by side, with :class:`Pretraining`'s interface (a stack trains the same bits beside
+    other stacks as alone).  :func:`stacks` makes it only when there are several
     objectives, so a run of NT-Xent methods alone is one :class:`Pretraining` as before (and its
     checkpoints are what they were)."""
 
