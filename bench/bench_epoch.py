@@ -361,8 +361,30 @@ def projection(r: dict, n_seeds: int, overhead: float, epochs: int = PAPER_EPOCH
     return parts
 
 
+def family_markdown(rows: list[dict]) -> str:
+    """The measurements of a ``--family --json`` file as a markdown table: each method's ms per
+    seed-method epoch and its ratio to the ceiling, as the run printed them."""
+    out = [
+        "| dataset | method | objective | ms per seed-method epoch | ceiling (s per epoch, GFLOP) "
+        "| x ceiling (x best) |",
+        "| --- | --- | --- | ---: | --- | --- |",
+    ]
+    for r in rows:
+        (method,) = r["methods"]
+        per = r["s_per_epoch"] / r["members"] * 1000
+        ratio, best = r["s_per_epoch"] / r["ceiling_s"], r["s_per_epoch"] / r["ceiling_best_s"]
+        out.append(
+            f"| {r['name']} | `{method}` | {METHODS[method].objective} | {per:.1f} | "
+            f"{r['ceiling_s']:.3f} ({r['epoch_gflop']:.0f}) | x{ratio:.2f} (x{best:.2f}) |"
+        )
+    return "\n".join(out)
+
+
 def markdown(rows: list[dict], n_seeds: int = 8) -> str:
-    """The measurements of a ``--json`` file as a markdown table, with the projected total."""
+    """The measurements of a ``--json`` file as a markdown table, with the projected total (a
+    ``--family`` file: :func:`family_markdown`)."""
+    if rows and "projection" not in rows[0] and "ceiling_s" in rows[0] and len(rows[0].get("methods", ())) == 1:
+        return family_markdown(rows)
     out = [
         "| dataset | train rows | width | s/epoch | ms per seed-method epoch | importance models "
         "(s each, wall) | projected min |",

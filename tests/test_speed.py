@@ -269,6 +269,11 @@ def test_benchmark_report_reprints_the_committed_measurements(capsys):
     assert "projection error" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # --measured needs --check, and the datasets measured there
         bench.main(["--measured", str(res / "all.json")])
+    # a --family file: each objective's line, as the run printed it
+    bench.main(["--report", str(ROOT / "bench" / "results" / "2026-11-29-family" / "two-threads.json")])
+    family = capsys.readouterr().out
+    assert "| credit-g | `vime` | vime | 7.9 | 0.034 (9) | x1.88 (x1.92) |" in family
+    assert family.count("| mfeat-fourier |") == 8
 
 
 def test_fewer_xgboost_bins_are_opt_in_and_key_only_what_they_change(bc_small):
