@@ -26,10 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from tcclib.data.sources import load_dataset  # noqa: E402
+from tcclib.data.sources import UnknownDatasetError, load_dataset  # noqa: E402
 from tcclib.method import training  # noqa: E402
 from tcclib.method.config import Config  # noqa: E402
 from tcclib.method.inputs import prepare_config  # noqa: E402
+from tcclib.util.errors import ConfigError  # noqa: E402
 
 
 def pretraining_of(dataset, methods: tuple[str, ...], epochs: int):
@@ -76,7 +77,11 @@ def main(argv=None) -> int:
     overlap = set(args.methods) & set(args.beside)
     if overlap:
         ap.error(f"--beside repeats --methods: {', '.join(sorted(overlap))}")
-    dataset = load_dataset(args.dataset)
+    try:  # (the methods before the data: both errors one line, before any work)
+        Config(methods=tuple(args.methods) + tuple(args.beside))
+        dataset = load_dataset(args.dataset)
+    except (ConfigError, UnknownDatasetError) as e:
+        ap.error(str(e).splitlines()[0])
     print(
         f"# {args.dataset}: {', '.join(args.methods)} alone against beside {', '.join(args.beside)}; "
         f"{args.epochs} epochs, torch {torch.__version__}, {torch.get_num_threads()} thread(s), "
