@@ -96,7 +96,12 @@ def no_workers():
     """A real Dask scheduler (tcp) with no worker."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
-        n_workers=0, processes=True, dashboard_address=None, host="127.0.0.1", silence_logs=50
+        n_workers=0,
+        processes=True,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},  # (its HTTP server: a free port, not 8787)
+        host="127.0.0.1",
+        silence_logs=50,
     )
     yield cluster.scheduler_address
     cluster.close()

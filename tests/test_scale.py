@@ -260,6 +260,7 @@ def test_a_worker_killed_mid_unit_loses_nothing(tmp_path):
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},  # (its HTTP server: a free port, not 8787)
         env={"OMP_NUM_THREADS": "1", "TCC_CHECKPOINT_SECONDS": "0"},  # (a checkpoint every 10 epochs)
     )
     client = distributed.Client(cluster)
@@ -374,3 +375,29 @@ def test_a_local_cluster_s_workers_drop_only_the_lost_heartbeat(caplog):
         assert [r.getMessage() for r in caplog.records] == ["Compute Failed"]
     finally:
         worker_log.filters[:] = saved
+
+
+def test_a_local_cluster_leaves_the_dashboard_port_alone(recwarn):
+    """Our LocalCluster's scheduler serves HTTP on a free port, not on 8787 (the port a user's
+    own Dask dashboard or a second sweep holds): held here, it is not taken and nothing warns."""
+    import socket
+
+    from tcclib.running import scale
+
+    pytest.importorskip("distributed")
+    holder = socket.socket()
+    try:
+        holder.bind(("", 8787))
+        holder.listen()
+    except OSError:
+        pass  # (held already: the same test)
+    try:
+        connection = scale.connect(scale.ClusterOptions(address="local:1"), say=lambda *_: None)
+        try:
+            port = connection[1].scheduler.http_server.port
+        finally:
+            scale.disconnect(connection)
+    finally:
+        holder.close()
+    assert port != 8787
+    assert not [w for w in recwarn if "already in use" in str(w.message)]

@@ -161,6 +161,9 @@ def connect(options: ClusterOptions, say=print):
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
+                # (the dashboard is off, but the scheduler's HTTP server still binds 8787 unless
+                # told: a free port, so a second cluster on this machine takes nothing and warns not)
+                scheduler_kwargs={"dashboard_address": ":0"},
                 env=threads.job_env(b),
                 silence_logs=logging.ERROR,
             )
