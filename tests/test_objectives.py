@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scripts
 import torch
 from notebook_runs import papermill_09
 from PIL import Image
@@ -122,11 +123,7 @@ def test_a_member_alone_and_beside_its_class_variant(mixed):
     """tools/stack_bits.py at the published widths: the autoencoder's members are the same bits
     alone and beside dae_class; of VIME's, none but the stack's last (whose elements hold an
     elementwise kernel's scalar tail, on one thread) may part."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("stack_bits", ROOT / "tools" / "stack_bits.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = scripts.load("tools/stack_bits.py")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # (two threads split a kernel mid-stack: a middle member may part too)
     try:

@@ -2,12 +2,12 @@
 seconds it records, the practice tables' documentation, and the committed report it reproduces."""
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 PRACTICE_OUT = ROOT / "outputs" / "probe_check_practice"
@@ -15,10 +15,7 @@ PRACTICE_OUT = ROOT / "outputs" / "probe_check_practice"
 
 @pytest.fixture(scope="module")
 def tool():
-    spec = importlib.util.spec_from_file_location("probe_check", ROOT / "tools" / "probe_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return scripts.load("tools/probe_check.py")
 
 
 def test_a_run_on_a_store_starts_at_the_first_method_not_stored(tool, tmp_path):

@@ -3,16 +3,15 @@ their plain-text twins, the sentences of :mod:`tcclib.paper.words`, the ``.md`` 
 paper's, the one-line status, 03's reproduction check, short injected parameters, collapsed
 defaults, and ``tools/render_text_check.py`` over small notebooks and over the committed renders."""
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pandas as pd
 import pytest
+import scripts
 from IPython.core.formatters import DisplayFormatter
 from nbval.plugin import get_sanitize_patterns
 
@@ -28,11 +27,7 @@ OUTPUTS = ROOT / "outputs"
 
 
 def _checker():
-    spec = importlib.util.spec_from_file_location("render_text_check", ROOT / "tools" / "render_text_check.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up
-    spec.loader.exec_module(module)
-    return module
+    return scripts.load("tools/render_text_check.py")
 
 
 def _stored_config(folder: Path) -> Config:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scripts
 import torch
 
 from tcclib.data import sources
@@ -146,13 +147,7 @@ def test_datasets_side_by_side_on_one_gpu_get_a_share_of_the_host_cores_each():
 
 
 def _bench_module(name):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # (its dataclasses look their module up there, whichever test loads it first)
-    spec.loader.exec_module(mod)
-    return mod
+    return scripts.load(f"bench/{name}.py")
 
 
 @pytest.mark.parametrize("methods", [("random", "class_least"), ("vime", "vime_class"), ("dae",), ("subtab",)])
