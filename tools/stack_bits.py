@@ -42,7 +42,7 @@ def pretraining_of(dataset, methods: tuple[str, ...], epochs: int):
 def encoders(pt) -> dict[tuple, list[torch.Tensor]]:
     """Each pretrained member's encoder weights, by ``(seed, method)``."""
     out = {}
-    for part in getattr(pt, "parts", [pt]):
+    for part in pt.stacks:
         weights = list(part.enc.parameters())
         for j, member in enumerate(part.named):
             out[member] = [w[j] for w in weights]
@@ -53,15 +53,14 @@ def first_parting(dataset, methods: tuple[str, ...], beside: tuple[str, ...], ep
     """For each member of ``methods``: the first epoch after which its encoder alone and beside
     ``beside`` are not the same bits (None: the same after every epoch)."""
     alone, together = pretraining_of(dataset, methods, epochs), pretraining_of(dataset, methods + beside, epochs)
-    parted: dict[tuple, int | None] = {}
+    parted: dict[tuple, int | None] = dict.fromkeys(encoders(alone))
     for epoch in range(1, epochs + 1):
         alone.run_epoch()
         together.run_epoch()
         mine, theirs = encoders(alone), encoders(together)
         for member, weights in mine.items():
-            same = all(torch.equal(a, b) for a, b in zip(weights, theirs[member]))
-            if member not in parted or (parted[member] is None and not same):
-                parted[member] = None if same else epoch
+            if parted[member] is None and not all(torch.equal(a, b) for a, b in zip(weights, theirs[member])):
+                parted[member] = epoch
     return parted
 
 
