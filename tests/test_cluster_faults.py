@@ -99,7 +99,7 @@ def no_workers():
         n_workers=0,
         processes=True,
         dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": ":0"},  # (its HTTP server: a free port, not 8787)
+        scheduler_kwargs=scale.QUIET_SCHEDULER,
         host="127.0.0.1",
         silence_logs=50,
     )

@@ -16,7 +16,7 @@ import pytest
 from processes import alive, interrupt_when
 
 from tcclib.running import params as param_files
-from tcclib.running import sweep
+from tcclib.running import scale, sweep
 from tcclib.util import threads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -260,7 +260,7 @@ def test_a_worker_killed_mid_unit_loses_nothing(tmp_path):
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": ":0"},  # (its HTTP server: a free port, not 8787)
+        scheduler_kwargs=scale.QUIET_SCHEDULER,
         env={"OMP_NUM_THREADS": "1", "TCC_CHECKPOINT_SECONDS": "0"},  # (a checkpoint every 10 epochs)
     )
     client = distributed.Client(cluster)
@@ -381,8 +381,6 @@ def test_a_local_cluster_leaves_the_dashboard_port_alone(recwarn):
     """Our LocalCluster's scheduler serves HTTP on a free port, not on 8787 (the port a user's
     own Dask dashboard or a second sweep holds): held here, it is not taken and nothing warns."""
     import socket
-
-    from tcclib.running import scale
 
     pytest.importorskip("distributed")
     holder = socket.socket()

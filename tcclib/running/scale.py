@@ -141,6 +141,11 @@ def _quiet_heartbeats_plugin():
     return QuietHeartbeats()
 
 
+# A LocalCluster's scheduler with the dashboard off still serves HTTP on 8787 unless told: on a free
+# port, so a second cluster on this machine (a user's own dashboard) takes nothing and warns not.
+QUIET_SCHEDULER = {"dashboard_address": ":0"}
+
+
 def connect(options: ClusterOptions, say=print):
     """``(client, cluster, budget)``: a dask ``Client`` for ``options.address``; the LocalCluster
     it started and the thread budget of its workers (both None for a running scheduler).  A
@@ -161,9 +166,7 @@ def connect(options: ClusterOptions, say=print):
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                # (the dashboard is off, but the scheduler's HTTP server still binds 8787 unless
-                # told: a free port, so a second cluster on this machine takes nothing and warns not)
-                scheduler_kwargs={"dashboard_address": ":0"},
+                scheduler_kwargs=QUIET_SCHEDULER,
                 env=threads.job_env(b),
                 silence_logs=logging.ERROR,
             )
