@@ -26,10 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from tcclib.data.sources import UnknownDatasetError, load_dataset  # noqa: E402
+from tcclib.data.sources import DatasetError, DataUnavailableError, load_dataset  # noqa: E402
 from tcclib.method import training  # noqa: E402
 from tcclib.method.config import Config  # noqa: E402
 from tcclib.method.inputs import prepare_config  # noqa: E402
+from tcclib.running import params as param_files  # noqa: E402
 from tcclib.util.errors import ConfigError  # noqa: E402
 
 
@@ -70,16 +71,22 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", nargs="+", required=True, help="the members' methods, trained alone")
     ap.add_argument("--beside", nargs="+", required=True, help="the methods trained beside them in the second run")
     ap.add_argument("--epochs", type=int, default=3, help="pretraining epochs compared (default 3)")
+    ap.add_argument(
+        "--data-dir",
+        default=None,
+        help="folder of <did>.arff (default: $TCC_DATA_DIR, else ../shared/datasets/openml-cc18 beside the checkout)",
+    )
     args = ap.parse_args(argv)
     if args.epochs < 1:
         ap.error(f"--epochs must be at least 1, got {args.epochs}")
     overlap = set(args.methods) & set(args.beside)
     if overlap:
         ap.error(f"--beside repeats --methods: {', '.join(sorted(overlap))}")
-    try:  # (the methods before the data: both errors one line, before any work)
+    try:  # (the methods before the data: each error one line, before any work)
         Config(methods=tuple(args.methods) + tuple(args.beside))
-        dataset = load_dataset(args.dataset)
-    except (ConfigError, UnknownDatasetError) as e:
+        folder, _ = param_files.data_folder(args.data_dir, where="stack_bits")  # (as the sweep finds it)
+        dataset = load_dataset(args.dataset, data_dir=folder)
+    except (ConfigError, param_files.ParamsError, DatasetError, DataUnavailableError) as e:
         ap.error(str(e).splitlines()[0])
     print(
         f"# {args.dataset}: {', '.join(args.methods)} alone against beside {', '.join(args.beside)}; "
