@@ -96,6 +96,7 @@ from tcclib.method.config import (  # noqa: E402
     Config,
 )
 from tcclib.method.correlation import default_jobs, importance_matrix  # noqa: E402
+from tcclib.running import params as param_files  # noqa: E402
 from tcclib.running.checkpointing import CHECKPOINT_EVERY, CHECKPOINT_SECONDS  # noqa: E402
 from tcclib.running.train import run_dataset, run_prepared  # noqa: E402
 
@@ -519,6 +520,10 @@ def main(argv=None):
         methods=tuple(args.methods.split(",")),
         xgb_max_bin=args.xgb_max_bin,
     )
+    try:  # (as the sweep finds it: --data-dir, $TCC_DATA_DIR, else ../shared beside the checkout)
+        args.data_dir, _ = param_files.data_folder(args.data_dir, where="bench_epoch")
+    except param_files.ParamsError as e:
+        ap.error(str(e))
     if args.data_dir:
         os.environ[DATA_DIR_ENV] = args.data_dir  # the notebooks' kernels read it
     if args.family:

@@ -65,6 +65,7 @@ from tcclib.method import losses, model, objectives, pretraining, training  # no
 from tcclib.method.config import MATMUL_PRECISIONS, PAPER_METHODS, PAPER_SEEDS, Config  # noqa: E402
 from tcclib.method.correlation import importance_matrix  # noqa: E402
 from tcclib.method.model import StackedMLP  # noqa: E402
+from tcclib.running import params as param_files  # noqa: E402
 
 NARROW = 32  # products with a side under this many are timed in all four operand layouts
 TARGET_MS = 15.0  # issue 20: breast_cancer, float32, per seed-method epoch
@@ -444,6 +445,10 @@ def main(argv=None):
     )
     ap.add_argument("--draws", default="generator", choices=("generator", "counter"), help="the draws scheme timed")
     args = ap.parse_args(argv)
+    try:  # (as the sweep finds it: --data-dir, $TCC_DATA_DIR, else ../shared beside the checkout)
+        args.data_dir, _ = param_files.data_folder(args.data_dir, where="profile_epoch")
+    except param_files.ParamsError as e:
+        ap.error(str(e))
     if args.launches:
         print_launches(args)
         return
