@@ -12,7 +12,10 @@ is compiled as ``python -c`` compiles it, with no source).
 
 from __future__ import annotations
 
+import importlib
 import linecache
+import os
+import py_compile
 import sys
 import textwrap
 from pathlib import Path
@@ -306,6 +309,30 @@ def test_a_constant_of_a_helper_edited_on_disk_but_not_reloaded_is_refused(helpe
     (helper_folder / "share_helpers.py").write_text("STEP = 22\n\n\ndef step():\n    return STEP\n")
     with pytest.raises(identity.Unkeyable, match="share_helpers.py .module share_helpers. changed on disk"):
         members(prep, "share")
+
+
+def test_a_stale_cached_bytecode_of_a_file_older_than_the_process_is_no_edit(tmp_path, monkeypatch):
+    """Where bytecode is not written (``PYTHONDONTWRITEBYTECODE``), a cached file older than its
+    source stays; a module imported from a source last written before this process started is the
+    module as the file says, whatever that header says; a write after the start is an edit."""
+    started = identity._process_started()
+    if started is None:
+        pytest.skip("no /proc: this process's start is not known here")
+    helper = tmp_path / "stale_helper.py"
+    helper.write_text("STEP = 1\n")
+    py_compile.compile(str(helper), cfile=importlib.util.cache_from_source(str(helper)))
+    helper.write_text("STEP = 22\n")  # edited since, and its bytecode not written again
+    os.utime(helper, (started - 60, started - 60))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "stale_helper", raising=False)
+    module = importlib.import_module("stale_helper")
+    try:
+        assert module.STEP == 22 and identity.changed_on_disk(module) is None
+        helper.write_text("STEP = 3\n")  # written now: after the import
+        assert identity.changed_on_disk(module) == str(helper)
+    finally:
+        sys.modules.pop("stale_helper", None)
 
 
 # --------------------------------------------------------------------------- what cannot be keyed

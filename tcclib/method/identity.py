@@ -38,6 +38,7 @@ import site
 import sys
 import sysconfig
 import textwrap
+import time
 import tokenize
 import types
 from pathlib import Path
@@ -358,8 +359,7 @@ class _Walker:
         if module in self.checked:
             return
         self.checked.add(module)
-        loaded = sys.modules.get(module)
-        file = _changed_since_import(loaded) or _changed_since_first_keyed(loaded)
+        file = changed_on_disk(sys.modules.get(module))
         if file:
             raise stale_source(self.named, module, file)
 
@@ -523,6 +523,37 @@ def stale_source(named: str, module: str, file: str) -> Unkeyable:
         f"so the key would describe code that does not run: restart the kernel (or the process), or "
         f"reload the module (importlib.reload({module.rsplit('.', 1)[-1]})) before running again"
     )
+
+
+def changed_on_disk(module) -> str | None:
+    """The file of ``module`` when it changed on disk since this process imported it (by its cached
+    bytecode's header, else since a key first read it); None when it did not or cannot be told.
+    A file last written before this process started is the one it imported, whatever the cached
+    bytecode says (a stale one stays where bytecode is not written: ``PYTHONDONTWRITEBYTECODE``)."""
+    since_first = _changed_since_first_keyed(module)  # (the first call records the file)
+    file = getattr(module, "__file__", None)
+    if file and _written_before_this_process(file):
+        return None
+    return _changed_since_import(module) or since_first
+
+
+def _written_before_this_process(file: str) -> bool:
+    started = _process_started()
+    try:
+        return started is not None and os.stat(file).st_mtime < started - 0.05  # (the start known to 10 ms)
+    except OSError:
+        return False
+
+
+@functools.cache
+def _process_started() -> float | None:
+    """When this process started (seconds since the epoch), from ``/proc``; None where unknown."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        up = float(Path("/proc/uptime").read_text().split()[0])
+        return time.time() - up + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 _FIRST_KEYED: dict[str, tuple[int, str]] = {}
