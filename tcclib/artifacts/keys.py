@@ -16,7 +16,9 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
   run's keys are; tcclib's own rules are covered by :data:`TRAIN_VERSION`); and the method's
   objective when it is not the default NT-Xent (its name, parameters, the settings it reads and,
   for a user's, its identity by value beside the rules'; nothing for NT-Xent, so the keys made
-  before objectives stay);
+  before objectives stay); and, when tcclib's own training code is not the code recorded for
+  :data:`TRAIN_VERSION` (an edit of a built-in rule, a default, a helper), its digest
+  (:mod:`tcclib.artifacts.own_code`; every key below too);
 * a **baseline** (one seed x baseline): the split, the settings it reads (XGBoost's) and, for a
   user's baseline, its factory's code;
 * an **importance matrix** (one seed): the split and the XGBoost settings;
@@ -25,7 +27,8 @@ Every stored artefact of a dataset run is keyed by a digest of exactly what dete
 ``keys.json`` beside the results records the key of every stored row; :func:`load` reads
 a dataset's stored files back, and :func:`tcclib.running.train.run_dataset` takes what matches and
 trains the rest (members are independent, so a subset trains exactly as in the whole ensemble).
-Bump :data:`TRAIN_VERSION` when a change to the code changes what training computes.
+Bump :data:`TRAIN_VERSION` when a change to the code changes what training computes, and record
+the code (``python tools/record_training_code.py``) after any change to it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcclib.artifacts import own_code
 from tcclib.data.preprocess import Prepared, SeedSplit
 from tcclib.method.config import METHODS, XGB_SETTINGS, Config, names
 from tcclib.method.correlation import IMPORTANCE_SWITCHES
@@ -118,6 +122,7 @@ def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
         {k: getattr(cfg, k) for k in XGB_SETTINGS},
         *_fidelity(cfg, IMPORTANCE_SWITCHES),
         *_approximations(cfg),
+        *own_part(),
     )
 
 
@@ -147,6 +152,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict |
         *_variants(cfg, spec),
         *_code(spec.code(cfg) | spec.objective_codes() if code is None else code),
         *_objective(spec),
+        *own_part(),
     )
 
 
@@ -155,6 +161,13 @@ def _objective(spec) -> tuple:
     none for the default NT-Xent, so every key made before objectives existed stays what it was."""
     part = spec.objective_key(with_code=False)  # (a user's objective's code: in _code, computed once)
     return (("objective", part),) if part else ()
+
+
+def own_part() -> tuple:
+    """The key part for tcclib's own training code (:mod:`tcclib.artifacts.own_code`): none while it
+    is the code recorded for :data:`TRAIN_VERSION` (the committed keys stay), else its digest."""
+    found = own_code.identity_now()
+    return (("tcclib code", found),) if found else ()
 
 
 def _code(identities) -> tuple:
@@ -191,7 +204,7 @@ def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | 
     entry = get(name)
     settings = {k: getattr(cfg, k) for k in entry.settings}
     code = entry.code() if code is None else code
-    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code))
+    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *own_part())
 
 
 @dataclass
@@ -203,6 +216,8 @@ class RunKeys:
     importance: dict = field(default_factory=dict)  # "<seed>" -> key
     embeddings: dict = field(default_factory=dict)  # method -> key of the first seed's member
     code: dict = field(default_factory=dict)  # method or baseline -> its user code's identity (not in keys.json)
+    own: str | None = None  # tcclib's training code's identity when it is not the recorded code (not in keys.json)
+    edited: list = field(default_factory=list)  # then its files unlike their record (not in keys.json)
 
     def to_json(self) -> dict:
         return {
@@ -230,8 +245,9 @@ def tag(seed, name) -> str:
 
 def run_keys(prep: Prepared, cfg: Config) -> RunKeys:
     """The keys of every artefact a run of ``cfg`` on ``prep`` produces; a user's rules and
-    baselines are keyed by value once, now (``code``: what the run's ``config.json`` records)."""
-    k = RunKeys(code=code_identities(cfg))
+    baselines, and tcclib's own training code, are keyed by value once, now (``code``, ``own``:
+    what the run's ``config.json`` records)."""
+    k = RunKeys(code=code_identities(cfg), own=own_code.identity_now(), edited=own_code.changed_files())
     for sp in prep.splits:
         for m in cfg.methods:
             k.members[tag(sp.seed, m)] = member_key(sp, m, cfg, prep.classes, k.code.get(m, {}))

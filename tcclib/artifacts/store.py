@@ -22,6 +22,7 @@ import pandas as pd
 import torch
 
 from tcclib.artifacts import keys as content_keys
+from tcclib.artifacts import own_code
 from tcclib.artifacts.importances import CacheWarning
 from tcclib.method import registry
 from tcclib.method.config import LATER_SETTINGS, METHODS, Config, names
@@ -115,7 +116,7 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
         # provenance: every setting used, and the user code's identities the run's keys were computed with
-        write_json(settings_record(run.config, run.keys.code if run.keys is not None else None), out / "config.json")
+        write_json(settings_record(run.config, run.keys), out / "config.json")
     if write_marker and not (out / "_DONE.json").exists():
         write_json(
             {
@@ -290,6 +291,16 @@ _NOT_COMPARED = names(stage="output")
 
 PLUGIN_CODE = "plugin_code"
 """``config.json``'s record of the code identity of each user plugin's method or baseline."""
+OWN_CODE = "tcclib_code"
+"""``config.json``'s record of tcclib's own training code where it is not the recorded one
+(:mod:`tcclib.artifacts.own_code`): absent when it is."""
+RECORDS = (PLUGIN_CODE, OWN_CODE)
+"""What ``config.json`` holds beside the settings (:func:`settings_of` leaves them out)."""
+
+
+def settings_of(recorded: dict) -> dict:
+    """The settings of a ``config.json``'s contents, without the code records (:data:`RECORDS`)."""
+    return {k: v for k, v in recorded.items() if k not in RECORDS}
 
 
 TIMED = (
@@ -323,12 +334,14 @@ def time_record(run, out_dir) -> str:
     return "\n".join([*lines, f"{head}: {took}"])
 
 
-def settings_record(cfg, code: dict | None = None) -> dict:
-    """What ``config.json`` holds: every setting, and the identity of the run's methods and
-    baselines that come from a user's code (``code``, those its keys were computed with; computed
-    now when not given: :func:`tcclib.artifacts.keys.code_identities`)."""
-    code = content_keys.code_identities(cfg) if code is None else code
-    return {**cfg.to_dict(), **({PLUGIN_CODE: code} if code else {})}
+def settings_record(cfg, run_keys=None) -> dict:
+    """What ``config.json`` holds: every setting, the identity of the run's methods and baselines
+    that come from a user's code and, when it is not the recorded code, that of tcclib's own
+    training code (those its keys were computed with, ``run_keys``; computed now when None:
+    :func:`tcclib.artifacts.keys.code_identities`, :func:`tcclib.artifacts.own_code.identity_now`)."""
+    code = content_keys.code_identities(cfg) if run_keys is None else run_keys.code
+    own = own_code.identity_now() if run_keys is None else run_keys.own
+    return {**cfg.to_dict(), **({PLUGIN_CODE: code} if code else {}), **({OWN_CODE: own} if own else {})}
 
 
 def same_settings(config_json, cfg) -> tuple[bool, str]:
@@ -346,10 +359,20 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     diff = [
         _difference(k, mine.get(k), ref.get(k))
         for k in sorted(set(ref) | set(mine))
-        if k not in (*_NOT_COMPARED, PLUGIN_CODE) and ref.get(k) != mine.get(k)
+        if k not in (*_NOT_COMPARED, *RECORDS) and ref.get(k) != mine.get(k)
     ]
     diff += code_changes(ref.get(PLUGIN_CODE), mine.get(PLUGIN_CODE))
+    if ref.get(OWN_CODE) != mine.get(OWN_CODE):
+        diff.append(_own_code_change(ref.get(OWN_CODE), mine.get(OWN_CODE)))
     return not diff, "; ".join(diff)
+
+
+def _own_code_change(stored: str | None, now: str | None) -> str:
+    """How tcclib's own training code differs between a stored run and this one."""
+    if now is None:
+        return "tcclib's training code changed (stored: an edited code; now: the recorded one)"
+    edited = ", ".join(own_code.changed_files()[:3])
+    return f"tcclib's training code changed ({edited} edited)" if stored is None else "tcclib's training code changed"
 
 
 def stored_code(config_json) -> dict:
@@ -453,7 +476,7 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
         where = "tcclib carries those of its built-in sets only" if paths.is_bundled(ref_dir) else f"no {ref_name}"
         return f"no committed reference to compare with ({where})"
     recorded = json.loads((run_dir / "config.json").read_text())
-    cfg = Config.from_dict({k: v for k, v in recorded.items() if k != PLUGIN_CODE})
+    cfg = Config.from_dict(settings_of(recorded))
     same, why = same_settings(ref_dir / "config.json", cfg)
     if not same:
         return f"not compared with the committed reference {ref_name}: other settings ({why})"

@@ -122,8 +122,7 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
     _check_compared(screen, reference, names)
     out = []
     for name in sorted(names, key=lambda n: -_seconds(finished[n])):  # the longest first: workers end together
-        recorded = _recorded_settings(finished[name] / "config.json")
-        recorded.pop(store.PLUGIN_CODE, None)
+        recorded = store.settings_of(_recorded_settings(finished[name] / "config.json"))
         cfg = Config.from_dict(
             {
                 **recorded,

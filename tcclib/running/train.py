@@ -33,7 +33,7 @@ import pandas as pd
 import torch
 
 from tcclib.artifacts import keys as content_keys
-from tcclib.artifacts import store
+from tcclib.artifacts import own_code, store
 from tcclib.artifacts.importances import stored_or_computed
 from tcclib.data.preprocess import Prepared
 from tcclib.data.sources import Dataset, load_dataset
@@ -68,7 +68,7 @@ class RunResult:
     importances: dict = field(default_factory=dict)  # seed -> [M, M] importance matrix, where known
     trained: bool = True  # False when run_dataset reused every member from stored results
     new_embeddings: bool = True  # False when every embedding came from stored results
-    code_notes: list = field(default_factory=list)  # per user rule: the identity it matched, or what changed
+    code_notes: list = field(default_factory=list)  # an edited tcclib; per user rule: what it matched or what changed
 
 
 def run_prepared(
@@ -360,12 +360,13 @@ def run_dataset(
 
 
 def _code_notes(cfg: Config, keys, hit: dict, store_dir) -> list[str]:
-    """For each method with a user's rule: ``nearby: 8 of 8 members reused; nearby matched as ...``,
+    """When tcclib's own training code is not the recorded code, the files that differ (first);
+    for each method with a user's rule: ``nearby: 8 of 8 members reused; nearby matched as ...``,
     or what changed since the run stored in ``store_dir`` (``code of nearby changed``) and how many
     of its members trained again."""
     config = Path(store_dir) / "config.json" if store_dir is not None else None
     stored = store.stored_code(config) if config is not None else {}
-    notes = []
+    notes = [own_code.describe(keys.edited)] if keys.edited else []
     for method, identity in keys.code.items():
         if method not in cfg.methods:
             continue

@@ -1,0 +1,140 @@
+"""tcclib's own training code is keyed by its value: an edit TRAIN_VERSION does not know retrains.
+
+The recorded code is the code here (a contributor who edits training code records it, or bumps
+TRAIN_VERSION); an edit of a built-in's file with TRAIN_VERSION as it was gives every key of a
+run the code's digest, so nothing stored under the recorded code comes back, and the run names
+the file; a comment or a docstring keeps the keys; a file edited after the process imported it
+is refused in one line.  The edits here are real ones, on a copy of the package in a fresh
+process; ``tools/record_training_code.py --check`` (a small run under two revisions, bit for
+bit) is a contributor's command, run by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import scripts
+
+from tcclib.artifacts import keys, own_code, recorded_code, store
+from tcclib.method.config import Config
+from tcclib.method.inputs import prepare_config
+from tcclib.running.train import run_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = dict(seeds=(0, 1), epochs=1, head_epochs=1, hidden_dim=16, progress=False)
+
+
+def test_the_recorded_training_code_is_the_code_here():
+    changed = own_code.changed_files()
+    assert not changed, (
+        f"tcclib's training code differs from the code recorded for TRAIN_VERSION {recorded_code.TRAIN_VERSION}: "
+        f"{', '.join(changed)}. If it computes the same numbers, `python tools/record_training_code.py --check "
+        "--record` shows it and records it; if not, bump TRAIN_VERSION in tcclib/artifacts/keys.py and "
+        "`python tools/record_training_code.py --record`"
+    )
+    assert recorded_code.TRAIN_VERSION == keys.TRAIN_VERSION, "TRAIN_VERSION was bumped: record the code (--record)"
+    assert set(recorded_code.DIGESTS) == {path.relative_to(own_code.PACKAGE).as_posix() for path in own_code.files()}
+
+
+def test_an_edited_training_code_retrains_every_member_and_says_so(bc, tmp_path, monkeypatch):
+    cfg = Config(methods=("random", "vime"), baselines=("logreg",), **TINY)
+    first = run_dataset(bc, cfg, store_dir=tmp_path)
+    store.save_run(first, tmp_path)
+    assert run_dataset(bc, cfg, store_dir=tmp_path).timings["trained_members"] == 0
+    assert store.OWN_CODE not in json.loads((tmp_path / "config.json").read_text())
+
+    monkeypatch.setitem(recorded_code.DIGESTS, "method/rules.py", "0" * 16)
+    monkeypatch.setitem(recorded_code.BYTES, "method/rules.py", "0" * 16)
+    own_code._digest.cache_clear()
+    prep = prepare_config(bc, cfg)
+    now = keys.run_keys(prep, cfg)
+    for kind in ("members", "baselines", "importance"):
+        assert not set(getattr(now, kind).values()) & set(getattr(first.keys, kind).values()), kind
+    same, why = store.same_settings(tmp_path / "config.json", cfg)
+    assert not same and why == "tcclib's training code changed (tcclib/method/rules.py edited)"
+    again = run_dataset(bc, cfg, store_dir=tmp_path)
+    assert again.timings["trained_members"] == 4
+    assert again.code_notes[0].startswith("tcclib's own training code differs from the code recorded for TRAIN_VERSION")
+    assert "tcclib/method/rules.py" in again.code_notes[0]
+    assert store.settings_record(cfg)[store.OWN_CODE].startswith("code:")
+
+    monkeypatch.undo()
+    own_code._digest.cache_clear()
+    assert keys.run_keys(prep, cfg).members == first.keys.members
+    assert store.same_settings(tmp_path / "config.json", cfg) == (True, "")
+
+
+PROBE = """
+import json
+import sys
+
+import tcclib
+from tcclib.artifacts import keys, own_code
+from tcclib.data.sources import load_dataset
+from tcclib.method.config import Config
+from tcclib.method.inputs import prepare_config
+
+cfg = Config(methods=("random", "class"), seeds=(0,), epochs=1, progress=False)
+prep = prepare_config(load_dataset("breast_cancer"), cfg)
+print("FROM", tcclib.__file__)
+print("KEYS", json.dumps(sorted(keys.run_keys(prep, cfg).members.values())))
+print("CHANGED", json.dumps(own_code.changed_files()))
+if len(sys.argv) > 1:  # edit a training file after the import, then ask again
+    path = own_code.PACKAGE / "method" / "rules.py"
+    path.write_text(path.read_text() + "\\nEDITED_AFTER_IMPORT = 1\\n")
+    try:
+        keys.run_keys(prep, cfg)
+    except Exception as error:
+        print("REFUSED", type(error).__name__, str(error))
+"""
+
+
+def _probe(package_root: Path, *args: str) -> dict[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=package_root,
+        env={"PYTHONPATH": str(package_root), "HOME": str(package_root), "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.split(" ", 1)[0].isupper())
+
+
+def test_real_edits_of_a_builtin_rule_on_a_copy_of_the_package(tmp_path):
+    shutil.copytree(ROOT / "tcclib", tmp_path / "tcclib", ignore=shutil.ignore_patterns("__pycache__"))
+    rules = tmp_path / "tcclib" / "method" / "rules.py"
+    text = rules.read_text()
+    line = "    return torch.where(mask, donor_vals, raw)\n"
+    assert line in text
+    rules.write_text(
+        text.replace(line, "    # the donor's value where the mask says so\n" + line).replace(
+            '"""The view: anchor values', '"""The corrupted view: anchor values'
+        )
+    )
+    as_recorded = _probe(tmp_path, "edit-after-import")
+    assert as_recorded["FROM"] == str(tmp_path / "tcclib" / "__init__.py")
+    assert as_recorded["CHANGED"] == "[]"  # a comment and a docstring change no key
+    assert as_recorded["REFUSED"].startswith(
+        "Unkeyable tcclib's training code: tcclib/method/rules.py changed on disk since this process imported it"
+    )
+    assert "restart the kernel" in as_recorded["REFUSED"] and "\n" not in as_recorded["REFUSED"]
+
+    rules.write_text(text.replace(line, "    return torch.where(mask, donor_vals, raw).neg().neg()\n"))
+    edited = _probe(tmp_path)
+    assert json.loads(edited["CHANGED"]) == ["tcclib/method/rules.py"]
+    assert not set(json.loads(edited["KEYS"])) & set(json.loads(as_recorded["KEYS"]))  # every member trains again
+
+    rules.write_text(text)
+    assert _probe(tmp_path)["KEYS"] == as_recorded["KEYS"]
+
+
+def test_the_tool_says_the_code_is_the_recorded_one(capsys):
+    tool = scripts.load("tools/record_training_code.py")
+    assert tool.main([]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"the training code is the code recorded for TRAIN_VERSION {keys.TRAIN_VERSION}")
