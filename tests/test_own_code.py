@@ -22,6 +22,7 @@ import scripts
 from tcclib.artifacts import keys, own_code, recorded_code, store
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
+from tcclib.running import sweep
 from tcclib.running.train import run_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +57,8 @@ def test_an_edited_training_code_retrains_every_member_and_says_so(bc, tmp_path,
         assert not set(getattr(now, kind).values()) & set(getattr(first.keys, kind).values()), kind
     same, why = store.same_settings(tmp_path / "config.json", cfg)
     assert not same and why == "tcclib's training code changed (tcclib/method/rules.py edited)"
+    said = sweep.skipped_line(tmp_path.parent, tmp_path.name, why)
+    assert said.endswith("brings it up to date, training every member again (tcclib's training code is in every key)")
     again = run_dataset(bc, cfg, store_dir=tmp_path)
     assert again.timings["trained_members"] == 4
     assert again.code_notes[0].startswith("tcclib's own training code differs from the code recorded for TRAIN_VERSION")

@@ -367,12 +367,24 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     return not diff, "; ".join(diff)
 
 
+OWN_CODE_CHANGED = "tcclib's training code changed"
+"""How :func:`same_settings` begins the difference of tcclib's own training code."""
+
+
 def _own_code_change(stored: str | None, now: str | None) -> str:
     """How tcclib's own training code differs between a stored run and this one."""
     if now is None:
-        return "tcclib's training code changed (stored: an edited code; now: the recorded one)"
+        return f"{OWN_CODE_CHANGED} (stored: an edited code; now: the recorded one)"
     edited = ", ".join(own_code.changed_files()[:3])
-    return f"tcclib's training code changed ({edited} edited)" if stored is None else "tcclib's training code changed"
+    return f"{OWN_CODE_CHANGED} ({edited} edited)" if stored is None else OWN_CODE_CHANGED
+
+
+def reuse_words(changed: str, plural: bool = False) -> str:
+    """What bringing a stale run up to date does with its stored results, for the difference
+    ``changed`` (:func:`same_settings`): reuses them, unless tcclib's own code changed."""
+    if OWN_CODE_CHANGED in changed:
+        return "training every member again (tcclib's training code is in every key)"
+    return f"reusing {'their' if plural else 'its'} stored results"
 
 
 def stored_code(config_json) -> dict:

@@ -189,7 +189,8 @@ def _check_sweep(args, ps, options) -> int:
 
 def _run_sweep(args, ps, options) -> int:
     """The sweep's run (after the parameter file and the options passed their checks)."""
-    from tcclib.running import folders, sweep  # deferred: what trains or renders loads only to run
+    from tcclib.artifacts import store  # deferred: what trains or renders loads only to run
+    from tcclib.running import folders, sweep  # deferred: as above
 
     t = time.perf_counter()
     out_root = paths.resolve(args.outputs or paths.runs_root())
@@ -210,10 +211,10 @@ def _run_sweep(args, ps, options) -> int:
         f"{out_root / ps.name} (index.md lists them)"
     )
     if rep.get("stale"):
+        changed = "; ".join(sorted(set(rep["stale"].values())))
         print(
-            f"  {len(rep['stale'])} of those done ran with other settings than {args.params} "
-            f"({'; '.join(sorted(set(rep['stale'].values())))}): --force {sweep.STALE} brings them up to date, "
-            f"reusing their stored results"
+            f"  {len(rep['stale'])} of those done ran with other settings than {args.params} ({changed}): "
+            f"--force {sweep.STALE} brings them up to date, {store.reuse_words(changed, plural=True)}"
         )
     for d, line in rep["reference"].items():
         print(f"  {d}: {line}")

@@ -204,8 +204,7 @@ def skipped_line(set_dir: Path, dataset: str, changed: str | None) -> str:
     if changed:
         return (
             f"{dataset}: done in {set_dir / dataset}, but with other settings than the parameter file "
-            f"({changed}): --force {STALE} (or --force {dataset}) brings it up to date, reusing its "
-            f"stored results"
+            f"({changed}): --force {STALE} (or --force {dataset}) brings it up to date, {store.reuse_words(changed)}"
         )
     return f"{dataset}: already done in {set_dir / dataset} (--force {dataset} re-renders it)"
 
