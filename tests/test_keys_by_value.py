@@ -18,6 +18,7 @@ import os
 import py_compile
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pandas as pd
@@ -25,9 +26,11 @@ import pytest
 
 import tcclib
 from tcclib.artifacts import keys, store
-from tcclib.method import identity, plugins, registry
+from tcclib.method import identity, plugins, registry, rules
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
+from tcclib.running import sweep
+from tcclib.running.folders import SweepError
 from tcclib.running.train import run_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -380,6 +383,40 @@ def test_a_version_pins_the_code_and_keys_what_else_the_rule_holds(tmp_path, pre
     assert first.startswith("version:1 state:")
     registry.how_rule("share").share = 2
     assert registry.changes(first, identity_now()) == ["arguments"]
+
+
+# --------------------------------------------------------------------------- tcclib's own rules and objectives
+
+# (the object, the attribute set after registration, its value, the methods whose members it reaches)
+OWN_EDITS = {
+    "what a how rule reads": (lambda: registry.how_rule("pseudo"), "needs", rules.TRUE_LABELS, {"class"}),
+    "a where rule's parameter": (lambda: registry.where_rule("bernoulli_30"), "p", 0.5, {"vime"}),
+    "NT-Xent's views": (lambda: registry.objective("ntxent"), "views", 2, {"random", "class"}),
+    "VIME's weight": (lambda: registry.objective("vime"), "alpha", 3.0, {"vime"}),
+    "a new attribute": (lambda: registry.objective("vime"), "extra", [1, 2], {"vime"}),
+}
+
+
+@pytest.mark.parametrize("edit", list(OWN_EDITS))
+def test_an_attribute_set_on_a_builtin_after_registration_retrains_its_members_and_a_sweep_refuses_it(
+    edit, bc, monkeypatch
+):
+    """tcclib's own rules and objectives are keyed by name, parameters and TRAIN_VERSION; one whose
+    state is not what it was registered with is keyed by its state, so its members (only) train
+    again in this process, and a sweep, whose kernels load the built-ins afresh, stops in one line."""
+    get, attribute, value, reached = OWN_EDITS[edit]
+    cfg = Config(methods=("random", "class", "vime"), **TINY)
+    built_in = prepare_config(bc, cfg)
+    before = keys.run_keys(built_in, cfg).members
+    monkeypatch.setattr(get(), attribute, value, raising=False)
+    after = keys.run_keys(built_in, cfg)
+    assert {tag.split("/")[1] for tag in before if before[tag] != after.members[tag]} == reached
+    assert all(store.code_changes({}, {m: after.code[m]}) for m in reached)
+    with pytest.raises(SweepError, match=r"changed in this process after it was registered .* register one of your"):
+        sweep.check_keyable(types.SimpleNamespace(config=cfg))
+    monkeypatch.undo()
+    assert keys.run_keys(built_in, cfg).members == before
+    assert sweep.check_keyable(types.SimpleNamespace(config=cfg)) == {}
 
 
 # --------------------------------------------------------------------------- end to end

@@ -98,6 +98,12 @@ def identity(obj, named: str) -> Identity | None:
     return Identity(_code_part(cls, obj, named), _state_part(obj, named))
 
 
+def state_identity(obj, named: str) -> str:
+    """``"state:<hash>"``: the whole state of any object (its ``__dict__`` and slots) by value, as a
+    user's rule's ``state`` part is keyed (what cannot be keyed is :class:`Unkeyable`)."""
+    return _state_part(obj, named)
+
+
 def attribute_digests(obj) -> dict[str, str]:
     """Each attribute (and slot) of ``obj`` by value, one digest each (``"unkeyable"`` where it
     cannot be keyed): what :func:`tcclib.check_rule` compares before and after a rule trains, to

@@ -163,10 +163,11 @@ keys.  Only that exact code and state map; any edit gives a new identity."""
 def rule_code(rule, spec: MethodSpec, cfg=None) -> str | None:
     """The identity of a user's rule as its members' keys hold it: its code and state by value
     (:func:`code_identity`) and what it draws on a fixed probe
-    (:func:`tcclib.method.rules.draws_fingerprint`); None for tcclib's own rules."""
+    (:func:`tcclib.method.rules.draws_fingerprint`); for tcclib's own rules :func:`own_state` (None
+    while its attributes are as registered)."""
     found = code_identity(rule)
     if found is None:
-        return None
+        return own_state(rule)
     text = f"{found} draws:{_rules().draws_fingerprint(rule, spec, cfg)}"
     return STORED_AS.get(text, text)
 
@@ -178,8 +179,8 @@ def changes(old: str | None, new: str | None) -> list[str]:
     stored one predates keying by value); empty when they are the same."""
     if old == new:
         return []
-    if not old or not new:
-        return ["code"]
+    if not old or not new:  # (tcclib's own rule with an attribute set after registration: a state alone)
+        return ["arguments"] if (old or new).startswith("state:") and " " not in (old or new) else ["code"]
     kinds = {"code": "code", "version": "code", "state": "arguments", "draws": "draws"}
     parts = []
     for text in (old, new):
@@ -218,6 +219,8 @@ def register_rule(rule, replace: bool = False):
     if rule.name in table and _RULE_ORIGIN[rule.name] != current_origin():
         _REPLACED.setdefault(("rule", rule.name), (table, table[rule.name], _RULE_ORIGIN[rule.name]))
     registered = code_identity(rule)  # (what cannot be keyed is refused here already, at the line that registers it)
+    if registered is None:
+        _remember_own_state(rule)
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
     _AS_REGISTERED[rule.name] = (id(rule), registered)
@@ -231,14 +234,38 @@ _AS_REGISTERED: dict[str, tuple[int, str | None]] = {}
 
 
 def changed_since_registered(rule) -> list[str]:
-    """What of a user's rule changed in this process since it was registered (``["arguments"]``:
-    an attribute set afterwards; ``["code"]``: a constant of its module set afterwards): what
-    another process, which loads the rule's file afresh (a sweep's kernels and workers), would
-    not see.  Empty for tcclib's rules and for a rule as registered."""
+    """What of a rule (or objective) changed in this process since it was registered
+    (``["arguments"]``: an attribute set afterwards; ``["code"]``: a constant of its module set
+    afterwards): what another process, which loads the rule's file afresh (a sweep's kernels and
+    workers), would not see.  Empty for a rule as registered."""
+    if own_state(rule) is not None:
+        return ["arguments"]
     known = _AS_REGISTERED.get(rule.name)
     if known is None or known[0] != id(rule) or known[1] is None:
         return []
     return changes(known[1], code_identity(rule))
+
+
+_OWN_AS_REGISTERED: dict[int, tuple[object, str]] = {}
+"""tcclib's own registered rules and objectives (by id; the object kept, so the id stays its own)
+and their state by value when registered."""
+
+
+def _remember_own_state(obj) -> None:
+    _OWN_AS_REGISTERED[id(obj)] = (obj, identity.state_identity(obj, named_as(obj)))
+
+
+def own_state(obj) -> str | None:
+    """For one of tcclib's own rules or objectives (no identity of its own: its members' keys hold
+    its name, its ``key_params`` and ``TRAIN_VERSION``): ``"state:<hash>"``, its whole state by
+    value, when an attribute was set, changed or removed since it was registered (a run keys it,
+    so such an edit retrains; a sweep refuses it, :func:`changed_since_registered`); None while it
+    is as registered, so the committed keys stay."""
+    known = _OWN_AS_REGISTERED.get(id(obj))
+    if known is None or known[0] is not obj:
+        return None
+    now = identity.state_identity(obj, named_as(obj))
+    return None if now == known[1] else now
 
 
 def register_objective(objective, replace: bool = False):
@@ -274,6 +301,8 @@ def register_objective(objective, replace: bool = False):
         _REPLACED.setdefault(
             ("objective", objective.name), (table, table[objective.name], _OBJECTIVE_ORIGIN[objective.name])
         )
+    if code_identity(objective) is None:
+        _remember_own_state(objective)
     table[objective.name] = objective
     _OBJECTIVE_ORIGIN[objective.name] = current_origin()
     return objective
@@ -293,9 +322,11 @@ def objective(name: str) -> objectives.Objective:
 
 def objective_code(objective) -> str | None:
     """The code identity of an objective object (:func:`code_identity`, the one place that keys a
-    user's code): None for tcclib's own objectives (keyed by name, parameters and
-    :data:`tcclib.artifacts.keys.TRAIN_VERSION`).  Computed when asked (a run's keys)."""
-    return code_identity(objective)
+    user's code); for tcclib's own objectives (keyed by name, parameters and
+    :data:`tcclib.artifacts.keys.TRAIN_VERSION`) :func:`own_state` (None while it is as
+    registered).  Computed when asked (a run's keys)."""
+    found = code_identity(objective)
+    return own_state(objective) if found is None else found
 
 
 def check_rule_settings(rule) -> None:
@@ -434,10 +465,9 @@ class MethodSpec:
         return out
 
     def objective_codes(self) -> dict[str, str]:
-        """``{objective name: code identity}`` of a user's objective (empty for tcclib's own)."""
-        if self.objective == DEFAULT_OBJECTIVE:
-            return {}
-        code = objective_code(self.learns)
+        """``{objective name: identity}`` of a user's objective, or of tcclib's own one whose
+        attributes changed since it was registered (:func:`objective_code`; else empty)."""
+        code = objective_code(self.learns) if self.pretrain else None
         return {f"objective:{self.objective}": code} if code else {}
 
 

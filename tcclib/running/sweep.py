@@ -515,14 +515,19 @@ def check_keyable(ps: param_files.ParamSet) -> dict:
         raise SweepError(str(e)) from None
     for method in ps.config.methods:
         spec = registry.METHODS[method]
-        for rule in (spec.draw, spec.choice):
+        for rule in (spec.draw, spec.choice, spec.learns):
             changed = registry.changed_since_registered(rule)
             if changed:
+                fix = (
+                    "register one of your own with that value in a plugin file (e.g. registry.register_method("
+                    "'mine', rules.Bernoulli('bernoulli_50', 0.5), ...)) and name it"
+                    if registry.code_identity(rule) is None
+                    else "make the change in the file (or where the rule is made and registered) and load it again"
+                )
                 raise SweepError(
                     f"{registry.named_as(rule)}: its {' and '.join(changed)} changed in this process after it was "
                     f"registered (e.g. an attribute set on it), but the run's kernels and workers load its "
-                    f"file afresh and would not see that: make the change in the file (or where the rule is "
-                    f"made and registered) and load it again"
+                    f"file afresh and would not see that: {fix}"
                 )
     return found
 
