@@ -14,6 +14,8 @@ import importlib as _importlib  # noqa: E402
 import os as _os  # noqa: E402
 from pathlib import Path as _Path  # noqa: E402
 
+from tcclib.util import started as _started  # noqa: E402, F401  (first of tcclib: when it was imported)
+
 _CHECKOUT = _Path(__file__).resolve().parents[1]
 if (_CHECKOUT / "pyproject.toml").is_file():  # a source checkout (not an installed wheel)
     # matplotlib's font cache and config go under the checkout's ignored .cache/, not ~/.cache

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,8 @@ from tcclib.method import objectives, plugins, registry, rules, training
 from tcclib.method.config import METHODS, Config
 from tcclib.method.inputs import prepare_config
 from tcclib.paper import plots
+from tcclib.running import sweep
+from tcclib.running.folders import SweepError
 from tcclib.running.train import run_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -272,6 +275,21 @@ def test_a_users_objective_in_one_file_trains_and_its_edit_retrains_only_it(mixe
     finally:
         plugins.unload(str(path))
     assert "barlow" not in registry.OBJECTIVES and "barlow" not in METHODS
+
+
+def test_a_users_objective_changed_after_registration_is_refused_by_a_sweep(tmp_path):
+    """A sweep's kernels load the objective's file afresh: an attribute set in this process would
+    not reach them, so the sweep stops in one line (as for a rule)."""
+    path = _plugin(tmp_path)
+    plugins.load(str(path))
+    try:
+        cfg = types.SimpleNamespace(config=Config(methods=("barlow",), **TINY))
+        assert "barlow" in sweep.check_keyable(cfg)
+        registry.objective("barlow").off_diagonal = 0.1
+        with pytest.raises(SweepError, match=r"^objective 'barlow' \(barlow_objective.py\): its arguments changed in"):
+            sweep.check_keyable(cfg)
+    finally:
+        plugins.unload(str(path))
 
 
 def test_a_users_objective_keeps_its_contract_and_a_breach_is_one_line_naming_its_file(mixed, tmp_path):

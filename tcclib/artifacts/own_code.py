@@ -16,7 +16,9 @@ word.  So, when a run's keys are computed, the files that decide what a stored r
   records it, and the run names the files that differ (:func:`changed_files`).
 
 A file of them edited on disk since this process imported it is refused in one line
-(:class:`~tcclib.method.identity.Unkeyable`): the key would describe code that does not run.
+(:class:`~tcclib.method.identity.Unkeyable`): the key would describe code that does not run (a
+file last written before ``import tcclib`` is the one the process read, whatever a stale cached
+bytecode says).
 Reloading one of tcclib's modules in a running kernel is not supported (its other modules keep
 the old objects): restart the kernel.
 """
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from tcclib.artifacts import recorded_code
 from tcclib.method import identity
+from tcclib.util import started
 
 PACKAGE = Path(__file__).resolve().parents[1]
 FILES = ("data/*.py", "method/*.py", "running/train.py", "running/checkpointing.py")
@@ -52,12 +55,12 @@ def current() -> dict[str, str]:
     for path in files():
         name = _relative(path)
         module = sys.modules.get("tcclib." + name.removesuffix(".py").replace("/", "."))
-        if module is not None and identity.changed_on_disk(module):
+        stat = path.stat()
+        if module is not None and stat.st_mtime >= started.IMPORTED_AT and identity.changed_on_disk(module):
             raise identity.Unkeyable(
                 f"tcclib's training code: tcclib/{name} changed on disk since this process imported it, so a "
                 "key would describe code that does not run: restart the kernel (or the process) before running again"
             )
-        stat = path.stat()
         out[name] = _digest(str(path), stat.st_mtime_ns, stat.st_size, recorded_code.BYTES.get(name))
     return out
 

@@ -144,10 +144,14 @@ def code_identity(obj, named: str | None = None) -> str | None:
 
 
 def named_as(obj) -> str:
-    """How a refusal names ``obj``: ``how rule 'nearby' (nearby_rule.py)``, ``function forest``."""
+    """How a refusal names ``obj``: ``how rule 'nearby' (nearby_rule.py)``, ``objective 'barlow'
+    (barlow_objective.py)``, ``function forest``."""
     rules = sys.modules.get("tcclib.method.rules")
     if rules is not None and isinstance(obj, (rules.HowRule, rules.WhereRule)):
         return f"{rules.rule_kind(obj)} rule {rules.rule_name(obj)}"
+    objectives = sys.modules.get("tcclib.method.objectives")
+    if objectives is not None and isinstance(obj, objectives.Objective):
+        return f"objective {objectives.objective_name(obj)}"
     return f"{type(obj).__name__} {getattr(obj, '__qualname__', '')}".strip()
 
 
@@ -240,7 +244,8 @@ def changed_since_registered(rule) -> list[str]:
     workers), would not see.  Empty for a rule as registered."""
     if own_state(rule) is not None:
         return ["arguments"]
-    known = _AS_REGISTERED.get(rule.name)
+    table = _OBJECTIVE_AS_REGISTERED if isinstance(rule, _objectives().Objective) else _AS_REGISTERED
+    known = table.get(rule.name)
     if known is None or known[0] != id(rule) or known[1] is None:
         return []
     return changes(known[1], code_identity(rule))
@@ -301,15 +306,19 @@ def register_objective(objective, replace: bool = False):
         _REPLACED.setdefault(
             ("objective", objective.name), (table, table[objective.name], _OBJECTIVE_ORIGIN[objective.name])
         )
-    if code_identity(objective) is None:
+    registered = code_identity(objective)  # (what cannot be keyed is refused here already)
+    if registered is None:
         _remember_own_state(objective)
     table[objective.name] = objective
     _OBJECTIVE_ORIGIN[objective.name] = current_origin()
+    _OBJECTIVE_AS_REGISTERED[objective.name] = (id(objective), registered)
     return objective
 
 
 _OBJECTIVE_ORIGIN: dict[str, str | None] = {}
 """The plugin that registered each objective name."""
+_OBJECTIVE_AS_REGISTERED: dict[str, tuple[int, str | None]] = {}
+"""Each objective name's object (its id) and identity (:func:`code_identity`) when it was registered."""
 
 
 def objective(name: str) -> objectives.Objective:
