@@ -150,7 +150,17 @@ def widget_tree(tmp_path_factory) -> Path:
     anchor = "    encoder_init: str = setting("
     assert text.count(anchor) == 1
     source.write_text(text.replace(anchor, _THROWAWAY + anchor), encoding="utf-8")
+    # what a contributor does next (tools/record_training_code.py --check --record: a setting at its
+    # default computes the same numbers), else every key would hold the edited code's digest
+    recorded = _run(_RECORD, root=root)
+    assert recorded.returncode == 0, recorded.stderr
     return root
+
+
+_RECORD = (
+    "from tcclib.artifacts import keys, own_code; "
+    "own_code.PACKAGE.joinpath('artifacts', 'recorded_code.py').write_text(own_code.record_text(keys.TRAIN_VERSION))"
+)
 
 
 _WIDGET_PROBE = textwrap.dedent(
