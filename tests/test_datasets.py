@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from tcclib.data import sources
+from tcclib.util import paths
 
 DATA = Path(os.environ.get(sources.DATA_DIR_ENV) or Path(__file__).resolve().parents[2] / "shared/datasets/openml-cc18")
 MANIFEST = DATA / "MANIFEST.tsv"
@@ -114,8 +115,9 @@ def test_missing_local_file_is_a_clear_error(tmp_path):
     assert isinstance(e.value, FileNotFoundError)
 
 
-def test_no_data_dir_set_is_a_clear_error(monkeypatch):
+def test_no_data_dir_set_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.delenv(sources.DATA_DIR_ENV, raising=False)
+    monkeypatch.setattr(sources, "SHARED_DATA_DIR", str(tmp_path / "no-shared-here"))
     with pytest.raises(sources.DataUnavailableError, match="no data directory set"):
         sources.load_dataset(37, allow_download=False)
 
@@ -161,11 +163,25 @@ def test_openml_path_types_and_drops_ignored_columns(monkeypatch, tmp_path):
 
 
 def test_data_dir_setting_precedence(monkeypatch, tmp_path):
+    """The argument, else $TCC_DATA_DIR, else the copies beside the checkout (as the sweep finds
+    them), else none."""
     monkeypatch.setenv(sources.DATA_DIR_ENV, str(tmp_path))
     assert sources.data_dir() == tmp_path
     assert sources.data_dir("/elsewhere") == Path("/elsewhere")
     monkeypatch.delenv(sources.DATA_DIR_ENV)
+    monkeypatch.setattr(sources, "SHARED_DATA_DIR", str(tmp_path))
+    assert sources.data_dir() == tmp_path
+    monkeypatch.setattr(sources, "SHARED_DATA_DIR", str(tmp_path / "none"))
     assert sources.data_dir() is None
+
+
+def test_a_plain_shell_beside_shared_reads_the_local_copy(monkeypatch):
+    beside = paths.resolve(sources.SHARED_DATA_DIR)
+    if not (beside / "37.arff").is_file():
+        pytest.skip(f"no local copies beside the checkout ({beside})")
+    monkeypatch.delenv(sources.DATA_DIR_ENV, raising=False)
+    ds = sources.load_dataset("diabetes", allow_download=False)
+    assert ds.X.shape == (768, 8) and ds.source == str((beside / "37.arff").resolve())
 
 
 @pytest.mark.parametrize(

@@ -733,10 +733,18 @@ def suite_datasets(key: str, kind: str = "suite", data_dir=None, download: bool 
     return data
 
 
+SHARED_DATA_DIR = "../shared/datasets/openml-cc18"
+"""The local copies' folder beside a checkout (relative to the project root)."""
+
+
 def data_dir(explicit=None) -> Path | None:
-    """The folder of ``<did>.arff`` files: the argument, else ``$TCC_DATA_DIR``, else None."""
+    """The folder of ``<did>.arff`` files: the argument, else ``$TCC_DATA_DIR``, else
+    :data:`SHARED_DATA_DIR` where that folder exists (as the sweep finds it), else None."""
     d = explicit if explicit is not None else os.environ.get(DATA_DIR_ENV)
-    return Path(d).expanduser() if d else None
+    if d:
+        return Path(d).expanduser()
+    beside = paths.resolve(SHARED_DATA_DIR)
+    return beside.resolve() if beside.is_dir() else None
 
 
 resolve_data_dir = data_dir  # older name, kept for callers

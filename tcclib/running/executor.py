@@ -4,6 +4,7 @@ ends every kernel, process and Dask future within seconds and is raised again.""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import multiprocessing
@@ -11,6 +12,7 @@ import os
 import queue
 import signal
 import threading
+import warnings
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
@@ -245,6 +247,7 @@ def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
         processes.close()
     if kernels is not None:
         kernels.close()
+    pool.close_loops()
     return done, failed
 
 
@@ -261,22 +264,36 @@ class _Threads:
             f = Future()
             self.futures[f] = item
             self.queue.put((item, f))
+        self.loops: list[asyncio.AbstractEventLoop] = []  # the threads' event loops, closed by close_loops
         self.threads = [threading.Thread(target=self._work, daemon=True, name=f"tcc-worker-{i}") for i in range(n)]
         for t in self.threads:
             t.start()
 
     def _work(self) -> None:
-        while True:
-            try:
-                item, f = self.queue.get_nowait()
-            except queue.Empty:
-                return
-            if not f.set_running_or_notify_cancel():
-                continue
-            try:
-                f.set_result(self.fn(item))
-            except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
-                f.set_exception(e)
+        try:
+            while True:
+                try:
+                    item, f = self.queue.get_nowait()
+                except queue.Empty:
+                    return
+                if not f.set_running_or_notify_cancel():
+                    continue
+                try:
+                    f.set_result(self.fn(item))
+                except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+                    f.set_exception(e)
+        finally:
+            loop = _thread_event_loop()
+            if loop is not None:
+                self.loops.append(loop)
+
+    def close_loops(self) -> None:
+        """Close the event loops the threads were given by what they ran (jupyter's synchronous
+        calls make one per thread and never close it; left to the garbage collector, each was an
+        "unclosed event loop" ResourceWarning in whatever ran then), once their kernels are shut."""
+        for loop in self.loops:
+            if not (loop.is_running() or loop.is_closed()):
+                loop.close()
 
     def cancel(self) -> None:
         """The items not started yet will not start."""
@@ -286,6 +303,16 @@ class _Threads:
     def join(self) -> None:
         for t in self.threads:
             t.join()
+
+
+def _thread_event_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop set for this thread, if something set one (None otherwise)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (the policy functions, from Python 3.14)
+        try:
+            return asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:
+            return None
 
 
 TICK = 5.0

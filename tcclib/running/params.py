@@ -69,9 +69,10 @@ KEYS = (
 )
 
 
-SHARED_DATA_DIR = "../shared/datasets/openml-cc18"
+SHARED_DATA_DIR = data_sources.SHARED_DATA_DIR
 """The parameter files' ``data_dir`` (the OpenML-CC18 copies beside the checkout): a notebook
-reads its datasets there when neither its ``data_dir`` nor ``$TCC_DATA_DIR`` names a folder."""
+reads its datasets there when neither its ``data_dir`` nor ``$TCC_DATA_DIR`` names a folder
+(and so does :func:`tcclib.data.sources.load_dataset`)."""
 
 
 class ParamsError(ConfigError):
