@@ -52,6 +52,9 @@ TRAIN_VERSION = 1
 IMPORTANCE_VERSION = 1
 KEYS_FILE = "keys.json"
 IMPORTANCE_FILE = "importance.npz"
+NOW = "now"
+"""A key function's ``tcclib_code`` when it reads tcclib's own training code itself (:func:`run_keys` reads
+it once and passes :func:`tcclib.artifacts.own_code.identity_now`'s answer to every key)."""
 
 _ALL = names(key=MEMBER)
 """The settings every member's key holds (declared ``key=MEMBER`` on :class:`Config`'s fields)."""
@@ -114,7 +117,7 @@ def _variants(cfg: Config, spec) -> tuple:
     return (*((n, v) for n, v in variants.items() if n not in head), *((head,) if head else ()))
 
 
-def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
+def importance_key(sp: SeedSplit, cfg: Config, classes=(), tcclib_code=NOW) -> str:
     return digest(
         "importance",
         IMPORTANCE_VERSION,
@@ -122,11 +125,11 @@ def importance_key(sp: SeedSplit, cfg: Config, classes=()) -> str:
         {k: getattr(cfg, k) for k in XGB_SETTINGS},
         *_fidelity(cfg, IMPORTANCE_SWITCHES),
         *_approximations(cfg),
-        *own_part(),
+        *own_part(tcclib_code),
     )
 
 
-def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict | None = None) -> str:
+def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict | None = None, tcclib_code=NOW) -> str:
     """The content key of one member: its split, the settings every member reads, those its
     rules read (:meth:`~tcclib.method.registry.MethodSpec.key_parts`; a correlation method's
     importance key too), its rules' own parameters when they have any and, for a user's rule, its
@@ -152,7 +155,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict |
         *_variants(cfg, spec),
         *_code(spec.code(cfg) | spec.objective_codes() if code is None else code),
         *_objective(spec),
-        *own_part(),
+        *own_part(tcclib_code),
     )
 
 
@@ -163,10 +166,11 @@ def _objective(spec) -> tuple:
     return (("objective", part),) if part else ()
 
 
-def own_part() -> tuple:
+def own_part(tcclib_code=NOW) -> tuple:
     """The key part for tcclib's own training code (:mod:`tcclib.artifacts.own_code`): none while it
-    is the code recorded for :data:`TRAIN_VERSION` (the committed keys stay), else its digest."""
-    found = own_code.identity_now()
+    is the code recorded for :data:`TRAIN_VERSION` (the committed keys stay), else its digest
+    (``tcclib_code``: that identity, read now when :data:`NOW`)."""
+    found = own_code.identity_now() if tcclib_code == NOW else tcclib_code
     return (("tcclib code", found),) if found else ()
 
 
@@ -200,11 +204,12 @@ def _step(cfg: Config, spec) -> tuple:
     return (("step", mode),) if spec.pretrain and mode != "eager" else ()
 
 
-def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | None = None) -> str:
+def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | None = None, tcclib_code=NOW) -> str:
     entry = get(name)
     settings = {k: getattr(cfg, k) for k in entry.settings}
     code = entry.code() if code is None else code
-    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *own_part())
+    own = own_part(tcclib_code)
+    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *own)
 
 
 @dataclass
@@ -247,13 +252,14 @@ def run_keys(prep: Prepared, cfg: Config) -> RunKeys:
     """The keys of every artefact a run of ``cfg`` on ``prep`` produces; a user's rules and
     baselines, and tcclib's own training code, are keyed by value once, now (``code``, ``own``:
     what the run's ``config.json`` records)."""
-    k = RunKeys(code=code_identities(cfg), own=own_code.identity_now(), edited=own_code.changed_files())
+    now = own_code.current()
+    k = RunKeys(code=code_identities(cfg), own=own_code.identity_now(now), edited=own_code.changed_files(now))
     for sp in prep.splits:
         for m in cfg.methods:
-            k.members[tag(sp.seed, m)] = member_key(sp, m, cfg, prep.classes, k.code.get(m, {}))
+            k.members[tag(sp.seed, m)] = member_key(sp, m, cfg, prep.classes, k.code.get(m, {}), k.own)
         for b in cfg.baselines:
-            k.baselines[tag(sp.seed, b)] = baseline_key(sp, b, cfg, prep.classes, k.code.get(b, ""))
-        k.importance[str(sp.seed)] = importance_key(sp, cfg, prep.classes)
+            k.baselines[tag(sp.seed, b)] = baseline_key(sp, b, cfg, prep.classes, k.code.get(b, ""), k.own)
+        k.importance[str(sp.seed)] = importance_key(sp, cfg, prep.classes, k.own)
     if cfg.keep_embeddings and prep.splits:
         s0 = prep.splits[0].seed
         k.embeddings = {m: k.members[tag(s0, m)] for m in cfg.methods}

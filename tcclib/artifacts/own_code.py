@@ -65,19 +65,21 @@ def current() -> dict[str, str]:
     return out
 
 
-def changed_files() -> list[str]:
+def changed_files(now: dict[str, str] | None = None) -> list[str]:
     """The training code's files (``tcclib/method/rules.py``) whose tokens are not those recorded
-    for this ``TRAIN_VERSION``, added and removed files included; empty when all are."""
-    now, recorded = current(), recorded_code.DIGESTS
+    for this ``TRAIN_VERSION``, added and removed files included; empty when all are (``now``:
+    :func:`current`, read now when None)."""
+    now, recorded = current() if now is None else now, recorded_code.DIGESTS
     return [f"tcclib/{name}" for name in sorted(set(now) | set(recorded)) if now.get(name) != recorded.get(name)]
 
 
-def identity_now() -> str | None:
+def identity_now(now: dict[str, str] | None = None) -> str | None:
     """``"code:<digest>"`` of the training code when it is not the recorded one (what every key of
-    a run then holds); None when it is (nothing enters a key)."""
-    if not changed_files():
+    a run then holds); None when it is (nothing enters a key).  ``now``: as :func:`changed_files`."""
+    now = current() if now is None else now
+    if now == recorded_code.DIGESTS:
         return None
-    joined = "\n".join(f"{name} {digest}" for name, digest in current().items())
+    joined = "\n".join(f"{name} {digest}" for name, digest in now.items())
     return "code:" + hashlib.sha256(joined.encode()).hexdigest()[: identity.HASH_CHARS]
 
 
