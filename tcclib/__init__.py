@@ -22,10 +22,12 @@ if (_CHECKOUT / "pyproject.toml").is_file():  # a source checkout (not an instal
     # and ~/.config; kernels and sweep workers started from here inherit it
     _os.environ.setdefault("MPLCONFIGDIR", str(_CHECKOUT / ".cache" / "matplotlib"))
 
+from tcclib.util import as_imported as _as_imported  # noqa: E402
 from tcclib.util import lazy as _lazy  # noqa: E402
 from tcclib.util.moved import install as _install_moved  # noqa: E402
 
 _install_moved()  # tcclib.config, tcclib.sweep, ...: one line naming where each module moved
+_as_imported.install()  # each tcclib module's names as its file made them (tcclib.artifacts.own_code)
 
 _PUBLIC = {
     "Config": "tcclib.method.config",

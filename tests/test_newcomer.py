@@ -1,5 +1,6 @@
 """The paths a newcomer takes: kernels, notebook parameters, sources, re-renders, output paths."""
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -229,7 +230,7 @@ def test_a_stale_render_is_detected(tmp_path):
 # ------------------------------------------------------------------ re-render without retraining
 
 
-def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp_path, monkeypatch, bc_small):
+def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp_path, bc_small):
     from tcclib.artifacts import store
     from tcclib.running import train
 
@@ -247,21 +248,20 @@ def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp
     first = train.run_dataset(bc_small, cfg, store_dir=tmp_path)
     store.save_run(first, tmp_path)
     files = {f: (tmp_path / f).read_bytes() for f in ("results.csv", "history.csv", "pseudo.csv", "corr_range.csv")}
-    calls = []
-    real = train.run_prepared
-    monkeypatch.setattr(train, "run_prepared", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     from tcclib.method import correlation
 
-    fit = correlation.importance_matrix
-    monkeypatch.setattr(correlation, "importance_matrix", lambda *a, **k: pytest.fail("an importance model was fitted"))
-    again = train.run_dataset(bc_small, cfg, store_dir=tmp_path)
-    assert calls == [] and again.timings["trained_members"] == 0 and not again.trained
+    with calls_of(train.run_prepared, correlation.importance_matrix) as called:
+        again = train.run_dataset(bc_small, cfg, store_dir=tmp_path)
+    assert called == [] and again.timings["trained_members"] == 0 and not again.trained
     store.save_run(again, tmp_path)
     assert {f: (tmp_path / f).read_bytes() for f in files} == files  # byte for byte
     assert set(again.embeddings) == set(cfg.methods)
     # a changed setting retrains exactly what it changes: pseudo_every only touches the class members
-    changed = train.run_dataset(bc_small, cfg.replace(pseudo_every=2, keep_embeddings=False), store_dir=tmp_path)
+    with calls_of(train.run_prepared, correlation.importance_matrix) as called:
+        changed = train.run_dataset(bc_small, cfg.replace(pseudo_every=2, keep_embeddings=False), store_dir=tmp_path)
+    calls = [arguments["cfg"] for name, arguments in called if name == "run_prepared"]
     assert [c.methods for c in calls] == [("class", "class_most")] and calls[0].seeds == (12, 22)
+    assert "importance_matrix" not in {name for name, _ in called}  # (the stored importances)
     assert changed.timings["trained_members"] == 4 and changed.timings["reused_members"] == 4
     same = first.results.set_index(["seed", "method"]).sort_index()
     now = changed.results.set_index(["seed", "method"]).sort_index()
@@ -272,16 +272,36 @@ def test_rerender_of_a_finished_dataset_trains_nothing_and_keeps_its_numbers(tmp
         .loc[(12, "class"), "accuracy"],
         abs=1e-6,
     )
-    monkeypatch.setattr(correlation, "importance_matrix", fit)
     # a new method trains that method only (its embeddings too); reuse=False retrains everything
-    calls.clear()
-    more = train.run_dataset(bc_small, cfg.replace(methods=[*cfg.methods, "oracle"]), store_dir=tmp_path)
+    with calls_of(train.run_prepared) as called:
+        more = train.run_dataset(bc_small, cfg.replace(methods=[*cfg.methods, "oracle"]), store_dir=tmp_path)
+    calls = [arguments["cfg"] for _, arguments in called]
     assert [c.methods for c in calls] == [("oracle",)] and calls[0].keep_embeddings
     assert list(more.embeddings) == [*cfg.methods, "oracle"]
     assert (more.embeddings["random"]["train"] == again.embeddings["random"]["train"]).all()
-    calls.clear()
-    train.run_dataset(bc_small, cfg, store_dir=tmp_path, reuse=False)
-    assert [c.methods for c in calls] == [cfg.methods]
+    with calls_of(train.run_prepared) as called:
+        train.run_dataset(bc_small, cfg, store_dir=tmp_path, reuse=False)
+    assert [arguments["cfg"].methods for _, arguments in called] == [cfg.methods]
+
+
+@contextlib.contextmanager
+def calls_of(*functions):
+    """``[(name, {argument: value})]``: the calls of the given functions while the block runs,
+    seen by a trace function (replacing a function of tcclib's training code would key the run by
+    the replacement, and every member would train again)."""
+    codes = {function.__code__: function.__name__ for function in functions}
+    called = []
+
+    def trace(frame, event, arg):
+        if event == "call" and frame.f_code in codes:
+            called.append((codes[frame.f_code], dict(frame.f_locals)))
+
+    before = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        yield called
+    finally:
+        sys.settrace(before)
 
 
 def test_keys_change_with_what_determines_a_member_only(bc_small):

@@ -12,17 +12,21 @@ bit) is a contributor's command, run by hand.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
+import pytest
 import scripts
 
 from tcclib.artifacts import keys, own_code, recorded_code, store
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
 from tcclib.running import sweep
+from tcclib.running.folders import SweepError
 from tcclib.running.train import run_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,3 +145,97 @@ def test_the_tool_says_the_code_is_the_recorded_one(capsys):
     assert tool.main([]) == 0
     said = capsys.readouterr().out
     assert said.startswith(f"the training code is the code recorded for TRAIN_VERSION {keys.TRAIN_VERSION}")
+
+
+# --------------------------------------------------------------------------- set in this process
+
+
+def _set(owner, name, value):
+    """Set ``owner.name`` (``name`` an int: an item in place); returns what puts it back."""
+    if isinstance(name, int):
+        before = owner[name]
+        owner[name] = value
+        return lambda: owner.__setitem__(name, before)
+    had = name in vars(owner) or name.startswith("__")  # (a function's __defaults__ is not in its __dict__)
+    before = getattr(owner, name) if had else None
+    setattr(owner, name, value)
+    return lambda: setattr(owner, name, before) if had else delattr(owner, name)
+
+
+SET_HERE = {  # (what the run names, what sets it): values of tcclib's training code set after the import
+    "a module's constant": ("tcclib.method.rules.VIEW", lambda m: _set(m.rules, "VIEW", 512)),
+    "a class attribute": ("tcclib.method.objectives.NTXent.views", lambda m: _set(m.objectives.NTXent, "views", 2)),
+    "a base class's attribute": (
+        "tcclib.method.objectives.Objective.views",
+        lambda m: _set(m.objectives.Objective, "views", 2),
+    ),
+    "a function's default": (
+        "tcclib.method.rules.correlation_mask",
+        lambda m: _set(m.rules.correlation_mask, "__defaults__", (0.5, "sum", None)),
+    ),
+    "an array's item, in place": ("tcclib.method.probe.STRENGTHS", lambda m: _set(m.probe.STRENGTHS, 0, 5.0)),
+}
+
+
+@pytest.mark.parametrize("edit", list(SET_HERE))
+def test_a_value_of_the_training_code_set_in_this_process_moves_every_key_and_a_sweep_refuses_it(edit, bc):
+    """A value set after ``import tcclib`` (what its file does not say) keys every member by it,
+    is named, and stops a sweep (whose kernels import tcclib afresh) in one line; put back, the
+    keys return."""
+    from tcclib.method import objectives, probe, rules
+
+    named, make = SET_HERE[edit]
+    cfg = Config(methods=("random", "class"), **TINY)
+    prep = prepare_config(bc, cfg)
+    before = keys.run_keys(prep, cfg)
+    assert own_code.set_in_process() == {} and before.own is None
+    undo = make(types.SimpleNamespace(rules=rules, objectives=objectives, probe=probe))
+    try:
+        now = keys.run_keys(prep, cfg)
+        assert now.edited == [f"{named} set in this process"]
+        for kind in ("members", "importance"):
+            assert not set(getattr(now, kind).values()) & set(getattr(before, kind).values()), kind
+        with pytest.raises(SweepError, match=rf"^{re.escape(named)}: set in this process after tcclib imported it, "):
+            sweep.check_keyable(types.SimpleNamespace(config=cfg))
+    finally:
+        undo()
+    assert own_code.set_in_process() == {}
+    assert keys.run_keys(prep, cfg).members == before.members
+    assert sweep.check_keyable(types.SimpleNamespace(config=cfg)) == {}
+
+
+def test_a_constant_set_again_to_its_value_or_an_attribute_restored_onto_the_instance_keeps_the_keys(bc):
+    """What behaves as the file says keys as it: a constant set to an equal value, and a built-in's
+    attribute set on the instance to its class's own value (what pytest < 9.2's monkeypatch.undo
+    leaves behind)."""
+    from tcclib.method import registry, rules
+
+    cfg = Config(methods=("random", "class"), **TINY)
+    prep = prepare_config(bc, cfg)
+    before = keys.run_keys(prep, cfg).members
+    ntxent = registry.objective("ntxent")
+    undo = [_set(rules, "VIEW", int(str(rules.VIEW))), _set(ntxent, "views", type(ntxent).views)]
+    try:
+        assert "views" in vars(ntxent) and own_code.set_in_process() == {}
+        assert keys.run_keys(prep, cfg).members == before
+        assert sweep.check_keyable(types.SimpleNamespace(config=cfg)) == {}
+    finally:
+        for step in undo:
+            step()
+
+
+def test_a_run_names_the_value_set_in_this_process_and_trains_again(bc, tmp_path):
+    from tcclib.method import rules
+
+    cfg = Config(methods=("random",), **TINY)
+    store.save_run(run_dataset(bc, cfg, store_dir=tmp_path), tmp_path)
+    undo = _set(rules, "VIEW", 512)
+    try:
+        same, why = store.same_settings(tmp_path / "config.json", cfg)
+        assert not same and why == "tcclib's training code changed (tcclib.method.rules.VIEW set in this process)"
+        again = run_dataset(bc, cfg, store_dir=tmp_path)
+        assert again.timings["trained_members"] == 2
+        assert "(tcclib.method.rules.VIEW set in this process)" in again.code_notes[0]
+    finally:
+        undo()
+    assert run_dataset(bc, cfg, store_dir=tmp_path).timings["trained_members"] == 0

@@ -28,11 +28,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import sys
+import types
 from pathlib import Path
 
 from tcclib.artifacts import recorded_code
 from tcclib.method import identity
-from tcclib.util import started
+from tcclib.util import as_imported, started
 
 PACKAGE = Path(__file__).resolve().parents[1]
 FILES = ("data/*.py", "method/*.py", "running/train.py", "running/checkpointing.py")
@@ -48,13 +49,19 @@ def files() -> list[Path]:
     return sorted(path for path in found if _relative(path) not in NOT_TRAINING)
 
 
-def current() -> dict[str, str]:
-    """``{file: digest of its tokens}`` of the training code as it is on disk; a file edited since
-    this process imported it is refused (:class:`~tcclib.method.identity.Unkeyable`)."""
+SET = "set in this process: "
+"""How :func:`current` names a value of :func:`set_in_process`."""
+
+
+def current(files_only: bool = False) -> dict[str, str]:
+    """``{file: digest of its tokens}`` of the training code as it is on disk, and (unless
+    ``files_only``) ``{"set in this process: tcclib.method.rules.VIEW": digest of its value}`` for
+    each value :func:`set_in_process`; a file edited since this process imported it is refused
+    (:class:`~tcclib.method.identity.Unkeyable`)."""
     out = {}
     for path in files():
         name = _relative(path)
-        module = sys.modules.get("tcclib." + name.removesuffix(".py").replace("/", "."))
+        module = sys.modules.get(_module_name(name))
         stat = path.stat()
         if module is not None and stat.st_mtime >= started.IMPORTED_AT and identity.changed_on_disk(module):
             raise identity.Unkeyable(
@@ -62,7 +69,82 @@ def current() -> dict[str, str]:
                 "key would describe code that does not run: restart the kernel (or the process) before running again"
             )
         out[name] = _digest(str(path), stat.st_mtime_ns, stat.st_size, recorded_code.BYTES.get(name))
+    if not files_only:
+        out.update({SET + name: digest for name, digest in set_in_process().items()})
     return out
+
+
+RUNTIME_STATE = {
+    "tcclib.method": ("*",),  # (its submodules, set on the package as they are imported)
+    "tcclib.data": ("*",),
+    "tcclib.method.registry": (
+        "_HOW_RULES",
+        "_WHERE_RULES",
+        "_OBJECTIVES",
+        "_RULE_ORIGIN",
+        "_AS_REGISTERED",
+        "_OWN_AS_REGISTERED",
+        "_OBJECTIVE_ORIGIN",
+        "_OBJECTIVE_AS_REGISTERED",
+        "_ENTRIES",
+        "_REPLACED",
+    ),  # (what is registered: keyed by the methods' rules and objectives themselves)
+    "tcclib.method.correlation": ("_told",),  # (the notes already printed)
+}
+"""Names of the training code's modules that change while it runs and compute nothing a stored
+result holds (``"*"``: a package's submodules; a ``__dunder__`` name other than a function is not
+compared, :func:`tcclib.util.as_imported.names_of`)."""
+
+
+def set_in_process() -> dict[str, str]:
+    """``{"tcclib.method.rules.VIEW": digest of its value}``: each global of the training code's
+    modules, and each attribute of a class they define, set, changed in place or removed in this
+    process since its file made it (``rules.VIEW = 512``, ``objectives.NTXent.views = 2``, a
+    function's ``__defaults__``); empty when none is.  A sweep's kernels import tcclib afresh and
+    would not see it (:func:`tcclib.running.sweep.check_keyable` refuses it); a run in this process
+    keys by it (:func:`current`).  A value that cannot be keyed is refused
+    (:class:`~tcclib.method.identity.Unkeyable`)."""
+    out = {}
+    for path in files():
+        module_name = _module_name(_relative(path))
+        module, remembered = sys.modules.get(module_name), as_imported.AS_IMPORTED.get(module_name)
+        if module is None or remembered is None:
+            continue
+        skipped = RUNTIME_STATE.get(module_name, ())
+        now = as_imported.names_of(module)
+        for name in sorted(set(now) | set(remembered)):
+            if name in skipped:
+                continue
+            if "*" in skipped and isinstance(now.get(name), type(sys)):
+                continue
+            before = remembered.get(name)
+            if before is not None and name in now and _same(before, as_imported.parts(now[name])):
+                continue
+            out[f"{module_name}.{name}"] = (
+                "removed" if name not in now else identity.value_identity(now[name], f"{module_name}.{name}")
+            )
+    return out
+
+
+def _same(before: tuple, now: tuple) -> bool:
+    """Whether a name's :func:`~tcclib.util.as_imported.parts` are those its file made (a list,
+    dict, set or array: its contents by value)."""
+    if len(before) != len(now) or before[0] is not now[0]:
+        try:  # (set again to an equal value: the same)
+            return identity.value_identity(before[-1], "") == identity.value_identity(now[-1], "")
+        except identity.Unkeyable:
+            return False
+    if len(before) == 2 and not isinstance(before[0], types.FunctionType):
+        try:
+            return identity.value_identity(before[1], "") == identity.value_identity(now[1], "")
+        except identity.Unkeyable:  # (contents with no value to key: the object alone)
+            return True
+    return all(a is b for a, b in zip(before, now))
+
+
+def _module_name(name: str) -> str:
+    """``tcclib.method.rules`` for ``method/rules.py`` (``tcclib.method`` for ``method/__init__.py``)."""
+    return "tcclib." + name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def changed_files(now: dict[str, str] | None = None) -> list[str]:
@@ -70,7 +152,17 @@ def changed_files(now: dict[str, str] | None = None) -> list[str]:
     for this ``TRAIN_VERSION``, added and removed files included; empty when all are (``now``:
     :func:`current`, read now when None)."""
     now, recorded = current() if now is None else now, recorded_code.DIGESTS
-    return [f"tcclib/{name}" for name in sorted(set(now) | set(recorded)) if now.get(name) != recorded.get(name)]
+    changed = [name for name in sorted(set(now) | set(recorded)) if now.get(name) != recorded.get(name)]
+    return [f"tcclib/{name}" for name in changed if not name.startswith(SET)] + [
+        f"{name.removeprefix(SET)} set in this process" for name in changed if name.startswith(SET)
+    ]
+
+
+def in_words(changed: list[str]) -> str:
+    """``tcclib/method/rules.py edited, tcclib.method.rules.VIEW set in this process``: the first
+    three of :func:`changed_files` and how many more."""
+    said = [name if name.endswith(" set in this process") else f"{name} edited" for name in changed[:3]]
+    return ", ".join(said) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
 
 
 def identity_now(now: dict[str, str] | None = None) -> str | None:
@@ -84,8 +176,8 @@ def identity_now(now: dict[str, str] | None = None) -> str | None:
 
 
 def describe(changed: list[str]) -> str:
-    """What a run says of an edited training code: which files, and what follows."""
-    shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    """What a run says of an edited training code: which files (and values set), and what follows."""
+    shown = in_words(changed)
     return (
         f"tcclib's own training code differs from the code recorded for TRAIN_VERSION {recorded_code.TRAIN_VERSION} "
         f"({shown}): every member, baseline and importance matrix of this run is keyed by the code as it is (nothing "
@@ -114,7 +206,7 @@ def _relative(path: Path) -> str:
 
 def record_text(version: int) -> str:
     """The text of :mod:`tcclib.artifacts.recorded_code` for the code as it is, recorded for ``version``."""
-    digests = current()
+    digests = current(files_only=True)
     raw = {_relative(path): _bytes_digest(path.read_bytes().replace(b"\r\n", b"\n")) for path in files()}
     lines = [
         '"""Each file of tcclib\'s training code (:data:`tcclib.artifacts.own_code.FILES`) as the stored results',

@@ -375,8 +375,7 @@ def _own_code_change(stored: str | None, now: str | None) -> str:
     """How tcclib's own training code differs between a stored run and this one."""
     if now is None:
         return f"{OWN_CODE_CHANGED} (stored: an edited code; now: the recorded one)"
-    edited = ", ".join(own_code.changed_files()[:3])
-    return f"{OWN_CODE_CHANGED} ({edited} edited)" if stored is None else OWN_CODE_CHANGED
+    return f"{OWN_CODE_CHANGED} ({own_code.in_words(own_code.changed_files())})" if stored is None else OWN_CODE_CHANGED
 
 
 def reuse_words(changed: str, plural: bool = False) -> str:

@@ -98,10 +98,30 @@ def identity(obj, named: str) -> Identity | None:
     return Identity(_code_part(cls, obj, named), _state_part(obj, named))
 
 
-def state_identity(obj, named: str) -> str:
+def state_identity(obj, named: str, leave_out: frozenset = frozenset()) -> str:
     """``"state:<hash>"``: the whole state of any object (its ``__dict__`` and slots) by value, as a
-    user's rule's ``state`` part is keyed (what cannot be keyed is :class:`Unkeyable`)."""
-    return _state_part(obj, named)
+    user's rule's ``state`` part is keyed, but the attributes named in ``leave_out`` (what cannot be
+    keyed is :class:`Unkeyable`)."""
+    return _state_part(obj, named, leave_out=leave_out)
+
+
+def value_identity(value, named: str) -> str:
+    """``"value:<hash>"``: any value by value, as a rule's state is keyed; a function of tcclib's
+    own (elsewhere named, not followed) with its code, defaults and closure's contents, so that
+    ``f.__defaults__`` set in this process is seen (what cannot be keyed is :class:`Unkeyable`)."""
+    walker = _Walker(named, "its value")
+    function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+    if isinstance(function, types.FunctionType) and not is_followed(function.__module__):
+        walker.put("function", function.__module__, function.__qualname__, _bytecode_text(function.__code__))
+        walker.value((function.__defaults__, function.__kwdefaults__), f"{named} (its defaults)")
+        for i, cell in enumerate(function.__closure__ or ()):
+            try:
+                walker.value(cell.cell_contents, f"{named} (its closure)")
+            except ValueError:  # (an empty cell)
+                walker.put("empty", i)
+    else:
+        walker.value(function, named)
+    return f"value:{walker.digest()}"
 
 
 def attribute_digests(obj) -> dict[str, str]:
@@ -134,12 +154,12 @@ def _code_part(code_root, obj, named: str) -> str:
     return f"code:{walker.digest()}"
 
 
-def _state_part(obj, named: str, label: str = "") -> str:
+def _state_part(obj, named: str, label: str = "", leave_out: frozenset = frozenset()) -> str:
     walker = _Walker(named, "its state")
     if isinstance(obj, functools.partial):
         walker.value((obj.args, obj.keywords), label)
     else:
-        walker.instance_state(obj, "self")
+        walker.instance_state(obj, "self", leave_out)
     return f"state:{walker.digest()}"
 
 
@@ -347,9 +367,10 @@ class _Walker:
         else:
             self.value(state, path)
 
-    def instance_state(self, obj, path: str) -> None:
-        """The whole state of an object whose class is keyed as code: its attributes and slots."""
-        state = dict(getattr(obj, "__dict__", {}))
+    def instance_state(self, obj, path: str, leave_out: frozenset = frozenset()) -> None:
+        """The whole state of an object whose class is keyed as code: its attributes and slots
+        (but those named in ``leave_out``)."""
+        state = {k: v for k, v in getattr(obj, "__dict__", {}).items() if k not in leave_out}
         for cls in type(obj).__mro__:
             for slot in cls.__dict__.get("__slots__", ()) if isinstance(cls, type) else ():
                 for name in (slot,) if isinstance(slot, str) else slot:

@@ -257,7 +257,18 @@ and their state by value when registered."""
 
 
 def _remember_own_state(obj) -> None:
-    _OWN_AS_REGISTERED[id(obj)] = (obj, identity.state_identity(obj, named_as(obj)))
+    _OWN_AS_REGISTERED[id(obj)] = (obj, _state_of(obj))
+
+
+def _state_of(obj) -> str:
+    """An own rule's or objective's state by value; an attribute set on it to its class's own
+    value (the very object: what a restored class attribute leaves) behaves as its class's and is
+    left out."""
+    inherited = frozenset(k for k, v in vars(obj).items() if getattr(type(obj), k, _ABSENT) is v)
+    return identity.state_identity(obj, named_as(obj), leave_out=inherited)
+
+
+_ABSENT = object()
 
 
 def own_state(obj) -> str | None:
@@ -269,7 +280,7 @@ def own_state(obj) -> str | None:
     known = _OWN_AS_REGISTERED.get(id(obj))
     if known is None or known[0] is not obj:
         return None
-    now = identity.state_identity(obj, named_as(obj))
+    now = _state_of(obj)
     return None if now == known[1] else now
 
 

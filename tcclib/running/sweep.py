@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcclib.artifacts import keys as content_keys
-from tcclib.artifacts import store
+from tcclib.artifacts import own_code, store
 from tcclib.data.sources import DATA_DIR_ENV
 from tcclib.method import identity, plugins, registry
 from tcclib.running import executor, notebooks
@@ -507,12 +507,22 @@ def _say_changed(plan: _Plan, say) -> None:
 def check_keyable(ps: param_files.ParamSet) -> dict:
     """The set's user rules and baselines keyed by value now (:func:`tcclib.artifacts.keys.code_identities`),
     before any work; what cannot be keyed stops the run in one line (a :class:`SweepError`), and
-    so does a rule changed in this process after it was registered: the kernels and workers load
-    its file afresh and would train it as the file says."""
+    so does a rule changed in this process after it was registered, or a value of tcclib's training
+    code set in this process (:func:`tcclib.artifacts.own_code.set_in_process`): the kernels and
+    workers load the files afresh and would train as the files say."""
     try:
         found = content_keys.code_identities(ps.config)
+        set_here = own_code.set_in_process()
     except identity.Unkeyable as e:
         raise SweepError(str(e)) from None
+    if set_here:
+        names = ", ".join(list(set_here)[:3]) + (f" and {len(set_here) - 3} more" if len(set_here) > 3 else "")
+        raise SweepError(
+            f"{names}: set in this process after tcclib imported {'them' if len(set_here) > 1 else 'it'}, but the "
+            "run's kernels and workers import tcclib afresh and would not see that: make the change in tcclib's file "
+            "(then python tools/record_training_code.py --check --record), or register a rule or objective of your own "
+            "in a plugin file and name it"
+        )
     for method in ps.config.methods:
         spec = registry.METHODS[method]
         for rule in (spec.draw, spec.choice, spec.learns):
