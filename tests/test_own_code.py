@@ -174,7 +174,15 @@ SET_HERE = {  # (what the run names, what sets it): values of tcclib's training 
         lambda m: _set(m.rules.correlation_mask, "__defaults__", (0.5, "sum", None)),
     ),
     "an array's item, in place": ("tcclib.method.probe.STRENGTHS", lambda m: _set(m.probe.STRENGTHS, 0, 5.0)),
+    "a function replaced": ("tcclib.method.losses.nt_xent_pairs", lambda m: _set(m.losses, "nt_xent_pairs", _halved)),
 }
+
+
+def _halved(z, temperature=1.0):
+    """NT-Xent at half its value: a replacement (here keyed, never trained)."""
+    from tcclib.method import losses
+
+    return 0.5 * losses.nt_xent_pairs_reference(z, temperature)
 
 
 @pytest.mark.parametrize("edit", list(SET_HERE))
@@ -182,14 +190,14 @@ def test_a_value_of_the_training_code_set_in_this_process_moves_every_key_and_a_
     """A value set after ``import tcclib`` (what its file does not say) keys every member by it,
     is named, and stops a sweep (whose kernels import tcclib afresh) in one line; put back, the
     keys return."""
-    from tcclib.method import objectives, probe, rules
+    from tcclib.method import losses, objectives, probe, rules
 
     named, make = SET_HERE[edit]
     cfg = Config(methods=("random", "class"), **TINY)
     prep = prepare_config(bc, cfg)
     before = keys.run_keys(prep, cfg)
     assert own_code.set_in_process() == {} and before.own is None
-    undo = make(types.SimpleNamespace(rules=rules, objectives=objectives, probe=probe))
+    undo = make(types.SimpleNamespace(rules=rules, objectives=objectives, probe=probe, losses=losses))
     try:
         now = keys.run_keys(prep, cfg)
         assert now.edited == [f"{named} set in this process"]
@@ -205,16 +213,20 @@ def test_a_value_of_the_training_code_set_in_this_process_moves_every_key_and_a_
 
 
 def test_a_constant_set_again_to_its_value_or_an_attribute_restored_onto_the_instance_keeps_the_keys(bc):
-    """What behaves as the file says keys as it: a constant set to an equal value, and a built-in's
+    """What behaves as the file says keys as it: a constant or an array set to an equal value, and a built-in's
     attribute set on the instance to its class's own value (what pytest < 9.2's monkeypatch.undo
     leaves behind)."""
-    from tcclib.method import registry, rules
+    from tcclib.method import probe, registry, rules
 
     cfg = Config(methods=("random", "class"), **TINY)
     prep = prepare_config(bc, cfg)
     before = keys.run_keys(prep, cfg).members
     ntxent = registry.objective("ntxent")
-    undo = [_set(rules, "VIEW", int(str(rules.VIEW))), _set(ntxent, "views", type(ntxent).views)]
+    undo = [
+        _set(rules, "VIEW", int(str(rules.VIEW))),
+        _set(probe, "STRENGTHS", probe.STRENGTHS.copy()),
+        _set(ntxent, "views", type(ntxent).views),
+    ]
     try:
         assert "views" in vars(ntxent) and own_code.set_in_process() == {}
         assert keys.run_keys(prep, cfg).members == before

@@ -130,7 +130,9 @@ def _same(before: tuple, now: tuple) -> bool:
     """Whether a name's :func:`~tcclib.util.as_imported.parts` are those its file made (a list,
     dict, set or array: its contents by value)."""
     if len(before) != len(now) or before[0] is not now[0]:
-        try:  # (set again to an equal value: the same)
+        if isinstance(before[0], types.FunctionType):
+            return False  # (a function replaced)
+        try:  # (set again to an equal value: the same; before[-1] is the value as the file made it)
             return identity.value_identity(before[-1], "") == identity.value_identity(now[-1], "")
         except identity.Unkeyable:
             return False
