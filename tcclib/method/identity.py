@@ -227,6 +227,8 @@ class _Walker:
         fix = "make it a plain value (numbers, text, arrays, containers of them), or " + (
             "create it in prepare() (what prepare returns lives for one run)"
             if self.part == "its state"
+            else "make the change in tcclib's file"
+            if self.part == "its value"
             else "set `version` on the rule (the version then stands for its code: bump it when its draws change)"
         )
         return Unkeyable(f"{self.named}: {self.part} cannot be keyed by value: {path} is {kind} ({why}); {fix}")
