@@ -203,7 +203,11 @@ def test_a_value_of_the_training_code_set_in_this_process_moves_every_key_and_a_
         assert now.edited == [f"{named} set in this process"]
         for kind in ("members", "importance"):
             assert not set(getattr(now, kind).values()) & set(getattr(before, kind).values()), kind
-        with pytest.raises(SweepError, match=rf"^{re.escape(named)}: set in this process after tcclib imported it, "):
+        with pytest.raises(
+            SweepError,
+            match=rf"^{re.escape(named)}: set in this process after tcclib imported it \(by a cell, a script or a "
+            r"plugin\), but a sweep runs tcclib as its files say",
+        ):
             sweep.check_keyable(types.SimpleNamespace(config=cfg))
     finally:
         undo()

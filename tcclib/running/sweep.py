@@ -518,10 +518,10 @@ def check_keyable(ps: param_files.ParamSet) -> dict:
     if set_here:
         names = ", ".join(list(set_here)[:3]) + (f" and {len(set_here) - 3} more" if len(set_here) > 3 else "")
         raise SweepError(
-            f"{names}: set in this process after tcclib imported {'them' if len(set_here) > 1 else 'it'}, but the "
-            "run's kernels and workers import tcclib afresh and would not see that: make the change in tcclib's file "
-            "(then python tools/record_training_code.py --check --record), or register a rule or objective of your own "
-            "in a plugin file and name it"
+            f"{names}: set in this process after tcclib imported {'them' if len(set_here) > 1 else 'it'} (by a cell, a "
+            "script or a plugin), but a sweep runs tcclib as its files say (its kernels and workers import it afresh): "
+            "make the change in tcclib's file (then python tools/record_training_code.py --check --record), or "
+            "register a rule or objective of your own in a plugin file and name it"
         )
     for method in ps.config.methods:
         spec = registry.METHODS[method]
