@@ -118,7 +118,7 @@ def set_in_process() -> dict[str, str]:
             if "*" in skipped and isinstance(now.get(name), type(sys)):
                 continue
             before = remembered.get(name)
-            if before is not None and name in now and _same(before, as_imported.parts(now[name])):
+            if before is not None and name in now and _same(before, now[name]):
                 continue
             out[f"{module_name}.{name}"] = (
                 "removed" if name not in now else identity.value_identity(now[name], f"{module_name}.{name}")
@@ -126,22 +126,39 @@ def set_in_process() -> dict[str, str]:
     return out
 
 
-def _same(before: tuple, now: tuple) -> bool:
-    """Whether a name's :func:`~tcclib.util.as_imported.parts` are those its file made (a list,
-    dict, set or array: its contents by value)."""
-    if len(before) != len(now) or before[0] is not now[0]:
-        if isinstance(before[0], types.FunctionType):
-            return False  # (a function replaced)
-        try:  # (set again to an equal value: the same; before[-1] is the value as the file made it)
-            return identity.value_identity(before[-1], "") == identity.value_identity(now[-1], "")
-        except identity.Unkeyable:
-            return False
-    if len(before) == 2 and not isinstance(before[0], types.FunctionType):
-        try:
-            return identity.value_identity(before[1], "") == identity.value_identity(now[1], "")
-        except identity.Unkeyable:  # (contents with no value to key: the object alone)
-            return True
-    return all(a is b for a, b in zip(before, now))
+def _same(before: tuple, value) -> bool:
+    """Whether ``value`` is what its file made, ``before`` (its :func:`~tcclib.util.as_imported.parts`
+    then): a function with the same code, defaults and closure; a list, dict, set or array with
+    the same contents; anything else the same object or an equal value (set again)."""
+    if isinstance(before[0], types.FunctionType):
+        now = as_imported.parts(value)
+        return len(now) == len(before) and all(a is b for a, b in zip(before, now))
+    copied = len(before) == 2
+    if value is before[0] and not copied:
+        return True
+    as_made = _copy_digest(before[1]) if copied else _value_digest(before[0])
+    if as_made is None:  # (no value to key: the object alone)
+        return value is before[0]
+    return as_made == _value_digest(value)
+
+
+def _value_digest(value) -> str | None:
+    """``value`` by value (:func:`~tcclib.method.identity.value_identity`); None where it has none."""
+    try:
+        return identity.value_identity(value, "")
+    except identity.Unkeyable:
+        return None
+
+
+_COPY_DIGESTS: dict[int, str | None] = {}
+""":func:`_value_digest` of each container's copy as imported (the copies never change, and
+:data:`~tcclib.util.as_imported.AS_IMPORTED` keeps them, so their ids stay theirs)."""
+
+
+def _copy_digest(copy) -> str | None:
+    if id(copy) not in _COPY_DIGESTS:
+        _COPY_DIGESTS[id(copy)] = _value_digest(copy)
+    return _COPY_DIGESTS[id(copy)]
 
 
 def _module_name(name: str) -> str:
