@@ -33,7 +33,7 @@ from pathlib import Path
 
 from tcclib.artifacts import recorded_code
 from tcclib.method import identity
-from tcclib.util import as_imported, started
+from tcclib.util import as_imported, errors, started
 
 PACKAGE = Path(__file__).resolve().parents[1]
 FILES = ("data/*.py", "method/*.py", "running/train.py", "running/checkpointing.py")
@@ -180,8 +180,8 @@ def changed_files(now: dict[str, str] | None = None) -> list[str]:
 def in_words(changed: list[str]) -> str:
     """``tcclib/method/rules.py edited, tcclib.method.rules.VIEW set in this process``: the first
     three of :func:`changed_files` and how many more."""
-    said = [name if name.endswith(" set in this process") else f"{name} edited" for name in changed[:3]]
-    return ", ".join(said) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    said = [name if name.endswith(" set in this process") else f"{name} edited" for name in changed]
+    return errors.first_few(said, 3)
 
 
 def identity_now(now: dict[str, str] | None = None) -> str | None:

@@ -497,7 +497,7 @@ def _say_changed(plan: _Plan, say) -> None:
         if d in plan.stale:
             reasons.setdefault(plan.stale[d], []).append(d)
     for why, names in reasons.items():
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        shown = errors.first_few(names, 4)
         say(
             f"{shown}: {why} since stored: {'they run' if len(names) > 1 else 'it runs'} again, and only the "
             "members whose keys changed train"
@@ -516,7 +516,7 @@ def check_keyable(ps: param_files.ParamSet) -> dict:
     except identity.Unkeyable as e:
         raise SweepError(str(e)) from None
     if set_here:
-        names = ", ".join(list(set_here)[:3]) + (f" and {len(set_here) - 3} more" if len(set_here) > 3 else "")
+        names = errors.first_few(set_here, 3)
         raise SweepError(
             f"{names}: set in this process after tcclib imported {'them' if len(set_here) > 1 else 'it'} (by a cell, a "
             "script or a plugin), but a sweep runs tcclib as its files say (its kernels and workers import it afresh): "

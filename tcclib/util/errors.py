@@ -132,3 +132,9 @@ register_short(ConfigError)  # (the others register where they are defined)
 def counted(n: int, noun: str) -> str:
     """``1 dataset``, ``2 datasets``: a count and its noun, as a message says it."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def first_few(items, shown: int) -> str:
+    """``a, b, c and 2 more``: the first ``shown`` of ``items``, as a message lists them."""
+    items = list(items)
+    return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
