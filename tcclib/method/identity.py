@@ -113,12 +113,7 @@ def value_identity(value, named: str) -> str:
     function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
     if isinstance(function, types.FunctionType) and not is_followed(function.__module__):
         walker.put("function", function.__module__, function.__qualname__, _bytecode_text(function.__code__))
-        walker.value((function.__defaults__, function.__kwdefaults__), f"{named} (its defaults)")
-        for i, cell in enumerate(function.__closure__ or ()):
-            try:
-                walker.value(cell.cell_contents, f"{named} (its closure)")
-            except ValueError:  # (an empty cell)
-                walker.put("empty", i)
+        walker.defaults_and_closure(function, named)
     else:
         walker.value(function, named)
     return f"value:{walker.digest()}"
@@ -419,16 +414,11 @@ class _Walker:
         else:
             self.value(member, path)
 
-    def function(self, function: types.FunctionType, path: str) -> None:
-        if not is_followed(function.__module__):
-            self.put("global", function.__module__, function.__qualname__)
-            return
-        self._check_file(function.__module__)
-        code = function.__code__
-        self.put("function", function.__qualname__, _source_or_bytecode(function, self))
+    def defaults_and_closure(self, function: types.FunctionType, path: str) -> None:
+        """A function's defaults and the contents of its closure's cells, by value."""
         self.value(function.__defaults__, f"{path} (its defaults)")
         self.value(function.__kwdefaults__, f"{path} (its keyword defaults)")
-        for name, cell in zip(code.co_freevars, function.__closure__ or ()):
+        for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
             try:
                 contents = cell.cell_contents
             except ValueError:  # an empty cell (a name not yet bound in the enclosing function)
@@ -436,6 +426,15 @@ class _Walker:
                 continue
             self.put("free", name)
             self.value(contents, f"{path} (its closure's {name})")
+
+    def function(self, function: types.FunctionType, path: str) -> None:
+        if not is_followed(function.__module__):
+            self.put("global", function.__module__, function.__qualname__)
+            return
+        self._check_file(function.__module__)
+        code = function.__code__
+        self.put("function", function.__qualname__, _source_or_bytecode(function, self))
+        self.defaults_and_closure(function, path)
         names = _global_names(code)
         namespace = function.__globals__
         for name in names:
