@@ -91,13 +91,13 @@ class _NTXent(torch.autograd.Function):
         ppos = P[:, idx, partner]  # [K, 2N]
         rows = _partner_loss(S, ppos, idx, partner)
         del S
-        ctx.save_for_backward(u, norm, P, partner)
+        ctx.save_for_backward(u, norm, P)
         ctx.temperature, ctx.low = temperature, low
         return rows.mean(1)
 
     @staticmethod
     def backward(ctx, g: torch.Tensor):
-        u, norm, P, partner = ctx.saved_tensors
+        u, norm, P = ctx.saved_tensors
         K, N2, _ = u.shape
         low = ctx.low
         if low is None:
@@ -105,9 +105,13 @@ class _NTXent(torch.autograd.Function):
         else:
             Pl, ul = P.to(low), u.to(low)
             du = torch.baddbmm(torch.bmm(Pl, ul), Pl.transpose(1, 2), ul).float()
-        du.sub_(u[:, partner], alpha=2.0)
+        N = N2 // 2  # (the partner of row i < N is N + i: two halves, no gather of u)
+        du[:, :N].sub_(u[:, N:], alpha=2.0)
+        du[:, N:].sub_(u[:, :N], alpha=2.0)
         du.mul_((g / (N2 * ctx.temperature)).view(K, 1, 1))
-        dz = (du - u * (u * du).sum(-1, keepdim=True)) / norm
+        work = torch.mul(u, du)  # (one [K, 2N, d] buffer: u du, then u (u . du))
+        torch.mul(u, work.sum(-1, keepdim=True), out=work)
+        dz = du.sub_(work).div_(norm)  # (du - u (u . du)) / |z|, in place
         return (dz if low is None else dz.to(low)), None
 
 

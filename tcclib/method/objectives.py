@@ -298,7 +298,7 @@ class SubTab(Objective):
         h = batch.encode(views)
         reconstruction = row_squared_error(batch.head("decoder", h), batch.anchors.repeat(1, V, 1))
         z = F.normalize(batch.head("projection", h).float(), dim=-1).view(k, V, b, -1)
-        zi, zj = z[:, first], z[:, second]  # [k, P, b, H]
+        zi, zj = z.index_select(1, first), z.index_select(1, second)  # [k, P, b, H] (index_add_ backward)
         P = len(first)
         contrast = nt_xent_pairs(torch.cat([zi, zj], 2).view(k * P, 2 * b, -1), self.tau).view(k, P).mean(1)
         distance = (zi - zj).square().sum(-1).mean(2).mean(1)
