@@ -64,6 +64,16 @@ registry.register_method("share", {make}, "uniform", replace=True, replace_rule=
 """
 
 INIT = "    def __init__(self, share=1):\n        self.share = share\n"
+WRAPS = """import functools
+
+
+def capped(f):
+    @functools.wraps(f)
+    def wrapper(self, n):
+        return min(f(self, n), 5){extra}
+
+    return wrapper"""
+CAPPED = "    @capped\n    def step_of(self, n):\n        return 1\n\n"
 
 
 def rule(prelude="", body="", step="1", make="Share()") -> str:
@@ -150,6 +160,27 @@ EDITS = {
         ["arguments"],
     ),
     "a class made by a factory (its closure)": (factory(1), factory(2), ["code"]),
+    "a decorator's wrapper (functools.wraps)": (
+        rule(WRAPS.format(extra=""), body=CAPPED, step="self.step_of(n_rows)"),
+        rule(WRAPS.format(extra=" + 1"), body=CAPPED, step="self.step_of(n_rows)"),
+        ["code"],
+    ),
+    "a helper under functools.lru_cache": (
+        rule(
+            "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef helper(n):\n    return 1",
+            step="helper(n_rows)",
+        ),
+        rule(
+            "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef helper(n):\n    return 2",
+            step="helper(n_rows)",
+        ),
+        ["code"],
+    ),
+    "a helper found by globals()[name]": (
+        rule("def helper_one(n):\n    return 1", step="globals()['helper_' + 'one'](n_rows)"),
+        rule("def helper_one(n):\n    return 2", step="globals()['helper_' + 'one'](n_rows)"),
+        ["code"],
+    ),
 }
 
 # edits that change nothing the rule does: the keys stay
@@ -304,6 +335,11 @@ def test_a_helper_edited_on_disk_but_not_reloaded_is_refused(helper_folder, prep
     message = str(e.value)
     assert "\n" not in message and "share_helpers.py (module share_helpers) changed on disk since it was" in message
     assert "restart the kernel" in message and "importlib.reload(share_helpers)" in message
+    importlib.reload(sys.modules["share_helpers"])  # (what it says: then keyed as the file is now) ...
+    with pytest.raises(identity.Unkeyable, match="changed on disk"):
+        members(prep, "share")  # (... but the rule's file still holds the old step(), imported by name)
+    plugins.load(str(helper_folder / "share_rule.py"))  # (and what imports names from it run again)
+    assert members(prep, "share")
 
 
 def test_a_constant_of_a_helper_edited_on_disk_but_not_reloaded_is_refused(helper_folder, prep):
@@ -312,6 +348,183 @@ def test_a_constant_of_a_helper_edited_on_disk_but_not_reloaded_is_refused(helpe
     (helper_folder / "share_helpers.py").write_text("STEP = 22\n\n\ndef step():\n    return STEP\n")
     with pytest.raises(identity.Unkeyable, match="share_helpers.py .module share_helpers. changed on disk"):
         members(prep, "share")
+
+
+# (the helper file before, after, and how the rule reaches it) each reached in a way a name lookup
+# in the code does not show: the helper's edit must still retrain
+REACHED = {
+    "getattr with a computed name": ("getattr(share_helpers, 'st' + 'ep')()", "import share_helpers"),
+    "a module imported by a string": ("importlib.import_module('share_helpers').step()", "import importlib"),
+    "a decorator of another file": ("self.step_of(n_rows)", "from share_helpers import capped"),
+    "a base class of another file": ("self.base_step()", "from share_helpers import Base"),
+}
+HELPERS = f"""import functools
+
+STEP = {{step}}
+
+
+def step():
+    return STEP
+
+
+{WRAPS.format(extra=" + STEP")}
+
+
+class Base:
+    def base_step(self):
+        return STEP
+"""
+
+
+@pytest.mark.parametrize("reached", list(REACHED))
+def test_a_helper_reached_by_name_decorator_or_base_class_retrains(reached, helper_folder, prep):
+    step, prelude = REACHED[reached]
+    source = rule(prelude, body=CAPPED if "capped" in prelude else "", step=step)
+    if reached == "a base class of another file":
+        source = source.replace("class Share(rules.HowRule):", "class Share(Base, rules.HowRule):")
+    (helper_folder / "share_helpers.py").write_text(HELPERS.format(step=1))
+    path = helper_folder / "share_rule.py"
+    path.write_text(source)
+    plugins.load(str(path))  # (a decorator of another file is not refused as "changed on disk")
+    first, known = members(prep, "share"), identity_now()
+    (helper_folder / "share_helpers.py").write_text(HELPERS.format(step=2))
+    if reached == "a module imported by a string":  # (imported as the rule drew, not by the plugin: stale)
+        with pytest.raises(identity.Unkeyable, match="share_helpers.py .module share_helpers. changed on disk"):
+            members(prep, "share")
+        importlib.reload(sys.modules["share_helpers"])  # (what the refusal says to do)
+    plugins.load(str(path))
+    assert all(members(prep, "share")[tag] != key for tag, key in first.items())
+    assert registry.changes(known, identity_now()) == ["code"]
+
+
+FILE_RULE = """
+import json
+from pathlib import Path
+
+SETTINGS = Path(__file__).with_name("share_settings.json")
+"""
+
+
+def test_a_file_the_rule_reads_as_it_draws_is_keyed_by_its_bytes(tmp_path, prep):
+    """A file read in prepare() or donors(), which neither code nor state shows: its bytes enter the
+    draws part, so an edit retrains even where the probe's few rows draw the same."""
+    settings = tmp_path / "share_settings.json"
+    settings.write_text('{"width": 0.1}')
+    place = Place("file", tmp_path)
+    body = "    def prepare(self, members):\n        return json.loads(SETTINGS.read_text())\n\n"
+    place.run(rule(FILE_RULE, body=body, step="1 if state['width'] < 1 else 1"))
+    first, known = members(prep, "share"), identity_now()
+    settings.write_text('{"width": 0.12}')  # (draws the same on the probe and in the run)
+    assert all(members(prep, "share")[tag] != key for tag, key in first.items())
+    assert registry.changes(known, identity_now()) == ["draws"]
+    settings.write_text('{"width": 0.1}')
+    assert members(prep, "share") == first
+
+
+def test_files_read_records_what_the_code_reads_not_imports_or_writes(tmp_path, monkeypatch):
+    """An import the probe triggers (a module's first use) would key its file in one process and not
+    in the next: only files opened for reading by the code itself count."""
+    (tmp_path / "lazily_imported.py").write_text("X = 1\n")
+    (tmp_path / "table.csv").write_text("a\n1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazily_imported", raising=False)
+    with identity.files_read() as opened:
+        importlib.import_module("lazily_imported")
+        pd.read_csv(tmp_path / "table.csv")
+        (tmp_path / "written.txt").write_text("x")
+    ours = {path for path in opened if path.startswith(os.path.realpath(tmp_path))}  # (pandas reads /sys too)
+    assert ours == {os.path.realpath(tmp_path / "table.csv")}
+    assert identity.files_digest(opened) and identity.files_digest(set()) == ""
+
+
+OBJECTIVE = """
+import json
+from pathlib import Path
+
+from tcclib.method import objectives, registry
+
+SETTINGS = Path(__file__).with_name("objective_settings.json")
+
+
+class Scaled(objectives.Objective):
+    name = "scaled"
+
+    def heads(self, stack):
+        return {"decoder": [stack.width]}
+
+    def prepare(self, stack):
+        return json.loads(SETTINGS.read_text())["scale"]
+
+    def loss(self, batch):
+        out = batch.head("decoder", batch.encode(batch.views))
+        return objectives.row_squared_error(out, batch.anchors) * batch.state
+
+
+registry.register_method("scaled", "column", "uniform", objective=Scaled(), replace=True, replace_rule=True)
+"""
+
+
+def test_a_file_an_objective_reads_in_prepare_is_keyed_by_its_bytes(tmp_path, prep):
+    """An objective has no draws to probe: what its prepare() opens on a small stack is keyed."""
+    (tmp_path / "objective_settings.json").write_text('{"scale": 1.0}')
+    (tmp_path / "scaled_objective.py").write_text(OBJECTIVE)
+    plugins.load(str(tmp_path / "scaled_objective.py"))
+    cfg = Config(methods=("random", "scaled"), **TINY)
+    first = keys.run_keys(prep, cfg).members
+    (tmp_path / "objective_settings.json").write_text('{"scale": 2.0}')
+    again = keys.run_keys(prep, cfg).members
+    assert {tag.split("/")[1] for tag in first if first[tag] != again[tag]} == {"scaled"}
+    (tmp_path / "objective_settings.json").write_text('{"scale": 1.0}')
+    assert keys.run_keys(prep, cfg).members == first
+    registry.unregister("scaled")
+
+
+def test_a_module_imported_by_a_computed_name_is_refused(tmp_path):
+    source = rule("import importlib\nNAME = 'share_'", step="importlib.import_module(NAME + 'helpers').step()")
+    with pytest.raises(plugins.PluginError, match=r"imports a module by a computed name.*import it by name"):
+        Place("file", tmp_path).run(source)
+
+
+def test_an_installed_decorator_on_prepare_is_keyed_by_what_it_wraps(tmp_path, prep):
+    """``@torch.no_grad()`` wraps with ``functools.wraps`` in torch's own file: registered without a
+    refusal, and an edit of the method it wraps retrains."""
+    place = Place("file", tmp_path)
+    prepare = "    @torch.no_grad()\n    def prepare(self, members):\n        return {value}\n\n"
+    place.run(rule(body=prepare.format(value=1)))
+    first = members(prep, "share")
+    place.run(rule(body=prepare.format(value=2)))
+    assert all(members(prep, "share")[tag] != key for tag, key in first.items())
+
+
+BOUND = """
+from sklearn.linear_model import LogisticRegression
+
+
+class Models:
+    def __init__(self, c):
+        self.c = c
+
+    @classmethod
+    def fixed(cls, seed, cfg):
+        return LogisticRegression(C={c}, max_iter=50, random_state=seed)
+
+    def chosen(self, seed, cfg):
+        return LogisticRegression(C=self.c, max_iter=50, random_state=seed)
+"""
+
+
+def test_a_bound_method_factory_is_keyed_by_its_code_and_its_objects_state(tmp_path):
+    """A baseline's factory may be a class's or an object's method: its code, its class and the
+    object's state are keyed (it was keyed by nothing)."""
+    namespaces = []
+    for c in (1.0, 0.001):
+        namespace = {"__name__": "__main__"}
+        exec(compile(BOUND.format(c=c), "<string>", "exec"), namespace)
+        namespaces.append(namespace)
+    fixed = [identity.identity(ns["Models"].fixed, "baseline 'm'") for ns in namespaces]
+    assert fixed[0] is not None and fixed[0] != fixed[1]
+    chosen = [identity.identity(namespaces[0]["Models"](c).chosen, "baseline 'm'") for c in (1.0, 0.001)]
+    assert chosen[0].code == chosen[1].code and chosen[0].state != chosen[1].state
 
 
 def test_a_stale_cached_bytecode_of_a_file_older_than_the_process_is_no_edit(tmp_path, monkeypatch):

@@ -27,17 +27,21 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import inspect
 import io
 import linecache
 import os
+import re
 import site
 import sys
 import sysconfig
 import textwrap
+import threading
 import time
 import tokenize
 import types
@@ -92,6 +96,13 @@ def identity(obj, named: str) -> Identity | None:
         if is_tcclib(getattr(obj.func, "__module__", None)):
             return None
         return Identity(_code_part(obj.func, obj, named), _state_part(obj, named, "(the bound arguments)"))
+    if isinstance(obj, types.MethodType):  # a bound method: its function, its class and its object's state
+        owner = obj.__self__
+        owner_class = owner if isinstance(owner, type) else type(owner)
+        if not (is_followed(getattr(obj.__func__, "__module__", None)) or is_followed(owner_class.__module__)):
+            return None
+        code = _code_part((obj.__func__, owner_class), owner, named)
+        return Identity(code, None if owner is owner_class else _state_part(owner, named))
     cls = type(obj)
     if not is_followed(cls.__module__):
         return None
@@ -272,6 +283,8 @@ class _Walker:
             self._builtin(obj, path)
         elif kind is types.CodeType:
             self.put("code", _bytecode_text(obj))
+        elif isinstance(obj, io.IOBase) and obj.closed:  # (`with open(...) as f` at a module's top: nothing to read)
+            self.put("closed", kind.__name__)
         elif not self._array(obj, path):
             self._reduced(obj, path)
 
@@ -343,6 +356,9 @@ class _Walker:
             raise self.refuse(path, obj, f"it has no value to key: {_first_line(e)}") from None
         if isinstance(reduced, str):  # a module-level singleton, named
             self.put("global", type(obj).__module__, reduced)
+            wrapped = getattr(obj, "__wrapped__", None)
+            if wrapped is not None:  # (functools.lru_cache and cache: the function they call, by value)
+                self.value(wrapped, f"{path} (the function it wraps)")
             return
         constructor, arguments, state, items, entries = (*reduced, None, None, None)[:5]
         self.put("reduce")
@@ -431,24 +447,79 @@ class _Walker:
         if not is_followed(function.__module__):
             self.put("global", function.__module__, function.__qualname__)
             return
-        self._check_file(function.__module__)
         code = function.__code__
+        if not _own_code_file(code.co_filename):  # a wrapper an installed decorator made (torch.no_grad,
+            # functools.wraps gives it the wrapped function's name and module): named, with what it holds
+            self.put("wrapper", Path(code.co_filename).name, _qualified_name(function))
+            self.defaults_and_closure(function, path)
+            self.value(dict(function.__dict__), f"{path} (its attributes)")  # (__wrapped__ among them)
+            return
+        self._check_file(function.__module__)
         self.put("function", function.__qualname__, _source_or_bytecode(function, self))
         self.defaults_and_closure(function, path)
         names = _global_names(code)
         namespace = function.__globals__
+        by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
         for name in names:
             if name in namespace:
                 value = namespace[name]
                 self.put("global", name)
                 if isinstance(value, types.ModuleType):
-                    self.module(value, names)
+                    self.module(value, None if by_string else names)
                 else:
                     self.value(value, f"{_module_label(namespace)}{name}")
             elif hasattr(builtins, name):
                 self.put("builtin", name)
+        if _DYNAMIC_GLOBALS.intersection(names):
+            self.namespace(namespace)
+        if _IMPORTS_BY_NAME.intersection(names):
+            self.imported_by_name(code, path)
         if function.__dict__:
             self.value(dict(function.__dict__), f"{path} (its attributes)")
+
+    def namespace(self, namespace: dict) -> None:
+        """Every global of a module (what ``globals()[name]``, ``eval`` or ``exec`` may read), by
+        value; a notebook's history (``In``, ``Out``, ``_3``) left out."""
+        self.put("namespace", _module_label(namespace))
+        for name in sorted(namespace):
+            if name.startswith("__") or _IPYTHON_HISTORY.fullmatch(name):
+                continue
+            self.put("global", name)
+            value = namespace[name]
+            if isinstance(value, types.ModuleType):
+                self.module(value, None)
+            else:
+                self.value(value, f"{_module_label(namespace)}{name}")
+
+    def imported_by_name(self, code: types.CodeType, path: str) -> None:
+        """The user's modules a function imports by a string (``importlib.import_module("helpers")``),
+        each whole (one not imported yet: its file's text); refused where no string in its code names
+        a module (a computed name)."""
+        found = 0
+        for name in sorted({c for c in _constants(code) if isinstance(c, str) and _module_name(c)}):
+            module = sys.modules.get(name)
+            if isinstance(module, types.ModuleType):
+                self.module(module, None)
+                found += 1
+                continue
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                continue
+            origin = getattr(spec, "origin", None)
+            if origin and os.path.isfile(origin):
+                found += 1
+                if _own_code_file(origin):  # (its text as tokens: comments and docstrings do not count)
+                    self.put("module file", name, source_tokens(Path(origin).read_text(errors="replace")))
+                else:
+                    self.put("module", name)
+        if not found:
+            raise self.refuse(
+                path,
+                code,
+                "it imports a module by a computed name, which a key cannot follow: import it by name at "
+                "the top of the file",
+            )
 
     def module(self, module: types.ModuleType, names) -> None:
         """A module: by name when installed (or tcclib's); a user's by the values of the
@@ -495,6 +566,49 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+_DYNAMIC_ATTRIBUTES = frozenset({"getattr", "hasattr", "vars", "dir", "__dict__", "__getattribute__"})
+"""Names whose use reads a module's attributes by a string: a user module the code reaches is keyed whole."""
+_DYNAMIC_GLOBALS = frozenset({"globals", "eval", "exec", "vars"})
+"""Names whose use reads the function's own module's globals by a string: every global is keyed."""
+_IMPORTS_BY_NAME = frozenset({"import_module", "__import__"})
+"""Names whose use imports a module by a string: the user's modules its strings name are keyed."""
+_IPYTHON_HISTORY = re.compile(r"In|Out|_+|_i+|_i?\d+|_dh|_oh|_ih|exit|quit|get_ipython")
+
+
+def _constants(code: types.CodeType):
+    """Every constant of ``code`` and of the code nested in it."""
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        for constant in current.co_consts:
+            if isinstance(constant, types.CodeType):
+                stack.append(constant)
+            else:
+                yield constant
+
+
+def _module_name(text: str) -> bool:
+    return bool(text) and all(part.isidentifier() for part in text.split("."))
+
+
+def _own_code_file(file: str) -> bool:
+    """Whether code compiled from ``file`` is the user's (not installed code, not tcclib's)."""
+    if file.startswith("<") or not os.path.isabs(file):
+        return True  # (a cell, python -c, exec of a string)
+    return not (_installed_file(file) or _is_tcclib_file(file))
+
+
+@functools.cache
+def _is_tcclib_file(file: str) -> bool:
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+    return os.path.realpath(file).startswith(package)
+
+
+def _qualified_name(function: types.FunctionType) -> str:
+    """The name its code was compiled under (``functools.wraps`` copies another onto the function)."""
+    return getattr(function.__code__, "co_qualname", None) or function.__qualname__
+
+
 def _global_names(code: types.CodeType) -> list[str]:
     """The names ``code`` (and the code nested in it) reads as globals or attributes, sorted."""
     names: set[str] = set()
@@ -535,7 +649,7 @@ def _source_of(function: types.FunctionType) -> str | None:
     if known is not None and lines is not None and known[0] is lines:
         return known[1]
     try:
-        block, _ = inspect.getsourcelines(function)
+        block, _ = inspect.getsourcelines(function.__code__ if "__wrapped__" in function.__dict__ else function)
     except (OSError, TypeError, IndexError):
         return None
     source = textwrap.dedent("".join(block))
@@ -549,7 +663,8 @@ def stale_source(named: str, module: str, file: str) -> Unkeyable:
     return Unkeyable(
         f"{named}: {Path(file).name} (module {module}) changed on disk since it was imported in this process, "
         f"so the key would describe code that does not run: restart the kernel (or the process), or "
-        f"reload the module (importlib.reload({module.rsplit('.', 1)[-1]})) before running again"
+        f"reload the module (importlib.reload({module.rsplit('.', 1)[-1]})) and run again what imports names "
+        f"from it (the plugin, the cell) before running again"
     )
 
 
@@ -584,8 +699,9 @@ def _process_started() -> float | None:
         return None
 
 
-_FIRST_KEYED: dict[str, tuple[int, str]] = {}
-"""A user module's file -> ``(id of the module object, digest of the file)`` when a key first read it."""
+_FIRST_KEYED: dict[str, tuple[tuple[int, int], str]] = {}
+"""A user module's file -> ``((id of the module object, id of its spec), digest of the file)`` when a
+key first read it."""
 
 
 def _changed_since_first_keyed(module) -> str | None:
@@ -598,9 +714,10 @@ def _changed_since_first_keyed(module) -> str | None:
         digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
     except OSError:
         return None
-    seen = _FIRST_KEYED.setdefault(file, (id(module), digest))
-    if seen[0] != id(module):  # imported again since: what it holds now is this file
-        _FIRST_KEYED[file] = (id(module), digest)
+    imported = (id(module), id(getattr(module, "__spec__", None)))  # (importlib.reload gives it a new spec)
+    seen = _FIRST_KEYED.setdefault(file, (imported, digest))
+    if seen[0] != imported:  # imported (or reloaded) again since: what it holds now is this file
+        _FIRST_KEYED[file] = (imported, digest)
         return None
     return file if seen[1] != digest else None
 
@@ -733,7 +850,7 @@ def _runs_as_written(function: types.FunctionType) -> bool:
     compiled = _compiled(file, text)
     if compiled is None:
         return False
-    path = [part for part in function.__qualname__.split(".") if part != "<locals>"]
+    path = [part for part in _qualified_name(function).split(".") if part != "<locals>"]
     return any(_same_code(found, function.__code__) for found in _codes_named(compiled, path))
 
 
@@ -773,3 +890,73 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
             if not (isinstance(x, float) and x != x and y != y):  # (nan equals nan here)
                 return False
     return True
+
+
+# --------------------------------------------------------------------------- files a user's code reads
+
+_READING: dict[int, set[str]] = {}
+"""The thread (its ident) recording under :func:`files_read` -> the files opened for reading there."""
+_HOOKED: list[bool] = []
+
+
+def _on_audit(event: str, arguments) -> None:
+    if event != "open" or not _READING:
+        return
+    opened = _READING.get(threading.get_ident())
+    if opened is None:
+        return
+    if _importing():
+        return  # (a module's file read by an import: its code is keyed as code, where reached)
+    path, mode, flags = (*arguments, None, None)[:3]
+    writes = (
+        ("w" in mode or "a" in mode or "x" in mode) if isinstance(mode, str) else bool(flags and flags & os.O_WRONLY)
+    )
+    if isinstance(path, (str, bytes, os.PathLike)) and not writes:
+        opened.add(os.path.realpath(os.fsdecode(path)))
+
+
+def _importing() -> bool:
+    """Whether the import system is on this thread's stack (it opens the modules' files)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@contextlib.contextmanager
+def files_read():
+    """The files this thread opens for reading inside the block (Python's ``open`` audit event:
+    ``open()``, ``pathlib``, ``os.open`` and what is built on them), as a set filled as it runs."""
+    if not _HOOKED:
+        sys.addaudithook(_on_audit)  # (once a process; a hook cannot be removed: it returns at once when idle)
+        _HOOKED.append(True)
+    thread = threading.get_ident()
+    outer = _READING.get(thread)
+    opened: set[str] = set()
+    _READING[thread] = opened
+    try:
+        yield opened
+    finally:
+        if outer is None:
+            del _READING[thread]
+        else:
+            outer |= opened
+            _READING[thread] = outer
+
+
+def files_digest(paths) -> str:
+    """``""`` when none of ``paths`` is a file of the user's (installed code, tcclib's files and the
+    system's are left out), else a digest of each such file's name and bytes (one that cannot be
+    read: its name and that)."""
+    parts = []
+    for path in sorted(paths):
+        if path.startswith(("/proc/", "/sys/", "/dev/")) or not os.path.isfile(path) or not _own_code_file(path):
+            continue
+        try:
+            content = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError as e:
+            content = f"unreadable-{type(e).__name__}"
+        parts.append(f"{path}={content}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:HASH_CHARS] if parts else ""

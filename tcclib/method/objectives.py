@@ -39,7 +39,7 @@ from typing import Any
 import torch
 from torch.nn import functional as F
 
-from tcclib.method import rules
+from tcclib.method import identity, rules
 from tcclib.method.losses import nt_xent_pairs
 from tcclib.util.errors import register_short
 
@@ -321,6 +321,35 @@ def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[l
         start, stop = (0, size + extra) if v == 0 else (v * size - extra, (v + 1) * size)
         out.append(active[start:stop])
     return out
+
+
+# --------------------------------------------------------------------------- the files prepare reads
+
+
+def files_prepare_reads(objective) -> str:
+    """A digest of the user's files that ``objective.prepare`` opens on a small probe stack (2
+    members, 16 rows, 5 features; :func:`tcclib.method.identity.files_read`), ``""`` when it opens
+    none or fails there: what its code and state cannot show, keyed beside them."""
+    from tcclib.method.config import Config
+
+    k, n_rows, n_features = 2, 16, 5
+    stack = Stack(
+        k=k,
+        n_rows=n_rows,
+        n_features=n_features,
+        width=n_features,
+        hidden=8,
+        active=torch.ones(k, n_features, dtype=torch.bool),
+        in_widths=torch.full((k,), n_features),
+        column_feature=torch.arange(n_features).repeat(k, 1),
+        cfg=Config(),
+    )
+    with identity.files_read() as opened:
+        try:
+            objective.prepare(stack)
+        except Exception:  # (keyed by what it read before failing; the run says what failed)
+            pass
+    return identity.files_digest(opened)
 
 
 # --------------------------------------------------------------------------- the contract

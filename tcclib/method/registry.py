@@ -346,7 +346,10 @@ def objective_code(objective) -> str | None:
     :data:`tcclib.artifacts.keys.TRAIN_VERSION`) :func:`own_state` (None while it is as
     registered).  Computed when asked (a run's keys)."""
     found = code_identity(objective)
-    return own_state(objective) if found is None else found
+    if found is None:
+        return own_state(objective)
+    read = _objectives().files_prepare_reads(objective)  # (a file prepare() opens: its bytes)
+    return f"{found} draws:files-{read}" if read else found
 
 
 def check_rule_settings(rule) -> None:

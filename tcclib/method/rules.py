@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from tcclib.method import identity
 from tcclib.method.draws import VIEW, WHERE, GeneratorDraws
 from tcclib.method.plugins import undefined_name_fix
 from tcclib.util.errors import register_short
@@ -749,7 +750,7 @@ def draws_fingerprint(rule, spec, cfg) -> str:
         all_rows=raw,
     )
     try:
-        with _fixed_global_randomness():
+        with _fixed_global_randomness(), identity.files_read() as opened:
             if isinstance(trial, HowRule):
                 before = members if needs != PSEUDO_LABELS else _with_labels(members, UnknownLabels(trial))
                 state = trial.prepare(before)
@@ -762,7 +763,9 @@ def draws_fingerprint(rule, spec, cfg) -> str:
     if not isinstance(drawn, torch.Tensor):
         return f"returns-{type(drawn).__name__}"
     values = drawn.detach().to("cpu").contiguous().to(torch.int64).numpy()
-    return hashlib.sha256(f"{drawn.dtype}{list(drawn.shape)}".encode() + values.tobytes()).hexdigest()[:16]
+    drew = hashlib.sha256(f"{drawn.dtype}{list(drawn.shape)}".encode() + values.tobytes()).hexdigest()[:16]
+    read = identity.files_digest(opened)  # (a file of the user's it opened: its bytes, whatever the probe drew)
+    return f"{drew}+files-{read}" if read else drew
 
 
 def _with_labels(members: Members, labels) -> Members:
