@@ -176,9 +176,17 @@ EDITS = {
         ),
         ["code"],
     ),
-    "a helper found by globals()[name]": (
-        rule("def helper_one(n):\n    return 1", step="globals()['helper_' + 'one'](n_rows)"),
-        rule("def helper_one(n):\n    return 2", step="globals()['helper_' + 'one'](n_rows)"),
+    "a cached property": (
+        rule(
+            "import functools",
+            body="    @functools.cached_property\n    def step_of(self):\n        return 1\n\n",
+            step="self.step_of",
+        ),
+        rule(
+            "import functools",
+            body="    @functools.cached_property\n    def step_of(self):\n        return 2\n\n",
+            step="self.step_of",
+        ),
         ["code"],
     ),
 }
@@ -352,8 +360,16 @@ def test_a_constant_of_a_helper_edited_on_disk_but_not_reloaded_is_refused(helpe
 
 # (the helper file before, after, and how the rule reaches it) each reached in a way a name lookup
 # in the code does not show: the helper's edit must still retrain
+LOCAL = "def _local():\n    from share_helpers import step\n\n    return step()"
 REACHED = {
     "getattr with a computed name": ("getattr(share_helpers, 'st' + 'ep')()", "import share_helpers"),
+    "an import inside the method": ("_local()", LOCAL),
+    "sys.modules": ("sys.modules['share_helpers'].step()", "import sys\nimport share_helpers"),
+    "operator.attrgetter": (
+        "operator.attrgetter('st' + 'ep')(share_helpers)()",
+        "import operator\nimport share_helpers",
+    ),
+    "a module's __getattr__": ("share_helpers.LAZY", "import share_helpers"),
     "a module imported by a string": ("importlib.import_module('share_helpers').step()", "import importlib"),
     "a decorator of another file": ("self.step_of(n_rows)", "from share_helpers import capped"),
     "a base class of another file": ("self.base_step()", "from share_helpers import Base"),
@@ -361,6 +377,12 @@ REACHED = {
 HELPERS = f"""import functools
 
 STEP = {{step}}
+
+
+def __getattr__(name):
+    if name == "LAZY":
+        return STEP
+    raise AttributeError(name)
 
 
 def step():
@@ -388,7 +410,7 @@ def test_a_helper_reached_by_name_decorator_or_base_class_retrains(reached, help
     plugins.load(str(path))  # (a decorator of another file is not refused as "changed on disk")
     first, known = members(prep, "share"), identity_now()
     (helper_folder / "share_helpers.py").write_text(HELPERS.format(step=2))
-    if reached == "a module imported by a string":  # (imported as the rule drew, not by the plugin: stale)
+    if reached in ("a module imported by a string", "an import inside the method"):  # (imported as it drew: stale)
         with pytest.raises(identity.Unkeyable, match="share_helpers.py .module share_helpers. changed on disk"):
             members(prep, "share")
         importlib.reload(sys.modules["share_helpers"])  # (what the refusal says to do)
@@ -479,9 +501,23 @@ def test_a_file_an_objective_reads_in_prepare_is_keyed_by_its_bytes(tmp_path, pr
     registry.unregister("scaled")
 
 
+def test_globals_eval_and_exec_are_refused_but_a_method_named_eval_is_not(tmp_path, prep):
+    """globals()[name] could read any global: keying them all retrained at every change of any (a
+    time stamp, an unseeded generator), so it is refused with the fix; ``model.eval()`` is no eval."""
+    source = rule("def helper_one(n):\n    return 1", step="globals()['helper_' + 'one'](n_rows)")
+    with pytest.raises(
+        plugins.PluginError, match=r"Share.donors calls globals\(\), which reads its module's globals.*HELPERS"
+    ):
+        Place("file", tmp_path).run(source)
+    Place("file", tmp_path).run(rule("import torch.nn", step="1 if torch.nn.Linear(1, 1).eval() else 1"))
+    assert members(prep, "share")
+
+
 def test_a_module_imported_by_a_computed_name_is_refused(tmp_path):
     source = rule("import importlib\nNAME = 'share_'", step="importlib.import_module(NAME + 'helpers').step()")
-    with pytest.raises(plugins.PluginError, match=r"imports a module by a computed name.*import it by name"):
+    with pytest.raises(
+        plugins.PluginError, match=r"Share.donors imports a module by a computed name.*import it by name"
+    ):
         Place("file", tmp_path).run(source)
 
 
@@ -525,6 +561,26 @@ def test_a_bound_method_factory_is_keyed_by_its_code_and_its_objects_state(tmp_p
     assert fixed[0] is not None and fixed[0] != fixed[1]
     chosen = [identity.identity(namespaces[0]["Models"](c).chosen, "baseline 'm'") for c in (1.0, 0.001)]
     assert chosen[0].code == chosen[1].code and chosen[0].state != chosen[1].state
+
+
+def test_a_file_a_baseline_factory_reads_is_keyed_by_its_bytes(tmp_path, prep):
+    settings = tmp_path / "baseline_settings.json"
+    settings.write_text('{"C": 1.0}')
+    plugin = tmp_path / "read_baseline.py"
+    plugin.write_text(
+        "import json\nfrom pathlib import Path\n\nfrom sklearn.linear_model import LogisticRegression\n"
+        "from tcclib.method import registry\n\nHERE = Path(__file__).parent\n\n\n"
+        "def logreg(seed, cfg):\n    c = json.loads((HERE / 'baseline_settings.json').read_text())['C']\n"
+        "    return LogisticRegression(C=c, random_state=seed)\n\n\n"
+        "registry.register_baseline('logreg_read', logreg, replace=True)\n"
+    )
+    plugins.load(str(plugin))
+    cfg = Config(methods=("random",), baselines=("logreg_read",), **TINY)
+    first = keys.run_keys(prep, cfg).baselines
+    settings.write_text('{"C": 0.001}')
+    assert all(keys.run_keys(prep, cfg).baselines[tag] != key for tag, key in first.items())
+    settings.write_text('{"C": 1.0}')
+    assert keys.run_keys(prep, cfg).baselines == first
 
 
 def test_a_stale_cached_bytecode_of_a_file_older_than_the_process_is_no_edit(tmp_path, monkeypatch):

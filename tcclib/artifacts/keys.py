@@ -153,7 +153,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict |
         *((own,) if own else ()),
         *_step(cfg, spec),
         *_variants(cfg, spec),
-        *_code(spec.code(cfg) | spec.objective_codes() if code is None else code),
+        *_code(spec.code(cfg) | spec.objective_codes(cfg) if code is None else code),
         *_objective(spec),
         *own_part(tcclib_code),
     )
@@ -187,11 +187,11 @@ def code_identities(cfg: Config) -> dict[str, dict | str]:
     stale, and what changed named (:func:`tcclib.method.registry.changes`)."""
     out: dict = {}
     for m in cfg.methods:
-        code = METHODS[m].code(cfg) | METHODS[m].objective_codes()
+        code = METHODS[m].code(cfg) | METHODS[m].objective_codes(cfg)
         if code:
             out[m] = code
     for b in cfg.baselines:
-        code = get(b).code()
+        code = get(b).code(cfg)
         if code:
             out[b] = code
     return out
@@ -207,7 +207,7 @@ def _step(cfg: Config, spec) -> tuple:
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | None = None, tcclib_code=NOW) -> str:
     entry = get(name)
     settings = {k: getattr(cfg, k) for k in entry.settings}
-    code = entry.code() if code is None else code
+    code = entry.code(cfg) if code is None else code
     own = own_part(tcclib_code)
     return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *own)
 

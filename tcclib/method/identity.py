@@ -29,6 +29,7 @@ import ast
 import builtins
 import contextlib
 import dataclasses
+import dis
 import functools
 import hashlib
 import importlib.util
@@ -36,7 +37,6 @@ import inspect
 import io
 import linecache
 import os
-import re
 import site
 import sys
 import sysconfig
@@ -229,7 +229,9 @@ class _Walker:
             self.hash.update(b"\x00")
 
     def refuse(self, path: str, obj, why: str) -> Unkeyable:
-        kind = f"{type(obj).__module__}.{type(obj).__qualname__}".removeprefix("builtins.")
+        kind = type(obj).__qualname__
+        if not kind.startswith(f"{type(obj).__module__}."):  # (torch's ScriptFunction names its module itself)
+            kind = f"{type(obj).__module__}.{kind}".removeprefix("builtins.")
         fix = "make it a plain value (numbers, text, arrays, containers of them), or " + (
             "create it in prepare() (what prepare returns lives for one run)"
             if self.part == "its state"
@@ -237,7 +239,8 @@ class _Walker:
             if self.part == "its value"
             else "set `version` on the rule (the version then stands for its code: bump it when its draws change)"
         )
-        return Unkeyable(f"{self.named}: {self.part} cannot be keyed by value: {path} is {kind} ({why}); {fix}")
+        what = f"{path} {why}" if isinstance(obj, types.CodeType) else f"{path} is {kind} ({why})"
+        return Unkeyable(f"{self.named}: {self.part} cannot be keyed by value: {what}; {fix}")
 
     def _first_visit(self, obj) -> bool:
         if id(obj) in self.seen:
@@ -423,6 +426,9 @@ class _Walker:
         if isinstance(member, (staticmethod, classmethod)):
             self.put(type(member).__name__)
             self.value(member.__func__, path)
+        elif isinstance(member, functools.cached_property):
+            self.put("cached_property", member.attrname)
+            self.value(member.func, path)
         elif isinstance(member, property):
             self.put("property")
             for part in (member.fget, member.fset, member.fdel):
@@ -459,7 +465,19 @@ class _Walker:
         self.defaults_and_closure(function, path)
         names = _global_names(code)
         namespace = function.__globals__
+        loaded = _loaded_globals(code)
+        reads_globals = "/".join(sorted(_DYNAMIC_GLOBALS.intersection(loaded)))
+        if reads_globals:
+            raise self.refuse(
+                path,
+                code,
+                f"calls {reads_globals}(), which reads its module's globals "
+                "by names a key cannot follow (keying them all would retrain at every change of any of them): look "
+                "helpers up in a dict of your own (HELPERS = {'one': one}) instead",
+            )
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
+        for module_name in _imported_modules(code):  # (an import inside the function: `from helpers import f`)
+            self.module_named(module_name, None if by_string else names)
         for name in names:
             if name in namespace:
                 value = namespace[name]
@@ -470,56 +488,44 @@ class _Walker:
                     self.value(value, f"{_module_label(namespace)}{name}")
             elif hasattr(builtins, name):
                 self.put("builtin", name)
-        if _DYNAMIC_GLOBALS.intersection(names):
-            self.namespace(namespace)
         if _IMPORTS_BY_NAME.intersection(names):
-            self.imported_by_name(code, path)
+            self.imported_by_name(code, path, refuse="modules" not in names)
         if function.__dict__:
             self.value(dict(function.__dict__), f"{path} (its attributes)")
 
-    def namespace(self, namespace: dict) -> None:
-        """Every global of a module (what ``globals()[name]``, ``eval`` or ``exec`` may read), by
-        value; a notebook's history (``In``, ``Out``, ``_3``) left out."""
-        self.put("namespace", _module_label(namespace))
-        for name in sorted(namespace):
-            if name.startswith("__") or _IPYTHON_HISTORY.fullmatch(name):
-                continue
-            self.put("global", name)
-            value = namespace[name]
-            if isinstance(value, types.ModuleType):
-                self.module(value, None)
-            else:
-                self.value(value, f"{_module_label(namespace)}{name}")
-
-    def imported_by_name(self, code: types.CodeType, path: str) -> None:
-        """The user's modules a function imports by a string (``importlib.import_module("helpers")``),
-        each whole (one not imported yet: its file's text); refused where no string in its code names
-        a module (a computed name)."""
-        found = 0
-        for name in sorted({c for c in _constants(code) if isinstance(c, str) and _module_name(c)}):
-            module = sys.modules.get(name)
-            if isinstance(module, types.ModuleType):
-                self.module(module, None)
-                found += 1
-                continue
-            try:
-                spec = importlib.util.find_spec(name)
-            except (ImportError, ValueError):
-                continue
-            origin = getattr(spec, "origin", None)
-            if origin and os.path.isfile(origin):
-                found += 1
-                if _own_code_file(origin):  # (its text as tokens: comments and docstrings do not count)
-                    self.put("module file", name, source_tokens(Path(origin).read_text(errors="replace")))
-                else:
-                    self.put("module", name)
-        if not found:
+    def imported_by_name(self, code: types.CodeType, path: str, refuse: bool = True) -> None:
+        """The user's modules a function imports or finds by a string (``importlib.import_module("h")``,
+        ``sys.modules["h"]``), each whole; refused where no string in its code names a module (a
+        computed name), but for ``sys.modules`` (``sys.modules[__name__]``: the module's own globals)."""
+        found = [name for name in sorted({c for c in _constants(code) if isinstance(c, str)}) if _module_name(name)]
+        found = [name for name in found if self.module_named(name, None)]
+        if not found and refuse:
             raise self.refuse(
                 path,
                 code,
-                "it imports a module by a computed name, which a key cannot follow: import it by name at "
+                "imports a module by a computed name, which a key cannot follow: import it by name at "
                 "the top of the file",
             )
+
+    def module_named(self, name: str, names) -> bool:
+        """The module ``name`` (:meth:`module`, ``names`` as there) if imported, else its file's text
+        as tokens where it is the user's (by name where installed); False where there is none."""
+        module = sys.modules.get(name)
+        if isinstance(module, types.ModuleType):
+            self.module(module, names)
+            return True
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return False
+        origin = getattr(spec, "origin", None)
+        if not (origin and os.path.isfile(origin)):
+            return False
+        if _own_code_file(origin):  # (not imported yet: its text as tokens, comments and docstrings left out)
+            self.put("module file", name, source_tokens(Path(origin).read_text(errors="replace")))
+        else:
+            self.put("module", name)
+        return True
 
     def module(self, module: types.ModuleType, names) -> None:
         """A module: by name when installed (or tcclib's); a user's by the values of the
@@ -530,6 +536,8 @@ class _Walker:
         self._check_file(module.__name__)
         if names is None:
             names = sorted(n for n, v in vars(module).items() if not n.startswith("__"))
+        if "__getattr__" in vars(module):  # (PEP 562: any attribute read may come from it)
+            names = sorted({*names, "__getattr__"})
         for name in names:
             if name in vars(module):
                 self.put("attribute", name)
@@ -566,13 +574,36 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-_DYNAMIC_ATTRIBUTES = frozenset({"getattr", "hasattr", "vars", "dir", "__dict__", "__getattribute__"})
+_DYNAMIC_ATTRIBUTES = frozenset(
+    "getattr hasattr vars dir __dict__ __getattribute__ attrgetter methodcaller getmembers getattr_static".split()
+)
 """Names whose use reads a module's attributes by a string: a user module the code reaches is keyed whole."""
-_DYNAMIC_GLOBALS = frozenset({"globals", "eval", "exec", "vars"})
-"""Names whose use reads the function's own module's globals by a string: every global is keyed."""
-_IMPORTS_BY_NAME = frozenset({"import_module", "__import__"})
-"""Names whose use imports a module by a string: the user's modules its strings name are keyed."""
-_IPYTHON_HISTORY = re.compile(r"In|Out|_+|_i+|_i?\d+|_dh|_oh|_ih|exit|quit|get_ipython")
+_DYNAMIC_GLOBALS = frozenset({"globals", "eval", "exec"})
+"""Builtins (loaded as globals) that read the function's own module's globals by a string: refused."""
+_IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
+"""Names whose use imports or finds a module by a string: the user's modules its strings name are keyed."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _instructions(code: types.CodeType) -> tuple[tuple[str, object], ...]:
+    """``(opname, argval)`` of every instruction of ``code`` and of the code nested in it."""
+    out = []
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        out += [(i.opname, i.argval) for i in dis.get_instructions(current)]
+        stack += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+    return tuple(out)
+
+
+def _loaded_globals(code: types.CodeType) -> set[str]:
+    """The names ``code`` loads as globals or builtins (not as attributes: ``model.eval()`` is not ``eval``)."""
+    return {str(arg) for op, arg in _instructions(code) if op in ("LOAD_GLOBAL", "LOAD_NAME")}
+
+
+def _imported_modules(code: types.CodeType) -> list[str]:
+    """The modules ``code`` imports itself (``import h`` or ``from h import f`` inside a function)."""
+    return sorted({str(arg) for op, arg in _instructions(code) if op == "IMPORT_NAME" and arg})
 
 
 def _constants(code: types.CodeType):
@@ -951,12 +982,12 @@ def files_digest(paths) -> str:
     system's are left out), else a digest of each such file's name and bytes (one that cannot be
     read: its name and that)."""
     parts = []
-    for path in sorted(paths):
+    for path in paths:
         if path.startswith(("/proc/", "/sys/", "/dev/")) or not os.path.isfile(path) or not _own_code_file(path):
             continue
         try:
             content = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         except OSError as e:
             content = f"unreadable-{type(e).__name__}"
-        parts.append(f"{path}={content}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:HASH_CHARS] if parts else ""
+        parts.append(content)  # (the bytes alone: the same files elsewhere key the same)
+    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:HASH_CHARS] if parts else ""

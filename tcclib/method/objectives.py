@@ -326,12 +326,10 @@ def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[l
 # --------------------------------------------------------------------------- the files prepare reads
 
 
-def files_prepare_reads(objective) -> str:
+def files_prepare_reads(objective, cfg) -> str:
     """A digest of the user's files that ``objective.prepare`` opens on a small probe stack (2
-    members, 16 rows, 5 features; :func:`tcclib.method.identity.files_read`), ``""`` when it opens
-    none or fails there: what its code and state cannot show, keyed beside them."""
-    from tcclib.method.config import Config
-
+    members, 16 rows, 5 features, the run's settings ``cfg``; :func:`tcclib.method.identity.files_read`),
+    ``""`` when it opens none or fails there: what its code and state cannot show, keyed beside them."""
     k, n_rows, n_features = 2, 16, 5
     stack = Stack(
         k=k,
@@ -342,7 +340,7 @@ def files_prepare_reads(objective) -> str:
         active=torch.ones(k, n_features, dtype=torch.bool),
         in_widths=torch.full((k,), n_features),
         column_feature=torch.arange(n_features).repeat(k, 1),
-        cfg=Config(),
+        cfg=cfg,
     )
     with identity.files_read() as opened:
         try:

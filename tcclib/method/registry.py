@@ -340,7 +340,18 @@ def objective(name: str) -> objectives.Objective:
     return _OBJECTIVES[name]
 
 
-def objective_code(objective) -> str | None:
+def _factory_reads(factory, cfg) -> str:
+    """A digest of the user's files a baseline factory opens when called (``factory(0, cfg)``;
+    :func:`tcclib.method.identity.files_read`), ``""`` when none or when it fails there."""
+    with identity.files_read() as opened:
+        try:
+            factory(0, cfg)
+        except Exception:  # (keyed by what it read before failing; the run says what failed)
+            pass
+    return identity.files_digest(opened)
+
+
+def objective_code(objective, cfg=None) -> str | None:
     """The code identity of an objective object (:func:`code_identity`, the one place that keys a
     user's code); for tcclib's own objectives (keyed by name, parameters and
     :data:`tcclib.artifacts.keys.TRAIN_VERSION`) :func:`own_state` (None while it is as
@@ -348,7 +359,9 @@ def objective_code(objective) -> str | None:
     found = code_identity(objective)
     if found is None:
         return own_state(objective)
-    read = _objectives().files_prepare_reads(objective)  # (a file prepare() opens: its bytes)
+    if cfg is None:
+        return found
+    read = _objectives().files_prepare_reads(objective, cfg)  # (a file prepare() opens: its bytes)
     return f"{found} draws:files-{read}" if read else found
 
 
@@ -487,10 +500,10 @@ class MethodSpec:
                 out[name] = found
         return out
 
-    def objective_codes(self) -> dict[str, str]:
+    def objective_codes(self, cfg=None) -> dict[str, str]:
         """``{objective name: identity}`` of a user's objective, or of tcclib's own one whose
         attributes changed since it was registered (:func:`objective_code`; else empty)."""
-        code = objective_code(self.learns) if self.pretrain else None
+        code = objective_code(self.learns, cfg) if self.pretrain else None
         return {f"objective:{self.objective}": code} if code else {}
 
 
@@ -525,10 +538,15 @@ class Entry:
     def is_baseline(self) -> bool:
         return self.factory is not None
 
-    def code(self) -> str | None:
+    def code(self, cfg=None) -> str | None:
         """A user baseline factory's identity, computed now (:func:`code_identity`; part of its
-        members' content key); None for tcclib's own factories."""
-        return code_identity(self.factory, f"baseline {self.name!r}'s factory") if self.is_baseline else None
+        members' content key) with, given the run's settings ``cfg``, the bytes of the user's files
+        it opens when called (seed 0); None for tcclib's own factories."""
+        found = code_identity(self.factory, f"baseline {self.name!r}'s factory") if self.is_baseline else None
+        if found is None or cfg is None:
+            return found
+        read = _factory_reads(self.factory, cfg)
+        return f"{found} draws:files-{read}" if read else found
 
     def paper_column(self, kind: str) -> str | None:
         """The paper's column it is compared with in the ``kind`` table (None: none)."""
