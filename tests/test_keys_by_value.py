@@ -332,6 +332,19 @@ def test_a_helper_in_another_file_edited_retrains_through_the_plugin(helper_fold
     assert registry.changes(known, identity_now()) == ["code"]
 
 
+def test_a_plugin_imports_the_modules_beside_it_without_pythonpath(tmp_path, prep, monkeypatch):
+    """The plugin's folder is on the path as a script's is: its helpers import at its top and
+    inside a method as it runs (a sweep's kernels load it the same way)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "share_helpers", raising=False)
+    (tmp_path / "share_helpers.py").write_text(HELPERS.format(step=1))
+    (tmp_path / "share_rule.py").write_text(rule(LOCAL, step="_local()"))  # (imported only inside _local)
+    plugins.load(str(tmp_path / "share_rule.py"))
+    first = members(prep, "share")  # (imported by the key, before its probe ran the rule: one key either way)
+    assert str(tmp_path) in sys.path and "share_helpers" in sys.modules and members(prep, "share") == first
+    sys.modules.pop("share_helpers", None)
+
+
 def test_a_helper_edited_on_disk_but_not_reloaded_is_refused(helper_folder, prep):
     """In a kernel, a module imported once stays as it was imported: its edited file would be keyed
     while the old code runs, so the run stops in one line saying to reload."""

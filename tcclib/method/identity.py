@@ -508,8 +508,8 @@ class _Walker:
             )
 
     def module_named(self, name: str, names) -> bool:
-        """The module ``name`` (:meth:`module`, ``names`` as there) if imported, else its file's text
-        as tokens where it is the user's (by name where installed); False where there is none."""
+        """The module ``name`` (:meth:`module`, ``names`` as there), a user's imported now if it is not
+        yet (by name where installed); False where there is none."""
         module = sys.modules.get(name)
         if isinstance(module, types.ModuleType):
             self.module(module, names)
@@ -521,10 +521,14 @@ class _Walker:
         origin = getattr(spec, "origin", None)
         if not (origin and os.path.isfile(origin)):
             return False
-        if _own_code_file(origin):  # (not imported yet: its text as tokens, comments and docstrings left out)
-            self.put("module file", name, source_tokens(Path(origin).read_text(errors="replace")))
-        else:
+        if not _own_code_file(origin):
             self.put("module", name)
+            return True
+        try:  # (imported now, as the code will when it runs: keyed the same before and after)
+            module = importlib.import_module(name)
+        except Exception as e:
+            raise self.refuse(name, spec, f"importing it failed: {_first_line(e)}") from None
+        self.module(module, names)
         return True
 
     def module(self, module: types.ModuleType, names) -> None:

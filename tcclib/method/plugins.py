@@ -291,6 +291,8 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
     # the text read above is what runs, and what the rule's key reads (linecache: never re-read from disk)
     source = text.decode("utf-8", "surrogateescape")
     linecache.cache[str(path)] = (len(source), None, source.splitlines(keepends=True), str(path))
+    if str(path.parent) not in sys.path:  # (its own modules beside it import, now and as it runs: as a script's)
+        sys.path.append(str(path.parent))
     before = set(sys.modules)
     _run(
         lambda: exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__),
