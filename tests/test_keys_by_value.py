@@ -522,6 +522,11 @@ def test_globals_eval_and_exec_are_refused_but_a_method_named_eval_is_not(tmp_pa
         plugins.PluginError, match=r"Share.donors calls globals\(\), which reads its module's globals.*HELPERS"
     ):
         Place("file", tmp_path).run(source)
+    own = rule(
+        "import sys\n\n\ndef helper_one(n):\n    return 1", step="getattr(sys.modules[__name__], 'helper_one')(n_rows)"
+    )
+    with pytest.raises(plugins.PluginError, match=r"Share.donors calls sys.modules\[__name__\], which reads"):
+        Place("file", tmp_path).run(own)
     Place("file", tmp_path).run(rule("import torch.nn", step="1 if torch.nn.Linear(1, 1).eval() else 1"))
     assert members(prep, "share")
 

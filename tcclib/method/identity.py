@@ -466,12 +466,14 @@ class _Walker:
         names = _global_names(code)
         namespace = function.__globals__
         loaded = _loaded_globals(code)
-        reads_globals = "/".join(sorted(_DYNAMIC_GLOBALS.intersection(loaded)))
+        reads_globals = "/".join(f"{name}()" for name in sorted(_DYNAMIC_GLOBALS.intersection(loaded)))
+        if not reads_globals and "modules" in names and "__name__" in loaded:
+            reads_globals = "sys.modules[__name__]"  # (its own module looked up by a string, as globals())
         if reads_globals:
             raise self.refuse(
                 path,
                 code,
-                f"calls {reads_globals}(), which reads its module's globals "
+                f"calls {reads_globals}, which reads its module's globals "
                 "by names a key cannot follow (keying them all would retrain at every change of any of them): look "
                 "helpers up in a dict of your own (HELPERS = {'one': one}) instead",
             )
@@ -495,8 +497,8 @@ class _Walker:
 
     def imported_by_name(self, code: types.CodeType, path: str, refuse: bool = True) -> None:
         """The user's modules a function imports or finds by a string (``importlib.import_module("h")``,
-        ``sys.modules["h"]``), each whole; refused where no string in its code names a module (a
-        computed name), but for ``sys.modules`` (``sys.modules[__name__]``: the module's own globals)."""
+        ``sys.modules["h"]``), each whole (imported now if it is not yet); an import where no string in
+        its code names a module (a computed name) is refused."""
         found = [name for name in sorted({c for c in _constants(code) if isinstance(c, str)}) if _module_name(name)]
         found = [name for name in found if self.module_named(name, None)]
         if not found and refuse:
