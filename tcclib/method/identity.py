@@ -985,8 +985,8 @@ def files_read():
 
 def files_digest(paths) -> str:
     """``""`` when none of ``paths`` is a file of the user's (installed code, tcclib's files and the
-    system's are left out), else a digest of each such file's name and bytes (one that cannot be
-    read: its name and that)."""
+    system's are left out), else a digest of their bytes, in no order of their names (one that
+    cannot be read: that it cannot)."""
     parts = []
     for path in paths:
         if path.startswith(("/proc/", "/sys/", "/dev/")) or not os.path.isfile(path) or not _own_code_file(path):
