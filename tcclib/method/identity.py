@@ -593,13 +593,7 @@ _IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
 @functools.lru_cache(maxsize=4096)
 def _instructions(code: types.CodeType) -> tuple[tuple[str, object], ...]:
     """``(opname, argval)`` of every instruction of ``code`` and of the code nested in it."""
-    out = []
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        out += [(i.opname, i.argval) for i in dis.get_instructions(current)]
-        stack += [c for c in current.co_consts if isinstance(c, types.CodeType)]
-    return tuple(out)
+    return tuple((i.opname, i.argval) for current in _nested(code) for i in dis.get_instructions(current))
 
 
 def _loaded_globals(code: types.CodeType) -> set[str]:
@@ -613,15 +607,8 @@ def _imported_modules(code: types.CodeType) -> list[str]:
 
 
 def _constants(code: types.CodeType):
-    """Every constant of ``code`` and of the code nested in it."""
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        for constant in current.co_consts:
-            if isinstance(constant, types.CodeType):
-                stack.append(constant)
-            else:
-                yield constant
+    """Every constant of ``code`` and of the code nested in it (but the nested code objects)."""
+    return [c for current in _nested(code) for c in current.co_consts if not isinstance(c, types.CodeType)]
 
 
 def _module_name(text: str) -> bool:
@@ -648,13 +635,17 @@ def _qualified_name(function: types.FunctionType) -> str:
 
 def _global_names(code: types.CodeType) -> list[str]:
     """The names ``code`` (and the code nested in it) reads as globals or attributes, sorted."""
-    names: set[str] = set()
-    stack = [code]
+    return sorted({name for current in _nested(code) for name in current.co_names})
+
+
+def _nested(code: types.CodeType) -> list[types.CodeType]:
+    """``code`` and every code object nested in it (its functions, lambdas, comprehensions)."""
+    out, stack = [], [code]
     while stack:
         current = stack.pop()
-        names.update(current.co_names)
+        out.append(current)
         stack += [c for c in current.co_consts if isinstance(c, types.CodeType)]
-    return sorted(names)
+    return out
 
 
 # --------------------------------------------------------------------------- a function's code as text
