@@ -266,11 +266,10 @@ def step_products(objective, K: int, b: int, width: int, n_features: int, cfg: C
         return _products(K, b, encoder, False) + _head(K, b, [H, n_features]) + _head(K, b, [H, width])
     if name == "dae":  # the view; the decoder
         return _products(K, b, encoder, False) + _head(K, b, [H, width])
-    if name == "subtab":  # V subsets (V b rows); projection, decoder; NT-Xent over each pair of subsets
-        V = objective.n_subsets
-        pairs, rows = V * (V - 1) // 2, V * b
+    if name == "subtab":  # V subsets (V b rows); projection, decoder; NT-Xent of all pairs from one Gram
+        rows = objective.n_subsets * b
         out = _products(K, rows, encoder, False) + _head(K, rows, [H, H, H]) + _head(K, rows, [H, width])
-        return out + [(K * pairs, 2 * b, H, 2 * b), (K * pairs, 2 * b, 2 * b, H), (K * pairs, 2 * b, 2 * b, H)]
+        return out + [(K, rows, H, rows), (K, rows, rows, H)]  # (losses.nt_xent_subsets: forward, backward)
     raise ValueError(f"objective {name!r}: its products are not known here (the built-in objectives' only)")
 
 

@@ -6,6 +6,7 @@ one file: loaded as a plugin, keyed by its code, its contract checked, its error
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -28,6 +29,7 @@ from tcclib.data.sources import from_frame
 from tcclib.method import objectives, plugins, registry, rules, training
 from tcclib.method.config import METHODS, Config
 from tcclib.method.inputs import prepare_config
+from tcclib.method.losses import nt_xent_pairs_reference
 from tcclib.paper import plots
 from tcclib.running import sweep
 from tcclib.running.folders import SweepError
@@ -170,13 +172,51 @@ def test_subtab_subsets_follow_the_authors_code_and_each_view_draws_its_own_nois
         # one-hot columns of each raw feature: the 4-level colour spans 4 columns, the others one
         assert shape.column_feature.shape == (pt.Kp, pt.tab.width)
         assert sorted(shape.column_feature[0].tolist()).count(2) == 4
-        masks, first, second = pt.objective_state  # [k, V, 1, D]; the 6 pairs of subsets
-        assert list(zip(first.tolist(), second.tolist())) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+        masks = pt.objective_state  # [k, V, 1, D]
         assert masks.shape == (pt.Kp, 4, 1, pt.tab.width) and bool((masks.sum(-1) > 0).all())
         _, views = pt.draw_views(0)
         assert views.shape == (pt.Kp, 4 * pt.N, pt.tab.width)
         first, second = views[:, : pt.N], views[:, pt.N : 2 * pt.N]
         assert not torch.equal(first, second), draws  # each view its own swap noise
+
+
+def _subtab_loss_pair_by_pair(batch, objective):
+    """SubTab's loss as its paper and the authors' code compute it: each pair of subsets apart
+    (NT-Xent and the squared distance of the pair's projections), the reconstruction of every
+    subset against the repeated clean rows."""
+    k, b, V = batch.k, batch.size, objective.n_subsets
+    views = batch.views.view(k, V, b, -1).mul(batch.state).view(k, V * b, -1)
+    h = batch.encode(views)
+    reconstruction = objectives.row_squared_error(batch.head("decoder", h), batch.anchors.repeat(1, V, 1))
+    z = torch.nn.functional.normalize(batch.head("projection", h).float(), dim=-1).view(k, V, b, -1)
+    contrast, distance = [], []
+    for a, c in itertools.combinations(range(V), 2):
+        contrast.append(nt_xent_pairs_reference(torch.cat([z[:, a], z[:, c]], 1), objective.tau))
+        distance.append((z[:, a] - z[:, c]).square().sum(-1).mean(1))
+    return reconstruction + torch.stack(contrast, 1).mean(1) + torch.stack(distance, 1).mean(1)
+
+
+def test_subtab_loss_is_its_papers_pair_by_pair_loss_and_keys_its_revision(mixed):
+    """The shared product (one [V b, V b] similarity matrix, distances from the subsets' sums)
+    computes the pair-by-pair loss and gradient up to float rounding; its revision 2 enters the
+    members' keys, as no other objective's does."""
+    cfg = Config(methods=("subtab",), **TINY)
+    pt = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed").pretraining
+    perm, views = pt.draw_views(0)
+    pt.pairs = torch.cat([pt.anchors, views], dim=1)
+    batch = objectives.Batch(pt, perm[:, :50], pt.objective_state)
+    weights = [p for p in pt.opt.param_groups[0]["params"]]
+    new = pt.objective.loss(batch)
+    reference = _subtab_loss_pair_by_pair(batch, pt.objective)
+    torch.testing.assert_close(new, reference, rtol=1e-5, atol=1e-6)
+    for a, b in zip(torch.autograd.grad(new.sum(), weights), torch.autograd.grad(reference.sum(), weights)):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    assert objectives.revision(pt.objective) == 2
+    for method in ("subtab", "subtab_class"):
+        assert METHODS[method].objective_codes(cfg) == {"objective:subtab": "revision:2"}
+    assert not any(METHODS[m].objective_codes(cfg) for m in ("random", "vime", "vime_class", "dae", "dae_class"))
+    mine = type("Mine", (objectives.SubTab,), {"__module__": "mine"})()  # (a user's: keyed by its code)
+    assert objectives.revision(mine) == 1
 
 
 def test_the_family_resumes_from_a_checkpoint_of_several_stacks(mixed, tmp_path):

@@ -69,6 +69,40 @@ def test_fused_nt_xent_survives_a_tiny_temperature():
     assert torch.isfinite(nt_xent_pairs(z, 1e-3)).all()
 
 
+@pytest.mark.parametrize(("views", "rows", "temperature"), [(4, 9, 0.1), (3, 1, 0.5), (2, 5, 1.0)])
+def test_shared_nt_xent_of_subsets_is_the_pairs_loss_and_gradient(views, rows, temperature, monkeypatch):
+    """SubTab's contrast from one [V b, V b] product equals NT-Xent pair by pair (every pair of
+    views, averaged), loss and gradient, each member's its own; one row per view included."""
+    from tcclib.method import losses
+    from tcclib.method.losses import _NTXentSubsets, nt_xent_subsets, nt_xent_subsets_reference
+
+    z = torch.randn(2, views, rows, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: _NTXentSubsets.apply(x, temperature), (z,))
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(3, views, rows, 16, dtype=torch.float64, generator=g, requires_grad=True)
+    w = torch.rand(3, generator=g, dtype=torch.float64)  # members weighted differently
+    ref = nt_xent_subsets_reference(z, temperature)
+    (g_ref,) = torch.autograd.grad(ref, z, w)
+    new = nt_xent_subsets(z, temperature)
+    (g_new,) = torch.autograd.grad(new, z, w)
+    torch.testing.assert_close(new, ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(g_new, g_ref, rtol=1e-10, atol=1e-12)
+    (g1,) = torch.autograd.grad(nt_xent_subsets(z[1:2], temperature), z, w[1:2])
+    torch.testing.assert_close(g1[1], g_new[1], rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(losses, "CHUNK_BYTES", 1)  # (one member at a time, as a large batch goes)
+    assert losses._member_chunks(3, views * rows) == [(0, 1), (1, 2), (2, 3)]
+    (g_one,) = torch.autograd.grad(nt_xent_subsets(z, temperature), z, w)
+    torch.testing.assert_close(g_one, g_new, rtol=1e-10, atol=1e-12)
+
+
+def test_shared_nt_xent_of_subsets_at_a_tiny_temperature_goes_pair_by_pair():
+    from tcclib.method.losses import SUBSETS_SHIFT_LIMIT, nt_xent_subsets, nt_xent_subsets_reference
+
+    z = torch.randn(2, 4, 10, 8, generator=torch.Generator().manual_seed(1))
+    assert 2 / 1e-3 > SUBSETS_SHIFT_LIMIT  # (exp(S - 1/tau) would underflow: each pair's own softmax)
+    torch.testing.assert_close(nt_xent_subsets(z, 1e-3), nt_xent_subsets_reference(z, 1e-3), rtol=1e-5, atol=1e-3)
+
+
 def test_benchmark_projection_adds_every_part_of_a_run():
     bench = _bench_module("bench_epoch")
     # measured: two committed datasets re-rendered from their stored results in one kernel

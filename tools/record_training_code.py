@@ -14,13 +14,17 @@ touches.  After editing that code, a contributor either shows that it computes t
 pseudo-label refresh, under the code of ``--against`` (a git worktree, default HEAD) and under
 this checkout, in two processes on this machine; the stored results, histories and pseudo-label
 accuracies compared byte for byte) and records it, or bumps ``TRAIN_VERSION`` in
-``tcclib/artifacts/keys.py`` and records (the committed results then train again).
+``tcclib/artifacts/keys.py`` and records (the committed results then train again).  An edit that
+changes one built-in objective's numbers alone raises that objective's ``revision`` instead
+(:func:`tcclib.method.objectives.revision`): ``--check`` leaves its methods' rows out and compares
+every other method's, and only its members train again.
 """
 
 from __future__ import annotations
 
 import argparse
 import filecmp
+import json
 import os
 import subprocess
 import sys
@@ -36,6 +40,7 @@ COMPARED = ("results.csv", "history.csv", "pseudo.csv")
 """The stored files of the probe run compared byte for byte."""
 
 PROBE = r"""
+import json
 import sys
 from pathlib import Path
 
@@ -77,6 +82,8 @@ cfg = Config(
 for dataset in (mixed(), load_dataset("breast_cancer")):
     run = run_dataset(dataset, cfg)
     store.save_run(run, out / dataset.name)
+objectives = {name: registry.get(name).spec.objective_codes() for name in own}
+(out / "objectives.json").write_text(json.dumps(objectives, sort_keys=True))
 print(len(own), "methods,", len(baselines), "baselines")
 """
 
@@ -98,20 +105,44 @@ def probe(tree: Path, out: Path) -> None:
         raise SystemExit(f"record_training_code: the probe run under {tree} failed: {tail[0]}")
 
 
-def differences(before: Path, after: Path) -> list[str]:
-    """The probe's stored files that are not the same bytes in ``before`` and ``after``."""
+def revised(before: Path, after: Path) -> list[str]:
+    """The built-in methods whose objective is keyed differently in ``after`` (a built-in
+    objective's ``revision`` raised, :func:`tcclib.method.objectives.revision`): their members
+    train again under their new keys, so their numbers may differ."""
+    old, new = (json.loads((side / "objectives.json").read_text()) for side in (before, after))
+    return sorted(name for name in old.keys() & new.keys() if old[name] != new[name])
+
+
+def _rows(path: Path, leave_out: set[str]) -> list[str] | None:
+    """The lines of a stored CSV, less those of the methods ``leave_out`` (None: no file)."""
+    if not path.exists():
+        return None
+    lines = path.read_text().splitlines()
+    if not lines or not leave_out:
+        return lines
+    column = lines[0].split(",").index("method")
+    return [lines[0]] + [line for line in lines[1:] if line.split(",")[column] not in leave_out]
+
+
+def differences(before: Path, after: Path, leave_out: set[str] = frozenset()) -> list[str]:
+    """The probe's stored files that are not the same bytes in ``before`` and ``after``, the rows
+    of the methods ``leave_out`` left out."""
     out = []
     for folder in sorted(p.name for p in before.iterdir() if p.is_dir()):
         for name in COMPARED:
             a, b = before / folder / name, after / folder / name
-            if a.exists() != b.exists() or (a.exists() and not filecmp.cmp(a, b, shallow=False)):
+            if leave_out:
+                if _rows(a, leave_out) != _rows(b, leave_out):
+                    out.append(f"{folder}/{name}")
+            elif a.exists() != b.exists() or (a.exists() and not filecmp.cmp(a, b, shallow=False)):
                 out.append(f"{folder}/{name}")
     return out
 
 
-def check(against: str) -> list[str]:
+def check(against: str) -> tuple[list[str], list[str]]:
     """The probe run under ``against``'s code (a git worktree) and under this checkout: the files
-    that differ (empty: the same bits)."""
+    that differ (empty: the same bits), every method's rows compared but those whose objective's
+    revision was raised (:func:`revised`, the second list)."""
     with tempfile.TemporaryDirectory(prefix="tcc-record-") as tmp:
         tmp = Path(tmp)
         worktree = tmp / "against"
@@ -126,7 +157,8 @@ def check(against: str) -> list[str]:
         try:
             probe(worktree, tmp / "before")
             probe(ROOT, tmp / "after")
-            return differences(tmp / "before", tmp / "after")
+            retrained = revised(tmp / "before", tmp / "after")
+            return differences(tmp / "before", tmp / "after", set(retrained)), retrained
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=False)
 
@@ -152,10 +184,13 @@ def main(argv=None) -> int:
         print(f"differs from the code recorded for TRAIN_VERSION {recorded_code.TRAIN_VERSION}: {', '.join(changed)}")
     same = None
     if args.check:
-        found = check(args.against)
+        found, retrained = check(args.against)
         same = not found
+        if retrained:
+            print(f"a raised objective revision: {', '.join(retrained)} train again under new keys (not compared)")
         print(
             f"the same bits as under {args.against}: every built-in method and baseline on two small tables"
+            + (" but those" if retrained else "")
             if same
             else f"NOT the same bits as under {args.against}: {', '.join(found)}: bump TRAIN_VERSION in "
             "tcclib/artifacts/keys.py, then --record"

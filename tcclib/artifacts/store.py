@@ -410,17 +410,19 @@ def code_changes(stored, now) -> list[str]:
         )
         for rule, old, new in pairs:
             out += [_CHANGED[kind].format(rule=rule) for kind in registry.changes(old, new)]
-    return out
+    return list(dict.fromkeys(out))  # (a rule or objective that several methods share: said once)
 
 
 def keyed_as(identities: dict) -> str:
     """``; nearby matched as code d9b1ade7, state 53aa74dc, draws 5f142a7a``: the identity each user
     rule (or baseline) of a run was keyed by (:func:`tcclib.artifacts.keys.code_identities`), short."""
-    named = [
-        (rule, found)
-        for name, value in identities.items()
-        for rule, found in (value.items() if isinstance(value, dict) else [(name, value)])
-    ]
+    named = list(
+        dict.fromkeys(  # (one line for a rule or objective that several methods share)
+            (rule, found)
+            for name, value in identities.items()
+            for rule, found in (value.items() if isinstance(value, dict) else [(name, value)])
+        )
+    )
     if not named:
         return ""
     short = [

@@ -31,7 +31,6 @@ bits of an element-wise kernel's scalar tail can differ: ``tools/stack_bits.py``
 
 from __future__ import annotations
 
-import itertools
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +39,7 @@ import torch
 from torch.nn import functional as F
 
 from tcclib.method import identity, rules
-from tcclib.method.losses import nt_xent_pairs
+from tcclib.method.losses import nt_xent_pairs, nt_xent_subsets
 from tcclib.util.errors import register_short
 
 
@@ -266,15 +265,20 @@ class SubTab(Objective):
         self.n_subsets, self.overlap, self.tau, self.name = n_subsets, float(overlap), float(tau), name
         self.views = n_subsets
 
+    revision = 2
+    """(:func:`revision`) 2: the pairs' contrast from one shared product
+    (:func:`~tcclib.method.losses.nt_xent_subsets`) and their distance from the subsets' sums,
+    where 1 took each pair apart: the same loss, other float rounding."""
+
     def key_params(self) -> dict:
         return {"n_subsets": self.n_subsets, "overlap": self.overlap, "tau": self.tau}
 
     def heads(self, stack: Stack) -> dict[str, list[int]]:
         return {"projection": [stack.hidden, stack.hidden], "decoder": [stack.width]}
 
-    def prepare(self, stack: Stack) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The subsets' one-hot column masks ``[k, V, 1, D]`` (float), and the pairs of subsets as
-        two index tensors ``[P]`` (on the device once: a captured epoch copies nothing from the host)."""
+    def prepare(self, stack: Stack) -> torch.Tensor:
+        """The subsets' one-hot column masks ``[k, V, 1, D]`` (float; on the device once: a
+        captured epoch copies nothing from the host)."""
         features = torch.zeros(stack.k, self.n_subsets, stack.n_features, dtype=torch.bool)
         for j, active in enumerate(stack.active.cpu()):
             for v, columns in enumerate(
@@ -287,21 +291,19 @@ class SubTab(Objective):
             features.gather(2, column.clamp_min(0).unsqueeze(1).expand(-1, self.n_subsets, -1)),
             False,
         )
-        first, second = zip(*itertools.combinations(range(self.n_subsets), 2))
-        pairs = [torch.tensor(side, device=stack.device) for side in (first, second)]
-        return masks.unsqueeze(2).float().to(stack.device), *pairs
+        return masks.unsqueeze(2).float().to(stack.device)
 
     def loss(self, batch: Batch) -> torch.Tensor:
         k, b, V = batch.k, batch.size, self.n_subsets
-        masks, first, second = batch.state
-        views = batch.views.view(k, V, b, -1).mul_(masks).view(k, V * b, -1)
+        views = batch.views.view(k, V, b, -1).mul_(batch.state).view(k, V * b, -1)
         h = batch.encode(views)
-        reconstruction = row_squared_error(batch.head("decoder", h), batch.anchors.repeat(1, V, 1))
+        decoded = batch.head("decoder", h).float().view(k, V, b, -1)
+        reconstruction = (decoded - batch.anchors.float().unsqueeze(1)).square_().sum(-1).view(k, -1).mean(1)
         z = F.normalize(batch.head("projection", h).float(), dim=-1).view(k, V, b, -1)
-        zi, zj = z.index_select(1, first), z.index_select(1, second)  # [k, P, b, H] (index_add_ backward)
-        P = len(first)
-        contrast = nt_xent_pairs(torch.cat([zi, zj], 2).view(k * P, 2 * b, -1), self.tau).view(k, P).mean(1)
-        distance = (zi - zj).square().sum(-1).mean(2).mean(1)
+        contrast = nt_xent_subsets(z, self.tau)  # (every pair of subsets from one [V b, V b] product)
+        # sum over pairs a < c of |z_a - z_c|^2 = V sum_a |z_a|^2 - |sum_a z_a|^2, per row
+        pairs = V * (V - 1) // 2
+        distance = (V * z.square().sum((1, 3)) - z.sum(1).square().sum(-1)).mean(1) / pairs
         return reconstruction + contrast + distance
 
 
@@ -358,6 +360,17 @@ class ObjectiveContractError(rules.RuleContractError):
 
 
 register_short(ObjectiveContractError)
+
+
+def revision(objective) -> int:
+    """What one of tcclib's own objectives computes, numbered (its class's ``revision``, 1 when it
+    sets none): an edit that changes its numbers and no other method's raises it, so only its own
+    members train again (from 2 on it enters their keys and a run's ``config.json`` as
+    ``revision:<r>``, :func:`tcclib.method.registry.objective_code`, so a finished dataset is
+    stale; ``tools/record_training_code.py --check`` then compares every other member bit for
+    bit).  Always 1 for a user's objective, which is keyed by its code (a ``version`` there pins
+    its code, as for a rule: docs/rules.md)."""
+    return getattr(type(objective), "revision", 1) if is_own(objective) else 1
 
 
 def is_own(objective) -> bool:

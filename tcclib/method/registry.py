@@ -185,7 +185,7 @@ def changes(old: str | None, new: str | None) -> list[str]:
         return []
     if not old or not new:  # (tcclib's own rule with an attribute set after registration: a state alone)
         return ["arguments"] if (old or new).startswith("state:") and " " not in (old or new) else ["code"]
-    kinds = {"code": "code", "version": "code", "state": "arguments", "draws": "draws"}
+    kinds = {"code": "code", "version": "code", "revision": "code", "state": "arguments", "draws": "draws"}
     parts = []
     for text in (old, new):
         pairs = [part.split(":", 1) for part in text.split(" ")]
@@ -354,11 +354,14 @@ def _factory_reads(factory, cfg) -> str:
 def objective_code(objective, cfg=None) -> str | None:
     """The code identity of an objective object (:func:`code_identity`, the one place that keys a
     user's code); for tcclib's own objectives (keyed by name, parameters and
-    :data:`tcclib.artifacts.keys.TRAIN_VERSION`) :func:`own_state` (None while it is as
-    registered).  Computed when asked (a run's keys)."""
+    :data:`tcclib.artifacts.keys.TRAIN_VERSION`) its ``"revision:<r>"`` from 2 on
+    (:func:`tcclib.method.objectives.revision`) and :func:`own_state` (None while it is as
+    registered and at revision 1).  Computed when asked (a run's keys)."""
     found = code_identity(objective)
     if found is None:
-        return own_state(objective)
+        revision = _objectives().revision(objective)
+        parts = [f"revision:{revision}" if revision != 1 else None, own_state(objective)]
+        return " ".join(part for part in parts if part) or None
     if cfg is None:
         return found
     read = _objectives().files_prepare_reads(objective, cfg)  # (a file prepare() opens: its bytes)
