@@ -147,6 +147,25 @@ def test_the_tool_says_the_code_is_the_recorded_one(capsys):
     assert said.startswith(f"the training code is the code recorded for TRAIN_VERSION {keys.TRAIN_VERSION}")
 
 
+def test_the_tools_check_leaves_out_only_the_methods_of_a_revised_objective(tmp_path):
+    """--check compares every method's rows but those whose built-in objective's revision was
+    raised (their members train again under new keys); any other difference is reported."""
+    tool = scripts.load("tools/record_training_code.py")
+    header = "dataset,did,seed,method,accuracy\n"
+    for side, subtab in (("before", "0.5"), ("after", "0.6")):
+        folder = tmp_path / side / "mixed"
+        folder.mkdir(parents=True)
+        (folder / "results.csv").write_text(header + f"mixed,,0,random,0.7\nmixed,,0,subtab,{subtab}\n")
+    (tmp_path / "before" / "objectives.json").write_text('{"random": {}, "subtab": {}}')
+    (tmp_path / "after" / "objectives.json").write_text('{"random": {}, "subtab": {"objective:subtab": "revision:2"}}')
+    before, after = tmp_path / "before", tmp_path / "after"
+    assert tool.revised(before, after) == ["subtab"]
+    assert tool.differences(before, after) == ["mixed/results.csv"]  # (everything compared)
+    assert tool.differences(before, after, {"subtab"}) == []
+    (after / "mixed" / "results.csv").write_text(header + "mixed,,0,random,0.8\nmixed,,0,subtab,0.6\n")
+    assert tool.differences(before, after, {"subtab"}) == ["mixed/results.csv"]  # another method's rows moved
+
+
 # --------------------------------------------------------------------------- set in this process
 
 
