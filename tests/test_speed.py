@@ -101,6 +101,8 @@ def test_shared_nt_xent_of_subsets_at_a_tiny_temperature_goes_pair_by_pair():
     z = torch.randn(2, 4, 10, 8, generator=torch.Generator().manual_seed(1))
     assert 2 / 1e-3 > SUBSETS_SHIFT_LIMIT  # (exp(S - 1/tau) would underflow: each pair's own softmax)
     torch.testing.assert_close(nt_xent_subsets(z, 1e-3), nt_xent_subsets_reference(z, 1e-3), rtol=1e-5, atol=1e-3)
+    with pytest.raises(ValueError, match="at least 2 views, got \\[2, 1, 10, 8\\]"):
+        nt_xent_subsets(z[:, :1], 0.1)
 
 
 def test_benchmark_projection_adds_every_part_of_a_run():

@@ -155,6 +155,8 @@ def nt_xent_subsets(z: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     serve all of them (:class:`_NTXentSubsets`), where the pairs one at a time compute each
     view's own block ``V - 1`` times: a third fewer products forward and two thirds fewer
     backward for ``V = 4``."""
+    if z.dim() != 4 or z.shape[1] < 2:
+        raise ValueError(f"nt_xent_subsets: z must be [K, V, b, d] with at least 2 views, got {list(z.shape)}")
     if 2.0 / temperature > SUBSETS_SHIFT_LIMIT:
         K, V, b, d = z.shape
         first, second = (torch.tensor(side, device=z.device) for side in zip(*_pairs(V)))
