@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 import scripts
 
+from tcclib.method.config import Config
+
 ROOT = Path(__file__).resolve().parents[1]
 PRACTICE_OUT = ROOT / "outputs" / "probe_check_practice"
 
@@ -18,13 +20,37 @@ def tool():
     return scripts.load("tools/probe_check.py")
 
 
-def test_a_run_on_a_store_starts_at_the_first_method_not_stored(tool, tmp_path):
+def test_each_run_on_a_store_trains_one_method_and_the_last_keeps_the_order(tool):
     methods = ["no_pretrain", "random", "class"]
-    assert tool.first_missing(tmp_path, methods) == 1  # nothing stored: one method per run
-    pd.DataFrame({"method": ["no_pretrain", "logreg"]}).to_csv(tmp_path / "results.csv", index=False)
-    assert tool.first_missing(tmp_path, methods) == 2
-    pd.DataFrame({"method": methods}).to_csv(tmp_path / "results.csv", index=False)
-    assert tool.first_missing(tmp_path, methods) == 3  # all stored: one run naming every method
+    assert tool.runs(methods, methods) == [["no_pretrain"], ["no_pretrain", "random"], methods]  # nothing stored
+    assert tool.runs(methods, ["class"]) == [methods]  # one method added at the end
+    assert tool.runs(methods, []) == [methods]  # all stored: one run naming every method, training none
+    # a stale method in the middle (a revised objective): after the stored ones, then the order back
+    assert tool.runs(methods, ["random"]) == [["no_pretrain", "class", "random"], methods]
+    assert tool.runs(methods, ["no_pretrain", "class"]) == [
+        ["random", "no_pretrain"],
+        ["random", "no_pretrain", "class"],
+        methods,
+    ]
+
+
+def test_a_method_trains_again_where_a_member_is_missing_or_stored_under_another_key(tool, tmp_path):
+    from tcclib.artifacts import keys as content_keys
+    from tcclib.artifacts.store import write_csv, write_json
+    from tcclib.method.inputs import prepare_config
+
+    ds = tool.table("iris")
+    cfg = Config(seeds=(0, 1), methods=("no_pretrain", "random", "vime"), epochs=1, head="probe", progress=False)
+    assert tool.to_train(tmp_path, ds, cfg) == ["no_pretrain", "random", "vime"]  # nothing stored
+    keys = content_keys.run_keys(prepare_config(ds, cfg), cfg)
+    rows = [{"seed": seed, "method": method} for seed in cfg.seeds for method in cfg.methods]
+    write_csv(pd.DataFrame(rows), tmp_path / "results.csv")
+    write_json(keys.to_json(), tmp_path / content_keys.KEYS_FILE)
+    assert tool.to_train(tmp_path, ds, cfg) == []
+    keys.members[content_keys.tag(1, "random")] = "an-older-key"  # one seed stored by older code
+    write_json(keys.to_json(), tmp_path / content_keys.KEYS_FILE)
+    write_csv(pd.DataFrame([r for r in rows if r != {"seed": 0, "method": "vime"}]), tmp_path / "results.csv")
+    assert tool.to_train(tmp_path, ds, cfg) == ["random", "vime"]
 
 
 def test_seconds_are_recorded_for_what_a_run_trained_only(tool, tmp_path):

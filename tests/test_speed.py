@@ -49,15 +49,24 @@ def test_fused_nt_xent_is_the_reference_loss_and_gradient(temperature):
     g = torch.Generator().manual_seed(0)
     z = torch.randn(3, 64, 16, generator=g, requires_grad=True)
     w = torch.rand(3, generator=g)  # members weighted differently: each one's gradient is its own
-    ref = nt_xent_pairs_reference(z, temperature)
-    (g_ref,) = torch.autograd.grad(ref, z, w)
-    new = nt_xent_pairs(z, temperature)
+    reference = nt_xent_pairs_reference(z, temperature)
+    loss = lambda x: nt_xent_pairs(x, temperature)  # noqa: E731  (the form under test, on any members)
+    _assert_reference_loss_and_gradient(loss, reference, z, w, (1e-6, 1e-6), (1e-5, 1e-7))
+
+
+def _assert_reference_loss_and_gradient(loss, reference, z, w, loss_tolerance, gradient_tolerance):
+    """``loss(z)`` equals ``reference`` (computed from ``z``), and so does its gradient under the
+    members' weights ``w``; member 1's loss and gradient depend on member 1 alone.  Returns the
+    gradient.  Tolerances: (rtol, atol)."""
+    (g_ref,) = torch.autograd.grad(reference, z, w)
+    new = loss(z)
     (g_new,) = torch.autograd.grad(new, z, w)
-    torch.testing.assert_close(new, ref, rtol=1e-6, atol=1e-6)
-    torch.testing.assert_close(g_new, g_ref, rtol=1e-5, atol=1e-7)
-    # member k's loss and gradient depend on member k alone
-    (g1,) = torch.autograd.grad(nt_xent_pairs(z[1:2], temperature), z, w[1:2])
-    torch.testing.assert_close(g1[1], g_new[1], rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(new, reference, rtol=loss_tolerance[0], atol=loss_tolerance[1])
+    rtol, atol = gradient_tolerance
+    torch.testing.assert_close(g_new, g_ref, rtol=rtol, atol=atol)
+    (g1,) = torch.autograd.grad(loss(z[1:2]), z, w[1:2])
+    torch.testing.assert_close(g1[1], g_new[1], rtol=rtol, atol=atol)
+    return g_new
 
 
 def test_fused_nt_xent_survives_a_tiny_temperature():
@@ -81,14 +90,9 @@ def test_shared_nt_xent_of_subsets_is_the_pairs_loss_and_gradient(views, rows, t
     g = torch.Generator().manual_seed(0)
     z = torch.randn(3, views, rows, 16, dtype=torch.float64, generator=g, requires_grad=True)
     w = torch.rand(3, generator=g, dtype=torch.float64)  # members weighted differently
-    ref = nt_xent_subsets_reference(z, temperature)
-    (g_ref,) = torch.autograd.grad(ref, z, w)
-    new = nt_xent_subsets(z, temperature)
-    (g_new,) = torch.autograd.grad(new, z, w)
-    torch.testing.assert_close(new, ref, rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(g_new, g_ref, rtol=1e-10, atol=1e-12)
-    (g1,) = torch.autograd.grad(nt_xent_subsets(z[1:2], temperature), z, w[1:2])
-    torch.testing.assert_close(g1[1], g_new[1], rtol=1e-10, atol=1e-12)
+    loss = lambda x: nt_xent_subsets(x, temperature)  # noqa: E731  (the form under test, on any members)
+    reference = nt_xent_subsets_reference(z, temperature)
+    g_new = _assert_reference_loss_and_gradient(loss, reference, z, w, (1e-12, 1e-12), (1e-10, 1e-12))
     monkeypatch.setattr(losses, "CHUNK_BYTES", 1)  # (one member at a time, as a large batch goes)
     assert losses._member_chunks(3, views * rows) == [(0, 1), (1, 2), (2, 3)]
     (g_one,) = torch.autograd.grad(nt_xent_subsets(z, temperature), z, w)

@@ -31,10 +31,11 @@ The family of objectives on the same tables (``--methods no_pretrain random vime
 vime_class dae_class subtab_class``) is committed in ``outputs/family_practice/``
 (docs/methods.md, "The family on the bench").
 
-Each method not stored yet is added to a table in a run of its own (the ones before it reused),
-so that ``seconds.csv`` holds the fit time of each variant (pretraining included where it ran) and
-of the two baselines together, for all seeds of a table; a re-run on a finished store is one run
-per table and head, which trains nothing.
+Each method not stored yet, or stored under a key that is not the code's any more (an objective's
+revision, say), is added to a table in a run of its own (the ones stored reused), so that
+``seconds.csv`` holds the fit time of each variant (pretraining included where it ran) and of the
+two baselines together, for all seeds of a table; a re-run on a finished store is one run per
+table and head, which trains nothing.
 """
 
 from __future__ import annotations
@@ -50,9 +51,11 @@ from scipy import stats as scipy_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tcclib.artifacts import keys as content_keys  # noqa: E402
 from tcclib.artifacts import store  # noqa: E402
 from tcclib.data.sources import from_frame  # noqa: E402
 from tcclib.method.config import Config  # noqa: E402
+from tcclib.method.inputs import prepare_config  # noqa: E402
 from tcclib.paper import heads, stats, tables  # noqa: E402
 from tcclib.running.own import synthetic_table  # noqa: E402
 from tcclib.running.train import run_dataset  # noqa: E402
@@ -154,22 +157,22 @@ def run(args) -> pd.DataFrame:
     for name in args.tables:
         ds = table(name)
         for head in args.heads:
-            for n in range(first_missing(out / head / name, args.methods), len(args.methods) + 1):
-                cfg = Config(
-                    seeds=tuple(args.seeds),
-                    methods=tuple(args.methods[:n]),
-                    baselines=("logreg", "logreg_cv") if head == args.heads[0] else (),
-                    epochs=args.epochs,
-                    labeled_fraction=args.labeled,
-                    head=head,
-                    progress=False,
-                )
+            settings = dict(
+                seeds=tuple(args.seeds),
+                baselines=("logreg", "logreg_cv") if head == args.heads[0] else (),
+                epochs=args.epochs,
+                labeled_fraction=args.labeled,
+                head=head,
+                progress=False,
+            )
+            folder = out / head / name
+            for methods in runs(args.methods, to_train(folder, ds, Config(methods=tuple(args.methods), **settings))):
+                cfg = Config(methods=tuple(methods), **settings)
                 t = time.perf_counter()
-                folder = out / head / name
                 res = run_dataset(ds, cfg, None, cache, store_dir=folder, keep_pretrained=True)
                 store.save_run(res, folder)
-                print(f"{name} {head} {args.methods[n - 1]}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
-                seconds = spent(res.timings, name, heads.variant(args.methods[n - 1], head))
+                print(f"{name} {head} {methods[-1]}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
+                seconds = spent(res.timings, name, heads.variant(methods[-1], head))
                 if seconds:  # at once: an interrupted run keeps the seconds of what it trained
                     _merge_seconds(out / "seconds.csv", pd.DataFrame(seconds))
         for kept in (cache / "checkpoints").glob(f"{name}-*.pt"):
@@ -179,13 +182,30 @@ def run(args) -> pd.DataFrame:
     return results
 
 
-def first_missing(folder: Path, methods) -> int:
-    """How many of ``methods`` the first run on ``folder`` names: up to the first one not stored
-    there (all of them where every one is), so that no run leaves a stored method out (a run's
-    store keeps only the methods it names) and each further run adds one."""
-    path = folder / "results.csv"
-    stored = set(pd.read_csv(path)["method"]) if path.is_file() else set()
-    return next((n for n, m in enumerate(methods, 1) if m not in stored), len(methods))
+def to_train(folder: Path, ds, cfg: Config) -> list[str]:
+    """The methods of ``cfg`` that a run on the store ``folder`` trains: those with a member (a
+    seed) not stored there under the key the code gives it now (:func:`run_keys`; a method not
+    stored at all, or stored before its objective's revision), in ``cfg``'s order."""
+    stored = content_keys.load(folder)
+    if stored is None:
+        return list(cfg.methods)
+    prep = prepare_config(ds, cfg)
+    now = content_keys.run_keys(prep, cfg).members
+    return [
+        method
+        for method in cfg.methods
+        if not all(stored.has_member(sp.seed, method, now[content_keys.tag(sp.seed, method)]) for sp in prep.splits)
+    ]
+
+
+def runs(methods: list[str], training: list[str]) -> list[list[str]]:
+    """The methods each run on a store names, so that each run trains one method of ``training``
+    (its last) and reuses the rest: the stored methods first, then those to train, one more a
+    run; a last run in the order of ``methods`` where that differs (it trains nothing; a run's
+    store keeps only the methods it names, in its order).  Nothing to train: one run."""
+    kept = [m for m in methods if m not in training]
+    out = [kept + training[:n] for n in range(1, len(training) + 1)] or [list(methods)]
+    return out if out[-1] == list(methods) else [*out, list(methods)]
 
 
 def spent(timings: dict, name: str, variant: str) -> list[dict]:

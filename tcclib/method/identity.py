@@ -974,6 +974,18 @@ def files_read():
             _READING[thread] = outer
 
 
+def files_read_by(action) -> str:
+    """:func:`files_digest` of the files ``action()`` opens (:func:`files_read`), ``""`` when it
+    opens none of the user's; a failure of ``action`` is left to the run to name (the digest keys
+    what it read before failing)."""
+    with files_read() as opened:
+        try:
+            action()
+        except Exception:  # (the run itself says what failed)
+            pass
+    return files_digest(opened)
+
+
 def files_digest(paths) -> str:
     """``""`` when none of ``paths`` is a file of the user's (installed code, tcclib's files and the
     system's are left out), else a digest of their bytes, in no order of their names (one that

@@ -344,12 +344,7 @@ def files_prepare_reads(objective, cfg) -> str:
         column_feature=torch.arange(n_features).repeat(k, 1),
         cfg=cfg,
     )
-    with identity.files_read() as opened:
-        try:
-            objective.prepare(stack)
-        except Exception:  # (keyed by what it read before failing; the run says what failed)
-            pass
-    return identity.files_digest(opened)
+    return identity.files_read_by(lambda: objective.prepare(stack))
 
 
 # --------------------------------------------------------------------------- the contract

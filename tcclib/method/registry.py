@@ -343,12 +343,7 @@ def objective(name: str) -> objectives.Objective:
 def _factory_reads(factory, cfg) -> str:
     """A digest of the user's files a baseline factory opens when called (``factory(0, cfg)``;
     :func:`tcclib.method.identity.files_read`), ``""`` when none or when it fails there."""
-    with identity.files_read() as opened:
-        try:
-            factory(0, cfg)
-        except Exception:  # (keyed by what it read before failing; the run says what failed)
-            pass
-    return identity.files_digest(opened)
+    return identity.files_read_by(lambda: factory(0, cfg))
 
 
 def objective_code(objective, cfg=None) -> str | None:
