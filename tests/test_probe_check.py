@@ -87,6 +87,7 @@ def test_every_practice_table_is_documented_and_measured(tool):
     assert len(seconds) == 3 * len(tool.PRACTICE) and (seconds["seconds"] > 0).all()
 
 
-def test_the_committed_practice_report_is_what_the_tool_writes_from_the_stored_runs(tool):
-    args = argparse.Namespace(out=str(PRACTICE_OUT), epochs=100, labeled=0.1)
-    assert tool.report(tool.heads.gather(PRACTICE_OUT), args) == (PRACTICE_OUT / "report.md").read_text()
+@pytest.mark.parametrize("out", [PRACTICE_OUT, ROOT / "outputs" / "family_practice"], ids=lambda p: p.name)
+def test_the_committed_practice_report_is_what_the_tool_writes_from_the_stored_runs(tool, out):
+    args = argparse.Namespace(out=str(out), epochs=100, labeled=0.1)
+    assert tool.report(tool.heads.gather(out), args) == (out / "report.md").read_text()

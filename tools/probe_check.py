@@ -171,7 +171,8 @@ def run(args) -> pd.DataFrame:
                 t = time.perf_counter()
                 res = run_dataset(ds, cfg, None, cache, store_dir=folder, keep_pretrained=True)
                 store.save_run(res, folder)
-                print(f"{name} {head} {methods[-1]}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
+                trained = methods[-1] if res.timings.get("trained_members") else "nothing trained"
+                print(f"{name} {head} {trained}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
                 seconds = spent(res.timings, name, heads.variant(methods[-1], head))
                 if seconds:  # at once: an interrupted run keeps the seconds of what it trained
                     _merge_seconds(out / "seconds.csv", pd.DataFrame(seconds))
