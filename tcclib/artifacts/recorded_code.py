@@ -29,7 +29,7 @@ DIGESTS = {
     "method/settings.py": "ea9863bbd307b182",
     "method/training.py": "1ab340d4e1517f77",
     "running/checkpointing.py": "4018849fbc2390a7",
-    "running/train.py": "568a275f5d65137d",
+    "running/train.py": "7b37c881fa5d0ce6",
 }
 BYTES = {
     "data/__init__.py": "525acede94ff2751",
@@ -56,5 +56,5 @@ BYTES = {
     "method/settings.py": "a2862525a2691dec",
     "method/training.py": "300b6748bed06ea8",
     "running/checkpointing.py": "bda0b2d285bd26b2",
-    "running/train.py": "6d92a41b7f8a3cc6",
+    "running/train.py": "63216bc908806f70",
 }

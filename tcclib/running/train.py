@@ -307,7 +307,7 @@ def run_dataset(
     stored = content_keys.load(store_dir) if (store_dir is not None and reuse) else None
 
     # ------------------------------------------------------------------ what is stored, what trains
-    hit, emb = _reuse_plan(prep, cfg, keys, stored)
+    hit, emb = reuse_plan(prep, cfg, keys, stored)
     need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
     need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
 
@@ -380,10 +380,11 @@ def _code_notes(cfg: Config, keys, hit: dict, store_dir) -> list[str]:
     return notes
 
 
-def _reuse_plan(prep: Prepared, cfg: Config, keys, stored) -> tuple[dict, dict]:
+def reuse_plan(prep: Prepared, cfg: Config, keys, stored) -> tuple[dict, dict]:
     """``(hit, embeddings)``: ``hit[seed, method]`` is True when that member is stored with a
-    matching key; the stored embeddings whose key matches (a missing one makes its first-seed
-    member train again)."""
+    matching key (``stored``: :func:`tcclib.artifacts.keys.load`, None: nothing stored); the
+    stored embeddings whose key matches (a missing one makes its first-seed member train again).
+    What :func:`run_dataset` reuses, and what a tool asks before it runs (``tools/probe_check.py``)."""
     hit = {
         (sp.seed, m): bool(stored and stored.has_member(sp.seed, m, keys.members[content_keys.tag(sp.seed, m)]))
         for sp in prep.splits
