@@ -1,6 +1,8 @@
 """CPU seconds (user + sys) of the commands that train nothing, each the median of 3 fresh
 processes: ``import tcclib``, ``python -m tcclib --help`` and a misspelled setting's one-line
-error (a parameter file with ``epoch: 5``, ``--check``).
+error (a parameter file with ``epoch: 5``, ``--check``); and papermill (nbformat, jsonschema) as
+a process that runs a notebook loads it, with jsonschema's IRI grammar deferred
+(:mod:`tcclib.util.iri_grammar`), beside a plain ``import papermill`` that builds it.
 
     python bench/import_cost.py                 # this checkout
     python bench/import_cost.py --root ../main  # another checkout (e.g. before a change)
@@ -21,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = "name: bad\ndatasets: [breast_cancer]\nconfig:\n  epoch: 5\n"
+DEFERRED = "from tcclib.util import iri_grammar; iri_grammar.defer(); import papermill"
 
 
 def cpu_seconds(argv: list[str], env: dict, cwd: Path) -> float:
@@ -45,6 +48,8 @@ def main(argv=None) -> int:
             "import tcclib": [sys.executable, "-c", "import tcclib"],
             "python -m tcclib --help": [sys.executable, "-m", "tcclib", "--help"],
             "a misspelled setting (--check)": [sys.executable, "-m", "tcclib", str(bad), "--check"],
+            "papermill, as a sweep loads it": [sys.executable, "-c", DEFERRED],
+            "papermill, plain import": [sys.executable, "-c", "import papermill"],
         }
         print(f"{root} ({args.repeat} runs each, the median)")
         for name, command in commands.items():

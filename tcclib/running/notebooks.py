@@ -18,7 +18,7 @@ from pathlib import Path
 from tcclib.method.config import Config
 from tcclib.running import params as param_files
 from tcclib.running.nbparams import RENDER_ENV, SWEEP_PARAMS
-from tcclib.util import paths
+from tcclib.util import iri_grammar, paths
 from tcclib.util.kernel import KERNEL_NAME, kernel_manager
 from tcclib.util.progress import PROGRESS_ENV
 
@@ -74,6 +74,7 @@ def source_hash(path: Path) -> str:
 def load_source(name: str):
     """The notebook ``name`` read from its jupytext source, with ``metadata.tcc`` naming the
     source and its sha256 (every rendered notebook records which source rendered it)."""
+    iri_grammar.defer()  # (jsonschema's IRI grammar: 2 s of every such process, never used here)
     import jupytext  # deferred: it loads nbformat and jsonschema, which only executing a notebook needs
 
     src = source_path(name)
@@ -246,6 +247,7 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
 
     ``kernel``: the :class:`KernelSession` to run it in (the kernel stays up for the session's
     next notebook); without one, a kernel of its own, shut down afterwards."""
+    iri_grammar.defer()
     import papermill as pm  # deferred: papermill (nbformat, jsonschema) loads only to execute
 
     out.parent.mkdir(parents=True, exist_ok=True)
