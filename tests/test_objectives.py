@@ -205,7 +205,7 @@ def test_subtab_loss_is_its_papers_pair_by_pair_loss_and_keys_its_revision(mixed
     perm, views = pt.draw_views(0)
     pt.pairs = torch.cat([pt.anchors, views], dim=1)
     batch = objectives.Batch(pt, perm[:, :50], pt.objective_state)
-    weights = [p for p in pt.opt.param_groups[0]["params"]]
+    weights = list(pt.parameters())  # (what Adam steps)
     new = pt.objective.loss(batch)
     reference = _subtab_loss_pair_by_pair(batch, pt.objective)
     torch.testing.assert_close(new, reference, rtol=1e-5, atol=1e-6)

@@ -314,3 +314,43 @@ def test_checkpoint_of_other_settings_is_not_resumed(bc_small, tmp_path):
     assert seen == [3, 4]  # the checkpoint of epoch 2 was written before the crash
     with pytest.raises(ValueError, match="checkpoint_every"):
         run_prepared(prep, cfg, checkpoint_dir=tmp_path, checkpoint_every=0)
+
+
+def test_our_adam_steps_as_torch_s_fused_adam_bit_for_bit_and_reads_its_state():
+    """model.Adam against torch.optim.Adam(fused=True): two groups with their own learning rates,
+    a parameter left without a gradient on some steps (no update, no count), stacked shapes; then a
+    state torch saved, loaded into ours, continues as torch continues."""
+    from tcclib.method.model import Adam
+
+    gen = torch.Generator().manual_seed(3)
+    shapes = [(4, 12, 16), (4, 1, 16), (4, 16, 2), (4, 1, 2)]
+    theirs = [torch.randn(s, generator=gen).requires_grad_() for s in shapes]
+    ours = [p.detach().clone().requires_grad_() for p in theirs]
+    torch_opt = torch.optim.Adam([{"params": theirs[:2], "lr": 1e-3}, {"params": theirs[2:], "lr": 1e-4}], fused=True)
+    our_opt = Adam([(ours[:2], 1e-3), (ours[2:], 1e-4)])
+
+    def steps(n: int, skip: int | None = None) -> None:
+        for step in range(n):
+            grads = [torch.randn(s, generator=gen) for s in shapes]
+            for params, opt in ((theirs, torch_opt), (ours, our_opt)):
+                opt.zero_grad(set_to_none=True)
+                for i, (p, g) in enumerate(zip(params, grads)):
+                    if not (step % 2 and i == skip):
+                        p.grad = g.clone()
+                opt.step()
+
+    steps(6, skip=1)
+    assert all(torch.equal(a, b) for a, b in zip(theirs, ours))
+    assert our_opt.state[ours[1]]["step"].item() == torch_opt.state[theirs[1]]["step"].item() == 3
+    fresh = [p.detach().clone().requires_grad_() for p in theirs]
+    ours[:] = fresh
+    our_opt = Adam([(fresh[:2], 0.5), (fresh[2:], 0.5)])
+    our_opt.load_state_dict(torch_opt.state_dict())
+    assert [lr for _, lr in our_opt.groups] == [1e-3, 1e-4]
+    steps(3)
+    assert all(torch.equal(a, b) for a, b in zip(theirs, ours))
+    again = Adam([(ours[:2], 0.0), (ours[2:], 0.0)])
+    again.load_state_dict(our_opt.state_dict())
+    assert again.state_dict()["param_groups"] == [{"lr": 1e-3, "params": [0, 1]}, {"lr": 1e-4, "params": [2, 3]}]
+    with pytest.raises(ValueError, match="other parameter groups"):
+        Adam([(ours, 1e-3)]).load_state_dict(our_opt.state_dict())

@@ -21,7 +21,7 @@ from torch.nn import functional as F
 from tcclib.data.encoding import TensorTable
 from tcclib.method import draws, probe, rules
 from tcclib.method.config import Config
-from tcclib.method.model import StackedMLP, adam, autocast, batches
+from tcclib.method.model import Adam, StackedMLP, adam, autocast, batches
 
 
 def labeled_rows(labeled: torch.Tensor) -> torch.Tensor:
@@ -172,10 +172,7 @@ def fit_classifier(
     if cfg.head == "finetune":
         lab = rules.take_rows(anchors, rows)
         head = new_head(enc.K, H, gens, cfg, n_classes, anchors.device)
-        opt = torch.optim.Adam(
-            [{"params": head.parameters(), "lr": cfg.lr}, {"params": enc.parameters(), "lr": cfg.encoder_lr}],
-            fused=True,
-        )
+        opt = Adam([(head.parameters(), cfg.lr), (enc.parameters(), cfg.encoder_lr)])
         head_epochs(lambda idx: head(enc(rules.take_rows(lab, idx))), opt, y, gens, cfg, n_classes, weights)
         return Classifier(enc, head, cfg.head)
     with autocast(cfg, anchors.device):

@@ -77,12 +77,103 @@ class StackedMLP:
         return [p.detach()[members].clone() for p in self.parameters()]
 
 
-def adam(params: list[torch.Tensor], lr: float, capturable: bool = False) -> torch.optim.Optimizer:
-    """Adam over stacked parameters: element-wise, so each member has its own state.
-    ``capturable``: its step count kept on the device, as a CUDA graph that holds the step needs."""
-    if capturable:
-        return torch.optim.Adam(params, lr=lr, fused=True, capturable=True)
-    return torch.optim.Adam(params, lr=lr, fused=True)
+class Adam:
+    """Adam with torch's defaults (betas 0.9 and 0.999, eps 1e-8, no weight decay) over stacked
+    parameters, stepped as ``torch.optim.Adam(fused=True)`` steps them: the same two operations
+    (``torch._foreach_add_`` on the step counts, ``torch._fused_adam_``) on the same state, so the
+    same bits (tests/test_train.py). Element-wise, so each member has its own state.
+
+    Why not ``torch.optim.Adam`` itself: its first use in a process imports ``torch._dynamo``
+    (its ``__init__`` and ``step`` are wrapped to keep ``torch.compile`` out), 1.5-2.0 s on a
+    2-core EPYC, in every kernel and worker that trains. ``groups``: ``(parameters, lr)`` pairs.
+    Each step count is a device tensor (fused Adam's), so a CUDA graph can hold the step."""
+
+    BETAS, EPS = (0.9, 0.999), 1e-8
+
+    def __init__(self, groups: list[tuple[list[torch.Tensor], float]]):
+        self.groups = [(list(params), float(lr)) for params, lr in groups]
+        self.state: dict[torch.Tensor, dict[str, torch.Tensor]] = {}
+
+    def _state(self, p: torch.Tensor) -> dict[str, torch.Tensor]:
+        if p not in self.state:  # (zeros at the first step, as torch's lazy initialisation)
+            self.state[p] = dict(
+                step=torch.zeros((), dtype=torch.float32, device=p.device),
+                exp_avg=torch.zeros_like(p, memory_format=torch.preserve_format),
+                exp_avg_sq=torch.zeros_like(p, memory_format=torch.preserve_format),
+            )
+        return self.state[p]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for params, _ in self.groups:
+            for p in params:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad.zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        """One update of every parameter that has a gradient (the others, and their step
+        counts, stay as they are), per group and per device and dtype, as torch groups them."""
+        for params, lr in self.groups:
+            parts: dict[tuple, list[list[torch.Tensor]]] = {}
+            for p in params:
+                if p.grad is None:
+                    continue
+                state = self._state(p)
+                lists = parts.setdefault((p.device, p.dtype), [[], [], [], [], []])
+                for into, value in zip(lists, (p, p.grad, state["exp_avg"], state["exp_avg_sq"], state["step"])):
+                    into.append(value)
+            for ps, grads, exp_avgs, exp_avg_sqs, steps in parts.values():
+                torch._foreach_add_(steps, 1)
+                torch._fused_adam_(
+                    ps,
+                    grads,
+                    exp_avgs,
+                    exp_avg_sqs,
+                    [],
+                    steps,
+                    amsgrad=False,
+                    lr=lr,
+                    beta1=self.BETAS[0],
+                    beta2=self.BETAS[1],
+                    weight_decay=0.0,
+                    eps=self.EPS,
+                    maximize=False,
+                    grad_scale=None,
+                    found_inf=None,
+                )
+
+    def state_dict(self) -> dict:
+        """torch's layout (what a checkpoint holds): each parameter's state by its position over
+        the groups (the tensors themselves, not copies), and each group's ``lr`` and positions."""
+        flat = [p for params, _ in self.groups for p in params]
+        ends = [0]
+        for params, _ in self.groups:
+            ends.append(ends[-1] + len(params))
+        return dict(
+            state={i: dict(self.state[p]) for i, p in enumerate(flat) if p in self.state},
+            param_groups=[dict(lr=lr, params=list(range(a, b))) for (_, lr), a, b in zip(self.groups, ends, ends[1:])],
+        )
+
+    def load_state_dict(self, saved: dict) -> None:
+        """The state of :meth:`state_dict`, or of ``torch.optim.Adam``'s (a checkpoint written
+        before this class): the same names and positions; copied, never shared with ``saved``."""
+        flat = [p for params, _ in self.groups for p in params]
+        groups = saved["param_groups"]
+        if [len(g["params"]) for g in groups] != [len(params) for params, _ in self.groups]:
+            raise ValueError("the saved optimiser state has other parameter groups than this one")
+        self.state = {
+            flat[i]: {name: value.to(flat[i].device, copy=True) for name, value in state.items()}
+            for i, state in saved["state"].items()
+        }
+        self.groups = [(params, float(g["lr"])) for (params, _), g in zip(self.groups, groups)]
+
+
+def adam(params: list[torch.Tensor], lr: float, capturable: bool = False) -> Adam:
+    """:class:`Adam` over stacked parameters ``params``. ``capturable`` (a CUDA graph holds the
+    step): nothing to change, the step counts are device tensors either way (kept for callers)."""
+    return Adam([(params, lr)])
 
 
 def autocast(cfg, device, cache: bool = True):
