@@ -413,7 +413,7 @@ def test_an_entry_point_then_tcc_plugins_fill_the_registry_at_its_first_question
     ]
 
 
-def _tiny_set(tmp_path: Path, rule: Path, scheduler: str | None = None) -> Path:
+def _tiny_set(tmp_path: Path, rule: Path) -> Path:
     lines = [
         "name: tiny_plugin",
         "datasets: [breast_cancer]",
@@ -422,35 +422,47 @@ def _tiny_set(tmp_path: Path, rule: Path, scheduler: str | None = None) -> Path:
         "per_dataset_notebooks: [03_pretraining]",
         "aggregate_notebooks: []",
     ]
-    if scheduler:
-        lines.append(f"scheduler: {scheduler}")
     path = tmp_path / "tiny.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-@pytest.mark.parametrize("scheduler", [None, "local:1"], ids=["kernels", "dask"])
-def test_the_sweep_runs_a_plugin_in_its_kernels_and_on_dask(tmp_path, scheduler):
+def test_the_sweep_runs_a_plugin_in_its_kernels_and_its_edit_on_dask(tmp_path):
+    """The set's plugin trains in the sweep's kernels; edited, the sweep names it, and ``--force
+    stale`` on a LocalCluster retrains it alone on the worker, from the edited file (one run of
+    each kind: a plugin's first run on a worker is the same path as its retraining there)."""
+    pytest.importorskip("distributed")
     rule = write_rule(tmp_path)
-    params = _tiny_set(tmp_path, rule, scheduler)
+    params = _tiny_set(tmp_path, rule)
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "tcclib", str(params), "--outputs", str(out)]
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    results = pd.read_csv(out / "tiny_plugin" / "breast_cancer" / "results.csv")
+    ddir = out / "tiny_plugin" / "breast_cancer"
+    results = pd.read_csv(ddir / "results.csv")
     assert set(results["method"]) == {"random", "shift"}
-    recorded = json.loads((out / "tiny_plugin" / "breast_cancer" / "config.json").read_text())
+    recorded = json.loads((ddir / "config.json").read_text())
     assert set(recorded[store.PLUGIN_CODE]) == {"shift"}
     # the edited rule: the sweep says the dataset is stale; --force stale retrains the rule only
     rule.write_text(SHIFT_RULE.format(step=4))
     again = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert again.returncode == 0 and "code of shift changed" in again.stdout, again.stdout + again.stderr
     forced = subprocess.run(
-        cmd + ["--force", "stale"], env=_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path
+        cmd + ["--force", "stale", "--scheduler", "local:1"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
     )
     assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-3000:]
-    timings = json.loads((out / "tiny_plugin" / "breast_cancer" / "timings.json").read_text())
+    assert "cluster local:1" in forced.stdout + forced.stderr
+    timings = json.loads((ddir / "timings.json").read_text())
     assert timings["trained_members"] == 1 and timings["reused_members"] == 1
+    edited = pd.read_csv(ddir / "results.csv")
+    assert edited.loc[edited.method == "random"].equals(results.loc[results.method == "random"])
+    assert json.loads((ddir / "config.json").read_text())[store.PLUGIN_CODE] != recorded[store.PLUGIN_CODE]
+    assert json.loads((ddir / "_DONE.json").read_text())["worker"]["shared_fs"] is True
 
 
 def test_a_plugin_travels_to_a_worker_without_the_file(tmp_path, rule_file):
