@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
@@ -107,3 +108,21 @@ def test_a_run_after_an_interrupt_shows_its_own_training_not_the_killed_run_s(tm
     bars = [f for f in re.split(r"[\r\n]", capsys.readouterr().err) if " elapsed" in f]
     assert bars and not [f for f in bars if "8 training" in f or "41%" in f], bars
     assert not (left / progress.PROGRESS_FILE).exists()
+
+
+def test_a_run_that_trained_counts_even_when_its_timings_file_comes_out_the_same_bytes(tmp_path):
+    """The executor counts a dataset's trained members from its timings.json, rewritten only by
+    a run that trained: a rewrite with the same bytes (tiny runs' seconds round alike) still counts;
+    the file untouched does not."""
+    from tcclib.running import executor
+    from tcclib.util.files import atomic_write
+
+    record = tmp_path / "timings.json"
+    text = '{"pretrain_s": 0.012, "trained_members": 2, "reused_members": 0}\n'
+    atomic_write(record, lambda t: Path(t).write_text(text))
+    before = executor._read(record)
+    assert executor._members_trained(tmp_path, before) == 0  # not rewritten: nothing trained
+    atomic_write(record, lambda t: Path(t).write_text(text))  # the same bytes, a new file
+    assert record.read_text() == text and executor._members_trained(tmp_path, before) == 2
+    assert executor._members_trained(tmp_path / "none", None) == 0
+    assert executor._members_trained(tmp_path, None) == 2  # (no file before: what it says)

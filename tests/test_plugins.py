@@ -536,7 +536,7 @@ def test_the_screen_trains_only_the_new_method_and_reuses_the_rest(tmp_path, tin
     screen.run(job, say=lines.append)
     [changed] = [line for line in lines if ": code of shift changed since stored: they run again" in line]
     assert sorted(changed.split(":")[0].split(", ")) == ["balance-scale", "breast_cancer"]  # (the longest first)
-    assert sum("2 members trained" in line for line in lines) == 2
+    assert sum("2 members trained" in line for line in lines) == 2, lines
     page = verdict.write(results, ["shift"], list(job.compared), tmp_path / "screen")
     text = page.read_text()
     assert "shift ranks" in text and "Friedman" in text and "(figures/cd_accuracy.png)" in text

@@ -113,25 +113,25 @@ def run_on_cluster(ps, out_root: Path, todo: list[str], options, cluster: tuple,
         raise SweepError(str(e)) from None
 
 
-def _members_trained(folder: Path, before: bytes | None = None) -> int:
+def _members_trained(folder: Path, before: tuple | None = None) -> int:
     """Members a dataset's unit trained: its ``timings.json`` (rewritten only by a run that
-    trained) when that differs from ``before``; 0 otherwise."""
-    f = folder / "timings.json"
-    try:
-        now = f.read_bytes()
-    except OSError:
-        return 0
-    if before is not None and now == before:
+    trained) when it is not the file ``before`` (:func:`_read`) was; 0 otherwise."""
+    now = _read(folder / "timings.json")
+    if now is None or now == before:
         return 0
     try:
-        return int(json.loads(now).get("trained_members", 0))
+        return int(json.loads(now[-1]).get("trained_members", 0))
     except ValueError:
         return 0
 
 
-def _read(f: Path) -> bytes | None:
+def _read(f: Path) -> tuple | None:
+    """``f``'s inode, modification time and bytes (None: no such file). A run that trained writes
+    a new file (atomically: a new inode), so it counts even where its rounded seconds, and so its
+    bytes, came out as the run's before."""
     try:
-        return f.read_bytes()
+        st = f.stat()
+        return st.st_ino, st.st_mtime_ns, f.read_bytes()
     except OSError:
         return None
 
@@ -209,7 +209,7 @@ def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
             secs = processes.run(folders.train_dataset, ps, dataset, out_root, options.reuse)
         else:
             secs = folders.run_unit(ps, dataset, out_root, options.reuse, kernel=kernels and kernels.current())
-        return secs, _members_trained(set_dir / dataset, before or b"")
+        return secs, _members_trained(set_dir / dataset, before)
 
     def finished(dataset: str, outcome) -> None:
         try:
