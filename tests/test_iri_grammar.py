@@ -1,7 +1,7 @@
 """The stand-in for jsonschema's IRI grammar (tcclib.util.iri_grammar): a process that runs a
 notebook imports nbformat without building the grammar, and the IRI checks still give the real
 answers, loading the real module at their first use. In a fresh process: the import is the thing
-under test, and this one has jsonschema already (nbval's plugin)."""
+under test, and this one may have loaded jsonschema already (through a pytest plugin)."""
 
 from __future__ import annotations
 
