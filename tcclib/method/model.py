@@ -170,9 +170,9 @@ class Adam:
         self.groups = [(params, float(g["lr"])) for (params, _), g in zip(self.groups, groups)]
 
 
-def adam(params: list[torch.Tensor], lr: float, capturable: bool = False) -> Adam:
-    """:class:`Adam` over stacked parameters ``params``. ``capturable`` (a CUDA graph holds the
-    step): nothing to change, the step counts are device tensors either way (kept for callers)."""
+def adam(params: list[torch.Tensor], lr: float) -> Adam:
+    """:class:`Adam` over stacked parameters ``params``, one learning rate (a CUDA graph can hold
+    its step: the step counts are device tensors)."""
     return Adam([(params, lr)])
 
 

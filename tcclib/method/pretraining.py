@@ -189,7 +189,7 @@ class Pretraining:
         self.mode = self.specs[0].step_mode(cfg)  # eager, cuda_graph or torch_compile (Config.compile)
         if self.mode == "cuda_graph" and dev.type != "cuda":
             self.mode = "eager"  # (the fallback; Config.step_mode already says so for device "cpu")
-        self.opt = adam(self.parameters(), cfg.lr, capturable=self.mode == "cuda_graph")
+        self.opt = adam(self.parameters(), cfg.lr)
         self.objective_state = objectives.call(self.objective, "prepare", lambda: self.objective.prepare(shape))
         self.changed: torch.Tensor | None = None  # [Kp, V N, M]: which features each view changed
         self.k = torch.tensor([cfg.corrupted_count(layout.n_features[i]) for i in pre], device=dev)
