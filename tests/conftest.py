@@ -23,6 +23,12 @@ os.environ.pop("TCC_PLUGINS", None)  # a developer's own plugins stay out of the
 import pytest
 
 from tcclib.data.sources import from_frame, load_dataset
+from tcclib.util import iri_grammar
+
+# before the test modules import nbformat: jsonschema's IRI grammar (2 s a process) loads at its
+# first use; no test checks an IRI (make test-lib leaves nbval's plugin, which imports nbformat
+# before this file, out: -p no:nbval)
+iri_grammar.defer()
 
 
 @pytest.fixture(scope="module")

@@ -53,6 +53,7 @@ def defer() -> bool:
         return False
     stand_in = _StandIn(NAME, __doc__)
     stand_in.__path__ = list(spec.submodule_search_locations or [])
+    stand_in.__spec__ = spec  # (importlib.util.find_spec(NAME) answers from it, and refuses None)
     stand_in.is_valid_syntax = _is_valid_syntax
     sys.modules[NAME] = stand_in
     return True
