@@ -75,7 +75,11 @@ test-lib: install
 # its datasets but SMOKE_BESIDE; b: own, demo, then smoke's SMOKE_BESIDE, so that the two end
 # together (smoke alone took 162 s, own then demo 114 s: docs/tests.md)
 SMOKE_BESIDE ?= balance-scale
-NBVAL_IN = TCC_ROOT=$(abspath $(NBVAL_DIR)/$(1)) TCC_RENDER=1 $(PY) -m pytest -q -p no:cacheprovider --nbval-lax \
+# pytest with jsonschema's IRI grammar deferred (tcclib/util/iri_grammar.py): nbval's plugin imports
+# nbformat, and so builds the grammar, before any conftest could defer it: 4.1-5.2 s to collect
+# own's notebook, against 1.4-1.5 s deferred (2026-11-29, idle), in each of the lanes' 4 processes
+PYTEST_DEFERRED = $(PY) -c "import sys; from tcclib.util import iri_grammar; iri_grammar.defer(); import pytest; sys.exit(pytest.console_main())"
+NBVAL_IN = TCC_ROOT=$(abspath $(NBVAL_DIR)/$(1)) TCC_RENDER=1 $(PYTEST_DEFERRED) -q -p no:cacheprovider --nbval-lax \
 	--durations=10 --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --rootdir $(NBVAL_DIR)/$(1)
 NBVAL_HALF = OMP_NUM_THREADS=$(HALF_CORES) MKL_NUM_THREADS=$(HALF_CORES) OPENBLAS_NUM_THREADS=$(HALF_CORES)
 # (tcclib's thread budget for 2 jobs, as the sweep sizes its kernels: a share of the cores this
