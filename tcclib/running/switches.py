@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcclib.artifacts.keys import load, run_keys, tag
+from tcclib.artifacts.keys import load, run_keys
 from tcclib.data.sources import Dataset, load_dataset
 from tcclib.method.config import FIDELITY_SWITCHES, Config
 from tcclib.method.inputs import prepare_config
-from tcclib.running.train import run_dataset
+from tcclib.running.train import reuse_plan, run_dataset
 
 
 def switch_configs(ds: Dataset, cfg: Config) -> dict[str, Config]:
@@ -44,13 +44,10 @@ def switch_runs(dataset, methods, cfg=None, data_dir=None, stores=(), say=None) 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
     stored = [st for f in stores if (st := load(Path(f) / ds.name)) is not None]
 
-    def best_store(c):  # the stored run with the most members of ``c`` (None: train them all)
+    def best_store(c):  # the stored run with the most members of ``c`` to reuse (None: train them all)
         prep = prepare_config(ds, c)
-        keys = run_keys(prep, c).members
-        hits = [
-            sum(st.has_member(sp.seed, m, keys[tag(sp.seed, m)]) for sp in prep.splits for m in c.methods)
-            for st in stored
-        ]
+        keys = run_keys(prep, c)
+        hits = [sum(reuse_plan(prep, c, keys, st)[0].values()) for st in stored]  # what run_dataset reuses
         return (stored[hits.index(max(hits))].folder, max(hits)) if hits and max(hits) else (None, 0)
 
     out = {}
