@@ -78,7 +78,7 @@ SMOKE_BESIDE ?= balance-scale
 # pytest with jsonschema's IRI grammar deferred (tcclib/util/iri_grammar.py): nbval's plugin imports
 # nbformat, and so builds the grammar, before any conftest could defer it: 4.1-5.2 s to collect
 # own's notebook, against 1.4-1.5 s deferred (2026-11-29, idle), in each of the lanes' 4 processes
-PYTEST_DEFERRED = $(PY) -c "import sys; from tcclib.util import iri_grammar; iri_grammar.defer(); import pytest; sys.exit(pytest.console_main())"
+PYTEST_DEFERRED = $(PY) -c "import sys; from tcclib.util import iri_grammar; iri_grammar.defer(); import pytest; sys.exit(pytest.main())"
 NBVAL_IN = TCC_ROOT=$(abspath $(NBVAL_DIR)/$(1)) TCC_RENDER=1 $(PYTEST_DEFERRED) -q -p no:cacheprovider --nbval-lax \
 	--durations=10 --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --rootdir $(NBVAL_DIR)/$(1)
 NBVAL_HALF = OMP_NUM_THREADS=$(HALF_CORES) MKL_NUM_THREADS=$(HALF_CORES) OPENBLAS_NUM_THREADS=$(HALF_CORES)
