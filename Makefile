@@ -73,7 +73,7 @@ test-lib: install
 # Two lanes side by side, each on a copy of its own ($(NBVAL_DIR)/a, /b: nothing one writes is read
 # by the other): a: smoke's 04-06 (first: they read the committed copies of 01-03's results), then
 # its datasets but SMOKE_BESIDE; b: own, demo, then smoke's SMOKE_BESIDE, so that the two end
-# together (smoke alone took 162 s, own then demo 114 s: docs/tests.md)
+# nearer together (smoke alone took 162 s, own then demo 114 s; now 122-140 s and 140-153 s: docs/tests.md)
 SMOKE_BESIDE ?= balance-scale
 # pytest with jsonschema's IRI grammar deferred (tcclib/util/iri_grammar.py): nbval's plugin imports
 # nbformat, and so builds the grammar, before any conftest could defer it: 4.1-5.2 s to collect
