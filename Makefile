@@ -86,11 +86,11 @@ NBVAL_HALF = OMP_NUM_THREADS=$(HALF_CORES) MKL_NUM_THREADS=$(HALF_CORES) OPENBLA
 # process may use, or the user's OMP_NUM_THREADS)
 HALF_CORES = $(shell $(PY) -c "from tcclib.util import threads; print(threads.budget(2).threads)")
 test-notebooks: install
+	test -d outputs/smoke/$(SMOKE_BESIDE) || { echo "SMOKE_BESIDE: outputs/smoke/$(SMOKE_BESIDE) is no folder: name one of smoke's datasets" >&2; exit 2; }
 	rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR)/a/outputs $(NBVAL_DIR)/b/outputs
 	cp -r outputs/smoke $(NBVAL_DIR)/a/outputs/
 	cp -r outputs/smoke outputs/demo outputs/own $(NBVAL_DIR)/b/outputs/
 	find $(NBVAL_DIR) -name .ipynb_checkpoints -prune -exec rm -rf {} +  # Lab's copies of opened renders
-	test -d outputs/smoke/$(SMOKE_BESIDE) || { echo "SMOKE_BESIDE: outputs/smoke/$(SMOKE_BESIDE) is no folder: name one of smoke's datasets" >&2; exit 2; }
 	# each lane's kernels get half the cores' threads: without the halves, each kernel's torch and
 	# XGBoost start a thread per core and the two oversubscribe the machine, 6 min instead of 2 on
 	# 2 cores (docs/tests.md). Lane b runs behind lane a and prints after it
