@@ -370,11 +370,11 @@ class OperatorCount:
             setattr(torch.Tensor, name, original)
 
 
-def launch_structure(dataset, methods, seeds, scheme, data_dir=None) -> dict:
+def launch_structure(dataset, methods, seeds, scheme, data_dir=None, **settings) -> dict:
     """Operators, kernel operators and host reads of one pretraining epoch of ``methods`` x
     ``seeds`` under draws ``scheme`` (a contrastive epoch after a warm-up one, plus one refresh
-    over ``pseudo_every``)."""
-    cfg = Config(progress=False, methods=tuple(methods), seeds=tuple(seeds), draws=scheme)
+    over ``pseudo_every``), at the published settings but ``settings`` (Config's fields)."""
+    cfg = Config(progress=False, methods=tuple(methods), seeds=tuple(seeds), draws=scheme, **settings)
     pt, _ = build(dataset, cfg, data_dir)
     pt.run_epoch()  # warm-up (and the refresh before epoch 0)
     with OperatorCount() as epoch:
