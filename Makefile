@@ -7,6 +7,12 @@ PY ?= python3
 export TCC_DATA_DIR ?= $(abspath $(CURDIR)/../shared/datasets/openml-cc18)
 export MPLBACKEND ?= Agg
 STAMP := .cache/install.stamp
+# `python -m MODULE ARGS` with jsonschema's IRI grammar deferred (tcclib/util/iri_grammar.py): a
+# process that reads or writes a notebook imports nbformat, and so jsonschema, whose import builds
+# that grammar (2 s) for checks no notebook schema makes; `$(DEFERRED) jupytext ...` over the 9
+# notebooks took 0.95-1.26 s against 3.1-3.2 s for `python -m jupytext ...` (2026-11-30, idle)
+DEFERRED = $(PY) -c "import runpy, sys; from tcclib.util import iri_grammar; iri_grammar.defer(); \
+	sys.argv[:] = sys.argv[1:]; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)"
 NBVAL_DIR := .cache/nbval
 
 .PHONY: install demo smoke paper screen screen-render lab lint test test-lib test-notebooks bench notebooks rerender own wheel slurm-test test-minimums test-newest
@@ -75,10 +81,10 @@ test-lib: install
 # its datasets but SMOKE_BESIDE; b: own, demo, then smoke's SMOKE_BESIDE, so that the two end
 # nearer together (smoke alone took 162 s, own then demo 114 s; now 122-140 s and 140-153 s: docs/tests.md)
 SMOKE_BESIDE ?= balance-scale
-# pytest with jsonschema's IRI grammar deferred (tcclib/util/iri_grammar.py): nbval's plugin imports
+# pytest with jsonschema's IRI grammar deferred (DEFERRED, above): nbval's plugin imports
 # nbformat, and so builds the grammar, before any conftest could defer it: 4.1-5.2 s to collect
 # own's notebook, against 1.4-1.5 s deferred (2026-11-29, idle), in each of the lanes' 4 processes
-PYTEST_DEFERRED = $(PY) -c "import sys; from tcclib.util import iri_grammar; iri_grammar.defer(); import pytest; sys.exit(pytest.main())"
+PYTEST_DEFERRED = $(DEFERRED) pytest
 NBVAL_IN = TCC_ROOT=$(abspath $(NBVAL_DIR)/$(1)) TCC_RENDER=1 $(PYTEST_DEFERRED) -q -p no:cacheprovider --nbval-lax \
 	--durations=10 --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --rootdir $(NBVAL_DIR)/$(1)
 NBVAL_HALF = OMP_NUM_THREADS=$(HALF_CORES) MKL_NUM_THREADS=$(HALF_CORES) OPENBLAS_NUM_THREADS=$(HALF_CORES)
@@ -140,7 +146,7 @@ bench: install
 # this machine's notary has not signed (only their display in Lab depends on it); errors still show
 notebooks:
 	$(PY) -m tcclib.running.reference
-	$(PY) -m jupytext --quiet --to ipynb --update notebooks/*.py
+	$(DEFERRED) jupytext --quiet --to ipynb --update notebooks/*.py
 
 # the wheel the notebooks' Colab cell installs (attach it to the GitHub release of its version); it
 # carries the built-in sets, the notebook sources and the sets' reference numbers (setup.py), so that

@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 
@@ -29,6 +30,19 @@ from tcclib.util import iri_grammar
 # first use; no test checks an IRI (make test-lib leaves nbval's plugin, which imports nbformat
 # before this file, out: -p no:nbval)
 iri_grammar.defer()
+
+_WRITES_BYTECODE = not sys.dont_write_bytecode
+
+
+def pytest_collection(session):
+    """Collecting writes the bytecode of what it imports (above all pytest's rewritten test modules,
+    about 6 s of each worker's 14 s), also where ``PYTHONDONTWRITEBYTECODE`` is set; the tests
+    themselves run as set (they edit files and import them again, in this process and in others)."""
+    sys.dont_write_bytecode = False
+
+
+def pytest_collection_finish(session):
+    sys.dont_write_bytecode = not _WRITES_BYTECODE
 
 
 @pytest.fixture(scope="module")
