@@ -243,8 +243,8 @@ def test_bf16_runs_its_products_in_bfloat16_and_learns_as_float32_does(bc):
     from tcclib.method import model, training
     from tcclib.running.train import run_dataset
 
-    # one seed, 4 epochs: a CPU without native bfloat16 (AVX2) emulates its products, 1.7 s an
-    # epoch of this seed's two pretrained members on a 2-core EPYC (9 s a run, 18 s with two seeds)
+    # one seed, 4 epochs: a CPU without native bfloat16 (AVX2) emulates its products; a bf16 run
+    # took 9 s on a 2-core EPYC, 18 s with two seeds (3.4 s a pretraining epoch)
     cfg = Config(seeds=(336466,), methods=("no_pretrain", "random", "class"), epochs=4, head_epochs=30, progress=False)
     seen = set()
     real = torch.baddbmm
