@@ -333,8 +333,8 @@ def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
     p.write_text(
         "name: d\ndatasets: [breast_cancer]\nper_dataset_notebooks: [03_pretraining]\naggregate_notebooks: []\n"
         "scheduler: local:2\nseeds_per_unit: 1\n"
-        "config: {seeds: [0, 1], epochs: 400, methods: [random], baselines: [], progress: false}\n"
-    )
+        "config: {seeds: [0, 1], epochs: 150, methods: [random], baselines: [], progress: false}\n"
+    )  # (stopped at the first checkpoints, epoch 10-30: the workers end at the signal, scale.end_local_workers)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TCC_PROGRESS": "lines", "TCC_CHECKPOINT_SECONDS": "1",

@@ -36,6 +36,7 @@ A unit that fails for good is reported like a failed dataset (``_FAILED.json``, 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -44,6 +45,7 @@ import logging
 import os
 import secrets
 import shutil
+import signal
 import socket
 import struct
 import tempfile
@@ -639,12 +641,28 @@ def run_units(
                     say(line)
         except KeyboardInterrupt:
             client.cancel(list(units.futures), force=True)
+            if cluster is not None:
+                end_local_workers(cluster)
             raise
         return units.done, units.failed
     finally:
         tok.unlink(missing_ok=True)
         if own:
             disconnect((client, cluster, local))
+
+
+def end_local_workers(cluster) -> None:
+    """End a LocalCluster's worker processes at once, after an interrupt (their kernels exit with
+    them, as a kernel does when its parent goes).  Closing the cluster asks each worker to stop and
+    waits up to 4 s for its running task, which a unit's training never ends, so the units trained on
+    for about 5 s after Ctrl-C; their last checkpoints are on disk either way, and the next run
+    resumes from them.  Each nanny is told first not to start its worker again."""
+    for nanny in list(cluster.workers.values()):
+        nanny.close_gracefully(reason="tcc-interrupt")
+        pid = nanny.pid
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def disconnect(connection) -> None:
