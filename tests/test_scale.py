@@ -360,6 +360,42 @@ def test_an_interrupt_cancels_a_dask_sweep_and_the_next_run_resumes(tmp_path):
     assert timings.get("resumed_at_epoch", 0) > 0, timings
 
 
+def _busy(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:  # (a unit's training: nothing a worker's close can stop)
+        time.sleep(0.05)
+
+
+def test_an_interrupt_ends_a_local_cluster_s_busy_workers_and_none_starts_again():
+    """What an interrupt does to a LocalCluster (:func:`scale.end_local_workers`): a worker running a
+    task that will not stop is ended, and its nanny starts no new one."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        scheduler_kwargs=scale.QUIET_SCHEDULER,
+    )
+    client = distributed.Client(cluster)
+    try:
+        future = client.submit(_busy, 600)
+        while not client.processing() or not any(client.processing().values()):
+            time.sleep(0.05)
+        (pid,) = client.run(os.getpid).values()
+        scale.end_local_workers(cluster)
+        deadline = time.monotonic() + 30  # (only stops a hang)
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid), "the busy worker still runs"
+        time.sleep(2)  # (a nanny that restarts its worker does so at once)
+        assert [n.pid for n in cluster.workers.values()] == [None]
+        future.cancel()
+    finally:
+        client.close()
+        cluster.close()
+
+
 def test_a_local_cluster_s_workers_drop_only_the_lost_heartbeat(caplog):
     """An interrupt closes the LocalCluster's scheduler (in the sweep's process) while its workers
     still beat: each logged "Failed to communicate with scheduler during heartbeat" with a
