@@ -369,15 +369,9 @@ def _busy(seconds: float) -> None:
 def test_an_interrupt_ends_a_local_cluster_s_busy_workers_and_none_starts_again():
     """What an interrupt does to a LocalCluster (:func:`scale.end_local_workers`): a worker running a
     task that will not stop is ended, and its nanny starts no new one."""
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=1,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        scheduler_kwargs=scale.QUIET_SCHEDULER,
-    )
-    client = distributed.Client(cluster)
+    pytest.importorskip("distributed")
+    connection = scale.connect(scale.ClusterOptions(address="local:1"), say=lambda *_: None)
+    client, cluster, _ = connection  # (the sweep's own LocalCluster)
     try:
         future = client.submit(_busy, 600)
         while not client.processing() or not any(client.processing().values()):
@@ -392,8 +386,7 @@ def test_an_interrupt_ends_a_local_cluster_s_busy_workers_and_none_starts_again(
         assert [n.pid for n in cluster.workers.values()] == [None]
         future.cancel()
     finally:
-        client.close()
-        cluster.close()
+        scale.disconnect(connection)
 
 
 def test_a_local_cluster_s_workers_drop_only_the_lost_heartbeat(caplog):
