@@ -58,6 +58,21 @@ def test_conventional_donors_cover_the_whole_column():
     assert len(torch.unique(donors)) > 250
 
 
+@pytest.mark.parametrize("N", [1, 2, 3, 7, 300, 1600, 4097, 65537])
+def test_the_whole_column_s_shortcut_draws_the_same_donors(N):
+    """``column_donors`` is ``draw_donors`` with every label 0 (what ``random``, VIME, the autoencoder
+    and SubTab draw), on uniform draws and at their edges: 0, the largest float32 below 1, and the
+    draws that land on a multiple of ``1 / N``."""
+    g = _gen(4)
+    edges = torch.tensor([0.0, 1.0 - 2.0**-24, 0.5, 1.0 / 3.0] + [i / N for i in range(min(N, 50))])
+    u = torch.cat([torch.rand(2, N * 5, generator=g), edges.expand(2, -1)], 1).reshape(2, -1, 1)
+    u = torch.cat([u, u.flip(1)], 2)  # [2, R, 2]
+    u = u[:, : (u.shape[1] // N) * N].reshape(2, N, -1)  # rows N: the donors lie in 0 .. N-1
+    labels = torch.zeros(2, N, dtype=torch.int64)
+    assert torch.equal(rules.column_donors(u), rules.draw_donors(labels, 1, u))
+    assert torch.equal(rules.SameLabel("column").donors(None, None, u), rules.draw_donors(labels, 1, u))
+
+
 # ------------------------------------------------------------------ where to corrupt
 @pytest.mark.parametrize("M,p", [(30, 0.4), (7, 0.4), (9, 0.2), (5, 0.6)])
 def test_exactly_ceil_pM_features_per_row(M, p):

@@ -25,7 +25,8 @@ on which other members share the ensemble.
 *How*
   - :func:`draw_donors`: for each (row, feature) a donor row whose value replaces the anchor's.
     Donors come from the rows sharing the anchor's label; with every label 0 that is the whole
-    column (conventional SCARF corruption), with pseudo- or true labels it is class-conditioned.
+    column (conventional SCARF corruption; :func:`column_donors` draws it without the sort), with
+    pseudo- or true labels it is class-conditioned.
 
 *Rule objects* (the end of this module): :class:`HowRule` and :class:`WhereRule`, the interface a
 corruption rule implements (what it needs from the data, how it draws for a stack of members,
@@ -290,6 +291,13 @@ def draw_donors(labels: torch.Tensor, n_classes: int, u: torch.Tensor) -> torch.
     return order.gather(1, pos.reshape(K, N * M)).reshape(K, N, M)
 
 
+def column_donors(u: torch.Tensor) -> torch.Tensor:
+    """:func:`draw_donors` with every label 0, the whole column: the same rows (its class order
+    is then ``0 .. N-1``), without the sort and the gather of ``[K, N M]`` positions."""
+    N = u.shape[1]
+    return (u * N).long().clamp_max_(N - 1)
+
+
 def corrupt(raw: torch.Tensor, mask: torch.Tensor, donors: torch.Tensor) -> torch.Tensor:
     """The view: anchor values where ``mask`` is False, the donor row's value where True."""
     donor_vals = raw.gather(1, donors)  # out[m, i, j] = raw[m, donors[m, i, j], j]
@@ -445,6 +453,8 @@ class SameLabel(HowRule):
         self.name, self.needs, self.settings, self.switches = name, needs, tuple(settings), tuple(switches)
 
     def donors(self, members: Members, state, u: torch.Tensor) -> torch.Tensor:
+        if self.needs == NOTHING:  # every label 0
+            return column_donors(u)
         return draw_donors(members.labels, members.n_classes, u)
 
 
