@@ -368,8 +368,13 @@ def _busy(seconds: float) -> None:
 
 def test_an_interrupt_ends_a_local_cluster_s_busy_workers_and_none_starts_again():
     """What an interrupt does to a LocalCluster (:func:`scale.end_local_workers`): a worker running a
-    task that will not stop is ended, and its nanny starts no new one."""
+    task that will not stop is ended, its nanny starts no new one, and this process's dask logs no
+    longer speak below ERROR (each killed connection was an INFO line with a traceback)."""
     pytest.importorskip("distributed")
+    import logging
+
+    dask_log = logging.getLogger("distributed")
+    level = dask_log.level
     connection = scale.connect(scale.ClusterOptions(address="local:1"), say=lambda *_: None)
     client, cluster, _ = connection  # (the sweep's own LocalCluster)
     try:
@@ -384,9 +389,12 @@ def test_an_interrupt_ends_a_local_cluster_s_busy_workers_and_none_starts_again(
         assert not alive(pid), "the busy worker still runs"
         time.sleep(2)  # (a nanny that restarts its worker does so at once)
         assert [n.pid for n in cluster.workers.values()] == [None]
+        # (the scheduler's INFO line and traceback for each killed worker's closed connection)
+        assert not logging.getLogger("distributed.batched").isEnabledFor(logging.INFO)
         future.cancel()
     finally:
         scale.disconnect(connection)
+        dask_log.setLevel(level)
 
 
 def test_a_local_cluster_s_workers_drop_only_the_lost_heartbeat(caplog):

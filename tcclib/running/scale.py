@@ -656,7 +656,10 @@ def end_local_workers(cluster) -> None:
     them, as a kernel does when its parent goes).  Closing the cluster asks each worker to stop and
     waits up to 4 s for its running task, which a unit's training never ends, so the units trained on
     for about 5 s after Ctrl-C; their last checkpoints are on disk either way, and the next run
-    resumes from them.  Each nanny is told first not to start its worker again."""
+    resumes from them.  Each nanny is told first not to start its worker again.  From then on this
+    process's dask logs speak only at ERROR: its scheduler logs each killed worker's closed
+    connection at INFO with a traceback, and the sweep's own last line says what happened."""
+    logging.getLogger("distributed").setLevel(logging.ERROR)
     for nanny in list(cluster.workers.values()):
         nanny.close_gracefully(reason="tcc-interrupt")
         pid = nanny.pid
