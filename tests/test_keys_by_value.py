@@ -531,6 +531,30 @@ def test_globals_eval_and_exec_are_refused_but_a_method_named_eval_is_not(tmp_pa
     assert members(prep, "share")
 
 
+@pytest.mark.parametrize(
+    "prelude, step",
+    [
+        ("import os", "int(os.environ.get('SHARE_STEP', '1'))"),
+        ("from os import getenv", "int(getenv('SHARE_STEP', '1'))"),
+        ("", "int(__import__('os').environ.get('SHARE_STEP', '1'))"),
+    ],
+    ids=["os.environ", "from os import getenv", "imported in the method"],
+)
+def test_an_environment_variable_read_as_the_rule_runs_is_refused_with_the_fix(prelude, step, tmp_path, prep):
+    """No key sees the environment: a rule that reads it as it draws is refused in one line, and
+    the fix (the value read where the rule is made, or into a module constant) is keyed by value."""
+    with pytest.raises(plugins.PluginError) as e:
+        Place("file", tmp_path).run(rule(prelude, step=step))
+    message = str(e.value)
+    assert "\n" not in message and "share_rule.py" in message
+    assert "Share.donors reads the environment (os." in message and "module constant" in message
+    Place("file", tmp_path).run(rule("import os\nSTEP = int(os.environ.get('SHARE_STEP', '1'))", step="STEP"))
+    before = members(prep, "share")
+    Place("file", tmp_path).run(rule("import os\nSTEP = int(os.environ.get('SHARE_STEP', '2'))", step="STEP"))
+    assert members(prep, "share") != before
+    Place("file", tmp_path).run(rule("import os", step="len(os.path.join('a', 'b')) - 2"))  # (os itself is fine)
+
+
 def test_a_module_imported_by_a_computed_name_is_refused(tmp_path):
     source = rule("import importlib\nNAME = 'share_'", step="importlib.import_module(NAME + 'helpers').step()")
     with pytest.raises(

@@ -23,7 +23,7 @@ import torch
 
 import tcclib
 from tcclib.artifacts import keys, store
-from tcclib.method import plugins, registry, rules
+from tcclib.method import objectives, plugins, registry, rules
 from tcclib.method.config import Config, ConfigError
 from tcclib.method.inputs import prepare_config
 from tcclib.running.folders import SweepError
@@ -732,6 +732,61 @@ def test_a_clash_between_two_places_names_both_and_an_unloaded_replacement_puts_
     assert registry.METHODS["random"].how == "pseudo"
     plugins.unload(str(random_file))
     assert registry.METHODS["random"].how == "column" and registry.get("random").origin == plugins.BUILTINS
+
+
+BUILTIN_NAMED = """
+from tcclib.method import objectives, registry, rules
+
+
+class Flipped(rules.SameLabel):
+    def donors(self, members, state, u):
+        return super().donors(members, state, u.flip(-1).contiguous())
+
+
+class Doubled(objectives.VIME):
+    def loss(self, batch):
+        return 2 * super().loss(batch)
+
+
+registry.register_method("mine", HOW, "bernoulli_30", objective=OBJECTIVE, replace=True EXTRA)
+"""
+
+
+@pytest.mark.parametrize(
+    "how, objective, named",
+    [
+        ('Flipped("column")', '"vime"', "how rule 'column' is one of tcclib's built-ins (methods random, vime, dae"),
+        ('"column"', "Doubled()", "objective 'vime' is one of tcclib's built-ins (methods vime, vime_class use it)"),
+    ],
+    ids=["a how rule", "an objective"],
+)
+def test_a_users_object_with_a_builtins_name_never_changes_the_builtin_methods_unasked(how, objective, named, tmp_path):
+    """A subclass of a built-in keeps its name (``VIME``'s is ``vime``): registering it with the
+    user's method, even with ``replace=True`` (which redefines the user's own), is refused in one
+    line naming the built-in methods it would change and the fix; its own name, or an explicit
+    ``replace_rule=True``, is what it takes."""
+    path = tmp_path / "builtin_named.py"
+    source = BUILTIN_NAMED.replace("HOW", how).replace("OBJECTIVE", objective)
+    path.write_text(source.replace(" EXTRA", ""))
+    with pytest.raises(plugins.PluginError) as e:
+        plugins.load(str(path))
+    message = str(e.value)
+    assert named in message and "give yours a name of its own" in message and "replace_rule=True" in message
+    assert "mine" not in registry.METHODS and type(registry.how_rule("column")) is rules.SameLabel
+    assert type(registry.objective("vime")) is objectives.VIME
+    own = source.replace('("column")', '("column_flipped")').replace("Doubled()", 'Doubled(name="vime_doubled")')
+    path.write_text(own.replace(" EXTRA", ""))
+    plugins.load(str(path))
+    assert registry.METHODS["vime"].objective == "vime" and registry.METHODS["random"].how == "column"
+    path.write_text(source.replace(" EXTRA", ", replace_rule=True"))
+    try:
+        plugins.load(str(path))  # asked: the built-in is replaced for every method that uses it
+        replaced = registry.how_rule("column") if "Flipped" in how else registry.objective("vime")
+        assert type(replaced).__name__ in ("Flipped", "Doubled")
+    finally:
+        plugins.unload(str(path))
+    assert type(registry.how_rule("column")) is rules.SameLabel and type(registry.objective("vime")) is objectives.VIME
+    assert list(registry.HOWS)[:2] == ["none", "column"]  # (put back in its place)
 
 
 @pytest.fixture

@@ -228,11 +228,11 @@ class _Walker:
             self.hash.update(part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogatepass"))
             self.hash.update(b"\x00")
 
-    def refuse(self, path: str, obj, why: str) -> Unkeyable:
+    def refuse(self, path: str, obj, why: str, fix: str = "") -> Unkeyable:
         kind = type(obj).__qualname__
         if not kind.startswith(f"{type(obj).__module__}."):  # (torch's ScriptFunction names its module itself)
             kind = f"{type(obj).__module__}.{kind}".removeprefix("builtins.")
-        fix = "make it a plain value (numbers, text, arrays, containers of them), or " + (
+        fix = fix or "make it a plain value (numbers, text, arrays, containers of them), or " + (
             "create it in prepare() (what prepare returns lives for one run)"
             if self.part == "its state"
             else "make the change in tcclib's file"
@@ -477,6 +477,18 @@ class _Walker:
                 "by names a key cannot follow (keying them all would retrain at every change of any of them): look "
                 "helpers up in a dict of your own (HELPERS = {'one': one}) instead",
             )
+        imported = _imported_modules(code)
+        if _IMPORTS_BY_NAME.intersection(names):  # (__import__("os"), import_module("os"))
+            imported += [c for c in _constants(code) if isinstance(c, str)]
+        environment = _environment_read(namespace, names, imported)
+        if environment:
+            raise self.refuse(
+                path,
+                code,
+                f"reads the environment ({environment}) as it runs, which no key sees",
+                "read the variable where the object is made and pass its value to the constructor (the object's "
+                "state), or read it into a module constant: both are keyed by value",
+            )
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
         for module_name in _imported_modules(code):  # (an import inside the function: `from helpers import f`)
             self.module_named(module_name, None if by_string else names)
@@ -586,8 +598,26 @@ _DYNAMIC_ATTRIBUTES = frozenset(
 """Names whose use reads a module's attributes by a string: a user module the code reaches is keyed whole."""
 _DYNAMIC_GLOBALS = frozenset({"globals", "eval", "exec"})
 """Builtins (loaded as globals) that read the function's own module's globals by a string: refused."""
+_ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb"})
+"""``os``'s names that read the environment: a function that reads it as it runs is refused."""
 _IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
 """Names whose use imports or finds a module by a string: the user's modules its strings name are keyed."""
+
+
+def _environment_read(namespace: dict, names, imported) -> str:
+    """How a function with global names ``names`` (in ``namespace``; ``imported``: the modules it
+    imports itself) reads the environment: ``os.environ`` (``os`` read with one of its environment
+    names, or ``from os import environ``), empty when it does not."""
+    values = [namespace[name] for name in names if name in namespace]
+    if any(value is os for value in values) or "os" in imported:
+        found = sorted(_ENVIRONMENT_NAMES.intersection(names))
+        if found:
+            return f"os.{found[0]}"
+    for value in values:
+        for name in sorted(_ENVIRONMENT_NAMES):
+            if value is getattr(os, name, None):
+                return f"os.{name}"
+    return ""
 
 
 @functools.lru_cache(maxsize=4096)

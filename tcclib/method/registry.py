@@ -101,6 +101,25 @@ def _clash(what: str, origin: str | None) -> str:
     )
 
 
+def _builtin_clash(what: str, users) -> str:
+    """The refusal of a user's rule or objective that takes the name of one of tcclib's own: it
+    would change every method that uses the built-in, so it takes an explicit ``replace_rule``."""
+    uses = f" (methods {', '.join(users)} use it)" if users else ""
+    return (
+        f"register: {what} is one of tcclib's built-ins{uses}, and {_place(current_origin())} registers "
+        f"another object of that name: give yours a name of its own (its name attribute), or pass "
+        f"replace_rule=True to register_method (replace=True to register_rule or register_objective) "
+        f"to replace the built-in in those methods too"
+    )
+
+
+def _may_replace(origins: dict, name, replace: bool, replace_rule: bool) -> bool:
+    """Whether ``register_method`` may replace the rule or objective called ``name``: with
+    ``replace_rule``, or with ``replace`` where the one of that name is not a built-in (redefining
+    a user's method redefines its rule; it never silently changes tcclib's own methods)."""
+    return replace_rule or (replace and origins.get(name) != plugins.BUILTINS)
+
+
 def _file_of(module: str | None) -> str | None:
     file = getattr(sys.modules.get(module or ""), "__file__", None)
     return str(Path(file).resolve()) if file else None
@@ -215,9 +234,14 @@ def register_rule(rule, replace: bool = False):
         raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
     check_rule_settings(rule)
     ensure_loaded()
-    clash = (
-        "" if replace or table.get(rule.name, rule) is rule else _clash(f"rule {rule.name!r}", _RULE_ORIGIN[rule.name])
-    )
+    clash = ""
+    if not replace and table.get(rule.name, rule) is not rule:
+        what = f"{rules.rule_kind(rule)} rule {rule.name!r}"
+        clash = (
+            _builtin_clash(what, [m for m, spec in METHODS.items() if rule.name in (spec.how, spec.where)])
+            if _RULE_ORIGIN[rule.name] == plugins.BUILTINS
+            else _clash(what, _RULE_ORIGIN[rule.name])
+        )
     if clash:
         raise RegistryError(clash)
     if rule.name in table and _RULE_ORIGIN[rule.name] != current_origin():
@@ -306,11 +330,14 @@ def register_objective(objective, replace: bool = False):
     ensure_loaded()
     table = _OBJECTIVES
     old = table.get(objective.name, objective)
-    clash = (
-        ""
-        if replace or old is objective
-        else _clash(f"objective {objective.name!r}", _OBJECTIVE_ORIGIN[objective.name])
-    )
+    clash = ""
+    if not replace and old is not objective:
+        what = f"objective {objective.name!r}"
+        clash = (
+            _builtin_clash(what, [m for m, spec in METHODS.items() if spec.objective == objective.name])
+            if _OBJECTIVE_ORIGIN[objective.name] == plugins.BUILTINS
+            else _clash(what, _OBJECTIVE_ORIGIN[objective.name])
+        )
     if clash:
         raise RegistryError(clash)
     if objective.name in table and _OBJECTIVE_ORIGIN[objective.name] != current_origin():
@@ -638,12 +665,13 @@ def register_method(
     paper's column}`` it is compared with; ``separate``, ``repeats`` and ``about``: :class:`Entry`'s.
     Defaults: ``label`` the name, ``group`` "how" for ``where="uniform"`` else "where",
     ``order`` after every entry so far, ``color`` the first unused one.  ``replace``: redefine a
-    registered method (a rule object given with it replaces the rule of its name too: what the
-    clash's message advises); ``replace_rule``: a rule object given here replaces a different one
-    of its name (a script run again)."""
+    registered method (a rule or objective object given with it replaces the user's one of its name
+    too: what the clash's message advises); ``replace_rule``: a rule or objective object given here
+    replaces a different one of its name (a script run again), a built-in's too, which changes every
+    method that uses it (without it, a built-in's name is refused)."""
     _check_name(name, replace)
-    how = _rule_name(name, how, "how", _HOW_RULES, replace_rule or replace)  # (redefined: its rule too)
-    where = _rule_name(name, where, "where", _WHERE_RULES, replace_rule or replace)
+    how = _rule_name(name, how, "how", _HOW_RULES, replace, replace_rule)  # (redefined: its rule too)
+    where = _rule_name(name, where, "where", _WHERE_RULES, replace, replace_rule)
     if not how_rule(how).pretrains and where != "uniform":
         raise RegistryError(
             f"register_method {name!r}: how={how!r} corrupts nothing, so where must be 'uniform', got {where!r}"
@@ -656,7 +684,7 @@ def register_method(
         )
     columns = _paper_columns(name, paper_columns)
     group = group or ("how" if where == "uniform" else "where")
-    learns = _objective_name(name, objective, replace_rule)
+    learns = _objective_name(name, objective, replace, replace_rule)
     return _add(
         Entry(
             name=name,
@@ -672,14 +700,14 @@ def register_method(
     )
 
 
-def _rule_name(name: str, rule, what: str, table: dict, replace: bool) -> str:
+def _rule_name(name: str, rule, what: str, table: dict, replace: bool, replace_rule: bool) -> str:
     """The name of ``rule`` (a registered rule's name, or a rule object, registered now)."""
     rules = _rules()
     if isinstance(rule, (rules.HowRule, rules.WhereRule)):
         kind = rules.HowRule if what == "how" else rules.WhereRule
         if not isinstance(rule, kind):
             raise RegistryError(f"register_method {name!r}: {what} must be a {kind.__name__}, got {rule!r}")
-        return register_rule(rule, replace).name
+        return register_rule(rule, _may_replace(_RULE_ORIGIN, rule.name, replace, replace_rule)).name
     if rule not in table:
         raise RegistryError(
             f"register_method {name!r}: {what} must be one of {', '.join(table)}, got {rule!r} "
@@ -689,11 +717,11 @@ def _rule_name(name: str, rule, what: str, table: dict, replace: bool) -> str:
     return rule
 
 
-def _objective_name(name: str, learns, replace: bool) -> str:
+def _objective_name(name: str, learns, replace: bool, replace_rule: bool) -> str:
     """The name of the objective ``learns`` (a registered objective's name, or an objective object,
     registered now)."""
     if isinstance(learns, _objectives().Objective):
-        return register_objective(learns, replace).name
+        return register_objective(learns, _may_replace(_OBJECTIVE_ORIGIN, learns.name, replace, replace_rule)).name
     ensure_loaded()
     if learns not in _OBJECTIVES:
         raise RegistryError(
@@ -777,7 +805,11 @@ def unregister(name: str) -> None:
 
 def remove_origin(origin: str) -> None:
     """Remove every entry and rule the plugin ``origin`` registered (:func:`tcclib.method.plugins.unload`),
-    and put back what they had replaced."""
+    and put back what they had replaced (in its place: the rules' listings keep their order)."""
+    for (kind, name), (table, value, first) in _REPLACED.items():
+        if first != origin and name in table and _origin_of(kind, name) == origin:
+            table[name] = value
+            _set_origin(kind, name, first)
     for name in [n for n, e in _ENTRIES.items() if e.origin == origin]:
         del _ENTRIES[name]
     for name in [n for n, o in _RULE_ORIGIN.items() if o == origin]:
@@ -790,12 +822,23 @@ def remove_origin(origin: str) -> None:
     for (kind, name), (table, value, first) in list(_REPLACED.items()):
         if first != origin and name not in table:
             table[name] = value
-            if kind == "rule":
-                _RULE_ORIGIN[name] = first
-            elif kind == "objective":
-                _OBJECTIVE_ORIGIN[name] = first
+            _set_origin(kind, name, first)
         if first == origin or table.get(name) is value:
             del _REPLACED[(kind, name)]
+
+
+def _origin_of(kind: str, name: str) -> str | None:
+    """Who registered the rule, objective or entry ``name`` now."""
+    if kind == "entry":
+        return _ENTRIES[name].origin
+    return (_RULE_ORIGIN if kind == "rule" else _OBJECTIVE_ORIGIN).get(name)
+
+
+def _set_origin(kind: str, name: str, origin: str | None) -> None:
+    if kind == "rule":
+        _RULE_ORIGIN[name] = origin
+    elif kind == "objective":
+        _OBJECTIVE_ORIGIN[name] = origin
 
 
 # --------------------------------------------------------------------------- queries
