@@ -555,6 +555,30 @@ def test_an_environment_variable_read_as_the_rule_runs_is_refused_with_the_fix(p
     Place("file", tmp_path).run(rule("import os", step="len(os.path.join('a', 'b')) - 2"))  # (os itself is fine)
 
 
+def test_an_objective_or_a_baseline_factory_that_reads_the_environment_is_refused(tmp_path):
+    """The same refusal for the other code a key holds by value: an objective's loss, a factory."""
+    objective = tmp_path / "env_objective.py"
+    objective.write_text(
+        "import os\n\nfrom tcclib.method import objectives, registry\n\n\n"
+        "class Scaled(objectives.Objective):\n    name = 'env_scaled'\n\n"
+        "    def heads(self, stack):\n        return {'projection': [stack.hidden]}\n\n"
+        "    def loss(self, batch):\n        z = batch.head('projection', batch.encode(batch.pairs))\n"
+        "        return float(os.getenv('SCALE', '1')) * z.square().mean((1, 2))\n\n\n"
+        "registry.register_method('env_scaled', 'column', objective=Scaled())\n"
+    )
+    refused = r"objective 'env_scaled' \(env_objective.py\): .*Scaled.loss reads the environment"
+    with pytest.raises(plugins.PluginError, match=refused):
+        plugins.load(str(objective))
+    factory = tmp_path / "env_baseline.py"
+    factory.write_text(
+        "import os\n\nfrom sklearn.linear_model import LogisticRegression\n\nfrom tcclib.method import registry\n\n"
+        "registry.register_baseline('env_logreg', lambda seed, cfg: LogisticRegression(C=float(os.environ['C'])))\n"
+    )
+    with pytest.raises(plugins.PluginError, match=r"the factory of baseline 'env_logreg': .*reads the environment"):
+        plugins.load(str(factory))
+    assert "env_scaled" not in registry.METHODS and "env_logreg" not in registry.BASELINES
+
+
 def test_a_module_imported_by_a_computed_name_is_refused(tmp_path):
     source = rule("import importlib\nNAME = 'share_'", step="importlib.import_module(NAME + 'helpers').step()")
     with pytest.raises(

@@ -567,7 +567,7 @@ class Entry:
         """A user baseline factory's identity, computed now (:func:`code_identity`; part of its
         members' content key) with, given the run's settings ``cfg``, the bytes of the user's files
         it opens when called (seed 0); None for tcclib's own factories."""
-        found = code_identity(self.factory, f"baseline {self.name!r}'s factory") if self.is_baseline else None
+        found = code_identity(self.factory, f"the factory of baseline {self.name!r}") if self.is_baseline else None
         if found is None or cfg is None:
             return found
         read = _factory_reads(self.factory, cfg)
@@ -763,7 +763,7 @@ def register_baseline(
             f"register_baseline {name!r}: factory must be a callable (seed, cfg) -> "
             f"classifier, got {type(factory).__name__}"
         )
-    code_identity(factory, f"baseline {name!r}'s factory")  # (refused here already when it cannot be keyed)
+    code_identity(factory, f"the factory of baseline {name!r}")  # (refused here already when it cannot be keyed)
     if isinstance(settings, str):
         raise RegistryError(
             f"register_baseline {name!r}: settings must be a list of Config fields, e.g. settings=[{settings!r}]"
