@@ -1016,14 +1016,21 @@ def files_read_by(action) -> str:
     return files_digest(opened)
 
 
+def users_files(paths) -> list[str]:
+    """The files of ``paths`` that are the user's (installed code, tcclib's files and the system's
+    left out), sorted."""
+    return sorted(
+        path
+        for path in paths
+        if not path.startswith(("/proc/", "/sys/", "/dev/")) and os.path.isfile(path) and _own_code_file(path)
+    )
+
+
 def files_digest(paths) -> str:
-    """``""`` when none of ``paths`` is a file of the user's (installed code, tcclib's files and the
-    system's are left out), else a digest of their bytes, in no order of their names (one that
-    cannot be read: that it cannot)."""
+    """``""`` when none of ``paths`` is a file of the user's (:func:`users_files`), else a digest of
+    their bytes, in no order of their names (one that cannot be read: that it cannot)."""
     parts = []
-    for path in paths:
-        if path.startswith(("/proc/", "/sys/", "/dev/")) or not os.path.isfile(path) or not _own_code_file(path):
-            continue
+    for path in users_files(paths):
         try:
             content = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         except OSError as e:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -395,6 +396,23 @@ def call(objective, what: str, action):
         raise ObjectiveContractError(
             f"objective {objective_name(objective)}: {what}() failed{line}: {type(e).__name__}: {text}"
         ) from e
+
+
+def first_loss(objective, action):
+    """``action()``, a user's objective's first loss of a run, with the files it opens recorded: no
+    key sees a file ``loss()`` reads (those ``prepare()`` opens are keyed by their bytes), so one
+    of the user's is refused in one line, naming it and the fix."""
+    with identity.files_read() as opened:
+        loss = action()
+    read = identity.users_files(opened)
+    if read:
+        names = ", ".join(Path(path).name for path in read)
+        raise ObjectiveContractError(
+            f"objective {objective_name(objective)}: loss() opened {names} as it trained, which no key sees (an "
+            f"edit of it would not train its members again): read it in prepare(), whose files are keyed by their "
+            f"bytes, or into a module constant"
+        )
+    return loss
 
 
 def check_loss(objective, loss, k: int) -> None:
