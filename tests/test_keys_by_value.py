@@ -499,17 +499,30 @@ registry.register_method("scaled", "column", "uniform", objective=Scaled(), repl
 """
 
 
-def test_a_file_an_objective_reads_in_prepare_is_keyed_by_its_bytes(tmp_path, prep):
-    """An objective has no draws to probe: what its prepare() opens on a small stack is keyed."""
-    (tmp_path / "objective_settings.json").write_text('{"scale": 1.0}')
-    (tmp_path / "scaled_objective.py").write_text(OBJECTIVE)
+HEADS_READ = """    def heads(self, stack):
+        return {"decoder": [stack.width] * json.loads(SETTINGS.read_text())["layers"]}
+
+    def prepare(self, stack):
+        return 1.0
+"""
+
+
+@pytest.mark.parametrize("where", ["prepare", "heads"])
+def test_a_file_an_objective_reads_in_prepare_or_heads_is_keyed_by_its_bytes(where, tmp_path, prep):
+    """An objective has no draws to probe: what its heads() and prepare() open on a small stack is keyed."""
+    (tmp_path / "objective_settings.json").write_text('{"scale": 1.0, "layers": 1}')
+    source = OBJECTIVE
+    if where == "heads":
+        start, end = source.index("    def heads("), source.index("    def loss(")
+        source = source[:start] + HEADS_READ + "\n" + source[end:]
+    (tmp_path / "scaled_objective.py").write_text(source)
     plugins.load(str(tmp_path / "scaled_objective.py"))
     cfg = Config(methods=("random", "scaled"), **TINY)
     first = keys.run_keys(prep, cfg).members
-    (tmp_path / "objective_settings.json").write_text('{"scale": 2.0}')
+    (tmp_path / "objective_settings.json").write_text('{"scale": 2.0, "layers": 2}')
     again = keys.run_keys(prep, cfg).members
     assert {tag.split("/")[1] for tag in first if first[tag] != again[tag]} == {"scaled"}
-    (tmp_path / "objective_settings.json").write_text('{"scale": 1.0}')
+    (tmp_path / "objective_settings.json").write_text('{"scale": 1.0, "layers": 1}')
     assert keys.run_keys(prep, cfg).members == first
     registry.unregister("scaled")
 

@@ -329,10 +329,11 @@ def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[l
 # --------------------------------------------------------------------------- the files prepare reads
 
 
-def files_prepare_reads(objective, cfg) -> str:
-    """A digest of the user's files that ``objective.prepare`` opens on a small probe stack (2
-    members, 16 rows, 5 features, the run's settings ``cfg``; :func:`tcclib.method.identity.files_read`),
-    ``""`` when it opens none or fails there: what its code and state cannot show, keyed beside them."""
+def files_setup_reads(objective, cfg) -> str:
+    """A digest of the user's files that ``objective.heads`` and ``objective.prepare`` open on a
+    small probe stack (2 members, 16 rows, 5 features, the run's settings ``cfg``;
+    :func:`tcclib.method.identity.files_read`), ``""`` when they open none (a failure there is left
+    to the run to name): what its code and state cannot show, keyed beside them."""
     k, n_rows, n_features = 2, 16, 5
     stack = Stack(
         k=k,
@@ -345,7 +346,13 @@ def files_prepare_reads(objective, cfg) -> str:
         column_feature=torch.arange(n_features).repeat(k, 1),
         cfg=cfg,
     )
-    return identity.files_read_by(lambda: objective.prepare(stack))
+    with identity.files_read() as opened:
+        for setup in (objective.heads, objective.prepare):
+            try:
+                setup(stack)
+            except Exception:  # (the run itself says what failed)
+                pass
+    return identity.files_digest(opened)
 
 
 # --------------------------------------------------------------------------- the contract
@@ -398,13 +405,18 @@ def call(objective, what: str, action):
         ) from e
 
 
+_SOURCE_SUFFIXES = (".py", ".pyc", ".pyw")
+"""Python source, left out of :func:`first_loss`'s files (a warning reads its line from its file;
+the code itself is keyed as code)."""
+
+
 def first_loss(objective, action):
     """``action()``, a user's objective's first loss of a run, with the files it opens recorded: no
     key sees a file ``loss()`` reads (those ``prepare()`` opens are keyed by their bytes), so one
     of the user's is refused in one line, naming it and the fix."""
     with identity.files_read() as opened:
         loss = action()
-    read = identity.users_files(opened)
+    read = [path for path in identity.users_files(opened) if not path.endswith(_SOURCE_SUFFIXES)]
     if read:
         names = ", ".join(Path(path).name for path in read)
         raise ObjectiveContractError(

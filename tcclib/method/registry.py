@@ -386,7 +386,7 @@ def objective_code(objective, cfg=None) -> str | None:
         return " ".join(part for part in parts if part) or None
     if cfg is None:
         return found
-    read = _objectives().files_prepare_reads(objective, cfg)  # (a file prepare() opens: its bytes)
+    read = _objectives().files_setup_reads(objective, cfg)  # (a file heads() or prepare() opens: its bytes)
     return f"{found} draws:files-{read}" if read else found
 
 
