@@ -662,6 +662,30 @@ def test_a_file_a_baseline_factory_reads_is_keyed_by_its_bytes(tmp_path, prep):
     assert keys.run_keys(prep, cfg).baselines == first
 
 
+def test_a_baseline_whose_model_opens_a_file_as_it_fits_is_refused_in_one_line(tmp_path):
+    """No key sees what a model reads as it fits (the factory's files are keyed when it is called)."""
+    (tmp_path / "baseline_settings.json").write_text('{"C": 1.0}')
+    plugin = tmp_path / "fit_reads.py"
+    plugin.write_text(
+        "import json\nfrom pathlib import Path\n\nfrom sklearn.linear_model import LogisticRegression\n"
+        "from tcclib.method import registry\n\nHERE = Path(__file__).parent\n\n\n"
+        "class Reading(LogisticRegression):\n    def fit(self, X, y):\n"
+        "        self.C = json.loads((HERE / 'baseline_settings.json').read_text())['C']\n"
+        "        return super().fit(X, y)\n\n\n"
+        "registry.register_baseline('logreg_fit_reads', lambda seed, cfg: Reading(random_state=seed))\n"
+    )
+    plugins.load(str(plugin))
+    try:
+        cfg = Config(methods=("no_pretrain",), baselines=("logreg_fit_reads",), **TINY)
+        with pytest.raises(identity.Unkeyable) as caught:
+            run_dataset(tcclib.load_dataset("breast_cancer"), cfg)
+        line = str(caught.value)
+        assert line.startswith("the model of baseline 'logreg_fit_reads' opened baseline_settings.json as it fit")
+        assert "read it in the factory" in line and "\n" not in line
+    finally:
+        plugins.unload(str(plugin))
+
+
 def test_a_stale_cached_bytecode_of_a_file_older_than_the_process_is_no_edit(tmp_path, monkeypatch):
     """Where bytecode is not written (``PYTHONDONTWRITEBYTECODE``), a cached file older than its
     source stays; a module imported from a source last written before this process started is the

@@ -1026,6 +1026,16 @@ def users_files(paths) -> list[str]:
     )
 
 
+SOURCE_SUFFIXES = (".py", ".pyc", ".pyw")
+"""Python source: keyed as code, never as a file read (a warning reads its line from its file)."""
+
+
+def data_files(paths) -> list[str]:
+    """The user's files of ``paths`` (:func:`users_files`) that are not Python source: what code
+    read as data."""
+    return [path for path in users_files(paths) if not path.endswith(SOURCE_SUFFIXES)]
+
+
 def files_digest(paths) -> str:
     """``""`` when none of ``paths`` is a file of the user's (:func:`users_files`), else a digest of
     their bytes, in no order of their names (one that cannot be read: that it cannot)."""

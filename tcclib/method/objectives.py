@@ -405,18 +405,13 @@ def call(objective, what: str, action):
         ) from e
 
 
-_SOURCE_SUFFIXES = (".py", ".pyc", ".pyw")
-"""Python source, left out of :func:`first_loss`'s files (a warning reads its line from its file;
-the code itself is keyed as code)."""
-
-
 def first_loss(objective, action):
     """``action()``, a user's objective's first loss of a run, with the files it opens recorded: no
     key sees a file ``loss()`` reads (those ``prepare()`` opens are keyed by their bytes), so one
     of the user's is refused in one line, naming it and the fix."""
     with identity.files_read() as opened:
         loss = action()
-    read = [path for path in identity.users_files(opened) if not path.endswith(_SOURCE_SUFFIXES)]
+    read = identity.data_files(opened)
     if read:
         names = ", ".join(Path(path).name for path in read)
         raise ObjectiveContractError(
