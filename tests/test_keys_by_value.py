@@ -26,7 +26,7 @@ import pytest
 
 import tcclib
 from tcclib.artifacts import keys, store
-from tcclib.method import identity, plugins, registry, rules
+from tcclib.method import identity, objectives, plugins, registry, rules
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
 from tcclib.running import sweep
@@ -525,6 +525,28 @@ def test_a_file_an_objective_reads_in_prepare_or_heads_is_keyed_by_its_bytes(whe
     (tmp_path / "objective_settings.json").write_text('{"scale": 1.0, "layers": 1}')
     assert keys.run_keys(prep, cfg).members == first
     registry.unregister("scaled")
+
+
+def test_a_file_an_objectives_loss_opens_is_refused_at_its_first_step(tmp_path, bc):
+    """No key sees a file ``loss()`` reads (an edit of it would reuse the members): the first step
+    refuses it in one line naming the file and the fix; read in ``prepare()`` (the test above: keyed
+    by its bytes) the same objective trains."""
+    (tmp_path / "objective_settings.json").write_text('{"scale": 1.0}')
+    read = 'json.loads(SETTINGS.read_text())["scale"]'
+    in_loss = OBJECTIVE.replace(f"return {read}", "return None").replace("batch.state", read)
+    (tmp_path / "scaled_objective.py").write_text(in_loss)
+    plugins.load(str(tmp_path / "scaled_objective.py"))
+    cfg = Config(methods=("scaled",), **TINY)
+    with pytest.raises(objectives.ObjectiveContractError) as caught:
+        run_dataset(bc, cfg)
+    line = str(caught.value)
+    assert line.startswith(
+        "objective 'scaled' (scaled_objective.py): loss() opened objective_settings.json as it trained"
+    )
+    assert "read it in prepare()" in line and "\n" not in line
+    (tmp_path / "scaled_objective.py").write_text(OBJECTIVE)
+    plugins.load(str(tmp_path / "scaled_objective.py"))
+    assert run_dataset(bc, cfg).results is not None
 
 
 def test_globals_eval_and_exec_are_refused_but_a_method_named_eval_is_not(tmp_path, prep):

@@ -358,59 +358,6 @@ def test_a_users_objective_keeps_its_contract_and_a_breach_is_one_line_naming_it
         plugins.unload(str(failing))
 
 
-LAZY = """
-import json
-from pathlib import Path
-
-from tcclib.method import objectives, registry
-
-WEIGHTS = Path(__file__).with_name("weights.json")
-
-
-class Weighted(objectives.Objective):
-    name = "weighted"
-
-    def heads(self, stack):
-        return {"projection": [stack.hidden]}
-
-    def prepare(self, stack):
-        return READ_IN_PREPARE
-
-    def loss(self, batch):
-        scale = batch.state if batch.state is not None else json.loads(WEIGHTS.read_text())["scale"]
-        z = batch.head("projection", batch.encode(batch.pairs)).float()
-        return scale * z.square().mean((1, 2))
-
-
-registry.register_method("weighted", "column", objective=Weighted(), replace=True)
-"""
-
-
-def test_a_file_an_objectives_loss_opens_is_refused_at_its_first_step_and_read_in_prepare_is_keyed(mixed, tmp_path):
-    """No key sees a file ``loss()`` reads (an edit of it would reuse the members): the first step
-    refuses it in one line naming the file and the fix; read in ``prepare()`` it is keyed by its bytes."""
-    (tmp_path / "weights.json").write_text('{"scale": 1.0}')
-    path = tmp_path / "lazy_objective.py"
-    path.write_text(LAZY.replace("READ_IN_PREPARE", "None"))
-    plugins.load(str(path))
-    try:
-        with pytest.raises(objectives.ObjectiveContractError) as caught:
-            run_dataset(mixed, Config(methods=("weighted",), **TINY))
-        line = str(caught.value)
-        assert line.startswith("objective 'weighted' (lazy_objective.py): loss() opened weights.json as it trained")
-        assert "read it in prepare()" in line and "\n" not in line
-        read = 'json.loads(WEIGHTS.read_text())["scale"]'
-        path.write_text(LAZY.replace("READ_IN_PREPARE", read))
-        plugins.load(str(path))
-        cfg = Config(methods=("weighted",), **TINY)
-        before = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
-        assert run_dataset(mixed, cfg).results is not None
-        (tmp_path / "weights.json").write_text('{"scale": 2.0}')
-        assert content_keys.run_keys(prepare_config(mixed, cfg), cfg).members != before
-    finally:
-        plugins.unload(str(path))
-
-
 class _Summed(objectives.Objective):
     name = "summed"
 

@@ -653,12 +653,7 @@ class _ObjectiveProbe(objectives.Objective):
         try:
             if "heads" in self.trial.kinds or "prepare" in self.trial.kinds:
                 raise _StandIn
-            compute = lambda: self.objective.loss(batch)  # noqa: E731
-            if self.trial.n_calls == 1:  # (the first: a file it opens is refused, as in a run)
-                first = compute
-                compute = lambda: objectives.first_loss(self.objective, first)  # noqa: E731
-            loss = objectives.call(self.objective, "loss", compute)
-            objectives.check_loss(self.objective, loss, batch.k)
+            loss = objectives.user_loss(self.objective, batch, first=self.trial.n_calls == 1)
             if not bool(torch.isfinite(loss.detach()).all()):
                 raise rules.RuleContractError(
                     f"objective {objectives.objective_name(self.objective)}: loss() returned a loss that is not "

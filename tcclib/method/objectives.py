@@ -405,10 +405,18 @@ def call(objective, what: str, action):
         ) from e
 
 
-def first_loss(objective, action):
-    """``action()``, a user's objective's first loss of a run, with the files it opens recorded: no
-    key sees a file ``loss()`` reads (those ``prepare()`` opens are keyed by their bytes), so one
+def user_loss(objective, batch: Batch, first: bool) -> torch.Tensor:
+    """A user's objective's loss on ``batch``, its errors one line (:func:`call`), checked
+    (:func:`check_loss`); its ``first`` call of a run (or check) with the files it opens recorded:
+    no key sees a file ``loss()`` reads (those ``prepare()`` opens are keyed by their bytes), so one
     of the user's is refused in one line, naming it and the fix."""
+    compute = lambda: objective.loss(batch)  # noqa: E731
+    loss = call(objective, "loss", (lambda: _opening_no_files(objective, compute)) if first else compute)
+    check_loss(objective, loss, batch.k)
+    return loss
+
+
+def _opening_no_files(objective, action):
     with identity.files_read() as opened:
         loss = action()
     read = identity.data_files(opened)

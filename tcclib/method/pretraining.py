@@ -231,7 +231,7 @@ class Pretraining:
         # a user rule's draws are checked on every call: dtype and shape on the host, the donors'
         # range on the device (a flag per how rule, read with the epoch's losses)
         self.contract_checked = False  # (and its first draws in full, rules.check_donors)
-        self.loss_files_checked = False  # (a user objective's first loss: the files it opens, objectives.first_loss)
+        self.loss_files_checked = False  # (a user objective's first loss: the files it opens, objectives.user_loss)
         self.user_how = [rule for rule, _ in self.how_groups if not rules.is_own(rule)]
         self.out_of_range = torch.zeros(len(self.user_how), dtype=torch.bool, device=dev)
         self.pending: list[tuple] = []  # a refresh's checks and records, read with the epoch's losses
@@ -521,14 +521,8 @@ class Pretraining:
         batch = objectives.Batch(self, idx, self.objective_state)
         if objectives.is_own(self.objective):
             return self.objective.loss(batch)
-        compute = lambda: self.objective.loss(batch)  # noqa: E731
-        if not self.loss_files_checked:  # (the first call: a file it opens is refused)
-            self.loss_files_checked = True
-            first = compute
-            compute = lambda: objectives.first_loss(self.objective, first)  # noqa: E731
-        loss = objectives.call(self.objective, "loss", compute)
-        objectives.check_loss(self.objective, loss, self.Kp)
-        return loss
+        first, self.loss_files_checked = not self.loss_files_checked, True
+        return objectives.user_loss(self.objective, batch, first)
 
     def eager_step(self, idx: torch.Tensor, forward_loss=None) -> torch.Tensor:
         """One contrastive step on the batch ``idx``: loss, backward, one Adam step.  Returns the
