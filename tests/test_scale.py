@@ -2,6 +2,7 @@
 results, files come back without a shared filesystem, a worker killed mid-unit loses nothing."""
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -371,8 +372,6 @@ def test_an_interrupt_ends_a_local_cluster_s_busy_workers_and_none_starts_again(
     task that will not stop is ended, its nanny starts no new one, and this process's dask logs no
     longer speak below ERROR (each killed connection was an INFO line with a traceback)."""
     pytest.importorskip("distributed")
-    import logging
-
     dask_log = logging.getLogger("distributed")
     level = dask_log.level
     connection = scale.connect(scale.ClusterOptions(address="local:1"), say=lambda *_: None)
