@@ -89,27 +89,26 @@ method by default) sorts among the methods, before every baseline."""
 # ensure_loaded states; it tells the registry who registers (current_origin) and what to forget.
 
 
-def _clash(what: str, origin: str | None) -> str:
+def _clash(what: str, origin: str | None, users=None) -> str:
     """The refusal of a name that another place registered: both places, and the fix; empty
-    when the place registering now is the same (an edited file, a cell or module run again)."""
+    when the place registering now is the same (an edited file, a cell or module run again).  For a
+    rule or objective (``users``: the methods that use it) whose name is a built-in's, the fix is a
+    name of its own: replacing it would change every method that uses the built-in, so it takes an
+    explicit ``replace_rule``."""
     here = current_origin()
     if origin == here or (_file_of(origin) and _file_of(origin) == _file_of(here)):
         return ""
+    if users is not None and origin == plugins.BUILTINS:
+        uses = f" (methods {', '.join(users)} use it)" if users else ""
+        return (
+            f"register: {what} is one of tcclib's built-ins{uses}, and {_place(here)} registers another object "
+            f"of that name: give yours a name of its own (its name attribute), or pass replace_rule=True to "
+            f"register_method (replace=True to register_rule or register_objective) to replace the built-in in "
+            f"those methods too"
+        )
     return (
         f"register: {what} is already registered by {_place(origin)}, and {_place(here)} registers it "
         f"again: choose another name, or pass replace=True to redefine it"
-    )
-
-
-def _builtin_clash(what: str, users) -> str:
-    """The refusal of a user's rule or objective that takes the name of one of tcclib's own: it
-    would change every method that uses the built-in, so it takes an explicit ``replace_rule``."""
-    uses = f" (methods {', '.join(users)} use it)" if users else ""
-    return (
-        f"register: {what} is one of tcclib's built-ins{uses}, and {_place(current_origin())} registers "
-        f"another object of that name: give yours a name of its own (its name attribute), or pass "
-        f"replace_rule=True to register_method (replace=True to register_rule or register_objective) "
-        f"to replace the built-in in those methods too"
     )
 
 
@@ -234,14 +233,15 @@ def register_rule(rule, replace: bool = False):
         raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
     check_rule_settings(rule)
     ensure_loaded()
-    clash = ""
-    if not replace and table.get(rule.name, rule) is not rule:
-        what = f"{rules.rule_kind(rule)} rule {rule.name!r}"
-        clash = (
-            _builtin_clash(what, [m for m, spec in METHODS.items() if rule.name in (spec.how, spec.where)])
-            if _RULE_ORIGIN[rule.name] == plugins.BUILTINS
-            else _clash(what, _RULE_ORIGIN[rule.name])
+    clash = (
+        ""
+        if replace or table.get(rule.name, rule) is rule
+        else _clash(
+            f"{rules.rule_kind(rule)} rule {rule.name!r}",
+            _RULE_ORIGIN[rule.name],
+            [m for m, spec in METHODS.items() if rule.name in (spec.how, spec.where)],
         )
+    )
     if clash:
         raise RegistryError(clash)
     if rule.name in table and _RULE_ORIGIN[rule.name] != current_origin():
@@ -330,14 +330,15 @@ def register_objective(objective, replace: bool = False):
     ensure_loaded()
     table = _OBJECTIVES
     old = table.get(objective.name, objective)
-    clash = ""
-    if not replace and old is not objective:
-        what = f"objective {objective.name!r}"
-        clash = (
-            _builtin_clash(what, [m for m, spec in METHODS.items() if spec.objective == objective.name])
-            if _OBJECTIVE_ORIGIN[objective.name] == plugins.BUILTINS
-            else _clash(what, _OBJECTIVE_ORIGIN[objective.name])
+    clash = (
+        ""
+        if replace or old is objective
+        else _clash(
+            f"objective {objective.name!r}",
+            _OBJECTIVE_ORIGIN[objective.name],
+            [m for m, spec in METHODS.items() if spec.objective == objective.name],
         )
+    )
     if clash:
         raise RegistryError(clash)
     if objective.name in table and _OBJECTIVE_ORIGIN[objective.name] != current_origin():
