@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+import warnings
 
 import joblib
 import numpy as np
@@ -145,6 +146,23 @@ def test_new_rows_unseen_category_missing_values_reordered_and_missing_columns()
     # a numeric column that holds text
     with pytest.raises(ColumnError, match="'a' was numeric in training"):
         clf.predict(new.assign(a="high"))
+
+
+def test_a_frame_with_integer_column_labels_is_matched_by_its_labels_too():
+    """``pd.DataFrame(array)`` labels its columns 0, 1, ...: scikit-learn keeps no names for them,
+    but its columns are still matched by label (reordered: the same answers; other labels: the
+    missing ones named), never by position."""
+    X, y = _table()
+    X = X[["a", "b", "c"]].set_axis([0, 1, 2], axis=1)
+    clf = TCCClassifier("class", random_state=2, **SMALL).fit(X, y)
+    assert clf.column_labels_ == ["0", "1", "2"] and not hasattr(clf, "feature_names_in_")
+    base = clf.predict_proba(X.iloc[:6])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no warning about names sklearn does not keep)
+        np.testing.assert_array_equal(clf.predict_proba(X.iloc[:6][[2, 0, 1]]), base)
+        np.testing.assert_array_equal(clf.predict_proba(X.iloc[:6].to_numpy()), base)
+    with pytest.raises(ColumnError, match="'0', '1', '2' missing from X"):
+        clf.predict(X.set_axis([7, 8, 9], axis=1))
 
 
 def test_bad_settings_are_clear_errors_before_any_work():

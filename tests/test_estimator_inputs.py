@@ -246,12 +246,15 @@ def test_values_beyond_float32_are_refused_with_the_column_named(value):
     with pytest.raises(ValueError, match=r"column\(s\) 'flow'"):
         TCCClassifier("random", **TINY).fit(bad, y)
     arr = bad.to_numpy()
-    if np.isfinite(value):
-        with pytest.raises(ValueError, match=r"column\(s\) x13 \(0-based indices 13\)"):
-            TCCClassifier("random", **TINY).fit(arr, y)
+    with pytest.raises(ValueError, match=r"column\(s\) x13 \(0-based indices 13\)"):
+        TCCClassifier("random", **TINY).fit(arr, y)
     clf = TCCClassifier("random", **TINY).fit(X.assign(flow=X["alcohol"]), y)
     with pytest.raises(ValueError, match=r"column\(s\) 'flow' that standardise to infinity"):
         clf.predict(bad)
+    if not np.isfinite(value):  # an array at prediction: its column named as at fit
+        fitted = TCCClassifier("random", **TINY).fit(X.assign(flow=X["alcohol"]).to_numpy(), y)
+        with pytest.raises(ValueError, match=r"contains infinity in column\(s\) x13"):
+            fitted.predict(arr)
 
 
 def test_a_mixed_object_array_is_read_like_the_dataframe_of_the_same_columns():
@@ -359,3 +362,47 @@ def test_huge_class_weights_times_huge_sample_weights_do_not_overflow():
     y = np.array([0, 0, 1, 1, -1])
     w = heads.row_weights(y, y >= 0, np.full(5, 1e307), np.array([1e307, 3e307]))
     np.testing.assert_allclose(w, [0.5, 0.5, 1.5, 1.5, 0.0])
+
+
+def test_a_setting_the_method_never_reads_warns_and_a_bernoulli_mask_takes_any_rate():
+    """VIME, the autoencoder and SubTab corrupt each feature with a probability of their own (a
+    Bernoulli mask) and read no temperature: ``corruption_rate`` or ``temperature`` set away from
+    the default warns that it trains as at the default (a grid over it fits one model again and
+    again), and a rate that would corrupt every feature under a fixed count is no refusal for them."""
+    X, y, _ = _wine()
+    with pytest.warns(UserWarning, match=r"corruption_rate=0\.99 is not read by method 'vime' \(its where rule"):
+        at_rate = TCCClassifier("vime", corruption_rate=0.99, **TINY).fit(X, y).predict_proba(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(TCCClassifier("vime", **TINY).fit(X, y).predict_proba(X), at_rate)
+        TCCClassifier("random", corruption_rate=0.5, temperature=0.5, **TINY).fit(X, y)  # read: no warning
+    with pytest.warns(UserWarning, match=r"temperature=0\.5 is not read by method 'dae' \(its objective 'dae'"):
+        TCCClassifier("dae", temperature=0.5, **TINY).fit(X, y)
+    with pytest.raises(ConfigError, match="corrupts 13 of 13 features"):
+        TCCClassifier("random", corruption_rate=0.99, **TINY).fit(X, y)
+    one = TCCClassifier("vime", **TINY).fit(X[["alcohol"]], y)  # one feature: a mask still draws
+    assert np.isfinite(one.predict_proba(X[["alcohol"]])).all()
+
+
+def test_set_params_after_fit_leaves_the_fitted_models_predictions_alone():
+    X, y, _ = _wine()
+    clf = TCCClassifier("random", **TINY).fit(X, y)
+    before = clf.predict_proba(X)
+    clf.set_params(matmul_precision="bf16")  # (for the next fit)
+    np.testing.assert_array_equal(clf.predict_proba(X), before)
+    assert clf.computed_ == {"device": "cpu", "matmul_precision": "highest"}
+
+
+@pytest.mark.parametrize(
+    "given, words",
+    [
+        (dict(method="Vime"), "(did you mean 'vime'?)"),
+        (dict(random_state=1.5), "random_state: an int in 0 .. 4294967295, a numpy RandomState or None, got 1.5"),
+        (dict(random_state="0"), "random_state: an int"),
+    ],
+)
+def test_a_misspelt_method_or_a_bad_random_state_is_named_with_the_fix(given, words):
+    X, y, _ = _wine()
+    with pytest.raises(ConfigError) as e:
+        TCCClassifier(**{**TINY, **given}).fit(X, y)
+    assert words in str(e.value)

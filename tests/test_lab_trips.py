@@ -99,6 +99,6 @@ def test_a_name_registered_twice_names_both_files_relative_to_the_repository(not
     message = str(error.value)
     assert str(tmp_path) not in message, message
     assert (
-        "'nearby' (how) is already registered by examples/nearby_rule.py (python), and runs/screen/my_rule.py "
+        "method 'nearby' is already registered by examples/nearby_rule.py (python), and runs/screen/my_rule.py "
         "registers it again" in message
     ), message

@@ -83,6 +83,26 @@ def test_the_family_is_registered_with_its_papers_rules_and_objectives():
     assert (sub.n_subsets, sub.overlap, sub.tau, sub.views) == (4, 0.75, 0.1, 4)
 
 
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: objectives.VIME(alpha="2"), "alpha: the weight of the reconstruction loss, a finite number in [0, "),
+        (lambda: objectives.VIME(alpha=float("inf")), "alpha: "),
+        (lambda: objectives.SubTab(overlap="0.5"), "overlap: a share of a subset's size, a finite number in [0, 1)"),
+        (lambda: objectives.SubTab(tau=None), "tau: the contrastive temperature, a finite number in (0, inf)"),
+        (lambda: objectives.SubTab(n_subsets=4.0), "n_subsets: a whole number of subsets"),
+        (lambda: rules.Bernoulli("b", "0.3"), "p: the probability of replacing a feature, a finite number in (0, 1)"),
+    ],
+)
+def test_a_family_parameter_of_the_wrong_type_or_range_is_named_with_its_range(make, words):
+    """What a user passes to the objectives and the Bernoulli rule is checked where they are made:
+    a text, None, a float for a count or infinity is named with the range it must be in."""
+    with pytest.raises(ValueError) as e:
+        make()
+    assert words in str(e.value)
+    assert objectives.SubTab(n_subsets=np.int64(3)).n_subsets == 3 and objectives.VIME(alpha=np.float32(1)).alpha == 1
+
+
 def test_ntxent_adds_nothing_to_a_key_and_the_family_is_keyed_by_objective(mixed):
     cfg = Config(methods=("random", "class", *FAMILY), **TINY)
     prep = prepare_config(mixed, cfg)

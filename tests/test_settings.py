@@ -264,7 +264,7 @@ def test_importing_loads_nothing_and_the_first_question_loads_in_the_stated_orde
     assert out.returncode == 0, out.stderr
     before, ep_first, order = out.stdout.strip().split(" ", 2)
     assert before == "False" and ep_first == "True"
-    assert "'ep_column' (how) is already registered by " in out.stderr and "of the package tcc-ep-demo)" in out.stderr
+    assert "method 'ep_column' is already registered by " in out.stderr and "of the package tcc-ep-demo)" in out.stderr
     assert order.startswith("['tcclib.method.builtins', 'tcc_ep_rules', 'tcc_plugin_env_rule_")
 
 

@@ -352,13 +352,16 @@ class Config:
                 f"device: {self.device!r} but only {n} CUDA device(s) are visible (cuda:0 .. cuda:{n - 1})"
             )
 
-    def corrupted_count(self, n_features: int) -> int:
+    def corrupted_count(self, n_features: int, checked: bool = True) -> int:
         """ceil(p * M) features corrupted per row; an error if none is left intact.
 
         With fewer than 2 features no rate can help (ceil(p * 1) = 1 = M for every p > 0): the
         error says corruption needs 2 features.  With M >= 2 the error names the largest rate
-        that leaves a feature intact, (M - 1) / M.
+        that leaves a feature intact, (M - 1) / M.  ``checked`` False (for a where rule whose
+        count varies by row and never reads this one): the count, at most M, and no error.
         """
+        if not checked:
+            return min(max(math.ceil(self.corruption_rate * n_features - 1e-9), 1), max(n_features, 1))
         if n_features < 2:
             raise ConfigError(
                 f"corruption needs at least 2 features, got {n_features}: with one feature every "

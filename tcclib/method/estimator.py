@@ -138,11 +138,14 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, n_features_in_, feature_names_in_ (DataFrame input), seed_ (the seed used),
+    classes_, n_features_in_, feature_names_in_ (DataFrame input with text column names),
+    column_labels_ (a DataFrame's column labels as text, whatever their type: how a frame's columns
+    are matched at prediction; None for an array), seed_ (the seed used),
     columns_ (the fitted preprocessing), datetime_parts_ (``{column: parts}`` of the expanded
     datetime columns), categorical_features_ (the columns made categorical by
     ``categorical_features``), encoder_ and head_ (the networks), head_kind_ (the ``head``
-    variant fitted), history_ (contrastive loss per epoch), pseudo_labels_
+    variant fitted), computed_ (the ``device`` and ``matmul_precision`` fitted with: prediction
+    keeps them), history_ (contrastive loss per epoch), pseudo_labels_
     (the last pseudo-labels of every row, pseudo-label methods), timings_.
 
     Notes
@@ -251,6 +254,9 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             plugin = getattr(self, "plugin_", None)  # a fitted model's plugin file, not loaded here
             if plugin and self.method not in METHODS:
                 why = f" (it came from the plugin {plugin}: load it first, tcclib.load_plugins({plugin!r}))"
+            elif not why and isinstance(self.method, str):
+                close = difflib.get_close_matches(self.method.lower(), estimator_methods(), n=1)
+                why = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(
                 f"method: {self.method!r} is not one of the estimator's methods{why}; "
                 f"choose from {', '.join(estimator_methods())}"
@@ -274,12 +280,20 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             if not 0 <= int(self.random_state) <= MAX_SEED:
                 raise ConfigError(f"random_state: {self.random_state} is outside 0 .. {MAX_SEED} (2**32 - 1)")
             return int(self.random_state)
-        return int(check_random_state(self.random_state).randint(0, MAX_SEED))
+        try:
+            state = check_random_state(self.random_state)
+        except ValueError:
+            raise ConfigError(
+                f"random_state: an int in 0 .. {MAX_SEED}, a numpy RandomState or None, got {self.random_state!r}"
+            ) from None
+        return int(state.randint(0, MAX_SEED))
 
     # ------------------------------------------------------------------ input
     def _frame(self, X, reset: bool) -> pd.DataFrame:
         """``X`` as a DataFrame in the training column order, datetime columns expanded, and (when
         fitting) categorical columns chosen and values checked (see the class docstring)."""
+        if reset:
+            self.column_labels_ = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
         X = self._named_frame(X, reset) if isinstance(X, pd.DataFrame) else self._array_frame(X, reset)
         try:
             X, parts = expand_datetimes(X, None if reset else getattr(self, "datetime_parts_", {}))
@@ -299,24 +313,25 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return X
 
     def _named_frame(self, X: pd.DataFrame, reset: bool) -> pd.DataFrame:
-        if not reset and hasattr(self, "feature_names_in_"):
+        fitted = None if reset else self._fitted_labels()
+        if fitted is not None:
             names = [str(c) for c in X.columns]
-            missing = [c for c in self.feature_names_in_ if c not in names]
+            missing = [c for c in fitted if c not in names]
             if missing:
                 raise ColumnError(
                     f"The feature names should match those that were passed during fit: column(s) "
                     f"{', '.join(map(repr, missing[:10]))}{' ...' if len(missing) > 10 else ''} "
-                    f"missing from X ({len(missing)} of {len(self.feature_names_in_)}); give X every "
+                    f"missing from X ({len(missing)} of {len(fitted)}); give X every "
                     "column the model was fitted on (a column missing in some rows can hold NaN: "
                     "missing values are imputed)"
                 )
-            extra = [c for c in names if c not in set(self.feature_names_in_)]
+            extra = [c for c in names if c not in set(fitted)]
             if extra:
                 warnings.warn(
                     f"X has column(s) the model was not fitted on, ignored: {', '.join(map(repr, extra[:10]))}",
                     stacklevel=4,
                 )
-            X = X.set_axis(names, axis=1)[list(self.feature_names_in_)]
+            X = X.iloc[:, [names.index(c) for c in fitted]]  # (its own labels: sklearn reads their type)
         validate_data(self, X, reset=reset, skip_check_array=True)
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(
@@ -324,12 +339,20 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             )
         return X.set_axis([str(c) for c in X.columns], axis=1).reset_index(drop=True)
 
+    def _fitted_labels(self) -> list[str] | None:
+        """The fitted frame's column labels as text (None: fitted on an array); a model pickled
+        before ``column_labels_`` existed has ``feature_names_in_`` where sklearn set it."""
+        if hasattr(self, "column_labels_"):
+            return self.column_labels_
+        return list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+
     def _array_frame(self, X, reset: bool) -> pd.DataFrame:
         """An array's columns as ``x0``, ``x1``, ...: numbers as float64; an object array holding
         text beside numbers column by column like the DataFrame of the same values."""
         try:
             arr = validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan")
         except ValueError:
+            _refuse_infinity(X)
             if not _holds_text(X):
                 raise
             arr = validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)
@@ -416,6 +439,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         cfg = self.config(seed)
         if cfg.device.startswith("cuda"):
             cfg.check_device()
+        self._warn_unread(cfg)
         Xf = self._frame(X, reset=True)
         labels, labeled, codes = self._label_codes(y, len(Xf))
         weights = self._row_weights(sample_weight, labels, codes, labeled)
@@ -434,6 +458,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.encoder_ = _to_cpu(model.enc)
         self.head_ = _to_cpu(model.head)
         self.head_kind_ = cfg.head
+        self.computed_ = {"device": cfg.device, "matmul_precision": cfg.matmul_precision}
         self.history_ = pd.DataFrame([(e, lv) for (_, _, e, lv) in pt.history] if pt else [], columns=["epoch", "loss"])
         self.pseudo_labels_ = (
             self.classes_[pt.labels[0].cpu().numpy()]
@@ -461,6 +486,27 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         codes[labeled] = np.searchsorted(classes, labels)
         return labels, labeled, codes
 
+    def _warn_unread(self, cfg: Config) -> None:
+        """A warning for ``corruption_rate`` or ``temperature`` set away from its default where the
+        method never reads it (a Bernoulli mask, an objective without a temperature): it trains as
+        at the default, and a grid over the setting would fit the same model again and again."""
+        spec, default = METHODS[self.method], defaults()
+        why = {
+            "corruption_rate": f"its where rule {spec.where!r} replaces each feature with a probability of its own"
+            if spec.pretrain
+            else "it does not pretrain",
+            "temperature": f"its objective {spec.objective!r} has no temperature"
+            if spec.pretrain
+            else "it does not pretrain",
+        }
+        for setting, reason in why.items():
+            if getattr(cfg, setting) != default[setting] and not spec.reads(setting):
+                warnings.warn(
+                    f"{setting}={getattr(cfg, setting)!r} is not read by method {self.method!r} ({reason}): it trains "
+                    f"as at the default {default[setting]!r}",
+                    stacklevel=3,
+                )
+
     def _prepared(self, Xf: pd.DataFrame, seed: int, codes, labeled, cfg: Config):
         """``(columns, split, prepared)``: the fitted preprocessing and every row as one training
         split (no test rows), checked for what the method needs."""
@@ -476,7 +522,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             np.arange(n), np.arange(0),
         )  # fmt: skip
         prep = Prepared("X", cols.names, cols.is_cat, [str(c) for c in self.classes_], [split])
-        if METHODS[self.method].pretrain and cfg.epochs > 0 and split.n_features < 2:
+        if METHODS[self.method].reads("corruption_rate") and cfg.epochs > 0 and split.n_features < 2:
             raise ConfigError(
                 f"X has {split.n_features} feature(s) that are not constant; corruption needs at "
                 "least 2 features; add features, or use method='no_pretrain'"
@@ -534,8 +580,14 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return heads.row_weights(codes, labeled, sample_weight, cw)
 
     # ------------------------------------------------------------------ predict
+    def _fitted(self, setting: str):
+        """How the model was fitted to compute (``computed_``), whatever ``set_params`` set since;
+        the parameter itself for a model pickled before ``computed_`` existed."""
+        return getattr(self, "computed_", {}).get(setting, getattr(self, setting))
+
     def _device(self) -> torch.device:
-        dev = torch.device(self.device) if isinstance(self.device, str) else torch.device("cpu")
+        device = self._fitted("device")
+        dev = torch.device(device) if isinstance(device, str) else torch.device("cpu")
         if dev.type == "cuda" and not torch.cuda.is_available():
             return torch.device("cpu")  # a model fitted on a GPU, loaded on a CPU machine
         return dev
@@ -568,7 +620,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def _autocast(self, dev):
         """bfloat16 autocast for a model fitted with ``matmul_precision="bf16"`` (else nothing)."""
-        return autocast(self.matmul_precision, dev)
+        return autocast(self._fitted("matmul_precision"), dev)
 
     def transform(self, X) -> np.ndarray:
         """The encoder's embeddings ``[n, hidden_dim]`` of rows ``X`` (float32): the pretrained
@@ -796,6 +848,22 @@ def _holds_text(X) -> bool:
     except Exception:  # noqa: BLE001 - ragged or odd input: let scikit-learn's own error stand
         return False
     return arr.ndim == 2 and any(isinstance(v, (str, bytes)) for v in arr.ravel())
+
+
+def _refuse_infinity(X) -> None:
+    """Infinity in an array of numbers: a ValueError naming its columns as ``x0``, ``x1``, ..."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (complex values: scikit-learn's own message names them)
+            arr = np.asarray(X, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - text or ragged values: another check names them
+        return
+    if arr.ndim == 2 and np.isinf(arr).any():
+        inf = [f"x{j}" for j in np.flatnonzero(np.isinf(arr).any(0))]
+        raise ValueError(
+            f"Input X contains infinity in column(s) {', '.join(inf[:10])} (0-based indices "
+            f"{', '.join(c[1:] for c in inf[:10])}); replace it with NaN (imputed) or finite numbers"
+        )
 
 
 def _check_range(X: pd.DataFrame) -> None:

@@ -177,9 +177,10 @@ def check_training_inputs(prep: Prepared, cfg: Config) -> MemoryEstimate:
     :func:`tcclib.running.train.run_dataset` calls it right after :func:`prepare`, before importances or
     training:
 
-    * pretraining methods: every seed must leave a feature intact after corruption
-      (:meth:`Config.corrupted_count`; a :class:`ConfigError` naming the dataset and seed, and
-      the columns dropped there as constant or missing);
+    * pretraining methods that corrupt a fixed count of features per row (not a Bernoulli mask):
+      every seed must leave a feature intact (:meth:`Config.corrupted_count`; a
+      :class:`ConfigError` naming the dataset and seed, and the columns dropped there as constant
+      or missing);
     * the memory estimate must fit the budget (:func:`check_memory`);
     * ``labeled_fraction=1.0`` with a pseudo-label method warns: every training row is labeled,
       so pseudo-labels are the true labels (the method pretrains like ``oracle``) and
@@ -187,7 +188,7 @@ def check_training_inputs(prep: Prepared, cfg: Config) -> MemoryEstimate:
 
     Returns the memory estimate.
     """
-    if any(METHODS[m].pretrain for m in cfg.methods):
+    if any(METHODS[m].reads("corruption_rate") for m in cfg.methods):  # (a Bernoulli mask's count varies)
         for sp in prep.splits:
             try:
                 cfg.corrupted_count(sp.n_features)

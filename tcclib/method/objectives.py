@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
@@ -205,9 +206,8 @@ class VIME(Objective):
     needs_changed = True
 
     def __init__(self, alpha: float = 2.0, name: str = "vime"):
-        if not alpha >= 0:
-            raise ValueError(f"alpha: the weight of the reconstruction loss must be >= 0, got {alpha!r}")
-        self.alpha, self.name = float(alpha), name
+        self.alpha = rules.checked_number("alpha", alpha, "the weight of the reconstruction loss", 0)
+        self.name = name
 
     def key_params(self) -> dict:
         return {"alpha": self.alpha}
@@ -257,14 +257,16 @@ class SubTab(Objective):
     where rule)."""
 
     def __init__(self, n_subsets: int = 4, overlap: float = 0.75, tau: float = 0.1, name: str = "subtab"):
-        if not (isinstance(n_subsets, int) and n_subsets >= 2):
-            raise ValueError(f"n_subsets: at least 2 subsets (the losses compare pairs), got {n_subsets!r}")
-        if not 0 <= overlap < 1:
-            raise ValueError(f"overlap: a share of a subset's size in [0, 1), got {overlap!r}")
-        if not tau > 0:
-            raise ValueError(f"tau: the contrastive temperature must be > 0, got {tau!r}")
-        self.n_subsets, self.overlap, self.tau, self.name = n_subsets, float(overlap), float(tau), name
-        self.views = n_subsets
+        whole = isinstance(n_subsets, (int, np.integer)) and not isinstance(n_subsets, (bool, np.bool_))
+        if not (whole and n_subsets >= 2):
+            raise ValueError(
+                f"n_subsets: a whole number of subsets, at least 2 (the losses compare pairs), got {n_subsets!r}"
+            )
+        self.n_subsets = int(n_subsets)
+        self.overlap = rules.checked_number("overlap", overlap, "a share of a subset's size", 0, 1, high_open=True)
+        self.tau = rules.checked_number("tau", tau, "the contrastive temperature", 0, low_open=True)
+        self.name = name
+        self.views = self.n_subsets
 
     revision = 2
     """(:func:`revision`) 2: the pairs' contrast from one shared product

@@ -192,7 +192,9 @@ class Pretraining:
         self.opt = adam(self.parameters(), cfg.lr)
         self.objective_state = objectives.call(self.objective, "prepare", lambda: self.objective.prepare(shape))
         self.changed: torch.Tensor | None = None  # [Kp, V N, M]: which features each view changed
-        self.k = torch.tensor([cfg.corrupted_count(layout.n_features[i]) for i in pre], device=dev)
+        reads = [spec.reads("corruption_rate") for spec in self.specs]  # (a Bernoulli mask's count: unchecked)
+        counts = [cfg.corrupted_count(layout.n_features[i], checked) for i, checked in zip(pre, reads)]
+        self.k = torch.tensor(counts, device=dev)
         self.y_true = tab.y_train[self.seed_idx]
         self.labeled = tab.labeled[self.seed_idx]
         self.labels = torch.zeros(Kp, N, dtype=torch.int64, device=dev)

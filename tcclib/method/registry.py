@@ -457,6 +457,16 @@ class MethodSpec:
     def pretrain(self) -> bool:
         return self.draw.pretrains
 
+    def reads(self, setting: str) -> bool:
+        """Whether its pretraining reads ``setting`` of :class:`~tcclib.method.config.Config` where
+        a method may not: ``corruption_rate`` (a where rule with a fixed count per row, not a
+        Bernoulli mask) and ``temperature`` (an objective that declares it, as NT-Xent)."""
+        if setting == "corruption_rate":
+            return self.pretrain and getattr(self.choice, "fixed_count", True)
+        if setting == "temperature":
+            return self.pretrain and setting in self.learns.settings
+        raise ValueError(f"reads: corruption_rate or temperature, got {setting!r}")
+
     def step_mode(self, cfg) -> str:
         """How its pretraining step runs under ``cfg`` (``Config.step_mode``), eagerly for a
         user's objective (its loss may read the device back, which a captured step cannot hold)."""
@@ -586,9 +596,17 @@ def _check_name(name, replace: bool) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise RegistryError(f"register: name must be a simple identifier (letters, digits, _), got {name!r}")
     ensure_loaded()
-    clash = (
-        "" if replace or name not in _ENTRIES else _clash(f"{name!r} ({_ENTRIES[name].group})", _ENTRIES[name].origin)
-    )
+    old = _ENTRIES.get(name)
+    if replace or old is None:
+        return
+    kind = "baseline" if old.is_baseline else "method"
+    if old.origin == plugins.BUILTINS:
+        raise RegistryError(
+            f"register: {kind} {name!r} is one of tcclib's built-ins, and {_place(current_origin())} registers "
+            f"another {kind} of that name: give yours a name of its own (replace=True would replace tcclib's "
+            f"{name!r} in this process, beside its stored results)"
+        )
+    clash = _clash(f"{kind} {name!r}", old.origin)
     if clash:
         raise RegistryError(clash)
 

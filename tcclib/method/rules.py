@@ -41,6 +41,7 @@ import contextlib
 import copy
 import hashlib
 import inspect
+import math
 import random
 import traceback
 from dataclasses import dataclass
@@ -54,6 +55,22 @@ from tcclib.method import identity
 from tcclib.method.draws import VIEW, WHERE, GeneratorDraws
 from tcclib.method.plugins import undefined_name_fix
 from tcclib.util.errors import register_short
+
+
+def checked_number(
+    name: str, value, meaning: str, low: float, high: float = math.inf, *, low_open=False, high_open=False
+) -> float:
+    """A rule's or objective's numeric parameter ``value`` as a float, checked: a finite real
+    number (not a bool, not text) within ``low .. high`` (``low_open``/``high_open``: excluding the
+    bound); otherwise a ``ValueError`` naming ``name``, what it is (``meaning``) and the range."""
+    real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    number = float(value) if real else math.nan
+    inside = (number > low if low_open else number >= low) and (number < high if high_open else number <= high)
+    if not (real and math.isfinite(number) and inside):
+        left, right = "(" if low_open else "[", ")" if high_open or high == math.inf else "]"
+        upper = "inf" if high == math.inf else f"{high:g}"
+        raise ValueError(f"{name}: {meaning}, a finite number in {left}{low:g}, {upper}{right}, got {value!r}")
+    return number
 
 
 def uniform_mask(scores: torch.Tensor, active: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -513,9 +530,8 @@ class Bernoulli(WhereRule):
     fixed_count = False
 
     def __init__(self, name: str, p: float):
-        if not 0 < p < 1:
-            raise ValueError(f"p: the probability of replacing a feature must be in (0, 1), got {p!r}")
-        self.name, self.p = name, float(p)
+        self.name = name
+        self.p = checked_number("p", p, "the probability of replacing a feature", 0, 1, low_open=True, high_open=True)
 
     def key_params(self) -> dict:
         return {"p": self.p}

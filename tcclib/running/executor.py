@@ -21,6 +21,7 @@ from tcclib.running import folders, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
 from tcclib.running.folders import SweepError, short_line
+from tcclib.util import errors
 from tcclib.util import threads as thread_budget
 
 
@@ -215,7 +216,7 @@ def run_on_threads(ps, out_root: Path, todo: list[str], options, progress):
         try:
             secs, trained = outcome()
             done.append(dataset)
-            msg = f"{dataset}: done in {secs:.0f} s, {trained} members trained"
+            msg = f"{dataset}: done in {secs:.0f} s, {errors.counted(trained, 'member')} trained"
         except Exception as e:  # noqa: BLE001 - recorded in _FAILED.json, reported at the end
             failed[dataset], trained = short_line(e), 0
             msg = f"{dataset}: FAILED: {failed[dataset]}"

@@ -48,6 +48,7 @@ from tcclib.method.pretraining import Pretraining, check_finite
 from tcclib.method.pretraining import TrainingDiverged as TrainingDiverged  # what a diverging run raises
 from tcclib.method.training import embed, matmul_precision
 from tcclib.running.checkpointing import CHECKPOINT_EVERY, checkpoint_interval
+from tcclib.util import errors
 from tcclib.util.progress import TrainingFile
 
 
@@ -168,7 +169,7 @@ def _pretrain(
         if on_epoch is not None:
             on_epoch(pt.epoch)
 
-    training.pretrain(members, f"{pt.name}: pretraining {pt.Kp} members", after_epoch)
+    training.pretrain(members, f"{pt.name}: pretraining {errors.counted(pt.Kp, 'member')}", after_epoch)
     timings["pretrain_s"] = spent + time.perf_counter() - t1
     if start:
         timings["resumed_at_epoch"] = start

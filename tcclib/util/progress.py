@@ -210,7 +210,7 @@ class Overall:
         """``24 members trained, 8 training (40%), 5 min 10 s elapsed, about 40 min left`` (40%: the
         share of their pretraining epochs done)."""
         elapsed = time.monotonic() - self.t0
-        parts = [f"{self.members} members trained"]
+        parts = [f"{self.members} member{'' if self.members == 1 else 's'} trained"]
         training, share = self.in_training()
         if training:
             parts.append(f"{training} training ({share:.0%})")
