@@ -128,6 +128,50 @@ def test_a_plugin_that_fails_to_import_is_one_line_with_its_file_and_line(tmp_pa
         plugins.load(str(tmp_path / "missing.py"))
     with pytest.raises(plugins.PluginError, match="no module of that name"):
         plugins.load("no_such_plugin_module_here")
+    bad.write_text("import broken_rule_helper\n")
+    for text, where in (("def f(:\n    pass\n", "line 1"), ("x = 1\nraise ValueError('bad')\n", "line 2")):
+        (tmp_path / "broken_rule_helper.py").write_text(text)
+        with pytest.raises(plugins.PluginError) as e:  # the helper's own file and line, beside the import's
+            plugins.load(str(bad))
+        message = str(e.value)
+        assert message.startswith(f"plugin {bad}, line 1: ")
+        assert f"(in {tmp_path}/broken_rule_helper.py, {where})" in message
+
+
+HELPED = """
+from tcclib.method import registry
+from shadow_helper import SHARE
+
+registry.register_method("NAME", "column", "uniform")
+"""
+
+
+def test_a_plugin_never_runs_a_helper_of_its_name_from_another_plugins_folder(tmp_path):
+    """A process holds one module of a name: a plugin whose helper beside it has the name of one an
+    earlier plugin imported from another folder (the same text copied with an edited helper, or a
+    plugin of its own) would run the other folder's helper; it is refused in one line naming both."""
+    folders = {name: tmp_path / name for name in ("first", "copy", "other")}
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "shadow_helper.py").write_text(f"SHARE = {len(name) / 10}\n")
+        method = "helped_other" if name == "other" else "helped"
+        (folder / "helped.py").write_text(HELPED.replace("NAME", method))
+    try:
+        plugins.load(str(folders["first"] / "helped.py"))
+        for name, says in (("copy", "the same text as"), ("other", "imports shadow_helper, which this process")):
+            with pytest.raises(plugins.PluginError) as e:
+                plugins.load(str(folders[name] / "helped.py"))
+            message = str(e.value)
+            assert says in message and str(folders["first"] / "shadow_helper.py") in message
+            assert str(folders[name] / "shadow_helper.py") in message
+            assert "another name" in message or "rename one" in message
+        assert "helped_other" not in registry.METHODS
+        (folders["copy"] / "shadow_helper.py").write_text("SHARE = 0.5\n")  # the copy's helper as the first's
+        (folders["first"] / "shadow_helper.py").write_text("SHARE = 0.5\n")
+        plugins.load(str(folders["first"] / "helped.py"))  # (its edited helper: imported afresh)
+        assert plugins.load(str(folders["copy"] / "helped.py")).path == str(folders["first"] / "helped.py")
+    finally:
+        sys.modules.pop("shadow_helper", None)
 
 
 def test_editing_a_plugin_retrains_exactly_its_members(tmp_path, bc):
@@ -789,6 +833,26 @@ def test_a_users_object_with_a_builtins_name_never_changes_the_builtin_methods_u
     assert list(registry.HOWS)[:2] == ["none", "column"]  # (put back in its place)
 
 
+@pytest.mark.parametrize("name, kind", [("random", "method"), ("logreg", "baseline")])
+def test_a_builtin_methods_name_is_refused_as_a_method_with_a_name_of_its_own_as_the_fix(name, kind, tmp_path):
+    """A plugin registering a method (or baseline) under a built-in's name is told so, as a method
+    (not by its table group), with a name of its own as the fix; the built-in stays."""
+    path = tmp_path / "takes_a_builtin_name.py"
+    register = (
+        f'registry.register_baseline("{name}", lambda seed, cfg: None)'
+        if kind == "baseline"
+        else f'registry.register_method("{name}", "column", "uniform")'
+    )
+    path.write_text(f"from tcclib.method import registry\n\n{register}\n")
+    builtin = registry.get(name)
+    with pytest.raises(plugins.PluginError) as e:
+        plugins.load(str(path))
+    message = str(e.value)
+    assert f"{kind} {name!r} is one of tcclib's built-ins" in message and "a name of its own" in message
+    assert "(how)" not in message and "(baseline)" not in message
+    assert registry.get(name) is builtin
+
+
 @pytest.fixture
 def shell(monkeypatch):
     """An IPython shell in this process that runs cells as a kernel does (history in memory); what
@@ -820,7 +884,7 @@ def test_two_cells_registering_one_name_clash_and_a_cell_run_again_edited_replac
     error = _cell(shell, CELL.replace("STEP", "3"), "cell-b")  # another cell: refused, both named
     assert isinstance(error, registry.RegistryError)
     assert str(error) == (
-        "register: 'stride' (how) is already registered by the notebook cell run as In [2], and the notebook "
+        "register: method 'stride' is already registered by the notebook cell run as In [2], and the notebook "
         "cell run as In [3] registers it again: choose another name, or pass replace=True to redefine it"
     )
     assert registry.METHODS["stride"].draw.step == 2

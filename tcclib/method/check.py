@@ -128,7 +128,7 @@ def _rules_of(rule) -> list:
                 pass
         if rule not in registry.METHODS:
             known = [*registry.HOWS, *registry.WHERES, *registry.method_names()]
-            close = difflib.get_close_matches(rule, known, n=3)
+            close = difflib.get_close_matches(rule, list(dict.fromkeys(known)), n=3)
             raise registry.RegistryError(
                 f"check_rule: no rule or method is called {rule!r}"
                 + (f" (did you mean {', '.join(close)}?)" if close else "")
@@ -601,7 +601,8 @@ def _objective_of(objective):
             return registry.objective(objective)
         if objective in registry.METHODS:
             return registry.METHODS[objective].learns
-        close = difflib.get_close_matches(objective, [*registry.OBJECTIVES, *registry.method_names()], n=3)
+        known = list(dict.fromkeys([*registry.OBJECTIVES, *registry.method_names()]))  # (a method may share its name)
+        close = difflib.get_close_matches(objective, known, n=3)
         raise registry.RegistryError(
             f"check_objective: no objective or method is called {objective!r}"
             + (f" (did you mean {', '.join(close)}?)" if close else "")

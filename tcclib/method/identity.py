@@ -454,7 +454,7 @@ class _Walker:
             self.put("global", function.__module__, function.__qualname__)
             return
         code = function.__code__
-        if not _own_code_file(code.co_filename):  # a wrapper an installed decorator made (torch.no_grad,
+        if not own_code_file(code.co_filename):  # a wrapper an installed decorator made (torch.no_grad,
             # functools.wraps gives it the wrapped function's name and module): named, with what it holds
             self.put("wrapper", Path(code.co_filename).name, _qualified_name(function))
             self.defaults_and_closure(function, path)
@@ -535,7 +535,7 @@ class _Walker:
         origin = getattr(spec, "origin", None)
         if not (origin and os.path.isfile(origin)):
             return False
-        if not _own_code_file(origin):
+        if not own_code_file(origin):
             self.put("module", name)
             return True
         try:  # (imported now, as the code will when it runs: keyed the same before and after)
@@ -645,7 +645,7 @@ def _module_name(text: str) -> bool:
     return bool(text) and all(part.isidentifier() for part in text.split("."))
 
 
-def _own_code_file(file: str) -> bool:
+def own_code_file(file: str) -> bool:
     """Whether code compiled from ``file`` is the user's (not installed code, not tcclib's)."""
     if file.startswith("<") or not os.path.isabs(file):
         return True  # (a cell, python -c, exec of a string)
@@ -1022,7 +1022,7 @@ def users_files(paths) -> list[str]:
     return sorted(
         path
         for path in paths
-        if not path.startswith(("/proc/", "/sys/", "/dev/")) and os.path.isfile(path) and _own_code_file(path)
+        if not path.startswith(("/proc/", "/sys/", "/dev/")) and os.path.isfile(path) and own_code_file(path)
     )
 
 

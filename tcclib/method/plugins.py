@@ -27,6 +27,7 @@ changes torch's global state at import (default dtype, grad mode, ...: refused a
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import importlib
@@ -278,6 +279,7 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
         None,
     )
     if twin is not None:  # the same file's copy (a worker gets it shipped and from $TCC_PLUGINS)
+        _refuse_other_helpers(twin, path)
         return twin
     module_name = known.module if known else _module_name(path)
     if known is not None:  # edited: what it registered before goes, what it registers now comes
@@ -301,9 +303,72 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
         spec,
         origin,
     )
+    shadowed = _shadowed_helper(text, path)
+    if shadowed:
+        _undo(module_name)
+        raise PluginError(shadowed)
     plugin = Plugin(spec, module_name, str(path), origin, digest, _helpers(set(sys.modules) - before))
     _LOADED[str(path)] = plugin
     return plugin
+
+
+def _beside(module: str, folder: Path) -> Path | None:
+    """The file of module ``module`` in ``folder`` (``a/b.py`` or ``a/b/__init__.py``), None if none."""
+    base = folder.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_users_modules(text: bytes) -> dict[str, str]:
+    """The user's own modules a plugin's text imports (``import helpers``, ``from helpers import
+    f``, at module level or in a function), among those imported now, with the file of each."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # (the plugin ran: its text parses; an encoding oddity leaves nothing to check)
+        return {}
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    out = {}
+    for name in sorted(names):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file and keyed.is_followed(name):
+            out[name] = file
+    return out
+
+
+def _shadowed_helper(text: bytes, path: Path) -> str:
+    """The refusal of a plugin whose import took a module of the user's that an earlier plugin
+    imported from another folder, where one of that name lies beside this plugin (a process holds
+    one module of a name: the file beside it would not be what runs); empty if none."""
+    for name, file in _imported_users_modules(text).items():
+        own = _beside(name, path.parent)
+        if own is not None and os.path.realpath(own) != os.path.realpath(file):
+            return (
+                f"plugin {relative_to_root(str(path))}: imports {name}, which this process already imported from "
+                f"{relative_to_root(file)}, not from {relative_to_root(str(own))} beside it (a process holds one "
+                f"module of a name): give one of the two files another name, or load the plugins in separate runs"
+            )
+    return ""
+
+
+def _refuse_other_helpers(twin: Plugin, path: Path) -> None:
+    """A copy of a loaded plugin's text (``path``) is that plugin only where its helpers beside it
+    are the same files' text (or absent, as for a copy shipped to a worker); otherwise one line."""
+    for name, file, digest in twin.helpers:
+        own = _beside(name, path.parent)
+        if own is not None and os.path.realpath(own) != os.path.realpath(file) and _file_digest(str(own)) != digest:
+            raise PluginError(
+                f"plugin {relative_to_root(str(path))}: the same text as {relative_to_root(twin.path or '')}, loaded "
+                f"already, but its helper {relative_to_root(str(own))} differs from {relative_to_root(file)} that "
+                f"runs (a process holds one module of a name): rename one of the two plugins and its helper, or "
+                f"load them in separate runs"
+            )
 
 
 def _helpers(names) -> tuple[tuple[str, str, str], ...]:
@@ -440,7 +505,20 @@ def _failure_line(error: BaseException, path: str | None, spec: str) -> str:
     if isinstance(error, SyntaxError):
         message = error.msg
     where = (relative_to_root(path) if path else spec) + (f", line {line}" if line else "")
-    return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ")
+    return f"plugin {where}: {type(error).__name__}: {message}".rstrip(": ") + _raised_in_helper(error, path)
+
+
+def _raised_in_helper(error: BaseException, path: str | None) -> str:
+    """`` (in helpers.py, line 7)``: where in another file of the user's (a module the plugin
+    imports) the error arose; empty when it arose in the plugin itself or in installed code."""
+    if isinstance(error, SyntaxError):
+        file, line = error.filename, error.lineno
+    else:
+        own = [f for f in traceback.extract_tb(error.__traceback__) if keyed.own_code_file(f.filename)]
+        file, line = (own[-1].filename, own[-1].lineno) if own else (None, None)
+    if not file or file.startswith("<") or (path and Path(file) == Path(path)):
+        return ""
+    return f" (in {relative_to_root(file)}" + (f", line {line})" if line else ")")
 
 
 def undefined_name_fix(error: BaseException, path: str | None, origin: str | None = None) -> str:

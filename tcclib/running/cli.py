@@ -252,7 +252,7 @@ def _what_runs(ap: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="PATH_OR_MODULE",
-        help="load a plugin (a .py file or a module name that registers rules, methods or baselines) "
+        help="load a plugin (a .py file or a module name that registers rules, objectives, methods or baselines) "
         "before the parameter file is checked; repeat for several (also: the file's 'plugins' key, $TCC_PLUGINS)",
     )
     ap.add_argument(
