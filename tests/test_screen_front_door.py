@@ -69,6 +69,34 @@ def _screen_file(tmp_path: Path, reference: Path) -> Path:
     return p
 
 
+@pytest.mark.parametrize(
+    "config, only, refusal",
+    [
+        ("{epochs: 2}", "breast_cancer", None),  # its stored setting
+        ("{epochs: 2, device: cpu}", "breast_cancer", None),  # and where it computes
+        ("{epochs: 2}", "balance-scale", "config: epochs 2 is not the stored 150 of "),
+        ("{seeds: [0]}", "breast_cancer", "config: seeds [0] is not the stored [0, 1] of "),
+        ("{methods: [random]}", "breast_cancer", "config: methods: the new methods are the screen's"),
+    ],
+)
+def test_a_screen_files_config_is_the_stored_settings_or_refused_before_any_work(
+    tmp_path, reference, capsys, config, only, refusal
+):
+    """A screen trains each dataset with its stored settings: a ``config:`` setting is the stored
+    value, or where the members compute (``device``); any other is refused in one line at
+    ``--check`` and at the run, never dropped in silence."""
+    yaml = _screen_file(tmp_path, reference)
+    yaml.write_text(yaml.read_text() + f"config: {config}\n")
+    for check in (["--check"], []) if refusal else (["--check"],):
+        code = main([str(yaml), "--plugin", str(NEARBY), "--only", only, *check])
+        err = capsys.readouterr().err.strip()
+        if refusal is None:
+            assert code == 0, err
+            continue
+        assert code == 2 and len(err.splitlines()) == 1 and refusal in err and "take " in err, err
+    assert not (tmp_path / "out").exists()  # nothing started
+
+
 @needs_shared
 def test_the_screens_check_loads_its_datasets_offline_beside_shared_with_no_variable_set(monkeypatch, capsys):
     for name, value in _clean_env().items():

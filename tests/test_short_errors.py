@@ -37,6 +37,13 @@ BAD_RULE = textwrap.dedent(
     registry.register_method("boom", Boom(), "uniform")
     """
 )
+WIDE_FAILING_RULE = BAD_RULE.replace(
+    '        raise KeyError("no such column")\n',
+    '        if u.shape[-1] > 12: raise KeyError("no such column")  # (check_rule\'s table has 12)\n'
+    "        return rules.column_donors(u)\n",
+)
+assert WIDE_FAILING_RULE != BAD_RULE
+"""Fails on breast_cancer's 30 features, not on the 12 of the contract check a screen makes first."""
 
 
 def _env(tmp_path: Path, **extra) -> dict:
@@ -140,6 +147,12 @@ def test_the_command_line_ends_a_rules_error_with_its_line_and_exit_status_1(
     monkeypatch.chdir(tmp_path)
     argv = [str(params), "--plugin", str(tmp_path / "bad_rule.py")]
     try:
+        assert main(argv) == 2  # a rule failing on any table: its contract check, before any work
+        err = capsys.readouterr().err.strip()
+        contract = "how rule 'boom' (bad_rule.py): donors() failed at line 9: KeyError: 'no such column'"
+        assert err == f"error: method boom: {contract}"
+        assert not (tmp_path / "out").exists()
+        (tmp_path / "bad_rule.py").write_text(WIDE_FAILING_RULE)  # one failing on the screen's table alone
         assert main(argv) == 1
         err = capsys.readouterr().err
         lines = [x for x in err.splitlines() if x.strip()]

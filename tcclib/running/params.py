@@ -132,6 +132,7 @@ class ParamSet:
     screen: dict | None = None  # a screen (tcclib.running.screen) instead of a sweep: its options
     data_folder: str | None = None  # the data folder resolved at load (data_folder()); None: OpenML
     configs: dict = field(default_factory=dict)  # dataset -> its own Config, where it has one (a screen)
+    config_given: tuple[str, ...] = ()  # the settings the file's config: names (a screen checks them)
     train_only: bool = False  # each dataset's unit trains and stores (run_dataset), rendering no notebook
 
     def spec(self, dataset: str) -> str:
@@ -327,6 +328,7 @@ def parse(d: dict[str, Any], path: Path | None = None, data_dir=None, extra_plug
         sources={n: s.spec for n, s in sources.items()},
         plugins=loaded,
         screen=_screen(d, where),
+        config_given=tuple(d.get("config") or {}),
     )
 
 
@@ -340,13 +342,27 @@ def _plugins(d: dict, where: str, path: Path | None, extra) -> list[str]:
         if not isinstance(spec, str) or not spec.strip():
             raise ParamsError(f"{where}: plugins: {spec!r} is not a path to a .py file or a module name")
         base = None
-        if plugin_loader.is_file_spec(spec) and not Path(spec).is_absolute():
-            beside = path.parent / spec if path is not None else None
-            base = path.parent if beside is not None and beside.exists() else paths.project_root()
+        if plugin_loader.is_file_spec(spec) and not Path(spec).expanduser().is_absolute():
+            places = list(dict.fromkeys([*([path.parent] if path is not None else []), paths.project_root()]))
+            base = next((p for p in places if (p / spec).exists()), None)
+            if base is None:
+                raise ParamsError(f"{where}: plugins: {_missing_plugin(spec, places)}")
         out.append(_load_plugin(spec, where, base))
     for spec in extra:
         out.append(_load_plugin(spec, "--plugin", None))
     return list(dict.fromkeys(out))
+
+
+def _missing_plugin(spec: str, places: list[Path]) -> str:
+    """``rule.py: no such file beside ... or under ...`` with the closest file's name there."""
+    looked = " or ".join(str(p / spec) for p in places)
+    names = sorted({f.name for p in places if (p / spec).parent.is_dir() for f in (p / spec).parent.glob("*.py")})
+    close = difflib.get_close_matches(Path(spec).name, names, n=1)
+    hint = f" (did you mean {str(Path(spec).with_name(close[0]))!r}?)" if close else ""
+    return (
+        f"{spec}: no such file, looked at {looked}{hint}; give the path of a .py file (beside this file, or from "
+        f"the repository root) or a module name"
+    )
 
 
 def _load_plugin(spec: str, where: str, base) -> str:

@@ -59,6 +59,16 @@ correlation rule's screen takes (reused only where an importance key matches; th
 COMPARED = ("class", "random", "no_pretrain", "logreg", "self_training", "xgboost")
 """What the new method is ranked among (those the reference store holds)."""
 OUT = Path("runs") / "screen"
+HOW_IT_COMPUTES = ("device", "matmul_precision", "compile", "draws")
+"""The settings a screen may set apart from the stored ones (``Screen.extra``, a screen file's
+``config:``): where and how its members compute, not what they train on."""
+SET_BY_THE_SCREEN = {
+    "methods": "the new methods are the screen's (its section's methods:, --methods or the plugins')",
+    "baselines": "the screen trains no baseline; the compared ones are the reference's (screen: compare:)",
+    "keep_embeddings": "the screen keeps no embeddings; a sweep of the dataset does (keep_embeddings:)",
+    "progress": "the screen shows one overall bar (TCC_PROGRESS=lines: a line per dataset)",
+}
+"""The settings a screen sets itself, with why they cannot be given."""
 
 
 class ScreenError(ConfigError):
@@ -80,7 +90,7 @@ class Screen:
     compared: tuple[str, ...] = COMPARED
     datasets: tuple[str, ...] | None = None
     out: Path = OUT
-    extra: dict = field(default_factory=dict)  # Config fields set for the new methods (e.g. device)
+    extra: dict = field(default_factory=dict)  # settings for the new methods: HOW_IT_COMPUTES, or the stored values
     importances: Path | None = IMPORTANCES  # where a correlation rule's importance matrices may come from
     options: sweeps.SweepOptions = sweeps.SweepOptions()
     workers: InitVar[int | None] = None
@@ -123,6 +133,7 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
     out = []
     for name in sorted(names, key=lambda n: -_seconds(finished[n])):  # the longest first: workers end together
         recorded = store.settings_of(_recorded_settings(finished[name] / "config.json"))
+        _check_extra(screen, recorded, finished[name] / "config.json")
         cfg = Config.from_dict(
             {
                 **recorded,
@@ -135,6 +146,34 @@ def plan(screen: Screen) -> list[tuple[str, Config]]:
         )
         out.append((name, cfg))
     return out
+
+
+def _check_extra(screen: Screen, recorded: dict, config: Path) -> None:
+    """The settings given for the new methods (``screen.extra``) are where they compute
+    (:data:`HOW_IT_COMPUTES`) or the stored ones: a screen trains each dataset as its reference
+    did, so that the new method pairs with the stored results; a :class:`ScreenError` otherwise."""
+    for setting, value in screen.extra.items():
+        if setting in SET_BY_THE_SCREEN:
+            raise ScreenError(f"screen: config: {setting}: {SET_BY_THE_SCREEN[setting]}; take it out of config:")
+        if setting in HOW_IT_COMPUTES:
+            continue
+        try:
+            stored = getattr(Config.from_dict(recorded), setting)
+            given = getattr(Config.from_dict({**recorded, setting: value}), setting)
+        except (ConfigError, TypeError) as e:
+            raise ScreenError(f"screen: config: {e}") from None
+        if given != stored:
+            raise ScreenError(
+                f"screen: config: {setting} {_shown(value)} is not the stored {_shown(stored)} of "
+                f"{paths.relative_to_root(config)}: a screen trains each dataset with its stored settings, so "
+                f"that the new method pairs with the stored results; take {setting} out of config: (a screen "
+                f"may set only {', '.join(HOW_IT_COMPUTES)}; a quicker one: --only NAME ...)"
+            )
+
+
+def _shown(value) -> str:
+    """A setting's value as a parameter file writes it (a list for a tuple)."""
+    return repr(list(value)) if isinstance(value, tuple) else repr(value)
 
 
 def _recorded_settings(config: Path) -> dict:
@@ -253,6 +292,7 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     out, reference = paths.resolve(screen.out), paths.resolve(screen.reference)
     ps, run_options = param_set(screen, todo), options(screen, reference)
     sweeps.cluster_options(ps, run_options)  # the options checked before any work (as the sweep does)
+    sweeps.check_contracts(ps, sweeps.check_keyable(ps))  # (before its folder: the sweep's own check is then cached)
     folders.check_writable(out)  # as --check does (the sweep checks its room too; this writes first)
     out.mkdir(parents=True, exist_ok=True)
     where = paths.relative_to_root(out)
@@ -360,6 +400,7 @@ def from_params(ps, options: sweeps.SweepOptions | None = None, methods=None, ou
         compared=tuple(section.get("compare", COMPARED)),
         datasets=tuple(options.only or ps.datasets),
         out=out,
+        extra={k: getattr(ps.config, k) for k in ps.config_given},
         options=options,
     )
 

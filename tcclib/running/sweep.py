@@ -36,7 +36,7 @@ from pathlib import Path
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import own_code, store
 from tcclib.data.sources import DATA_DIR_ENV
-from tcclib.method import identity, plugins, registry
+from tcclib.method import check, identity, plugins, registry
 from tcclib.running import executor, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
@@ -345,6 +345,7 @@ def sweep(
             if (line := store.reference_line(set_dir / d, ref_root / ps.name / d)) is not None
         }
         return {"done": [], "skipped": plan.skipped, "failed": {}, "reference": reference, "stale": plan.stale}
+    check_contracts(ps, identities)
     check_room(ps, out_root, len(plan.todo), cluster.jobs if cluster is not None else (options.workers or ps.workers))
     connection = executor.connect(cluster) if cluster is not None and plan.todo else None
     try:
@@ -476,14 +477,15 @@ def _sweep_locked(
 def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say, identities: dict) -> None:
     """A line per finished dataset the sweep leaves, or (``list_skipped`` False) one for them all;
     with the identities the user's rules matched (:func:`keyed_as`)."""
+    current = [d for d in plan.skipped if d not in plan.stale]  # (the others were said stale, one by one)
     if options.list_skipped:
         for d in plan.skipped:
             say(skipped_line(set_dir, d, plan.stale.get(d)))
-        if plan.skipped and identities:
+        if current and identities:
             say(f"reused{store.keyed_as(identities)}".replace("reused; ", "reused: "))
-    elif plan.skipped:
+    elif current:
         say(
-            f"{len(plan.skipped)} of {errors.counted(len(plan.skipped) + len(plan.todo), 'dataset')} already done in "
+            f"{len(current)} of {errors.counted(len(plan.skipped) + len(plan.todo), 'dataset')} already done in "
             f"{paths.relative_to_root(set_dir)} with these settings (reused{store.keyed_as(identities)}; --force NAME "
             f"runs one again)"
         )
@@ -542,6 +544,31 @@ def check_keyable(ps: param_files.ParamSet) -> dict:
     return found
 
 
+_KEPT_CONTRACT: set[tuple[str, str]] = set()
+"""``(method, its user code's identity)`` checked in this process and found keeping the contract."""
+
+
+def check_contracts(ps: param_files.ParamSet, identities: dict) -> None:
+    """Every method of the set with a user's rule or objective (``identities``: what
+    :func:`check_keyable` found) keeps the contract, checked as ``check_rule`` does (a short
+    pretraining on a small table, about a second; once per identity in a process): a breach stops
+    the run in one line before any work, instead of at each dataset's first step."""
+    for method in ps.config.methods:
+        if method not in identities:
+            continue
+        seen = (method, repr(identities[method]))
+        if seen in _KEPT_CONTRACT:
+            continue
+        report = check.check_rule(method, raise_on_breach=False)
+        if not report.ok:
+            more = len(report.breaches) - 1
+            rest = f" (and {more} more: tcclib.check_rule({method!r}) lists them)" if more else ""
+            first = report.breaches[0]
+            named = first if first.startswith(report.rule) else f"{report.rule}: {first}"
+            raise SweepError(f"method {method}: {named}{rest}")
+        _KEPT_CONTRACT.add(seen)
+
+
 def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "") -> str:
     """The one line of an interrupted run: what it finished and kept, and how to resume."""
     finished = [d for d in todo if (set_dir / d / DONE).exists()]
@@ -565,7 +592,7 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
         except dask_scale.ScaleError as e:
             raise SweepError(str(e)) from None
     check_checkpoint_interval()
-    check_keyable(ps)
+    check_contracts(ps, check_keyable(ps))
     try:
         todo = _plan(ps, out_root / ps.name, options).todo
     except param_files.ParamsError as e:
