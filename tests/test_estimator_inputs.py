@@ -9,6 +9,7 @@ Epochs are tiny: these tests check inputs and conventions, not accuracy."""
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -406,3 +407,15 @@ def test_a_misspelt_method_or_a_bad_random_state_is_named_with_the_fix(given, wo
     with pytest.raises(ConfigError) as e:
         TCCClassifier(**{**TINY, **given}).fit(X, y)
     assert words in str(e.value)
+
+
+def test_the_probe_head_says_which_design_its_cross_validation_chose():
+    """``probe_choice_``: the block (embedding, features or both) and ``C`` the probe's
+    cross-validation chose, so that a user sees when the head reads no pretrained embedding; it
+    survives a pickle; other heads have none."""
+    X, y, _ = _wine()
+    clf = TCCClassifier("vime", head="probe", **TINY).fit(X, y)
+    choice = clf.probe_choice_
+    assert choice.block in ("embedding", "features", "both") and choice.C > 0 and choice.folds >= 2
+    assert pickle.loads(pickle.dumps(clf)).probe_choice_ == choice
+    assert TCCClassifier("vime", **TINY).fit(X, y).probe_choice_ is None

@@ -144,8 +144,11 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     columns_ (the fitted preprocessing), datetime_parts_ (``{column: parts}`` of the expanded
     datetime columns), categorical_features_ (the columns made categorical by
     ``categorical_features``), encoder_ and head_ (the networks), head_kind_ (the ``head``
-    variant fitted), computed_ (the ``device`` and ``matmul_precision`` fitted with: prediction
-    keeps them), history_ (contrastive loss per epoch), pseudo_labels_
+    variant fitted), probe_choice_ (``head="probe"``: what its cross-validation chose,
+    :class:`tcclib.method.probe.Choice`: ``block`` "embedding", "features" or "both", and ``C``;
+    "features" means the head does not read the pretrained embedding; None for the other heads),
+    computed_ (the ``device`` and ``matmul_precision`` fitted with: prediction keeps them),
+    history_ (contrastive loss per epoch), pseudo_labels_
     (the last pseudo-labels of every row, pseudo-label methods), timings_.
 
     Notes
@@ -458,6 +461,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.encoder_ = _to_cpu(model.enc)
         self.head_ = _to_cpu(model.head)
         self.head_kind_ = cfg.head
+        self.probe_choice_ = getattr(model.head, "choices", [None])[0]
         self.computed_ = {"device": cfg.device, "matmul_precision": cfg.matmul_precision}
         self.history_ = pd.DataFrame([(e, lv) for (_, _, e, lv) in pt.history] if pt else [], columns=["epoch", "loss"])
         self.pseudo_labels_ = (
@@ -507,6 +511,12 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                     stacklevel=3,
                 )
 
+    def _encoder_passes(self) -> int:
+        """Encodings of each row per epoch under the method's objective (for the time estimate):
+        NT-Xent's anchor and view, else one per view the objective draws."""
+        learns = METHODS[self.method].learns
+        return 2 if learns.name == registry.DEFAULT_OBJECTIVE else max(int(learns.views), 1)
+
     def _prepared(self, Xf: pd.DataFrame, seed: int, codes, labeled, cfg: Config):
         """``(columns, split, prepared)``: the fitted preprocessing and every row as one training
         split (no test rows), checked for what the method needs."""
@@ -537,7 +547,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             return False
         return (
             _in_notebook()
-            or expected_fit_seconds(len(split.raw_train), int(split.widths.sum()), cfg) > AUTO_PROGRESS_SECONDS
+            or expected_fit_seconds(len(split.raw_train), int(split.widths.sum()), cfg, self._encoder_passes())
+            > AUTO_PROGRESS_SECONDS
         )
 
     def _train(self, prep: Prepared, split: SeedSplit, cfg: Config, importance, weights):
@@ -798,11 +809,12 @@ CPU_FLOPS = 2e10
 """The multiply-adds per second :func:`expected_fit_seconds` assumes (a few CPU cores; a GPU is faster)."""
 
 
-def expected_fit_seconds(n_rows: int, width: int, cfg: Config) -> float:
-    """A rough estimate of the pretraining time: per epoch, two views of every row through the
-    encoder, forward and backward (about 3x the forward's multiply-adds), at :data:`CPU_FLOPS`."""
+def expected_fit_seconds(n_rows: int, width: int, cfg: Config, passes: int = 2) -> float:
+    """A rough estimate of the pretraining time: per epoch, ``passes`` encodings of every row
+    (NT-Xent's anchor and view: 2; VIME's and the autoencoder's view: 1; SubTab's 4 subsets: 4),
+    forward and backward (about 3x the forward's multiply-adds), at :data:`CPU_FLOPS`."""
     layer = width * cfg.hidden_dim + max(cfg.encoder_depth - 1, 0) * cfg.hidden_dim**2
-    return cfg.epochs * n_rows * 2 * 3 * layer / CPU_FLOPS
+    return cfg.epochs * n_rows * passes * 3 * layer / CPU_FLOPS
 
 
 def _in_notebook() -> bool:

@@ -197,15 +197,17 @@ def fit_probes(
     """``head: probe``: each member's logistic regression on its labeled rows' embedding and
     features ``inputs`` ``[K, NL, H + D]`` (:mod:`tcclib.method.probe`: the design and ``C``
     chosen by stratified cross-validation on those rows only, folds seeded by one draw of the
-    member's generator), folded into one linear layer ``[K, H + D, n_classes]``."""
-    fits = []
+    member's generator), folded into one linear layer ``[K, H + D, n_classes]``, whose ``choices``
+    hold each member's :class:`~tcclib.method.probe.Choice`."""
+    fits, choices = [], []
     for k, g in enumerate(gens):
         x = inputs[k, :, : H + in_widths[k]].double().cpu().numpy()
         blocks = {"embedding": x[:, :H], "features": x[:, H:]}
         yk = y[k].cpu().numpy()
         wk = None if weights is None else weights[k].double().cpu().numpy()
         seed = int(torch.randint(2**31 - 1, (1,), generator=g, device=g.device))
-        fits.append(probe.fit_linear(blocks, yk, probe.choose(blocks, yk, seed, wk), seed, wk))
+        choices.append(probe.choose(blocks, yk, seed, wk))
+        fits.append(probe.fit_linear(blocks, yk, choices[-1], seed, wk))
     W, b = probe.linear_layer(fits, [H + w for w in in_widths], n_classes)
     layer = StackedMLP(
         len(fits), [W.shape[1], n_classes], [torch.Generator(inputs.device) for _ in fits], device=inputs.device
@@ -213,4 +215,5 @@ def fit_probes(
     with torch.no_grad():  # (the layer's own initialisation, from throwaway generators, is overwritten)
         layer.weights[0].copy_(torch.as_tensor(W))
         layer.biases[0].copy_(torch.as_tensor(b))
+    layer.choices = choices  # (what each member's cross-validation chose: probe.Choice)
     return layer
