@@ -172,6 +172,12 @@ def test_a_plugin_never_runs_a_helper_of_its_name_from_another_plugins_folder(tm
         assert plugins.load(str(folders["copy"] / "helped.py")).path == str(folders["first"] / "helped.py")
     finally:
         sys.modules.pop("shadow_helper", None)
+    installed = tmp_path / "installed"  # a file beside the plugin named like an installed module
+    installed.mkdir()
+    (installed / "yaml.py").write_text("SHARE = 0.1\n")
+    (installed / "helped.py").write_text(HELPED.replace("shadow_helper", "yaml").replace("NAME", "helped_yaml"))
+    with pytest.raises(plugins.PluginError, match=r"imports yaml, which this process takes from \S*site-packages"):
+        plugins.load(str(installed / "helped.py"))
 
 
 def test_editing_a_plugin_retrains_exactly_its_members(tmp_path, bc):

@@ -296,13 +296,19 @@ def _load_file(spec: str, origin: str, base: Path | None) -> Plugin:
     if str(path.parent) not in sys.path:  # (its own modules beside it import, now and as it runs: as a script's)
         sys.path.append(str(path.parent))
     before = set(sys.modules)
-    _run(
-        lambda: exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__),
-        module_name,
-        str(path),
-        spec,
-        origin,
-    )
+    try:
+        _run(
+            lambda: exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__),
+            module_name,
+            str(path),
+            spec,
+            origin,
+        )
+    except PluginError as e:  # (an import that found another file of the name: that is the cause to name)
+        shadowed = _shadowed_helper(text, path)
+        if shadowed:
+            raise PluginError(shadowed) from e
+        raise
     shadowed = _shadowed_helper(text, path)
     if shadowed:
         _undo(module_name)
@@ -321,9 +327,9 @@ def _beside(module: str, folder: Path) -> Path | None:
     return None
 
 
-def _imported_users_modules(text: bytes) -> dict[str, str]:
-    """The user's own modules a plugin's text imports (``import helpers``, ``from helpers import
-    f``, at module level or in a function), among those imported now, with the file of each."""
+def _imported_modules(text: bytes) -> dict[str, str]:
+    """The modules a plugin's text imports (``import helpers``, ``from helpers import f``, at
+    module level or in a function), among those imported now, with the file each came from."""
     try:
         tree = ast.parse(text)
     except SyntaxError:  # (the plugin ran: its text parses; an encoding oddity leaves nothing to check)
@@ -337,22 +343,24 @@ def _imported_users_modules(text: bytes) -> dict[str, str]:
     out = {}
     for name in sorted(names):
         file = getattr(sys.modules.get(name), "__file__", None)
-        if file and keyed.is_followed(name):
+        if file:
             out[name] = file
     return out
 
 
 def _shadowed_helper(text: bytes, path: Path) -> str:
-    """The refusal of a plugin whose import took a module of the user's that an earlier plugin
-    imported from another folder, where one of that name lies beside this plugin (a process holds
-    one module of a name: the file beside it would not be what runs); empty if none."""
-    for name, file in _imported_users_modules(text).items():
+    """The refusal of a plugin whose import took a module from elsewhere where one of that name
+    lies beside it: another plugin's helper imported before from another folder, or an installed
+    module (the plugin's folder comes last on ``sys.path``); a process holds one module of a name,
+    so the file beside it would not be what runs.  Empty if none."""
+    for name, file in _imported_modules(text).items():
         own = _beside(name, path.parent)
         if own is not None and os.path.realpath(own) != os.path.realpath(file):
             return (
-                f"plugin {relative_to_root(str(path))}: imports {name}, which this process already imported from "
+                f"plugin {relative_to_root(str(path))}: imports {name}, which this process takes from "
                 f"{relative_to_root(file)}, not from {relative_to_root(str(own))} beside it (a process holds one "
-                f"module of a name): give one of the two files another name, or load the plugins in separate runs"
+                f"module of a name: imported before, or installed): give one of the two files another name, or "
+                f"load the plugins in separate runs"
             )
     return ""
 
