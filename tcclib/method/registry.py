@@ -600,7 +600,7 @@ def _check_name(name, replace: bool) -> None:
     if replace or old is None:
         return
     kind = "baseline" if old.is_baseline else "method"
-    if old.origin == plugins.BUILTINS:
+    if old.origin == plugins.BUILTINS and current_origin() != plugins.BUILTINS:
         raise RegistryError(
             f"register: {kind} {name!r} is one of tcclib's built-ins, and {_place(current_origin())} registers "
             f"another {kind} of that name: give yours a name of its own (replace=True would replace tcclib's "

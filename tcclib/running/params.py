@@ -354,7 +354,7 @@ def _plugins(d: dict, where: str, path: Path | None, extra) -> list[str]:
 
 
 def _missing_plugin(spec: str, places: list[Path]) -> str:
-    """``rule.py: no such file beside ... or under ...`` with the closest file's name there."""
+    """``rule.py: no such file, looked at A or B`` (beside the file, the repository root), with the closest name."""
     looked = " or ".join(str(p / spec) for p in places)
     names = sorted({f.name for p in places if (p / spec).parent.is_dir() for f in (p / spec).parent.glob("*.py")})
     close = difflib.get_close_matches(Path(spec).name, names, n=1)
