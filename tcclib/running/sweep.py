@@ -551,7 +551,7 @@ _KEPT_CONTRACT: set[tuple[str, str]] = set()
 def check_contracts(ps: param_files.ParamSet, identities: dict) -> None:
     """Every method of the set with a user's rule or objective (``identities``: what
     :func:`check_keyable` found) keeps the contract, checked as ``check_rule`` does (a short
-    pretraining on a small table, about a second; once per identity in a process): a breach stops
+    pretraining on a small table, 0.2 s once torch has trained; once per identity in a process): a breach stops
     the run in one line before any work, instead of at each dataset's first step."""
     for method in ps.config.methods:
         if method not in identities:
