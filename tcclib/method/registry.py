@@ -89,16 +89,23 @@ method by default) sorts among the methods, before every baseline."""
 # ensure_loaded states; it tells the registry who registers (current_origin) and what to forget.
 
 
-def _clash(what: str, origin: str | None, users=None) -> str:
+def _clash(kind: str, name: str, origin: str | None, users=None) -> str:
     """The refusal of a name that another place registered: both places, and the fix; empty
-    when the place registering now is the same (an edited file, a cell or module run again).  For a
-    rule or objective (``users``: the methods that use it) whose name is a built-in's, the fix is a
-    name of its own: replacing it would change every method that uses the built-in, so it takes an
-    explicit ``replace_rule``."""
-    here = current_origin()
+    when the place registering now is the same (an edited file, a cell or module run again).  A
+    built-in's name takes a name of its own: for a rule or objective (``users``: the methods that
+    use it), replacing it would change every method that uses the built-in, so it takes an explicit
+    ``replace_rule``; a method or baseline (``users`` None) would stand beside tcclib's stored
+    results of that name."""
+    here, what = current_origin(), f"{kind} {name!r}"
     if origin == here or (_file_of(origin) and _file_of(origin) == _file_of(here)):
         return ""
-    if users is not None and origin == plugins.BUILTINS:
+    if origin == plugins.BUILTINS and users is None:
+        return (
+            f"register: {what} is one of tcclib's built-ins, and {_place(here)} registers another {kind} of that "
+            f"name: give yours a name of its own (replace=True would replace tcclib's {name!r} in this process, "
+            f"beside its stored results)"
+        )
+    if origin == plugins.BUILTINS:
         uses = f" (methods {', '.join(users)} use it)" if users else ""
         return (
             f"register: {what} is one of tcclib's built-ins{uses}, and {_place(here)} registers another object "
@@ -237,7 +244,8 @@ def register_rule(rule, replace: bool = False):
         ""
         if replace or table.get(rule.name, rule) is rule
         else _clash(
-            f"{rules.rule_kind(rule)} rule {rule.name!r}",
+            f"{rules.rule_kind(rule)} rule",
+            rule.name,
             _RULE_ORIGIN[rule.name],
             [m for m, spec in METHODS.items() if rule.name in (spec.how, spec.where)],
         )
@@ -334,7 +342,8 @@ def register_objective(objective, replace: bool = False):
         ""
         if replace or old is objective
         else _clash(
-            f"objective {objective.name!r}",
+            "objective",
+            objective.name,
             _OBJECTIVE_ORIGIN[objective.name],
             [m for m, spec in METHODS.items() if spec.objective == objective.name],
         )
@@ -597,16 +606,7 @@ def _check_name(name, replace: bool) -> None:
         raise RegistryError(f"register: name must be a simple identifier (letters, digits, _), got {name!r}")
     ensure_loaded()
     old = _ENTRIES.get(name)
-    if replace or old is None:
-        return
-    kind = "baseline" if old.is_baseline else "method"
-    if old.origin == plugins.BUILTINS and current_origin() != plugins.BUILTINS:
-        raise RegistryError(
-            f"register: {kind} {name!r} is one of tcclib's built-ins, and {_place(current_origin())} registers "
-            f"another {kind} of that name: give yours a name of its own (replace=True would replace tcclib's "
-            f"{name!r} in this process, beside its stored results)"
-        )
-    clash = _clash(f"{kind} {name!r}", old.origin)
+    clash = "" if replace or old is None else _clash("baseline" if old.is_baseline else "method", name, old.origin)
     if clash:
         raise RegistryError(clash)
 
