@@ -649,6 +649,17 @@ class _ObjectiveProbe(objectives.Objective):
             self.trial.breach(str(e), "prepare")
             return None
 
+    def embedding_views(self, stack, state):
+        try:
+            views = objectives.call(
+                self.objective, "embedding_views", lambda: self.objective.embedding_views(stack, state)
+            )
+            objectives.check_embedding_views(self.objective, views, stack)
+            return views
+        except rules.RuleContractError as e:
+            self.trial.breach(str(e), "embedding_views")
+            return None
+
     def loss(self, batch: objectives.Batch) -> torch.Tensor:
         self.trial.n_calls += 1
         try:

@@ -951,6 +951,8 @@ def _to_cpu(mlp):
     mlp.weights = [w.detach().cpu() for w in mlp.weights]
     mlp.biases = [b.detach().cpu() for b in mlp.biases]
     mlp.device = torch.device("cpu")
+    if mlp.views is not None:
+        mlp.views = mlp.views_on(mlp.device)
     return mlp
 
 
@@ -968,6 +970,8 @@ def _on(obj, dev: torch.device):
     out.weights = [w.to(dev) for w in obj.weights]
     out.biases = [b.to(dev) for b in obj.biases]
     out.device = dev
+    if obj.views is not None:
+        out.views = obj.views_on(dev)
     return out
 
 

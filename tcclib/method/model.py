@@ -21,7 +21,13 @@ class StackedMLP:
     dims: layer widths, e.g. ``[D, 256, 256, 256, 256]`` for the 4-layer encoder.
     in_widths: ``[K]`` true input width of each member (inputs are zero-padded to ``dims[0]``);
     the padded weight rows are zero and receive zero gradient.
+    views: None, or (for an encoder read as a representation) ``[(members, masks)]``: those
+    members' outputs are the mean of their outputs on the masked inputs ``x * masks[:, v]``
+    (``members`` ``[k]`` positions, ``masks`` ``[k, V, 1, in]``; an objective's
+    :meth:`~tcclib.method.objectives.Objective.embedding_views`).
     """
+
+    views: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # (also a model pickled before views)
 
     def __init__(
         self,
@@ -62,7 +68,20 @@ class StackedMLP:
         return self.weights + self.biases
 
     def __call__(self, x: torch.Tensor, members: torch.Tensor | None = None) -> torch.Tensor:
-        """Forward ``x`` ``[K, n, in]`` (or ``[len(members), n, in]`` for a subset of members)."""
+        """Forward ``x`` ``[K, n, in]`` (or ``[len(members), n, in]`` for a subset of members),
+        through the :attr:`views` where they are set."""
+        if self.views is None:
+            return self.forward(x, members)
+        if members is not None:
+            raise ValueError("a StackedMLP with views runs every member at once (members=None)")
+        out = self.forward(x)
+        for idx, masks in self.views:
+            out = out.index_copy(0, idx, view_mean(self.forward, x[idx], masks, idx).to(out.dtype))
+        return out
+
+    def forward(self, x: torch.Tensor, members: torch.Tensor | None = None) -> torch.Tensor:
+        """Forward ``x`` ``[K, n, in]`` (or ``[len(members), n, in]`` for a subset of members)
+        through the layers (no views)."""
         n = len(self.weights)
         for i, (W, b) in enumerate(zip(self.weights, self.biases)):
             if members is not None:
@@ -75,6 +94,21 @@ class StackedMLP:
     def select(self, members: torch.Tensor) -> list[torch.Tensor]:
         """Detached copies of the chosen members' parameters (for inspection)."""
         return [p.detach()[members].clone() for p in self.parameters()]
+
+    def views_on(self, device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+        """:attr:`views` with their tensors on ``device``."""
+        if self.views is None:
+            return None
+        return [(idx.to(device), masks.to(device)) for idx, masks in self.views]
+
+
+def view_mean(forward, x: torch.Tensor, masks: torch.Tensor, members: torch.Tensor | None = None) -> torch.Tensor:
+    """The mean over ``v`` of ``forward(x * masks[:, v], members)`` (float32): ``x`` ``[k, n, in]``,
+    ``masks`` ``[k, V, 1, in]``; the views' embeddings averaged into one."""
+    total = forward(x * masks[:, 0], members).float()
+    for v in range(1, masks.shape[1]):
+        total = total + forward(x * masks[:, v], members).float()
+    return total / masks.shape[1]
 
 
 class Adam:

@@ -15,6 +15,9 @@ or passed to ``register_method(..., objective=...)``), that declares
   batch as :attr:`Batch.state`;
 - :meth:`~Objective.loss`: the members' losses ``[k]`` of one batch (:class:`Batch`: its anchors,
   views, the encoder and the heads), of which training steps on the sum;
+- :meth:`~Objective.embedding_views` (optional): the views whose embeddings a member's embedding
+  averages wherever it is read (the pseudo-label refresh, the classifier, the plots; SubTab's
+  ``evaluation="subsets"``), instead of the encoder reading the whole row;
 - ``settings`` (the :class:`~tcclib.method.config.Config` fields it reads) and
   :meth:`~Objective.key_params` (its own parameters): what enters its members' content keys, with
   its code for a user's objective (:func:`tcclib.method.registry.objective_code`).
@@ -98,6 +101,14 @@ class Objective:
         """The members' losses ``[k]`` (float, with gradient) of the batch: training takes one
         Adam step on their sum."""
         raise NotImplementedError(f"{type(self).__name__}.loss")
+
+    def embedding_views(self, stack: Stack, state) -> torch.Tensor | None:
+        """How a member's embedding reads a row once it is read as a representation (by the
+        pseudo-label refresh, the classifier, the plots and ``transform``): ``None`` (the default)
+        for the encoder on the row as it is, or masks ``[k, V, 1, D]`` (float) for the mean of the
+        encoder's outputs on the ``V`` masked rows ``row * masks[:, v]``.  ``state``: what
+        :meth:`prepare` returned.  Pretraining itself reads the views :meth:`loss` makes."""
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -254,9 +265,23 @@ class SubTab(Objective):
     subsets, NT-Xent at ``tau`` on the L2-normalised projections (two layers) and their squared
     distance; loss = reconstruction + contrast + distance, averaged over the pairs.  Published
     defaults: 4 subsets, overlap 0.75, tau 0.1, all three losses (masking ratio 0.3: the method's
-    where rule)."""
+    where rule).
 
-    def __init__(self, n_subsets: int = 4, overlap: float = 0.75, tau: float = 0.1, name: str = "subtab"):
+    ``evaluation``: how the trained encoder embeds a row: ``"row"`` (the collection's, the
+    default of every stored result) reads the whole row, the features no subset holds too;
+    ``"subsets"`` (the authors' ``aggregation: mean``) averages the embeddings of the row's
+    subsets (:meth:`embedding_views`)."""
+
+    EVALUATIONS = ("row", "subsets")
+
+    def __init__(
+        self,
+        n_subsets: int = 4,
+        overlap: float = 0.75,
+        tau: float = 0.1,
+        name: str = "subtab",
+        evaluation: str = "row",
+    ):
         whole = isinstance(n_subsets, (int, np.integer)) and not isinstance(n_subsets, (bool, np.bool_))
         if not (whole and n_subsets >= 2):
             raise ValueError(
@@ -265,6 +290,12 @@ class SubTab(Objective):
         self.n_subsets = int(n_subsets)
         self.overlap = rules.checked_number("overlap", overlap, "a share of a subset's size", 0, 1, high_open=True)
         self.tau = rules.checked_number("tau", tau, "the contrastive temperature", 0, low_open=True)
+        if evaluation not in self.EVALUATIONS:
+            raise ValueError(
+                f"evaluation: 'row' (the encoder reads the whole row) or 'subsets' (the mean of the subsets' "
+                f"embeddings, the authors'), got {evaluation!r}"
+            )
+        self.evaluation = evaluation
         self.name = name
         self.views = self.n_subsets
 
@@ -274,7 +305,10 @@ class SubTab(Objective):
     where 1 took each pair apart: the same loss, other float rounding."""
 
     def key_params(self) -> dict:
-        return {"n_subsets": self.n_subsets, "overlap": self.overlap, "tau": self.tau}
+        params = {"n_subsets": self.n_subsets, "overlap": self.overlap, "tau": self.tau}
+        if self.evaluation != "row":  # (absent at the default: the stored results' keys stay)
+            params["evaluation"] = self.evaluation
+        return params
 
     def heads(self, stack: Stack) -> dict[str, list[int]]:
         return {"projection": [stack.hidden, stack.hidden], "decoder": [stack.width]}
@@ -308,6 +342,12 @@ class SubTab(Objective):
         pairs = V * (V - 1) // 2
         distance = (V * z.square().sum((1, 3)) - z.sum(1).square().sum(-1)).mean(1) / pairs
         return reconstruction + contrast + distance
+
+    def embedding_views(self, stack: Stack, state: torch.Tensor) -> torch.Tensor | None:
+        """``evaluation="subsets"``: the subsets' masks (:meth:`prepare`), so that a member's
+        embedding is the mean of its subsets' embeddings, as the authors' evaluation; ``"row"``:
+        None."""
+        return state if self.evaluation == "subsets" else None
 
 
 def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[list[int]]:
@@ -349,12 +389,18 @@ def files_setup_reads(objective, cfg) -> str:
         cfg=cfg,
     )
     with identity.files_read() as opened:
-        for setup in (objective.heads, objective.prepare):
-            try:
-                setup(stack)
-            except Exception:  # (the run itself says what failed)
-                pass
+        _quietly(lambda: objective.heads(stack))
+        state = _quietly(lambda: objective.prepare(stack))
+        _quietly(lambda: objective.embedding_views(stack, state))
     return identity.files_digest(opened)
+
+
+def _quietly(action):
+    """``action()``, or None when it fails (the run itself says what failed)."""
+    try:
+        return action()
+    except Exception:
+        return None
 
 
 # --------------------------------------------------------------------------- the contract
@@ -449,6 +495,28 @@ def check_loss(objective, loss, k: int) -> None:
         raise ObjectiveContractError(f"{must}; got shape {list(loss.shape)}{hint}")
     if not loss.requires_grad:
         raise ObjectiveContractError(f"{must}; got one without a gradient (computed outside batch.encode?)")
+
+
+def check_embedding_views(objective, views, stack: Stack) -> None:
+    """An objective's :meth:`~Objective.embedding_views`: None, or finite float masks
+    ``[stack.k, V, 1, stack.width]`` with ``V >= 1`` on the stack's device."""
+    if views is None:
+        return
+    must = (
+        f"objective {objective_name(objective)}: embedding_views() must return None or float masks "
+        f"[{stack.k}, V, 1, {stack.width}] on {stack.device}"
+    )
+    if not isinstance(views, torch.Tensor):
+        raise ObjectiveContractError(f"{must}; got {type(views).__name__}")
+    if not views.is_floating_point() or views.dim() != 4:
+        raise ObjectiveContractError(f"{must}; got a {views.dtype} tensor of shape {list(views.shape)}")
+    k, V, one, width = views.shape
+    if (k, one, width) != (stack.k, 1, stack.width) or V < 1:
+        raise ObjectiveContractError(f"{must}; got shape {list(views.shape)}")
+    if views.device != stack.device:
+        raise ObjectiveContractError(f"{must}; got them on {views.device}")
+    if not bool(torch.isfinite(views).all()):
+        raise ObjectiveContractError(f"{must}; got values that are not finite")
 
 
 def check_heads(objective, heads) -> None:

@@ -24,7 +24,7 @@ from tcclib.data.encoding import TensorTable
 from tcclib.method import draws, objectives, rules
 from tcclib.method.config import METHODS, Config
 from tcclib.method.heads import fit_heads, labeled_rows
-from tcclib.method.model import StackedMLP, adam, autocast, batches
+from tcclib.method.model import StackedMLP, adam, autocast, batches, view_mean
 from tcclib.util.errors import register_short
 
 
@@ -191,6 +191,7 @@ class Pretraining:
             self.mode = "eager"  # (the fallback; Config.step_mode already says so for device "cpu")
         self.opt = adam(self.parameters(), cfg.lr)
         self.objective_state = objectives.call(self.objective, "prepare", lambda: self.objective.prepare(shape))
+        self.embedding_views = self._embedding_views(shape)  # (None: the embedding reads the whole row)
         self.changed: torch.Tensor | None = None  # [Kp, V N, M]: which features each view changed
         reads = [spec.reads("corruption_rate") for spec in self.specs]  # (a Bernoulli mask's count: unchecked)
         counts = [cfg.corrupted_count(layout.n_features[i], checked) for i, checked in zip(pre, reads)]
@@ -278,6 +279,20 @@ class Pretraining:
             cfg=self.cfg,
         )
 
+    def _embedding_views(self, shape: objectives.Stack) -> torch.Tensor | None:
+        """The objective's :meth:`~tcclib.method.objectives.Objective.embedding_views` of these
+        members (a user's checked), float32."""
+        objective, state = self.objective, self.objective_state
+        views = objectives.call(objective, "embedding_views", lambda: objective.embedding_views(shape, state))
+        if not objectives.is_own(objective):
+            objectives.check_embedding_views(objective, views, shape)
+        return None if views is None else views.float()
+
+    def view_members(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """``[(positions in every member's stack, masks)]`` of these members' embedding views
+        (:attr:`tcclib.method.model.StackedMLP.views`), empty when they read the whole row."""
+        return [] if self.embedding_views is None else [(self.pidx, self.embedding_views)]
+
     def autocast(self):
         """The context of the networks' forward passes (:func:`autocast`)."""
         return autocast(self.cfg, self.dev, cache=self.mode != "cuda_graph")
@@ -303,7 +318,10 @@ class Pretraining:
         epoch, whatever the members)."""
         cfg, pse, pidx_t = self.cfg, self.pse, self.pse_t
         with torch.no_grad(), autocast(cfg, self.dev):
-            emb = self.enc(self.anchors[pidx_t], pidx_t)
+            if self.embedding_views is None:
+                emb = self.enc(self.anchors[pidx_t], pidx_t)
+            else:  # (the mean of the views' embeddings, as the classifier will read them)
+                emb = view_mean(self.enc, self.anchors[pidx_t], self.embedding_views[pidx_t], pidx_t)
         orders = None
         if self.draw_scheme == "counter":
             source = self.draws_of(pse)
@@ -647,6 +665,9 @@ class Stacks:
     def copy_into(self, enc_all: StackedMLP) -> None:
         for part in self.parts:
             part.copy_into(enc_all)
+
+    def view_members(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        return [group for part in self.parts for group in part.view_members()]
 
     def release(self) -> None:
         for part in self.parts:
