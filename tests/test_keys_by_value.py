@@ -18,6 +18,7 @@ import os
 import py_compile
 import sys
 import textwrap
+import time
 import types
 from pathlib import Path
 
@@ -361,6 +362,25 @@ def test_a_helper_edited_on_disk_but_not_reloaded_is_refused(helper_folder, prep
         members(prep, "share")  # (... but the rule's file still holds the old step(), imported by name)
     plugins.load(str(helper_folder / "share_rule.py"))  # (and what imports names from it run again)
     assert members(prep, "share")
+
+
+def test_a_helper_written_back_with_the_bytes_it_was_imported_from_is_no_edit(helper_folder, prep, monkeypatch):
+    """An edit undone (the file written again as it was, at a later modification time) leaves the
+    code that runs as the file says: the keys stay; while the edit stands, the run is refused.
+    With its bytecode written, whose header then no longer matches the file's time."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    plugins.load(str(_helper_rule(helper_folder, 1)))
+    assert Path(importlib.util.cache_from_source(str(helper_folder / "share_helpers.py"))).is_file()
+    first = members(prep, "share")
+    helper = helper_folder / "share_helpers.py"
+    original, later = helper.read_bytes(), time.time() + 5
+    helper.write_text("STEP = 22\n\n\ndef step():\n    return STEP\n")
+    os.utime(helper, (later, later))
+    with pytest.raises(identity.Unkeyable, match="share_helpers.py .module share_helpers. changed on disk"):
+        members(prep, "share")
+    helper.write_bytes(original)
+    os.utime(helper, (later + 5, later + 5))
+    assert members(prep, "share") == first
 
 
 def test_a_constant_of_a_helper_edited_on_disk_but_not_reloaded_is_refused(helper_folder, prep):

@@ -77,7 +77,9 @@ def test_an_edited_training_code_retrains_every_member_and_says_so(bc, tmp_path,
 
 PROBE = """
 import json
+import os
 import sys
+import time
 
 import tcclib
 from tcclib.artifacts import keys, own_code
@@ -90,8 +92,11 @@ prep = prepare_config(load_dataset("breast_cancer"), cfg)
 print("FROM", tcclib.__file__)
 print("KEYS", json.dumps(sorted(keys.run_keys(prep, cfg).members.values())))
 print("CHANGED", json.dumps(own_code.changed_files()))
-if len(sys.argv) > 1:  # edit a training file after the import, then ask again
+if len(sys.argv) > 1:  # write a training file back as it was, then edit it, after the import
     path = own_code.PACKAGE / "method" / "rules.py"
+    path.write_bytes(path.read_bytes())
+    os.utime(path, (time.time() + 5, time.time() + 5))  # (a later time, whatever the clock's resolution)
+    print("RESTORED", json.dumps(sorted(keys.run_keys(prep, cfg).members.values())))
     path.write_text(path.read_text() + "\\nEDITED_AFTER_IMPORT = 1\\n")
     try:
         keys.run_keys(prep, cfg)
@@ -126,6 +131,7 @@ def test_real_edits_of_a_builtin_rule_on_a_copy_of_the_package(tmp_path):
     as_recorded = _probe(tmp_path, "edit-after-import")
     assert as_recorded["FROM"] == str(tmp_path / "tcclib" / "__init__.py")
     assert as_recorded["CHANGED"] == "[]"  # a comment and a docstring change no key
+    assert as_recorded["RESTORED"] == as_recorded["KEYS"]  # written back with its bytes: the code that runs
     assert as_recorded["REFUSED"].startswith(
         "Unkeyable tcclib's training code: tcclib/method/rules.py changed on disk since this process imported it"
     )

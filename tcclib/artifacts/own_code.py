@@ -63,7 +63,7 @@ def current(files_only: bool = False) -> dict[str, str]:
         name = _relative(path)
         module = sys.modules.get(_module_name(name))
         stat = path.stat()
-        if module is not None and stat.st_mtime >= started.IMPORTED_AT and identity.changed_on_disk(module):
+        if module is not None and stat.st_mtime >= started.IMPORTED_AT and _edited_since_import(module, path):
             raise identity.Unkeyable(
                 f"tcclib's training code: tcclib/{name} changed on disk since this process imported it, so a "
                 "key would describe code that does not run: restart the kernel (or the process) before running again"
@@ -72,6 +72,15 @@ def current(files_only: bool = False) -> dict[str, str]:
     if not files_only:
         out.update({SET + name: digest for name, digest in set_in_process().items()})
     return out
+
+
+def _edited_since_import(module, path: Path) -> bool:
+    """Whether ``module``'s file changed on disk since this process imported it, and holds other
+    bytes now than then (a file written back as it was, an edit undone, holds the code that runs)."""
+    if not identity.changed_on_disk(module):
+        return False
+    then = as_imported.SOURCE_DIGESTS.get(module.__name__)
+    return then is None or then != as_imported.source_digest(str(path))
 
 
 RUNTIME_STATE = {

@@ -730,12 +730,17 @@ def changed_on_disk(module) -> str | None:
     """The file of ``module`` when it changed on disk since this process imported it (by its cached
     bytecode's header, else since a key first read it); None when it did not or cannot be told.
     A file last written before this process started is the one it imported, whatever the cached
-    bytecode says (a stale one stays where bytecode is not written: ``PYTHONDONTWRITEBYTECODE``)."""
-    since_first = _changed_since_first_keyed(module)  # (the first call records the file)
+    bytecode says (a stale one stays where bytecode is not written: ``PYTHONDONTWRITEBYTECODE``).
+    A file written again with the bytes it had when a key first read it, while the header then said
+    it was as imported (an edit undone, a ``git checkout``), is the code that runs: None."""
+    since_import = _changed_since_import(module)
+    since_first, first_as_imported = _changed_since_first_keyed(module, since_import is None)
     file = getattr(module, "__file__", None)
     if file and _written_before_this_process(file):
         return None
-    return _changed_since_import(module) or since_first
+    if since_import and first_as_imported and since_first is None:
+        return None  # (its bytes are those it was imported from: only its modification time moved)
+    return since_import or since_first
 
 
 def _written_before_this_process(file: str) -> bool:
@@ -757,27 +762,29 @@ def _process_started() -> float | None:
         return None
 
 
-_FIRST_KEYED: dict[str, tuple[tuple[int, int], str]] = {}
-"""A user module's file -> ``((id of the module object, id of its spec), digest of the file)`` when a
-key first read it."""
+_FIRST_KEYED: dict[str, tuple[tuple[int, int], str, bool]] = {}
+"""A user module's file -> ``((id of the module object, id of its spec), digest of the file, whether
+its cached bytecode's header then said it was as imported)`` when a key first read it."""
 
 
-def _changed_since_first_keyed(module) -> str | None:
-    """The file of ``module`` when it changed on disk since a key first read this module object
-    (where no cached bytecode tells when it was imported); None otherwise."""
+def _changed_since_first_keyed(module, as_imported: bool) -> tuple[str | None, bool]:
+    """``(file, first_as_imported)``: the file of ``module`` when it changed on disk since a key
+    first read this module object (where no cached bytecode tells when it was imported), else None;
+    and whether the header said then that the file was as imported (``as_imported``, recorded at
+    that first read)."""
     file = getattr(module, "__file__", None)
     if not file or getattr(module, "__cached__", "") is None:  # (a plugin: run from the text it was read as)
-        return None
+        return None, False
     try:
         digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
     except OSError:
-        return None
+        return None, False
     imported = (id(module), id(getattr(module, "__spec__", None)))  # (importlib.reload gives it a new spec)
-    seen = _FIRST_KEYED.setdefault(file, (imported, digest))
+    seen = _FIRST_KEYED.setdefault(file, (imported, digest, as_imported))
     if seen[0] != imported:  # imported (or reloaded) again since: what it holds now is this file
-        _FIRST_KEYED[file] = (imported, digest)
-        return None
-    return file if seen[1] != digest else None
+        _FIRST_KEYED[file] = (imported, digest, as_imported)
+        return None, as_imported
+    return (file if seen[1] != digest else None), seen[2]
 
 
 def _changed_since_import(module) -> str | None:

@@ -4,13 +4,15 @@ value set in this process after the import by (``tcclib.method.rules.VIEW = 512`
 
 :func:`install` (run by ``import tcclib``) puts a finder first on :data:`sys.meta_path` that
 lets the usual finders find each ``tcclib.*`` module and, once its file has run, keeps its
-global names and the attributes of the classes it defines (:data:`AS_IMPORTED`).  The loader
-and spec a module ends with are the usual ones.
+global names and the attributes of the classes it defines (:data:`AS_IMPORTED`), and the digest
+of its file's bytes (:data:`SOURCE_DIGESTS`).  The loader and spec a module ends with are the usual
+ones.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import sys
 import types
 
@@ -18,6 +20,10 @@ AS_IMPORTED: dict[str, dict[str, tuple]] = {}
 """``{module name: {name: parts}}`` as its file left them: each global ``name`` and each attribute
 ``Class.name`` of a class the module defines, as :func:`parts` (the objects themselves are kept,
 so that no id is reused)."""
+
+SOURCE_DIGESTS: dict[str, str] = {}
+"""``{module name: sha256 of its file's bytes}`` read once its file has run: a file written again
+since with the same bytes (an edit undone) still holds the code that runs (:func:`source_digest`)."""
 
 _MUTABLE = (list, dict, set, bytearray)
 
@@ -65,8 +71,22 @@ def _kept(name: str, value) -> bool:
 
 
 def remember(module: types.ModuleType) -> None:
-    """Keep ``module``'s names (:func:`names_of`) as they are now."""
+    """Keep ``module``'s names (:func:`names_of`) as they are now, and its file's digest."""
     AS_IMPORTED[module.__name__] = {name: parts(value) for name, value in names_of(module).items()}
+    digest = source_digest(getattr(module, "__file__", None))
+    if digest is not None:
+        SOURCE_DIGESTS[module.__name__] = digest
+
+
+def source_digest(file: str | None) -> str | None:
+    """The sha256 of the bytes of ``file`` (None: no file, or unreadable)."""
+    if not file:
+        return None
+    try:
+        with open(file, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
 
 
 class _Remembering:
