@@ -239,6 +239,110 @@ def test_subtab_loss_is_its_papers_pair_by_pair_loss_and_keys_its_revision(mixed
     assert objectives.revision(mine) == 1
 
 
+SUBTAB_AUTHORS = ROOT / "examples" / "subtab_authors.py"
+
+
+def _ignored_columns(clf, X: pd.DataFrame) -> list[str]:
+    """The columns of ``X`` that ``clf``'s embedding does not read (shuffling one changes nothing)."""
+    before = clf.transform(X)
+    g = np.random.default_rng(1)
+    ignored = []
+    for column in X.columns:
+        shuffled = X.assign(**{column: g.permutation(X[column].to_numpy())})
+        if np.array_equal(clf.transform(shuffled), before):
+            ignored.append(column)
+    return ignored
+
+
+def test_subtab_with_the_authors_evaluation_reads_no_feature_outside_its_subsets(mixed):
+    """SubTab(evaluation="subsets") embeds a row as the mean of its subsets' embeddings (the
+    authors' evaluation): the M mod 4 features no subset holds are never read, where the default
+    (the encoder on the whole row) reads every feature; the default keeps the stored keys."""
+    assert objectives.SubTab().key_params() == {"n_subsets": 4, "overlap": 0.75, "tau": 0.1}
+    assert objectives.SubTab(evaluation="subsets").key_params()["evaluation"] == "subsets"
+    with pytest.raises(ValueError, match=r"^evaluation: 'row' .* or 'subsets' .*, got 'mean'$"):
+        objectives.SubTab(evaluation="mean")
+    plugins.load(str(SUBTAB_AUTHORS))
+    try:
+        cfg = Config(methods=("subtab", "subtab_mean"), **TINY)
+        keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
+        assert {t.split("/")[1] for t in keys} == {"subtab", "subtab_mean"} and len(set(keys.values())) == len(keys)
+        fitted = {
+            m: tcclib.TCCClassifier(m, epochs=2, head_epochs=3, hidden_dim=16, verbose=False).fit(mixed.X, mixed.y)
+            for m in ("subtab", "subtab_mean")
+        }
+        # 6 features, 4 subsets of one feature each: 2 features in none
+        assert _ignored_columns(fitted["subtab"], mixed.X) == []
+        assert len(_ignored_columns(fitted["subtab_mean"], mixed.X)) == 2
+    finally:
+        plugins.unload(str(SUBTAB_AUTHORS))
+
+
+def test_the_embedding_views_are_the_mean_of_the_masked_rows_for_their_members_alone(mixed):
+    plugins.load(str(SUBTAB_AUTHORS))
+    try:
+        cfg = Config(methods=("random", "subtab", "subtab_mean", "subtab_mean_class"), **TINY)
+        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
+        training.pretrain(members, "pretraining")
+        enc, x = members.encoders, members.anchors
+        viewed = [j for j, (_, m) in enumerate(members.layout.named()) if m.startswith("subtab_mean")]
+        assert sorted(j for idx, _ in enc.views for j in idx.tolist()) == viewed
+        embedding, plain = enc(x), enc.forward(x)
+        for idx, masks in enc.views:
+            assert masks.shape[1] == 4
+            expected = sum(enc.forward(x[idx] * masks[:, v], idx) for v in range(4)) / 4
+            torch.testing.assert_close(embedding[idx], expected)
+        others = [j for j in range(enc.K) if j not in viewed]
+        assert torch.equal(embedding[others], plain[others])
+    finally:
+        plugins.unload(str(SUBTAB_AUTHORS))
+
+
+class _Blind(objectives.Objective):
+    """A reconstruction objective whose embedding reads nothing of a row (every mask 0)."""
+
+    name = "blind"
+
+    def heads(self, stack):
+        return {"decoder": [stack.width]}
+
+    def loss(self, batch):
+        return objectives.row_squared_error(batch.head("decoder", batch.encode(batch.views)), batch.anchors)
+
+    def embedding_views(self, stack, state):
+        return torch.zeros(stack.k, 1, 1, stack.width, device=stack.device)
+
+
+class _Misshapen(_Blind):
+    name = "misshapen"
+
+    def embedding_views(self, stack, state):
+        return torch.ones(stack.k, 1, stack.width, device=stack.device)
+
+
+def test_the_pseudo_label_refresh_reads_the_embedding_views_and_a_bad_view_is_a_breach(mixed):
+    """An objective's embedding views are what the pseudo-label heads read too: an embedding that
+    reads nothing labels every unlabeled row alike; views of the wrong shape are named."""
+    origin = "test_blind_views"
+    with plugins.registering_as(origin):
+        registry.register_objective(_Blind())
+        registry.register_method("blind_class", "pseudo", "bernoulli_15", objective="blind")
+    try:
+        y = np.asarray(mixed.y).astype(int)
+        y[1::2] = -1  # (unlabeled)
+        clf = tcclib.TCCClassifier("blind_class", epochs=2, head_epochs=3, hidden_dim=16, verbose=False)
+        clf.fit(mixed.X, y)
+        assert len(set(clf.pseudo_labels_[1::2])) == 1 and len(set(clf.predict(mixed.X))) == 1
+        assert np.ptp(clf.transform(mixed.X), axis=0).max() == 0.0
+    finally:
+        registry.remove_origin(origin)
+    report = tcclib.check_objective(_Misshapen(), raise_on_breach=False)
+    assert report.breaches == [
+        "objective 'misshapen' (test_objectives.py): embedding_views() must return None or float masks "
+        "[2, V, 1, 12] on cpu; got a torch.float32 tensor of shape [2, 1, 12]"
+    ]
+
+
 def test_the_family_resumes_from_a_checkpoint_of_several_stacks(mixed, tmp_path):
     """A run of two objectives checkpoints both stacks in one file; loaded into a fresh set-up it
     continues as the uninterrupted run does."""

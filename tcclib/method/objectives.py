@@ -290,12 +290,7 @@ class SubTab(Objective):
         self.n_subsets = int(n_subsets)
         self.overlap = rules.checked_number("overlap", overlap, "a share of a subset's size", 0, 1, high_open=True)
         self.tau = rules.checked_number("tau", tau, "the contrastive temperature", 0, low_open=True)
-        if evaluation not in self.EVALUATIONS:
-            raise ValueError(
-                f"evaluation: 'row' (the encoder reads the whole row) or 'subsets' (the mean of the subsets' "
-                f"embeddings, the authors'), got {evaluation!r}"
-            )
-        self.evaluation = evaluation
+        self.evaluation = self._checked_evaluation(evaluation)
         self.name = name
         self.views = self.n_subsets
 
@@ -347,7 +342,15 @@ class SubTab(Objective):
         """``evaluation="subsets"``: the subsets' masks (:meth:`prepare`), so that a member's
         embedding is the mean of its subsets' embeddings, as the authors' evaluation; ``"row"``:
         None."""
-        return state if self.evaluation == "subsets" else None
+        return state if self._checked_evaluation(self.evaluation) == "subsets" else None
+
+    def _checked_evaluation(self, evaluation):
+        if evaluation not in self.EVALUATIONS:
+            raise ValueError(
+                f"evaluation: 'row' (the encoder reads the whole row) or 'subsets' (the mean of the subsets' "
+                f"embeddings, the authors'), got {evaluation!r}"
+            )
+        return evaluation
 
 
 def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[list[int]]:
