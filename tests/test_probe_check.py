@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import scripts
 
+from tcclib.method import plugins
 from tcclib.method.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +88,16 @@ def test_every_practice_table_is_documented_and_measured(tool):
     assert len(seconds) == 3 * len(tool.PRACTICE) and (seconds["seconds"] > 0).all()
 
 
-@pytest.mark.parametrize("out", [PRACTICE_OUT, ROOT / "outputs" / "family_practice"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "out",
+    [PRACTICE_OUT, ROOT / "outputs" / "family_practice", ROOT / "outputs" / "subtab_authors_practice"],
+    ids=lambda p: p.name,
+)
 def test_the_committed_practice_report_is_what_the_tool_writes_from_the_stored_runs(tool, out):
     args = argparse.Namespace(out=str(out), epochs=100, labeled=0.1)
-    assert tool.report(tool.heads.gather(out), args) == (out / "report.md").read_text()
+    plugin = ROOT / "examples" / "subtab_authors.py"  # (its methods: subtab_authors_practice's, a plugin's)
+    plugins.load(str(plugin))
+    try:
+        assert tool.report(tool.heads.gather(out), args) == (out / "report.md").read_text()
+    finally:
+        plugins.unload(str(plugin))

@@ -109,8 +109,11 @@ FAMILY = ("vime", "vime_class", "dae", "dae_class", "subtab", "subtab_class")
 
 
 def probes(measured: set) -> list[str]:
-    """The probes a report compares: the paper's two, then the family's that were measured."""
-    return [*PROBES, *(f"{m}+probe" for m in FAMILY if f"{m}+probe" in measured)]
+    """The probes a report compares: the paper's two, then the family's that were measured, then
+    any other method's that was (a plugin's, e.g. ``subtab_mean+probe``), in name order."""
+    known = [*PROBES, *(f"{m}+probe" for m in FAMILY)]
+    others = sorted(m for m in measured if m.endswith("+probe") and m not in known and m != "no_pretrain+probe")
+    return [*PROBES, *(p for p in known[len(PROBES) :] if p in measured), *others]
 
 
 def compared_with(probe: str) -> tuple[str, ...]:
