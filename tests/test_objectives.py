@@ -298,16 +298,20 @@ def test_the_embedding_views_are_the_mean_of_the_masked_rows_for_their_members_a
         plugins.unload(str(SUBTAB_AUTHORS))
 
 
-class _Blind(objectives.Objective):
-    """A reconstruction objective whose embedding reads nothing of a row (every mask 0)."""
-
-    name = "blind"
+class _Reconstruction(objectives.Objective):
+    """Each member's squared error of the clean rows reconstructed from its views (one linear decoder)."""
 
     def heads(self, stack):
         return {"decoder": [stack.width]}
 
     def loss(self, batch):
         return objectives.row_squared_error(batch.head("decoder", batch.encode(batch.views)), batch.anchors)
+
+
+class _Blind(_Reconstruction):
+    """A reconstruction objective whose embedding reads nothing of a row (every mask 0)."""
+
+    name = "blind"
 
     def embedding_views(self, stack, state):
         return torch.zeros(stack.k, 1, 1, stack.width, device=stack.device)
@@ -482,22 +486,18 @@ def test_a_users_objective_keeps_its_contract_and_a_breach_is_one_line_naming_it
         plugins.unload(str(failing))
 
 
-class _Summed(objectives.Objective):
+class _Summed(_Reconstruction):
     name = "summed"
 
-    def heads(self, stack):
-        return {"decoder": [stack.width]}
-
     def loss(self, batch):
-        error = objectives.row_squared_error(batch.head("decoder", batch.encode(batch.views)), batch.anchors)
-        return error.sum()  # one number for the whole stack: mixes the members
+        return super().loss(batch).sum()  # one number for the whole stack: mixes the members
 
 
-class _Mixing(_Summed):
+class _Mixing(_Reconstruction):
     name = "mixing"
 
     def loss(self, batch):
-        error = objectives.row_squared_error(batch.head("decoder", batch.encode(batch.views)), batch.anchors)
+        error = super().loss(batch)
         return error + error.mean()  # each member's loss reads the others'
 
 

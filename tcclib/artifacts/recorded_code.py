@@ -27,7 +27,7 @@ DIGESTS = {
     "method/registry.py": "97769c7df3368a38",
     "method/rules.py": "02b16971e5820d25",
     "method/settings.py": "ea9863bbd307b182",
-    "method/training.py": "e050233b481e12d0",
+    "method/training.py": "6d30b7e7bb312c21",
     "running/checkpointing.py": "4018849fbc2390a7",
     "running/train.py": "a0e7bf65cf17996f",
 }
@@ -54,7 +54,7 @@ BYTES = {
     "method/registry.py": "9686e6dfe6a4da91",
     "method/rules.py": "056a46faca2d65c3",
     "method/settings.py": "a2862525a2691dec",
-    "method/training.py": "255e6cec3def7822",
+    "method/training.py": "a7c76a06e53a9007",
     "running/checkpointing.py": "bda0b2d285bd26b2",
     "running/train.py": "c376a0ce2ba5f50a",
 }

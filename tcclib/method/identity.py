@@ -47,6 +47,7 @@ import tokenize
 import types
 from pathlib import Path
 
+from tcclib.util import as_imported
 from tcclib.util.errors import register_short
 
 
@@ -767,23 +768,22 @@ _FIRST_KEYED: dict[str, tuple[tuple[int, int], str, bool]] = {}
 its cached bytecode's header then said it was as imported)`` when a key first read it."""
 
 
-def _changed_since_first_keyed(module, as_imported: bool) -> tuple[str | None, bool]:
+def _changed_since_first_keyed(module, header_matches: bool) -> tuple[str | None, bool]:
     """``(file, first_as_imported)``: the file of ``module`` when it changed on disk since a key
     first read this module object (where no cached bytecode tells when it was imported), else None;
-    and whether the header said then that the file was as imported (``as_imported``, recorded at
+    and whether the header said then that the file was as imported (``header_matches``, recorded at
     that first read)."""
     file = getattr(module, "__file__", None)
     if not file or getattr(module, "__cached__", "") is None:  # (a plugin: run from the text it was read as)
         return None, False
-    try:
-        digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
-    except OSError:
+    digest = as_imported.source_digest(file)
+    if digest is None:
         return None, False
     imported = (id(module), id(getattr(module, "__spec__", None)))  # (importlib.reload gives it a new spec)
-    seen = _FIRST_KEYED.setdefault(file, (imported, digest, as_imported))
+    seen = _FIRST_KEYED.setdefault(file, (imported, digest, header_matches))
     if seen[0] != imported:  # imported (or reloaded) again since: what it holds now is this file
-        _FIRST_KEYED[file] = (imported, digest, as_imported)
-        return None, as_imported
+        _FIRST_KEYED[file] = (imported, digest, header_matches)
+        return None, header_matches
     return (file if seen[1] != digest else None), seen[2]
 
 

@@ -137,8 +137,9 @@ def set_up(
     seed_idx = layout.seed_index(dev)
     anchors = tab.encode(tab.raw_train[seed_idx], seed_idx)
     pt = stacks(tab, layout, cfg, importance, gens, anchors, name, weights=weights) if layout.pre else None
-    if pt is not None and pt.view_members():  # (an objective's embedding reads views of the row)
-        encoders.views = pt.view_members()
+    views = pt.view_members() if pt is not None else []
+    if views:  # (an objective's embedding reads views of the row)
+        encoders.views = views
     return Members(tab, layout, encoders, gens, seed_idx, anchors, pt)
 
 
