@@ -55,7 +55,8 @@ class Stack:
     columns ``M``, ``width`` the one-hot width ``D`` (padded to the widest member), ``hidden`` the
     encoder's output width ``H``; ``active`` ``[k, M]`` bool; ``in_widths`` ``[k]`` each member's
     own one-hot width; ``column_feature`` ``[k, D]`` the raw column of each one-hot column (-1:
-    padding); ``cfg`` the run's :class:`~tcclib.method.config.Config`."""
+    padding); ``cfg`` the run's :class:`~tcclib.method.config.Config`; ``rows`` ``[k, n_rows, D]``
+    the members' clean training rows (one-hot, as the encoder reads them)."""
 
     k: int
     n_rows: int
@@ -66,6 +67,7 @@ class Stack:
     in_widths: torch.Tensor
     column_feature: torch.Tensor
     cfg: Any
+    rows: torch.Tensor | None = None  # (None: a Stack made before rows were handed over)
 
     @property
     def device(self) -> torch.device:
@@ -212,19 +214,39 @@ class VIME(Objective):
     reconstructs the clean row (squared error, the mean over its one-hot columns); loss = mask
     loss + ``alpha`` x reconstruction loss.  Each estimator is one linear layer on the encoder's
     output, as published.  ``alpha`` = 2.0, the published default (the views' ``p_m`` = 0.3 is the
-    method's where rule, :class:`tcclib.method.rules.Bernoulli`)."""
+    method's where rule, :class:`tcclib.method.rules.Bernoulli`).
+
+    ``reconstruction``: what the feature estimator outputs: ``"linear"`` (the collection's, the
+    default of every stored result) the preprocessed row itself (z-scored numbers, one-hot
+    categories); ``"sigmoid"`` (the authors' ``Dense(dim, activation='sigmoid')`` on data scaled to
+    [0, 1]) a sigmoid of it, against the clean row min-max scaled per column over the member's
+    training rows (a one-hot column stays 0/1; a constant column's target is 0).  The encoder
+    reads the collection's rows either way."""
 
     needs_changed = True
+    RECONSTRUCTIONS = ("linear", "sigmoid")
 
-    def __init__(self, alpha: float = 2.0, name: str = "vime"):
+    def __init__(self, alpha: float = 2.0, name: str = "vime", reconstruction: str = "linear"):
         self.alpha = rules.checked_number("alpha", alpha, "the weight of the reconstruction loss", 0)
+        self.reconstruction = _checked_choice("reconstruction", reconstruction, self.RECONSTRUCTIONS)
         self.name = name
 
     def key_params(self) -> dict:
-        return {"alpha": self.alpha}
+        params = {"alpha": self.alpha}
+        if self.reconstruction != "linear":  # (absent at the default: the stored results' keys stay)
+            params["reconstruction"] = self.reconstruction
+        return params
 
     def heads(self, stack: Stack) -> dict[str, list[int]]:
         return {"mask": [stack.n_features], "features": [stack.width]}
+
+    def prepare(self, stack: Stack) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """``reconstruction="sigmoid"``: each member's column minimum and the inverse of its
+        range ``[k, 1, D]`` over its training rows (0 where the range is 0 and on padding);
+        ``"linear"``: None."""
+        if _checked_choice("reconstruction", self.reconstruction, self.RECONSTRUCTIONS) == "linear":
+            return None
+        return min_max_scaling(stack)
 
     def loss(self, batch: Batch) -> torch.Tensor:
         h = batch.encode(batch.views)
@@ -232,8 +254,26 @@ class VIME(Objective):
         active = batch.active.unsqueeze(1).float()  # [k, 1, M]
         bce = F.binary_cross_entropy_with_logits(mask_logits, batch.changed.float(), reduction="none")
         mask_loss = ((bce * active).sum(-1) / active.sum(-1).clamp_min(1)).mean(1)
-        reconstruction = row_squared_error(batch.head("features", h), batch.anchors, batch.in_widths)
+        features = batch.head("features", h)
+        if batch.state is None:
+            reconstruction = row_squared_error(features, batch.anchors, batch.in_widths)
+        else:
+            low, inverse_range = batch.state
+            target = (batch.anchors.float() - low) * inverse_range
+            output = torch.sigmoid(features.float()) * (inverse_range > 0)  # (padding and constant columns: 0)
+            reconstruction = row_squared_error(output, target, batch.in_widths)
         return mask_loss + self.alpha * reconstruction
+
+
+def min_max_scaling(stack: Stack) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each member's column minimum and inverse range ``[k, 1, D]`` over its training rows
+    ``stack.rows`` (float32): ``(row - low) * inverse_range`` scales each column to [0, 1]; the
+    inverse range is 0 on a constant column and on padding."""
+    rows = stack.rows.float()
+    low, high = rows.amin(1, keepdim=True), rows.amax(1, keepdim=True)
+    span = high - low
+    real = (span > 0) & (stack.column_feature >= 0).unsqueeze(1)
+    return low, torch.where(real, 1.0 / span.clamp_min(torch.finfo(span.dtype).tiny), 0.0)
 
 
 class DenoisingAutoencoder(Objective):
@@ -270,9 +310,12 @@ class SubTab(Objective):
     ``evaluation``: how the trained encoder embeds a row: ``"row"`` (the collection's, the
     default of every stored result) reads the whole row, the features no subset holds too;
     ``"subsets"`` (the authors' ``aggregation: mean``) averages the embeddings of the row's
-    subsets (:meth:`embedding_views`)."""
+    subsets (:meth:`embedding_views`).  ``projection``: the activation between the projection's
+    two layers: ``"relu"`` (the collection's stacked MLPs, the default of every stored result) or
+    ``"leaky_relu"`` (the authors' ``AEWrapper``: ``F.leaky_relu``, slope 0.01)."""
 
     EVALUATIONS = ("row", "subsets")
+    PROJECTIONS = ("relu", "leaky_relu")
 
     def __init__(
         self,
@@ -281,6 +324,7 @@ class SubTab(Objective):
         tau: float = 0.1,
         name: str = "subtab",
         evaluation: str = "row",
+        projection: str = "relu",
     ):
         whole = isinstance(n_subsets, (int, np.integer)) and not isinstance(n_subsets, (bool, np.bool_))
         if not (whole and n_subsets >= 2):
@@ -291,6 +335,7 @@ class SubTab(Objective):
         self.overlap = rules.checked_number("overlap", overlap, "a share of a subset's size", 0, 1, high_open=True)
         self.tau = rules.checked_number("tau", tau, "the contrastive temperature", 0, low_open=True)
         self.evaluation = self._checked_evaluation(evaluation)
+        self.projection = _checked_choice("projection", projection, self.PROJECTIONS)
         self.name = name
         self.views = self.n_subsets
 
@@ -301,12 +346,25 @@ class SubTab(Objective):
 
     def key_params(self) -> dict:
         params = {"n_subsets": self.n_subsets, "overlap": self.overlap, "tau": self.tau}
-        if self.evaluation != "row":  # (absent at the default: the stored results' keys stay)
+        if self.evaluation != "row":  # (absent at the defaults: the stored results' keys stay)
             params["evaluation"] = self.evaluation
+        if self.projection != "relu":
+            params["projection"] = self.projection
         return params
 
     def heads(self, stack: Stack) -> dict[str, list[int]]:
+        if self._leaky():  # (the two layers apart, the activation between them in _project)
+            return {"projection_in": [stack.hidden], "projection_out": [stack.hidden], "decoder": [stack.width]}
         return {"projection": [stack.hidden, stack.hidden], "decoder": [stack.width]}
+
+    def _leaky(self) -> bool:
+        return _checked_choice("projection", self.projection, self.PROJECTIONS) == "leaky_relu"
+
+    def _project(self, batch: Batch, h: torch.Tensor) -> torch.Tensor:
+        """The projection of the encoder's outputs ``h`` (before the L2 normalisation)."""
+        if self._leaky():
+            return batch.head("projection_out", F.leaky_relu(batch.head("projection_in", h)))
+        return batch.head("projection", h)
 
     def prepare(self, stack: Stack) -> torch.Tensor:
         """The subsets' one-hot column masks ``[k, V, 1, D]`` (float; on the device once: a
@@ -331,7 +389,7 @@ class SubTab(Objective):
         h = batch.encode(views)
         decoded = batch.head("decoder", h).float().view(k, V, b, -1)
         reconstruction = (decoded - batch.anchors.float().unsqueeze(1)).square_().sum(-1).view(k, -1).mean(1)
-        z = F.normalize(batch.head("projection", h).float(), dim=-1).view(k, V, b, -1)
+        z = F.normalize(self._project(batch, h).float(), dim=-1).view(k, V, b, -1)
         contrast = nt_xent_subsets(z, self.tau)  # (every pair of subsets from one [V b, V b] product)
         # sum over pairs a < c of |z_a - z_c|^2 = V sum_a |z_a|^2 - |sum_a z_a|^2, per row
         pairs = V * (V - 1) // 2
@@ -351,6 +409,13 @@ class SubTab(Objective):
                 f"embeddings, the authors'), got {evaluation!r}"
             )
         return evaluation
+
+
+def _checked_choice(name: str, value, choices: tuple[str, ...]):
+    """``value`` when it is one of ``choices``, else a ValueError naming ``name`` and them."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name}: one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
 
 
 def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[list[int]]:
@@ -390,6 +455,7 @@ def files_setup_reads(objective, cfg) -> str:
         in_widths=torch.full((k,), n_features),
         column_feature=torch.arange(n_features).repeat(k, 1),
         cfg=cfg,
+        rows=torch.zeros(k, n_rows, n_features),
     )
     with identity.files_read() as opened:
         _quietly(lambda: objective.heads(stack))

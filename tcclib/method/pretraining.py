@@ -277,6 +277,7 @@ class Pretraining:
             in_widths=self.in_widths,
             column_feature=column.masked_fill(padding | (at < 0), -1),
             cfg=self.cfg,
+            rows=self.anchors,
         )
 
     def _embedding_views(self, shape: objectives.Stack) -> torch.Tensor | None:
