@@ -278,6 +278,94 @@ def test_subtab_with_the_authors_evaluation_reads_no_feature_outside_its_subsets
         plugins.unload(str(SUBTAB_AUTHORS))
 
 
+FAMILY_AUTHORS = ROOT / "examples" / "family_authors.py"
+
+
+def _stack_of(members, objective_name: str):
+    return next(pt for pt in members.pretraining.stacks if pt.objective.name == objective_name)
+
+
+def _first_batch(pt, rows: int = 50) -> objectives.Batch:
+    perm, views = pt.draw_views(0)
+    pt.pairs = torch.cat([pt.anchors, views], dim=1)
+    return objectives.Batch(pt, perm[:, :rows], pt.objective_state)
+
+
+def test_vime_with_the_authors_outputs_reconstructs_the_row_scaled_to_0_1_through_a_sigmoid(mixed):
+    """VIME(reconstruction="sigmoid"): the loss is the mask loss plus alpha x the squared error of
+    the feature estimator's sigmoid against each column min-max scaled over the member's training
+    rows; padding and constant columns add nothing; the default keeps the stored keys."""
+    assert objectives.VIME().key_params() == {"alpha": 2.0}
+    assert objectives.VIME(reconstruction="sigmoid").key_params() == {"alpha": 2.0, "reconstruction": "sigmoid"}
+    with pytest.raises(ValueError, match=r"^reconstruction: one of 'linear', 'sigmoid', got 'tanh'$"):
+        objectives.VIME(reconstruction="tanh")
+    plugins.load(str(FAMILY_AUTHORS))
+    try:
+        cfg = Config(methods=("vime", "vime_sigmoid", "vime_sigmoid_class"), **TINY)
+        keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
+        assert len(set(keys.values())) == len(keys) == 6
+        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
+        pt = _stack_of(members, "vime_sigmoid")
+        batch = _first_batch(pt)
+        rows = pt.anchors.float()
+        low, high = rows.amin(1, keepdim=True), rows.amax(1, keepdim=True)
+        real = high > low
+        target = torch.where(real, (batch.anchors.float() - low) / (high - low).clamp_min(1e-30), 0.0)
+        assert float(target.min()) >= 0 and float(target.max()) <= 1
+        features = batch.head("features", batch.encode(batch.views)).float()
+        by_hand = ((torch.sigmoid(features) * real - target).square().sum(-1).mean(1)) / pt.in_widths
+        linear = pt.objective.loss(objectives.Batch(pt, batch.idx, None))  # (the mask loss + alpha x linear)
+        mask_loss = linear - pt.objective.alpha * objectives.row_squared_error(features, batch.anchors, pt.in_widths)
+        torch.testing.assert_close(pt.objective.loss(batch), mask_loss + pt.objective.alpha * by_hand)
+        training.pretrain(members, "pretraining")
+        assert all(np.isfinite(loss) for *_, loss in pt.history)
+    finally:
+        plugins.unload(str(FAMILY_AUTHORS))
+    # padding (column_feature -1) and a constant column: inverse range 0, so no target and no output
+    stack = objectives.Stack(
+        k=1,
+        n_rows=3,
+        n_features=2,
+        width=3,
+        hidden=4,
+        active=torch.ones(1, 2, dtype=torch.bool),
+        in_widths=torch.tensor([2.0]),
+        column_feature=torch.tensor([[0, 1, -1]]),
+        cfg=None,
+        rows=torch.tensor([[[1.0, 5.0, 0.0], [3.0, 5.0, 0.0], [2.0, 5.0, 0.0]]]),
+    )
+    low, inverse_range = objectives.min_max_scaling(stack)
+    assert low.flatten().tolist() == [1.0, 5.0, 0.0] and inverse_range.flatten().tolist() == [0.5, 0.0, 0.0]
+
+
+def test_subtab_with_the_authors_projection_puts_a_leaky_relu_between_its_two_layers(mixed):
+    """SubTab(projection="leaky_relu") (the authors' AEWrapper): the projection's two layers with
+    F.leaky_relu (slope 0.01) between them, where the default's ReLU cuts the negative part; the
+    default keeps the stored keys and heads."""
+    assert "projection" not in objectives.SubTab().key_params()
+    assert objectives.SubTab(projection="leaky_relu").key_params()["projection"] == "leaky_relu"
+    with pytest.raises(ValueError, match=r"^projection: one of 'relu', 'leaky_relu', got 'gelu'$"):
+        objectives.SubTab(projection="gelu")
+    plugins.load(str(FAMILY_AUTHORS))
+    try:
+        cfg = Config(methods=("subtab", "subtab_leaky"), **TINY)
+        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
+        assert list(_stack_of(members, "subtab").heads) == ["projection", "decoder"]
+        pt = _stack_of(members, "subtab_leaky")
+        assert list(pt.heads) == ["projection_in", "projection_out", "decoder"]
+        batch = _first_batch(pt)
+        h = batch.encode(batch.anchors)
+        inner = pt.heads["projection_in"](h)
+        assert bool((inner < 0).any())
+        leaky = pt.heads["projection_out"](torch.nn.functional.leaky_relu(inner, 0.01))
+        torch.testing.assert_close(pt.objective._project(batch, h), leaky)
+        assert not torch.allclose(leaky, pt.heads["projection_out"](torch.relu(inner)))
+        training.pretrain(members, "pretraining")
+        assert all(np.isfinite(loss) for *_, loss in pt.history)
+    finally:
+        plugins.unload(str(FAMILY_AUTHORS))
+
+
 def test_the_embedding_views_are_the_mean_of_the_masked_rows_for_their_members_alone(mixed):
     plugins.load(str(SUBTAB_AUTHORS))
     try:
