@@ -301,6 +301,7 @@ def family(names, cfg: Config, epochs: int, data_dir=None, warmup_epochs: int = 
     for name in names:
         for method in methods:
             r = measure_pretraining(name, cfg.replace(methods=(method,)), epochs, data_dir, warmup_epochs)
+            r["objective"] = METHODS[method].objective  # (--report reprints it without the method's plugin)
             rows.append(r)
             per = r["s_per_epoch"] / r["members"] * 1000
             print(
@@ -375,7 +376,7 @@ def family_markdown(rows: list[dict]) -> str:
         per = r["s_per_epoch"] / r["members"] * 1000
         ratio, best = r["s_per_epoch"] / r["ceiling_s"], r["s_per_epoch"] / r["ceiling_best_s"]
         out.append(
-            f"| {r['name']} | `{method}` | {METHODS[method].objective} | {per:.1f} | "
+            f"| {r['name']} | `{method}` | {r.get('objective') or METHODS[method].objective} | {per:.1f} | "
             f"{r['ceiling_s']:.3f} ({r['epoch_gflop']:.0f}) | x{ratio:.2f} (x{best:.2f}) |"
         )
     return "\n".join(out)

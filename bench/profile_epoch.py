@@ -255,11 +255,13 @@ def epoch_products(
 def step_products(objective, K: int, b: int, width: int, n_features: int, cfg: Config) -> list[tuple]:
     """The batched matrix products of one pretraining step of ``K`` members on ``b`` rows under
     ``objective`` (None: NT-Xent): the encoder on the rows it reads, the objective's heads (forward,
-    weight and input gradients) and its loss's products.  The built-in objectives only: another
-    has no known ceiling (a :class:`ValueError`)."""
+    weight and input gradients) and its loss's products.  The built-in objectives' classes only
+    (whatever their name and switches: SubTab's LeakyReLU projection has the same two layers'
+    products, VIME's sigmoid outputs no other product): another has no known ceiling (a
+    :class:`ValueError`)."""
     H = cfg.hidden_dim
     encoder = [width] + [H] * cfg.encoder_depth
-    name = "ntxent" if objective is None else objective.name
+    name = "ntxent" if objective is None else _BUILT_IN_CLASSES.get(type(objective), objective.name)
     if name == "ntxent":  # anchors and views (2b rows) through encoder and projection, NT-Xent's products
         return _products(K, 2 * b, encoder + [H] * cfg.head_depth, True)
     if name == "vime":  # the view (b rows); the mask and feature estimators
@@ -271,6 +273,16 @@ def step_products(objective, K: int, b: int, width: int, n_features: int, cfg: C
         out = _products(K, rows, encoder, False) + _head(K, rows, [H, H, H]) + _head(K, rows, [H, width])
         return out + [(K, rows, H, rows), (K, rows, rows, H)]  # (losses.nt_xent_subsets: forward, backward)
     raise ValueError(f"objective {name!r}: its products are not known here (the built-in objectives' only)")
+
+
+_BUILT_IN_CLASSES = {
+    objectives.NTXent: "ntxent",
+    objectives.VIME: "vime",
+    objectives.DenoisingAutoencoder: "dae",
+    objectives.SubTab: "subtab",
+}
+"""The product layouts :func:`step_products` knows, by the objective's exact class (a subclass may
+compute anything)."""
 
 
 def _head(K: int, rows: int, dims: list[int]) -> list[tuple]:
