@@ -18,7 +18,8 @@ paper's)::
     tcclib.load_plugins("examples/family_authors.py")                  # Python, a notebook cell
 
 Each switch enters its members' content keys; the built-ins' keys stay as they are.  Its verdict
-on the 30 is ``outputs/family_authors/verdict.md`` (docs/methods.md, "The family's other switches").
+on the 30 is ``outputs/family_authors/verdict.md`` (docs/methods.md, "VIME's outputs and SubTab's
+projection as their authors have them").
 """
 
 from tcclib.method import objectives, registry
