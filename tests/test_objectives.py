@@ -366,6 +366,27 @@ def test_subtab_with_the_authors_projection_puts_a_leaky_relu_between_its_two_la
         plugins.unload(str(FAMILY_AUTHORS))
 
 
+def test_a_method_added_beside_a_stored_one_of_its_objective_is_said_added_not_changed(tmp_path):
+    """A stored run of subtab_leaky, run again with subtab_leaky_class beside it (the same objective):
+    the difference is the added method alone, not "code of objective:subtab_leaky changed" (what the
+    screen said when the fourth method joined outputs/family_authors); a changed objective still is."""
+    from tcclib.artifacts import store
+
+    plugins.load(str(FAMILY_AUTHORS))
+    try:
+        stored = tmp_path / "config.json"
+        store.write_json(store.settings_record(Config(methods=("subtab_leaky",), **TINY)), stored)
+        same, words = store.same_settings(stored, Config(methods=("subtab_leaky", "subtab_leaky_class"), **TINY))
+        assert not same and words == "methods +subtab_leaky_class", words
+        record = json.loads(stored.read_text())
+        record["plugin_code"]["subtab_leaky"]["objective:subtab_leaky"] = "revision:1"
+        stored.write_text(json.dumps(record))
+        same, words = store.same_settings(stored, Config(methods=("subtab_leaky", "subtab_leaky_class"), **TINY))
+        assert words == "methods +subtab_leaky_class; code of objective:subtab_leaky changed", words
+    finally:
+        plugins.unload(str(FAMILY_AUTHORS))
+
+
 def test_the_embedding_views_are_the_mean_of_the_masked_rows_for_their_members_alone(mixed):
     plugins.load(str(SUBTAB_AUTHORS))
     try:

@@ -361,10 +361,19 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
         for k in sorted(set(ref) | set(mine))
         if k not in (*_NOT_COMPARED, *RECORDS) and ref.get(k) != mine.get(k)
     ]
-    diff += code_changes(ref.get(PLUGIN_CODE), mine.get(PLUGIN_CODE))
+    diff += code_changes(ref.get(PLUGIN_CODE), _stored_ones(mine.get(PLUGIN_CODE), ref))
     if ref.get(OWN_CODE) != mine.get(OWN_CODE):
         diff.append(_own_code_change(ref.get(OWN_CODE), mine.get(OWN_CODE)))
     return not diff, "; ".join(diff)
+
+
+def _stored_ones(code, ref: dict):
+    """The code identities ``code`` of the methods and baselines the stored run ``ref`` had: one
+    added since is said by ``methods +name``, not as a change of the code it shares."""
+    if not isinstance(code, dict):
+        return code
+    stored = {str(name) for name in [*(ref.get("methods") or ()), *(ref.get("baselines") or ())]}
+    return {name: identity for name, identity in code.items() if name in stored}
 
 
 OWN_CODE_CHANGED = "tcclib's training code changed"
