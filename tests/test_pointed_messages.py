@@ -68,6 +68,14 @@ def test_one_dataset_is_one_dataset_in_the_record_and_the_verdict(tmp_path):
     timings = json.loads((tmp_path / "kc2" / "timings.json").read_text())
     record = screen.training_record(tmp_path, ["kc2"])
     assert record.startswith(f"training record: the stored results of 1 dataset come from {timings['trained_members']}")
+    # a method added to a finished screen: its last run trained 8 members and reused the 24 stored
+    timings.update(trained_members=8, reused_members=24)
+    (tmp_path / "kc2" / "timings.json").write_text(json.dumps(timings))
+    record = screen.training_record(tmp_path, ["kc2"])
+    assert (
+        "come from 8 members trained in " in record
+        and ", and 24 members their last run reused from an earlier one (" in record
+    )
     results = pd.read_csv(ROOT / "outputs" / "screen" / "results.csv")
     stored = pd.read_csv(STORED / "results.csv")
     one = pd.concat([results[results.dataset == "kc2"], stored[stored.method.isin(["class", "no_pretrain"])]])

@@ -336,11 +336,13 @@ def training_record(out: Path, datasets: list[str]) -> str:
         json.loads((out / d / "timings.json").read_text()) for d in datasets if (out / d / "timings.json").is_file()
     ]
     members = sum(int(t.get("trained_members", 0)) for t in timings)
+    reused = sum(int(t.get("reused_members", 0)) for t in timings)
     seconds = sum(float(t.get("total_s", 0.0)) for t in timings)
+    earlier = f", and {reused} members their last run reused from an earlier one" if reused else ""
     return (
         f"training record: the stored results of {errors.counted(len(timings), 'dataset')} come from {members} "
-        f"members trained in {seconds / 60:.1f} min of run_dataset time summed over the datasets (timings.json in "
-        f"each dataset's folder of {paths.relative_to_root(out)})"
+        f"members trained in {seconds / 60:.1f} min of run_dataset time summed over the datasets{earlier} "
+        f"(timings.json in each dataset's folder of {paths.relative_to_root(out)})"
     )
 
 
