@@ -24,25 +24,16 @@ projection as their authors have them").
 
 from tcclib.method import objectives, registry
 
-registry.register_objective(objectives.VIME(reconstruction="sigmoid", name="vime_sigmoid"))
-registry.register_method(
-    "vime_sigmoid", "column", "bernoulli_30", objective="vime_sigmoid", label="VIME, sigmoid outputs"
-)
-registry.register_method(
-    "vime_sigmoid_class",
-    "pseudo",
-    "bernoulli_30",
-    objective="vime_sigmoid",
-    label="VIME, sigmoid outputs, class-conditioned",
-)
-registry.register_objective(objectives.SubTab(projection="leaky_relu", name="subtab_leaky"))
-registry.register_method(
-    "subtab_leaky", "column", "bernoulli_30", objective="subtab_leaky", label="SubTab, LeakyReLU projection"
-)
-registry.register_method(
-    "subtab_leaky_class",
-    "pseudo",
-    "bernoulli_30",
-    objective="subtab_leaky",
-    label="SubTab, LeakyReLU projection, class-conditioned",
-)
+for objective, label in (
+    (objectives.VIME(reconstruction="sigmoid", name="vime_sigmoid"), "VIME, sigmoid outputs"),
+    (objectives.SubTab(projection="leaky_relu", name="subtab_leaky"), "SubTab, LeakyReLU projection"),
+):
+    registry.register_objective(objective)
+    registry.register_method(objective.name, "column", "bernoulli_30", objective=objective.name, label=label)
+    registry.register_method(
+        f"{objective.name}_class",
+        "pseudo",
+        "bernoulli_30",
+        objective=objective.name,
+        label=f"{label}, class-conditioned",
+    )
