@@ -233,8 +233,11 @@ def epoch_products(
     the pretraining epoch: :func:`step_products` of their ``objective``, NT-Xent by default) and of
     the amortised pseudo-label refresh (``head_epochs`` epochs of ``pseudo_members`` heads on
     ``n_labeled`` rows every ``pseudo_every`` epochs).  ``n_features``: the table's raw columns
-    (VIME's mask head)."""
-    head = [cfg.hidden_dim] * cfg.head_depth + [n_classes]
+    (VIME's mask head).  The refresh's heads read the embedding: every encoder layer's for an
+    objective whose ``embedding`` is the deep stack."""
+    deep = objective is not None and objectives.deep_stack(objective)
+    embedding = cfg.hidden_dim * (cfg.encoder_depth if deep else 1)
+    head = [embedding] + [cfg.hidden_dim] * (cfg.head_depth - 1) + [n_classes]
     sizes: dict[int, int] = {}
     for a, b in model.batches(n_rows, cfg.batch_size):
         sizes[b - a] = sizes.get(b - a, 0) + 1

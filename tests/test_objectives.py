@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pickle
 import subprocess
 import sys
 import types
@@ -26,7 +27,7 @@ import tcclib
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.data.sources import from_frame
-from tcclib.method import objectives, plugins, registry, rules, training
+from tcclib.method import objectives, plugins, pretraining, registry, rules, training
 from tcclib.method.config import METHODS, Config
 from tcclib.method.inputs import prepare_config
 from tcclib.method.losses import nt_xent_pairs_reference
@@ -364,6 +365,127 @@ def test_subtab_with_the_authors_projection_puts_a_leaky_relu_between_its_two_la
         assert all(np.isfinite(loss) for *_, loss in pt.history)
     finally:
         plugins.unload(str(FAMILY_AUTHORS))
+
+
+def _every_layer_by_hand(encoder, x: torch.Tensor, member: int) -> torch.Tensor:
+    outputs, h = [], x
+    for i, (W, b) in enumerate(zip(encoder.weights, encoder.biases)):
+        h = h @ W[member] + b[member]
+        if i < len(encoder.weights) - 1:
+            h = torch.relu(h)
+        outputs.append(h)
+    return torch.cat(outputs, -1)
+
+
+def test_the_autoencoders_deep_stack_is_every_encoder_layer_wherever_the_embedding_is_read(mixed, monkeypatch):
+    """DenoisingAutoencoder(embedding="deep_stack") (Jahrer's): its members' embedding is every
+    encoder layer's output side by side (4 x hidden_dim), in the classifier and in the pseudo-label
+    refresh; the default keeps the stored keys; a bad value is named."""
+    assert objectives.DenoisingAutoencoder().key_params() == {}
+    deep = objectives.DenoisingAutoencoder(embedding="deep_stack")
+    assert deep.key_params() == {"embedding": "deep_stack"}
+    with pytest.raises(ValueError, match=r"^embedding: one of 'last', 'deep_stack', got 'all'$"):
+        objectives.DenoisingAutoencoder(embedding="all")
+    plugins.load(str(FAMILY_AUTHORS))
+    try:
+        cfg = Config(methods=("random", "dae", "dae_deep", "dae_deep_class"), **TINY)
+        keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
+        assert len(set(keys.values())) == len(keys) == 8
+        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
+        layout = members.layout
+        assert members.encoders.deep.tolist() == [
+            j for j, (_, m) in enumerate(layout.members) if m in ("dae_deep", "dae_deep_class")
+        ]
+        assert members.encoders.output_widths() == [64 if m.startswith("dae_deep") else 16 for _, m in layout.members]
+        read = []  # (what the refresh's heads are fitted on: the real fit_heads runs)
+        real_fit_heads = pretraining.fit_heads
+        monkeypatch.setattr(
+            pretraining, "fit_heads", lambda emb, *a, **k: read.append(emb.shape) or real_fit_heads(emb, *a, **k)
+        )
+        training.pretrain(members, "pretraining")
+        assert read and all(shape[-1] == 64 for shape in read)
+        x = members.anchors[:, :7]
+        out = members.encoders(x)
+        assert out.shape == (layout.K, 7, 64)
+        for j, (_, m) in enumerate(layout.members):
+            if m.startswith("dae_deep"):
+                torch.testing.assert_close(out[j], _every_layer_by_hand(members.encoders, x[j], j))
+            else:
+                assert torch.equal(out[j, :, :16], members.encoders.forward(x)[j]) and not out[j, :, 16:].any()
+    finally:
+        plugins.unload(str(FAMILY_AUTHORS))
+
+
+@pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
+def test_a_deep_stack_beside_other_methods_leaves_their_results_unchanged(mixed, head):
+    """With deep-stack members in the run, the other members' heads read zero-padded embeddings:
+    their results, pseudo-labels and embeddings are the same bits as without them."""
+    plugins.load(str(FAMILY_AUTHORS))
+    try:
+        settings = dict(TINY, head=head, keep_embeddings=True, pseudo_every=1)
+        alone = run_dataset(mixed, Config(methods=("random", "dae", "vime_class"), **settings))
+        beside = run_dataset(
+            mixed, Config(methods=("random", "dae_deep", "dae", "vime_class", "dae_deep_class"), **settings)
+        )
+    finally:
+        plugins.unload(str(FAMILY_AUTHORS))
+
+    def _kept(frame, columns):
+        kept = frame[frame.method.isin(["random", "dae", "vime_class"])]
+        return kept.sort_values(["seed", "method", *columns[:1]])[columns].to_numpy().tolist()
+
+    for part, columns in (("results", ["accuracy", "auroc"]), ("pseudo", ["epoch", "pseudo_accuracy"])):
+        expected = _kept(getattr(alone, part), columns)
+        assert expected and expected == _kept(getattr(beside, part), columns)
+    for method in ("random", "dae", "vime_class"):
+        assert np.array_equal(alone.embeddings[method]["test"], beside.embeddings[method]["test"])
+    assert beside.embeddings["dae_deep"]["test"].shape[1] == 64 and beside.embeddings["dae"]["test"].shape[1] == 16
+    assert set(beside.results.method) == {"random", "dae_deep", "dae", "vime_class", "dae_deep_class"}
+
+
+@pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
+def test_the_estimator_fits_the_deep_stack_with_every_head(mixed, head):
+    plugins.load(str(FAMILY_AUTHORS))
+    try:
+        clf = tcclib.TCCClassifier("dae_deep_class", head=head, epochs=2, head_epochs=3, hidden_dim=16, verbose=False)
+        clf.fit(mixed.X, mixed.y)
+        assert clf.transform(mixed.X).shape == (len(mixed.X), 64) and len(clf.get_feature_names_out()) == 64
+        again = pickle.loads(pickle.dumps(clf))
+        assert np.array_equal(again.predict_proba(mixed.X), clf.predict_proba(mixed.X))
+    finally:
+        plugins.unload(str(FAMILY_AUTHORS))
+
+
+def test_an_objectives_embedding_is_one_of_two_and_set_after_registration_it_is_keyed_or_refused(mixed):
+    """``embedding``: 'last' or 'deep_stack'; another value is refused at registration, by
+    check_objective and by a run; the built-in dae's set after registration moves its key alone."""
+    bad = objectives.DenoisingAutoencoder(name="dae_bad")
+    bad.embedding = "every"
+    with pytest.raises(
+        registry.RegistryError,
+        match=r"^register_objective 'dae_bad': embedding must be one of 'last', 'deep_stack', got 'every'$",
+    ):
+        registry.register_objective(bad)
+    everywhere = _Blind()
+    everywhere.embedding = "every"
+    report = tcclib.check_objective(everywhere, raise_on_breach=False)
+    assert report.breaches == ["embedding must be one of 'last', 'deep_stack', got 'every'"]
+    cfg = Config(methods=("dae", "dae_class", "vime"), **TINY)
+    before = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
+    dae = registry.objective("dae")
+    dae.embedding = "deep_stack"
+    try:
+        after = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
+        assert {member.split("/")[1] for member, key in after.items() if key != before[member]} == {"dae", "dae_class"}
+        dae.embedding = "every"
+        with pytest.raises(
+            objectives.ObjectiveContractError,
+            match=r"^objective 'dae'.*: embedding must be one of 'last', 'deep_stack', got 'every'$",
+        ):
+            run_dataset(mixed, cfg)
+    finally:
+        del dae.embedding
+    assert content_keys.run_keys(prepare_config(mixed, cfg), cfg).members == before
 
 
 def test_a_method_added_beside_a_stored_one_of_its_objective_is_said_added_not_changed(tmp_path):

@@ -621,6 +621,9 @@ def _objective_declarations(objective) -> list[str]:
     out = _name_declared(objective)
     if not (isinstance(objective.views, int) and objective.views >= 1):
         out.append(f"views must be an integer >= 1, got {objective.views!r}")
+    embedding = getattr(objective, "embedding", "last")
+    if embedding not in objectives.EMBEDDINGS:
+        out.append(f"embedding must be one of {', '.join(map(repr, objectives.EMBEDDINGS))}, got {embedding!r}")
     return out + _reads_and_params(objective, f"objective {objective.name!r}: its ", (objective.settings, ()))
 
 
@@ -632,6 +635,8 @@ class _ObjectiveProbe(objectives.Objective):
         self.objective, self.name, self.trial = objective, name, trial
         self.views, self.needs_changed = objective.views, objective.needs_changed
         self.settings = tuple(objective.settings)
+        embedding = getattr(objective, "embedding", "last")  # (a bad one is a declaration's breach)
+        self.embedding = embedding if embedding in objectives.EMBEDDINGS else "last"
 
     def heads(self, stack):
         try:

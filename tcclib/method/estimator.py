@@ -635,13 +635,14 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def transform(self, X) -> np.ndarray:
         """The encoder's embeddings ``[n, hidden_dim]`` of rows ``X`` (float32): the pretrained
-        encoder's, or under ``head="finetune"`` the fine-tuned one's."""
+        encoder's, or under ``head="finetune"`` the fine-tuned one's (``[n, encoder_depth x
+        hidden_dim]``, every layer's, for an objective whose ``embedding`` is the deep stack)."""
         return self._embed(X).cpu().numpy()
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names of the embedding dimensions :meth:`transform` returns: ``tcc0``, ``tcc1``, ..."""
         check_is_fitted(self, "encoder_")
-        return np.array([f"tcc{i}" for i in range(self.encoder_.dims[-1])], dtype=object)
+        return np.array([f"tcc{i}" for i in range(self.encoder_.output_widths()[0])], dtype=object)
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``[n, n_classes]`` in the order of ``classes_``."""
@@ -953,6 +954,8 @@ def _to_cpu(mlp):
     mlp.device = torch.device("cpu")
     if mlp.views is not None:
         mlp.views = mlp.views_on(mlp.device)
+    if mlp.deep is not None:
+        mlp.deep = mlp.deep.cpu()
     return mlp
 
 
@@ -972,6 +975,8 @@ def _on(obj, dev: torch.device):
     out.device = dev
     if obj.views is not None:
         out.views = obj.views_on(dev)
+    if obj.deep is not None:
+        out.deep = obj.deep.to(dev)
     return out
 
 

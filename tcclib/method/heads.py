@@ -121,10 +121,21 @@ def fit_heads(
 def head_inputs(enc: StackedMLP, onehot: torch.Tensor, kind: str = "frozen") -> torch.Tensor:
     """What a head of variant ``kind`` reads of one-hot rows ``[K, n, D]``: the embedding
     ``[K, n, H]`` (``frozen``, ``finetune``), or the embedding and the rows ``[K, n, H + D]``
-    (``concat``, ``probe``).  No gradient; float32."""
+    (``concat``, ``probe``).  No gradient; float32.  Where the members' embeddings differ in
+    width (a deep stack, :meth:`StackedMLP.output_widths`), each member's inputs are its own
+    embedding, then (``concat``, ``probe``) its rows, then zeros."""
     with torch.no_grad():
         emb = enc(onehot).float()
-    return torch.cat([emb, onehot.float()], -1) if kind in ("concat", "probe") else emb
+    if kind not in ("concat", "probe"):
+        return emb
+    widths = enc.output_widths()
+    if len(set(widths)) == 1:
+        return torch.cat([emb, onehot.float()], -1)
+    inputs = emb.new_zeros(*emb.shape[:2], max(widths) + onehot.shape[-1])
+    for k, width in enumerate(widths):
+        inputs[k, :, :width] = emb[k, :, :width]
+        inputs[k, :, width : width + onehot.shape[-1]] = onehot[k]
+    return inputs
 
 
 @dataclass
@@ -167,48 +178,57 @@ def fit_classifier(
     of the cross-entropy (None: unweighted).  ``frozen`` (the paper): :func:`fit_heads` on the
     embeddings; ``concat``: on the embeddings and the one-hot rows; ``finetune``: the encoder
     (updated in place) and a fresh head train together, the encoder at ``cfg.encoder_lr``.
-    Call it inside :func:`autocast` for ``bf16`` as the caller does its embedding passes."""
-    H = enc.dims[-1]
+    Call it inside :func:`autocast` for ``bf16`` as the caller does its embedding passes.
+    Where the members' embeddings differ in width (a deep stack), each head reads its own
+    member's first inputs (:func:`head_inputs`; the others are zeros)."""
+    embedding_widths = enc.output_widths()
+    H = max(embedding_widths)
+    mixed = len(set(embedding_widths)) > 1
     if cfg.head == "finetune":
         lab = rules.take_rows(anchors, rows)
-        head = new_head(enc.K, H, gens, cfg, n_classes, anchors.device)
+        head = new_head(enc.K, H, gens, cfg, n_classes, anchors.device, embedding_widths if mixed else None)
         opt = Adam([(head.parameters(), cfg.lr), (enc.parameters(), cfg.encoder_lr)])
         head_epochs(lambda idx: head(enc(rules.take_rows(lab, idx))), opt, y, gens, cfg, n_classes, weights)
         return Classifier(enc, head, cfg.head)
     with autocast(cfg, anchors.device):
         inputs = head_inputs(enc, anchors, cfg.head)  # (every row, then the labeled ones, as published)
+    labeled = rules.take_rows(inputs, rows)
     if cfg.head == "probe":
-        return Classifier(
-            enc, fit_probes(rules.take_rows(inputs, rows), y, gens, H, in_widths, n_classes, weights), "probe"
-        )
-    widths = [H + w for w in in_widths] if cfg.head == "concat" else None
-    return Classifier(enc, fit_heads(rules.take_rows(inputs, rows), y, gens, cfg, n_classes, weights, widths), cfg.head)
+        return Classifier(enc, fit_probes(labeled, y, gens, embedding_widths, in_widths, n_classes, weights), "probe")
+    if cfg.head == "concat":
+        widths = [e + w for e, w in zip(embedding_widths, in_widths)]
+    else:
+        widths = embedding_widths if mixed else None
+    return Classifier(enc, fit_heads(labeled, y, gens, cfg, n_classes, weights, widths), cfg.head)
 
 
 def fit_probes(
     inputs: torch.Tensor,
     y: torch.Tensor,
     gens: list[torch.Generator],
-    H: int,
+    embedding_widths: list[int],
     in_widths: list[int],
     n_classes: int,
     weights: torch.Tensor | None = None,
 ) -> StackedMLP:
     """``head: probe``: each member's logistic regression on its labeled rows' embedding and
-    features ``inputs`` ``[K, NL, H + D]`` (:mod:`tcclib.method.probe`: the design and ``C``
+    features ``inputs`` ``[K, NL, H + D]`` (member k's embedding its first ``embedding_widths[k]``
+    inputs, then its ``in_widths[k]`` features; :mod:`tcclib.method.probe`: the design and ``C``
     chosen by stratified cross-validation on those rows only, folds seeded by one draw of the
     member's generator), folded into one linear layer ``[K, H + D, n_classes]``, whose ``choices``
     hold each member's :class:`~tcclib.method.probe.Choice`."""
     fits, choices = [], []
     for k, g in enumerate(gens):
-        x = inputs[k, :, : H + in_widths[k]].double().cpu().numpy()
-        blocks = {"embedding": x[:, :H], "features": x[:, H:]}
+        width = embedding_widths[k]
+        x = inputs[k, :, : width + in_widths[k]].double().cpu().numpy()
+        blocks = {"embedding": x[:, :width], "features": x[:, width:]}
         yk = y[k].cpu().numpy()
         wk = None if weights is None else weights[k].double().cpu().numpy()
         seed = int(torch.randint(2**31 - 1, (1,), generator=g, device=g.device))
         choices.append(probe.choose(blocks, yk, seed, wk))
         fits.append(probe.fit_linear(blocks, yk, choices[-1], seed, wk))
-    W, b = probe.linear_layer(fits, [H + w for w in in_widths], n_classes)
+    W, b = probe.linear_layer(fits, [e + w for e, w in zip(embedding_widths, in_widths)], n_classes)
+    W = np.pad(W, ((0, 0), (0, inputs.shape[-1] - W.shape[1]), (0, 0)))  # (the widest member's inputs)
     layer = StackedMLP(
         len(fits), [W.shape[1], n_classes], [torch.Generator(inputs.device) for _ in fits], device=inputs.device
     )

@@ -13,6 +13,7 @@ import contextlib
 import math
 
 import torch
+from torch.nn import functional as F
 
 
 class StackedMLP:
@@ -25,9 +26,14 @@ class StackedMLP:
     members' outputs are the mean of their outputs on the masked inputs ``x * masks[:, v]``
     (``members`` ``[k]`` positions, ``masks`` ``[k, V, 1, in]``; an objective's
     :meth:`~tcclib.method.objectives.Objective.embedding_views`).
+    deep: None, or (for an encoder read as a representation) ``[d]`` member positions whose output
+    is every layer's output side by side (:meth:`every_layer`; an objective's ``embedding``
+    ``"deep_stack"``); the other members' outputs are then zero-padded to that width
+    (:meth:`output_widths`: each member's own).
     """
 
     views: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # (also a model pickled before views)
+    deep: torch.Tensor | None = None  # (also a model pickled before the deep stack)
 
     def __init__(
         self,
@@ -70,13 +76,17 @@ class StackedMLP:
     def __call__(self, x: torch.Tensor, members: torch.Tensor | None = None) -> torch.Tensor:
         """Forward ``x`` ``[K, n, in]`` (or ``[len(members), n, in]`` for a subset of members),
         through the :attr:`views` where they are set."""
-        if self.views is None:
+        if self.views is None and self.deep is None:
             return self.forward(x, members)
         if members is not None:
-            raise ValueError("a StackedMLP with views runs every member at once (members=None)")
+            raise ValueError("a StackedMLP with views or a deep stack runs every member at once (members=None)")
         out = self.forward(x)
-        for idx, masks in self.views:
-            out = out.index_copy(0, idx, view_mean(self.forward, x[idx], masks, idx).to(out.dtype))
+        if self.deep is not None:
+            out = self._padded(out)
+            out = out.index_copy(0, self.deep, self.every_layer(x[self.deep], self.deep).to(out.dtype))
+        for idx, masks in self.views or ():
+            read = self.every_layer if self._deep_group(idx) else self.forward
+            out = out.index_copy(0, idx, self._padded(view_mean(read, x[idx], masks, idx)).to(out.dtype))
         return out
 
     def forward(self, x: torch.Tensor, members: torch.Tensor | None = None) -> torch.Tensor:
@@ -90,6 +100,39 @@ class StackedMLP:
             if i < n - 1:
                 x = torch.relu_(x)  # in place: baddbmm's backward does not need its output
         return x
+
+    def every_layer(self, x: torch.Tensor, members: torch.Tensor | None = None) -> torch.Tensor:
+        """Every layer's output of ``x`` side by side, ``[.., n, sum(dims[1:])]``: the hidden
+        layers' after their ReLU, the last layer's as :meth:`forward` gives it (the deep stack)."""
+        outputs, n = [], len(self.weights)
+        for i, (W, b) in enumerate(zip(self.weights, self.biases)):
+            if members is not None:
+                W, b = W[members], b[members]
+            x = torch.baddbmm(b, x, W)
+            if i < n - 1:
+                x = torch.relu(x)
+            outputs.append(x)
+        return torch.cat(outputs, -1)
+
+    def output_widths(self) -> list[int]:
+        """Each member's own output width when read through ``__call__``: ``sum(dims[1:])`` for
+        a :attr:`deep` member, ``dims[-1]`` for the others."""
+        deep = set() if self.deep is None else set(self.deep.tolist())
+        return [sum(self.dims[1:]) if k in deep else self.dims[-1] for k in range(self.K)]
+
+    def _padded(self, out: torch.Tensor) -> torch.Tensor:
+        """``out`` zero-padded on its last axis to the widest member's output."""
+        width = sum(self.dims[1:]) if self.deep is not None else self.dims[-1]
+        return F.pad(out, (0, width - out.shape[-1]))
+
+    def _deep_group(self, idx: torch.Tensor) -> bool:
+        """Whether the members ``idx`` (one objective's: all or none of them) are deep."""
+        if self.deep is None:
+            return False
+        inside = torch.isin(idx, self.deep)
+        if bool(inside.any()) != bool(inside.all()):
+            raise ValueError("a StackedMLP's views group holds deep and other members; expected one objective's")
+        return bool(inside.all())
 
     def select(self, members: torch.Tensor) -> list[torch.Tensor]:
         """Detached copies of the chosen members' parameters (for inspection)."""

@@ -18,6 +18,9 @@ or passed to ``register_method(..., objective=...)``), that declares
 - :meth:`~Objective.embedding_views` (optional): the views whose embeddings a member's embedding
   averages wherever it is read (the pseudo-label refresh, the classifier, the plots; SubTab's
   ``evaluation="subsets"``), instead of the encoder reading the whole row;
+- ``embedding``: which of the encoder's outputs a member's embedding is wherever it is read:
+  ``"last"`` (the default: the last layer's) or ``"deep_stack"`` (every layer's side by side, the
+  hidden layers' after their ReLU: the autoencoder's ``embedding="deep_stack"``);
 - ``settings`` (the :class:`~tcclib.method.config.Config` fields it reads) and
   :meth:`~Objective.key_params` (its own parameters): what enters its members' content keys, with
   its code for a user's objective (:func:`tcclib.method.registry.objective_code`).
@@ -74,6 +77,10 @@ class Stack:
         return self.active.device
 
 
+EMBEDDINGS = ("last", "deep_stack")
+"""What an objective's ``embedding`` may be: the encoder's last layer, or every layer side by side."""
+
+
 class Objective:
     """What the encoder learns from the views (see the module's docstring).
 
@@ -85,6 +92,7 @@ class Objective:
     views: int = 1
     needs_changed: bool = False
     settings: tuple[str, ...] = ()
+    embedding: str = "last"  # (or "deep_stack": see the module's docstring)
 
     def key_params(self) -> dict:
         """The objective's own parameters: they enter its members' content keys."""
@@ -281,12 +289,21 @@ class DenoisingAutoencoder(Objective):
     Seguro winner's recipe, M. Jahrer 2017: "inputSwapNoise" 0.15, squared error, a linear output
     layer; the swap noise is the method's rules: the whole column's values, 15 % of the
     features, :class:`tcclib.method.rules.Bernoulli`).  The decoder is one linear layer on the
-    encoder's output; the loss is the mean squared error over the member's one-hot columns."""
+    encoder's output; the loss is the mean squared error over the member's one-hot columns.
+
+    ``embedding``: what the classifier (and the pseudo-label refresh, the plots, ``transform``)
+    reads: ``"last"`` (the collection's, the default of every stored result) the encoder's last
+    layer; ``"deep_stack"`` (Jahrer's) every layer's activations side by side, ``encoder_depth x
+    hidden_dim`` wide.  Pretraining is the same either way."""
 
     name = "dae"
 
-    def __init__(self, name: str = "dae"):
+    def __init__(self, name: str = "dae", embedding: str = "last"):
         self.name = name
+        self.embedding = _checked_choice("embedding", embedding, EMBEDDINGS)
+
+    def key_params(self) -> dict:
+        return {} if self.embedding == "last" else {"embedding": self.embedding}  # (the stored keys stay)
 
     def heads(self, stack: Stack) -> dict[str, list[int]]:
         return {"decoder": [stack.width]}
@@ -586,6 +603,19 @@ def check_embedding_views(objective, views, stack: Stack) -> None:
         raise ObjectiveContractError(f"{must}; got them on {views.device}")
     if not bool(torch.isfinite(views).all()):
         raise ObjectiveContractError(f"{must}; got values that are not finite")
+
+
+def deep_stack(objective) -> bool:
+    """Whether ``objective``'s members read every encoder layer as their embedding
+    (``embedding`` ``"deep_stack"``); another value than :data:`EMBEDDINGS` is an
+    :class:`ObjectiveContractError` naming the objective."""
+    value = getattr(objective, "embedding", "last")
+    if not isinstance(value, str) or value not in EMBEDDINGS:
+        raise ObjectiveContractError(
+            f"objective {objective_name(objective)}: embedding must be one of "
+            f"{', '.join(map(repr, EMBEDDINGS))}, got {value!r}"
+        )
+    return value == "deep_stack"
 
 
 def check_heads(objective, heads) -> None:

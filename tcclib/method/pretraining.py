@@ -192,6 +192,7 @@ class Pretraining:
         self.opt = adam(self.parameters(), cfg.lr)
         self.objective_state = objectives.call(self.objective, "prepare", lambda: self.objective.prepare(shape))
         self.embedding_views = self._embedding_views(shape)  # (None: the embedding reads the whole row)
+        self.deep_stack = objectives.deep_stack(self.objective)  # (the embedding: every encoder layer)
         self.changed: torch.Tensor | None = None  # [Kp, V N, M]: which features each view changed
         reads = [spec.reads("corruption_rate") for spec in self.specs]  # (a Bernoulli mask's count: unchecked)
         counts = [cfg.corrupted_count(layout.n_features[i], checked) for i, checked in zip(pre, reads)]
@@ -294,6 +295,11 @@ class Pretraining:
         (:attr:`tcclib.method.model.StackedMLP.views`), empty when they read the whole row."""
         return [] if self.embedding_views is None else [(self.pidx, self.embedding_views)]
 
+    def deep_members(self) -> list[torch.Tensor]:
+        """``[positions in every member's stack]`` of these members when their embedding is the
+        deep stack (:attr:`tcclib.method.model.StackedMLP.deep`), else empty."""
+        return [self.pidx] if self.deep_stack else []
+
     def autocast(self):
         """The context of the networks' forward passes (:func:`autocast`)."""
         return autocast(self.cfg, self.dev, cache=self.mode != "cuda_graph")
@@ -318,11 +324,12 @@ class Pretraining:
         counter draws the heads' row orders are counter draws too (one set of operations per head
         epoch, whatever the members)."""
         cfg, pse, pidx_t = self.cfg, self.pse, self.pse_t
+        read = self.enc.every_layer if self.deep_stack else self.enc  # (as the classifier will read them)
         with torch.no_grad(), autocast(cfg, self.dev):
             if self.embedding_views is None:
-                emb = self.enc(self.anchors[pidx_t], pidx_t)
-            else:  # (the mean of the views' embeddings, as the classifier will read them)
-                emb = view_mean(self.enc, self.anchors[pidx_t], self.embedding_views[pidx_t], pidx_t)
+                emb = read(self.anchors[pidx_t], pidx_t)
+            else:  # (the mean of the views' embeddings)
+                emb = view_mean(read, self.anchors[pidx_t], self.embedding_views[pidx_t], pidx_t)
         orders = None
         if self.draw_scheme == "counter":
             source = self.draws_of(pse)
@@ -669,6 +676,9 @@ class Stacks:
 
     def view_members(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         return [group for part in self.parts for group in part.view_members()]
+
+    def deep_members(self) -> list[torch.Tensor]:
+        return [group for part in self.parts for group in part.deep_members()]
 
     def release(self) -> None:
         for part in self.parts:

@@ -334,6 +334,11 @@ def register_objective(objective, replace: bool = False):
         raise RegistryError(
             f"register_objective {objective.name!r}: views must be an integer >= 1, got {objective.views!r}"
         )
+    if getattr(objective, "embedding", "last") not in objectives.EMBEDDINGS:
+        raise RegistryError(
+            f"register_objective {objective.name!r}: embedding must be one of "
+            f"{', '.join(map(repr, objectives.EMBEDDINGS))}, got {objective.embedding!r}"
+        )
     check_rule_settings(objective)
     ensure_loaded()
     table = _OBJECTIVES

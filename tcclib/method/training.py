@@ -85,7 +85,8 @@ def training_generators(layout: Layout, device) -> list[torch.Generator]:
 def embed(
     enc: StackedMLP, tab: TensorTable, raw: torch.Tensor, seed_idx: torch.Tensor, chunk: int | None = None
 ) -> torch.Tensor:
-    """Encoder embeddings ``[K, N, H]`` of raw rows ``[K, N, M]`` (one-hot encoded first).
+    """Encoder embeddings ``[K, N, H]`` of raw rows ``[K, N, M]`` (one-hot encoded first; ``H``
+    the widest member's, :meth:`StackedMLP.output_widths`).
 
     ``chunk``: rows per pass (None: all at once), so that very long tables need memory for one
     chunk's one-hot rows only."""
@@ -140,6 +141,9 @@ def set_up(
     views = pt.view_members() if pt is not None else []
     if views:  # (an objective's embedding reads views of the row)
         encoders.views = views
+    deep = pt.deep_members() if pt is not None else []
+    if deep:  # (an objective's embedding is every encoder layer)
+        encoders.deep = torch.cat(deep).sort().values
     return Members(tab, layout, encoders, gens, seed_idx, anchors, pt)
 
 

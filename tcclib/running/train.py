@@ -254,9 +254,13 @@ def _first_seed_embeddings(cfg: Config, members, model, y_te: np.ndarray) -> dic
         emb_tr = model.enc(members.anchors).float()
         emb_te = embed(model.enc, tab, tab.raw_test[seed_all], seed_all).float()
     y_tr = tab.y_train[seed_all]
+    widths = model.enc.output_widths()  # (each member's own: a deep stack's is wider)
     return {
         m: dict(
-            train=emb_tr[j].cpu().numpy(), test=emb_te[j].cpu().numpy(), y_train=y_tr[j].cpu().numpy(), y_test=y_te[j]
+            train=emb_tr[j, :, : widths[j]].cpu().numpy(),
+            test=emb_te[j, :, : widths[j]].cpu().numpy(),
+            y_train=y_tr[j].cpu().numpy(),
+            y_test=y_te[j],
         )
         for j, (si, m) in enumerate(members.layout.members)
         if si == 0
