@@ -6,6 +6,7 @@ one file: loaded as a plugin, keyed by its code, its contract checked, its error
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -29,7 +30,7 @@ from tcclib.artifacts import store
 from tcclib.data.sources import from_frame
 from tcclib.method import objectives, plugins, pretraining, registry, rules, training
 from tcclib.method.config import METHODS, Config
-from tcclib.method.inputs import prepare_config
+from tcclib.method.inputs import estimate_memory, prepare_config
 from tcclib.method.losses import nt_xent_pairs_reference
 from tcclib.paper import plots
 from tcclib.running import sweep
@@ -59,6 +60,16 @@ def mixed():
     )
     y = (X["a"] + (X["colour"] == "red") > 0.3).astype(int)
     return from_frame(X, y, name="mixed")
+
+
+@contextlib.contextmanager
+def _loaded(plugin: Path):
+    """The plugin ``plugin`` loaded inside, unloaded after (also on a failure)."""
+    plugins.load(str(plugin))
+    try:
+        yield
+    finally:
+        plugins.unload(str(plugin))
 
 
 def _history(run, method):
@@ -263,8 +274,7 @@ def test_subtab_with_the_authors_evaluation_reads_no_feature_outside_its_subsets
     assert objectives.SubTab(evaluation="subsets").key_params()["evaluation"] == "subsets"
     with pytest.raises(ValueError, match=r"^evaluation: 'row' .* or 'subsets' .*, got 'mean'$"):
         objectives.SubTab(evaluation="mean")
-    plugins.load(str(SUBTAB_AUTHORS))
-    try:
+    with _loaded(SUBTAB_AUTHORS):
         cfg = Config(methods=("subtab", "subtab_mean"), **TINY)
         keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
         assert {t.split("/")[1] for t in keys} == {"subtab", "subtab_mean"} and len(set(keys.values())) == len(keys)
@@ -275,8 +285,6 @@ def test_subtab_with_the_authors_evaluation_reads_no_feature_outside_its_subsets
         # 6 features, 4 subsets of one feature each: 2 features in none
         assert _ignored_columns(fitted["subtab"], mixed.X) == []
         assert len(_ignored_columns(fitted["subtab_mean"], mixed.X)) == 2
-    finally:
-        plugins.unload(str(SUBTAB_AUTHORS))
 
 
 FAMILY_AUTHORS = ROOT / "examples" / "family_authors.py"
@@ -300,8 +308,7 @@ def test_vime_with_the_authors_outputs_reconstructs_the_row_scaled_to_0_1_throug
     assert objectives.VIME(reconstruction="sigmoid").key_params() == {"alpha": 2.0, "reconstruction": "sigmoid"}
     with pytest.raises(ValueError, match=r"^reconstruction: one of 'linear', 'sigmoid', got 'tanh'$"):
         objectives.VIME(reconstruction="tanh")
-    plugins.load(str(FAMILY_AUTHORS))
-    try:
+    with _loaded(FAMILY_AUTHORS):
         cfg = Config(methods=("vime", "vime_sigmoid", "vime_sigmoid_class"), **TINY)
         keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
         assert len(set(keys.values())) == len(keys) == 6
@@ -320,8 +327,6 @@ def test_vime_with_the_authors_outputs_reconstructs_the_row_scaled_to_0_1_throug
         torch.testing.assert_close(pt.objective.loss(batch), mask_loss + pt.objective.alpha * by_hand)
         training.pretrain(members, "pretraining")
         assert all(np.isfinite(loss) for *_, loss in pt.history)
-    finally:
-        plugins.unload(str(FAMILY_AUTHORS))
     # padding (column_feature -1) and a constant column: inverse range 0, so no target and no output
     stack = objectives.Stack(
         k=1,
@@ -347,8 +352,7 @@ def test_subtab_with_the_authors_projection_puts_a_leaky_relu_between_its_two_la
     assert objectives.SubTab(projection="leaky_relu").key_params()["projection"] == "leaky_relu"
     with pytest.raises(ValueError, match=r"^projection: one of 'relu', 'leaky_relu', got 'gelu'$"):
         objectives.SubTab(projection="gelu")
-    plugins.load(str(FAMILY_AUTHORS))
-    try:
+    with _loaded(FAMILY_AUTHORS):
         cfg = Config(methods=("subtab", "subtab_leaky"), **TINY)
         members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
         assert list(_stack_of(members, "subtab").heads) == ["projection", "decoder"]
@@ -363,8 +367,6 @@ def test_subtab_with_the_authors_projection_puts_a_leaky_relu_between_its_two_la
         assert not torch.allclose(leaky, pt.heads["projection_out"](torch.relu(inner)))
         training.pretrain(members, "pretraining")
         assert all(np.isfinite(loss) for *_, loss in pt.history)
-    finally:
-        plugins.unload(str(FAMILY_AUTHORS))
 
 
 def _every_layer_by_hand(encoder, x: torch.Tensor, member: int) -> torch.Tensor:
@@ -386,12 +388,17 @@ def test_the_autoencoders_deep_stack_is_every_encoder_layer_wherever_the_embeddi
     assert deep.key_params() == {"embedding": "deep_stack"}
     with pytest.raises(ValueError, match=r"^embedding: one of 'last', 'deep_stack', got 'all'$"):
         objectives.DenoisingAutoencoder(embedding="all")
-    plugins.load(str(FAMILY_AUTHORS))
-    try:
+    with _loaded(FAMILY_AUTHORS):
         cfg = Config(methods=("random", "dae", "dae_deep", "dae_deep_class"), **TINY)
         keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
         assert len(set(keys.values())) == len(keys) == 8
-        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
+        prep = prepare_config(mixed, cfg)
+        wide, narrow = (
+            estimate_memory(prep, cfg),
+            estimate_memory(prep, cfg.replace(methods=("random", "dae", "vime", "subtab"))),
+        )
+        assert wide.nbytes - narrow.nbytes == 2 * 4 * (64 - 16) * wide.members * (wide.n_train + wide.n_test)
+        members = training.set_up(prep, cfg, None, "mixed")
         layout = members.layout
         assert members.encoders.deep.tolist() == [
             j for j, (_, m) in enumerate(layout.members) if m in ("dae_deep", "dae_deep_class")
@@ -412,23 +419,18 @@ def test_the_autoencoders_deep_stack_is_every_encoder_layer_wherever_the_embeddi
                 torch.testing.assert_close(out[j], _every_layer_by_hand(members.encoders, x[j], j))
             else:
                 assert torch.equal(out[j, :, :16], members.encoders.forward(x)[j]) and not out[j, :, 16:].any()
-    finally:
-        plugins.unload(str(FAMILY_AUTHORS))
 
 
 @pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
 def test_a_deep_stack_beside_other_methods_leaves_their_results_unchanged(mixed, head):
     """With deep-stack members in the run, the other members' heads read zero-padded embeddings:
     their results, pseudo-labels and embeddings are the same bits as without them."""
-    plugins.load(str(FAMILY_AUTHORS))
-    try:
+    with _loaded(FAMILY_AUTHORS):
         settings = dict(TINY, head=head, keep_embeddings=True, pseudo_every=1)
         alone = run_dataset(mixed, Config(methods=("random", "dae", "vime_class"), **settings))
         beside = run_dataset(
             mixed, Config(methods=("random", "dae_deep", "dae", "vime_class", "dae_deep_class"), **settings)
         )
-    finally:
-        plugins.unload(str(FAMILY_AUTHORS))
 
     def _kept(frame, columns):
         kept = frame[frame.method.isin(["random", "dae", "vime_class"])]
@@ -445,15 +447,12 @@ def test_a_deep_stack_beside_other_methods_leaves_their_results_unchanged(mixed,
 
 @pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
 def test_the_estimator_fits_the_deep_stack_with_every_head(mixed, head):
-    plugins.load(str(FAMILY_AUTHORS))
-    try:
+    with _loaded(FAMILY_AUTHORS):
         clf = tcclib.TCCClassifier("dae_deep_class", head=head, epochs=2, head_epochs=3, hidden_dim=16, verbose=False)
         clf.fit(mixed.X, mixed.y)
         assert clf.transform(mixed.X).shape == (len(mixed.X), 64) and len(clf.get_feature_names_out()) == 64
         again = pickle.loads(pickle.dumps(clf))
         assert np.array_equal(again.predict_proba(mixed.X), clf.predict_proba(mixed.X))
-    finally:
-        plugins.unload(str(FAMILY_AUTHORS))
 
 
 def test_an_objectives_embedding_is_one_of_two_and_set_after_registration_it_is_keyed_or_refused(mixed):
@@ -494,8 +493,7 @@ def test_a_method_added_beside_a_stored_one_of_its_objective_is_said_added_not_c
     screen said when the fourth method joined outputs/family_authors); a changed objective still is."""
     from tcclib.artifacts import store
 
-    plugins.load(str(FAMILY_AUTHORS))
-    try:
+    with _loaded(FAMILY_AUTHORS):
         stored = tmp_path / "config.json"
         store.write_json(store.settings_record(Config(methods=("subtab_leaky",), **TINY)), stored)
         same, words = store.same_settings(stored, Config(methods=("subtab_leaky", "subtab_leaky_class"), **TINY))
@@ -505,13 +503,10 @@ def test_a_method_added_beside_a_stored_one_of_its_objective_is_said_added_not_c
         stored.write_text(json.dumps(record))
         same, words = store.same_settings(stored, Config(methods=("subtab_leaky", "subtab_leaky_class"), **TINY))
         assert words == "methods +subtab_leaky_class; code of objective:subtab_leaky changed", words
-    finally:
-        plugins.unload(str(FAMILY_AUTHORS))
 
 
 def test_the_embedding_views_are_the_mean_of_the_masked_rows_for_their_members_alone(mixed):
-    plugins.load(str(SUBTAB_AUTHORS))
-    try:
+    with _loaded(SUBTAB_AUTHORS):
         cfg = Config(methods=("random", "subtab", "subtab_mean", "subtab_mean_class"), **TINY)
         members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
         training.pretrain(members, "pretraining")
@@ -525,8 +520,6 @@ def test_the_embedding_views_are_the_mean_of_the_masked_rows_for_their_members_a
             torch.testing.assert_close(embedding[idx], expected)
         others = [j for j in range(enc.K) if j not in viewed]
         assert torch.equal(embedding[others], plain[others])
-    finally:
-        plugins.unload(str(SUBTAB_AUTHORS))
 
 
 class _Reconstruction(objectives.Objective):

@@ -66,6 +66,7 @@ class MemoryEstimate:
     width: int
     hidden: int
     column_widths: dict = field(default_factory=dict)
+    embedding: int | None = None  # (the widest member's embedding; None: ``hidden``)
 
     @property
     def gib(self) -> float:
@@ -78,7 +79,14 @@ class MemoryEstimate:
         d = max(self.width - sum(w for c, w in self.column_widths.items() if c in drop), 0)
         return MemoryEstimate(
             _tensor_bytes(
-                self.members, self.pretrained, self.n_train, self.n_test, d, self.n_features - len(drop), self.hidden
+                self.members,
+                self.pretrained,
+                self.n_train,
+                self.n_test,
+                d,
+                self.n_features - len(drop),
+                self.hidden,
+                self.embedding,
             ),
             self.members,
             self.pretrained,
@@ -88,10 +96,11 @@ class MemoryEstimate:
             d,
             self.hidden,
             widths,
+            self.embedding,
         )
 
 
-def _tensor_bytes(K: int, Kp: int, N: int, Nt: int, D: int, M: int, H: int) -> int:
+def _tensor_bytes(K: int, Kp: int, N: int, Nt: int, D: int, M: int, H: int, E: int | None = None) -> int:
     """Peak bytes of :func:`tcclib.running.train.run_prepared`'s big tensors (float32 unless said).
 
     One-hot rows of D (+1 scatter column) floats: the anchors of all K members (``anchors_all``),
@@ -101,13 +110,14 @@ def _tensor_bytes(K: int, Kp: int, N: int, Nt: int, D: int, M: int, H: int) -> i
     Raw-value work per pretrained member, row and feature (corrupted copies, uniform draws,
     int64 donor and scatter indices, masks): about 48 bytes.  The first encoder layer, D x H per
     member, with gradient and Adam's two moments for the pretrained ones; and the embeddings
-    (K (N + Nt) x H, twice).  On CPU the measured peak (RSS) was 10-30 % above this sum
+    (K (N + Nt) x E, twice; ``E`` the widest member's embedding, ``H`` unless a deep stack's, every
+    encoder layer's).  On CPU the measured peak (RSS) was 10-30 % above this sum
     (allocator slack, short-lived temporaries): it is an order of magnitude, not a bound.
     """
     onehot = 4 * (D + 1) * (max(K * N + 6 * Kp * N, K * N + 4 * Kp * N + K * Nt) if Kp else K * (N + Nt))
     raw = 48 * max(Kp, K) * N * M
     weights = 4 * D * H * (K + 4 * Kp)
-    embeddings = 2 * 4 * H * K * (N + Nt)
+    embeddings = 2 * 4 * (E or H) * K * (N + Nt)
     return int(onehot + raw + weights + embeddings)
 
 
@@ -129,7 +139,12 @@ def estimate_memory(prep: Prepared, cfg: Config) -> MemoryEstimate:
     Nt = int(max(sp.raw_test.shape[0] for sp in prep.splits))
     M = widths.shape[1]
     cols = {c: int(w) for c, w in zip(prep.feature_names, widths.max(0))}
-    return MemoryEstimate(_tensor_bytes(K, Kp, N, Nt, D, M, cfg.hidden_dim), K, Kp, N, Nt, M, D, cfg.hidden_dim, cols)
+    deep = any(
+        METHODS[m].pretrain and getattr(METHODS[m].learns, "embedding", "last") == "deep_stack" for m in cfg.methods
+    )
+    embedding = cfg.hidden_dim * (cfg.encoder_depth if deep and Kp else 1)  # (the widest member's)
+    nbytes = _tensor_bytes(K, Kp, N, Nt, D, M, cfg.hidden_dim, embedding)
+    return MemoryEstimate(nbytes, K, Kp, N, Nt, M, D, cfg.hidden_dim, cols, embedding)
 
 
 def check_memory(prep: Prepared, cfg: Config, budget_gb: float | None = None) -> MemoryEstimate:
