@@ -1,5 +1,6 @@
-"""VIME, SubTab and the denoising autoencoder with three more of their authors' choices: VIME's
-sigmoid reconstruction, SubTab's LeakyReLU projection and the autoencoder's deep stack.
+"""VIME, SubTab and the denoising autoencoder with more of their authors' choices: VIME's sigmoid
+reconstruction and its inputs scaled to [0, 1], SubTab's LeakyReLU projection and the
+autoencoder's deep stack.
 
 The built-in ``vime`` reconstructs the collection's preprocessed row with linear outputs (z-scored
 numbers, one-hot categories), the built-in ``subtab`` puts a ReLU between its projection's two
@@ -8,7 +9,9 @@ encoder's last layer, as every method's.  The authors do otherwise:
 
 - VIME's feature estimator is ``Dense(dim, activation='sigmoid')``, trained on data scaled to
   [0, 1]: ``objectives.VIME(reconstruction="sigmoid")`` puts a sigmoid on the outputs and scales the
-  clean row it reconstructs to [0, 1], column by column over each member's training rows;
+  clean row it reconstructs to [0, 1], column by column over each member's training rows; with
+  ``inputs="min_max"`` too, the encoder reads the rows so scaled as well (the authors scale the
+  data before VIME sees it): ``vime_authors`` is VIME with both;
 - SubTab's ``AEWrapper`` puts ``F.leaky_relu`` between the projection's two layers:
   ``objectives.SubTab(projection="leaky_relu")``;
 - Jahrer's denoising autoencoder (Porto Seguro, 2017) hands the classifier every hidden layer's
@@ -31,6 +34,11 @@ from tcclib.method import objectives, registry
 
 for objective, where, label in (
     (objectives.VIME(reconstruction="sigmoid", name="vime_sigmoid"), "bernoulli_30", "VIME, sigmoid outputs"),
+    (
+        objectives.VIME(reconstruction="sigmoid", inputs="min_max", name="vime_authors"),
+        "bernoulli_30",
+        "VIME, inputs in [0, 1] and sigmoid outputs",
+    ),
     (objectives.SubTab(projection="leaky_relu", name="subtab_leaky"), "bernoulli_30", "SubTab, LeakyReLU projection"),
     (objectives.DenoisingAutoencoder(embedding="deep_stack", name="dae_deep"), "bernoulli_15", "DAE, deep stack"),
 ):

@@ -322,7 +322,7 @@ def test_vime_with_the_authors_outputs_reconstructs_the_row_scaled_to_0_1_throug
         assert float(target.min()) >= 0 and float(target.max()) <= 1
         features = batch.head("features", batch.encode(batch.views)).float()
         by_hand = ((torch.sigmoid(features) * real - target).square().sum(-1).mean(1)) / pt.in_widths
-        linear = pt.objective.loss(objectives.Batch(pt, batch.idx, None))  # (the mask loss + alpha x linear)
+        linear = objectives.VIME(alpha=pt.objective.alpha).loss(batch)  # (the mask loss + alpha x linear)
         mask_loss = linear - pt.objective.alpha * objectives.row_squared_error(features, batch.anchors, pt.in_widths)
         torch.testing.assert_close(pt.objective.loss(batch), mask_loss + pt.objective.alpha * by_hand)
         training.pretrain(members, "pretraining")
@@ -342,6 +342,49 @@ def test_vime_with_the_authors_outputs_reconstructs_the_row_scaled_to_0_1_throug
     )
     low, inverse_range = objectives.min_max_scaling(stack)
     assert low.flatten().tolist() == [1.0, 5.0, 0.0] and inverse_range.flatten().tolist() == [0.5, 0.0, 0.0]
+
+
+def test_vime_with_the_authors_inputs_encodes_the_rows_min_max_scaled_wherever_it_reads_them(mixed, monkeypatch):
+    """VIME(inputs="min_max"): the encoder reads each column min-max scaled over the member's
+    training rows, in pretraining (Batch.encode), in the pseudo-label refresh and in the
+    classifier's encoder; the other members read their rows as they are; the default keeps the
+    stored keys; a bad value is named."""
+    assert "inputs" not in objectives.VIME().key_params()
+    assert objectives.VIME(inputs="min_max").key_params()["inputs"] == "min_max"
+    with pytest.raises(ValueError, match=r"^inputs: one of 'preprocessed', 'min_max', got 'rank'$"):
+        objectives.VIME(inputs="rank")
+    with _loaded(FAMILY_AUTHORS):
+        cfg = Config(methods=("vime_sigmoid", "vime_authors", "vime_authors_class"), **TINY)
+        keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
+        assert len(set(keys.values())) == len(keys) == 6
+        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
+        pt = _stack_of(members, "vime_authors")
+        low, inverse_range = objectives.min_max_scaling(pt.stack_shape())
+        scaled = (pt.anchors - low) * inverse_range
+        assert float(scaled.min()) == 0.0 and float(scaled.max()) == 1.0
+        torch.testing.assert_close(pt.encoder_rows(pt.anchors), scaled)
+        batch = _first_batch(pt)
+        torch.testing.assert_close(batch.encode(batch.anchors), pt.enc((batch.anchors - low) * inverse_range))
+        assert _stack_of(members, "vime_sigmoid").input_map is None
+        with torch.no_grad():  # (the first refresh, before epoch 0, reads the initial encoder)
+            first = rules.take_rows(pt.enc(scaled)[pt.pse_t], pt.lab_rows[pt.pse_t])
+        read = []
+        real_fit_heads = pretraining.fit_heads
+        monkeypatch.setattr(
+            pretraining, "fit_heads", lambda emb, *a, **k: read.append(emb) or real_fit_heads(emb, *a, **k)
+        )
+        training.pretrain(members, "pretraining")
+        torch.testing.assert_close(read[0], first)
+        assert all(np.isfinite(loss) for *_, loss in pt.history)
+        encoders, layout = members.encoders, members.layout
+        out = encoders(members.anchors)
+        for j in range(layout.K):
+            position = pt.pre.index(j) if j in pt.pre else None
+            x = members.anchors[j] if position is None else scaled[position]
+            expected = x @ encoders.weights[0][j] + encoders.biases[0][j]
+            for W, b in zip(encoders.weights[1:], encoders.biases[1:]):
+                expected = torch.relu(expected) @ W[j] + b[j]
+            torch.testing.assert_close(out[j], expected)
 
 
 def test_subtab_with_the_authors_projection_puts_a_leaky_relu_between_its_two_layers(mixed):
@@ -423,13 +466,17 @@ def test_the_autoencoders_deep_stack_is_every_encoder_layer_wherever_the_embeddi
 
 @pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
 def test_a_deep_stack_beside_other_methods_leaves_their_results_unchanged(mixed, head):
-    """With deep-stack members in the run, the other members' heads read zero-padded embeddings:
-    their results, pseudo-labels and embeddings are the same bits as without them."""
+    """With deep-stack members in the run, the other members' heads read zero-padded embeddings,
+    and VIME's members with min-max scaled inputs read their own rows: the others' results,
+    pseudo-labels and embeddings are the same bits as without them."""
     with _loaded(FAMILY_AUTHORS):
         settings = dict(TINY, head=head, keep_embeddings=True, pseudo_every=1)
         alone = run_dataset(mixed, Config(methods=("random", "dae", "vime_class"), **settings))
         beside = run_dataset(
-            mixed, Config(methods=("random", "dae_deep", "dae", "vime_class", "dae_deep_class"), **settings)
+            mixed,
+            Config(
+                methods=("random", "dae_deep", "dae", "vime_class", "dae_deep_class", "vime_authors_class"), **settings
+            ),
         )
 
     def _kept(frame, columns):
@@ -442,15 +489,23 @@ def test_a_deep_stack_beside_other_methods_leaves_their_results_unchanged(mixed,
     for method in ("random", "dae", "vime_class"):
         assert np.array_equal(alone.embeddings[method]["test"], beside.embeddings[method]["test"])
     assert beside.embeddings["dae_deep"]["test"].shape[1] == 64 and beside.embeddings["dae"]["test"].shape[1] == 16
-    assert set(beside.results.method) == {"random", "dae_deep", "dae", "vime_class", "dae_deep_class"}
+    assert set(beside.results.method) == {
+        "random",
+        "dae_deep",
+        "dae",
+        "vime_class",
+        "dae_deep_class",
+        "vime_authors_class",
+    }
 
 
 @pytest.mark.parametrize("head", ["frozen", "finetune", "concat", "probe"])
-def test_the_estimator_fits_the_deep_stack_with_every_head(mixed, head):
+@pytest.mark.parametrize("method, width", [("dae_deep_class", 64), ("vime_authors_class", 16)])
+def test_the_estimator_fits_the_deep_stack_and_vimes_scaled_inputs_with_every_head(mixed, head, method, width):
     with _loaded(FAMILY_AUTHORS):
-        clf = tcclib.TCCClassifier("dae_deep_class", head=head, epochs=2, head_epochs=3, hidden_dim=16, verbose=False)
+        clf = tcclib.TCCClassifier(method, head=head, epochs=2, head_epochs=3, hidden_dim=16, verbose=False)
         clf.fit(mixed.X, mixed.y)
-        assert clf.transform(mixed.X).shape == (len(mixed.X), 64) and len(clf.get_feature_names_out()) == 64
+        assert clf.transform(mixed.X).shape == (len(mixed.X), width) and len(clf.get_feature_names_out()) == width
         again = pickle.loads(pickle.dumps(clf))
         assert np.array_equal(again.predict_proba(mixed.X), clf.predict_proba(mixed.X))
 
@@ -568,6 +623,21 @@ def test_the_pseudo_label_refresh_reads_the_embedding_views_and_a_bad_view_is_a_
     assert report.breaches == [
         "objective 'misshapen' (test_objectives.py): embedding_views() must return None or float masks "
         "[2, V, 1, 12] on cpu; got a torch.float32 tensor of shape [2, 1, 12]"
+    ]
+
+
+class _Mismapped(_Blind):
+    name = "mismapped"
+
+    def encoder_inputs(self, stack, state):
+        return torch.zeros(stack.k, stack.width), torch.ones(stack.k, 1, stack.width)
+
+
+def test_encoder_inputs_of_the_wrong_shape_are_a_breach_of_check_objective():
+    report = tcclib.check_objective(_Mismapped(), raise_on_breach=False)
+    assert report.breaches == [
+        "objective 'mismapped' (test_objectives.py): encoder_inputs() must return None or (shift, scale), "
+        "float tensors [2, 1, 12] on cpu; got a torch.float32 tensor of shape [2, 12]"
     ]
 
 

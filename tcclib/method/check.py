@@ -665,6 +665,17 @@ class _ObjectiveProbe(objectives.Objective):
             self.trial.breach(str(e), "embedding_views")
             return None
 
+    def encoder_inputs(self, stack, state):
+        try:
+            found = objectives.call(
+                self.objective, "encoder_inputs", lambda: self.objective.encoder_inputs(stack, state)
+            )
+            objectives.check_encoder_inputs(self.objective, found, stack)
+            return found
+        except rules.RuleContractError as e:
+            self.trial.breach(str(e), "encoder_inputs")
+            return None
+
     def loss(self, batch: objectives.Batch) -> torch.Tensor:
         self.trial.n_calls += 1
         try:

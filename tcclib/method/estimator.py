@@ -956,6 +956,8 @@ def _to_cpu(mlp):
         mlp.views = mlp.views_on(mlp.device)
     if mlp.deep is not None:
         mlp.deep = mlp.deep.cpu()
+    if mlp.input_maps is not None:
+        mlp.input_maps = mlp.input_maps_on(mlp.device)
     return mlp
 
 
@@ -977,6 +979,8 @@ def _on(obj, dev: torch.device):
         out.views = obj.views_on(dev)
     if obj.deep is not None:
         out.deep = obj.deep.to(dev)
+    if obj.input_maps is not None:
+        out.input_maps = obj.input_maps_on(dev)
     return out
 
 

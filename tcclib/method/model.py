@@ -30,10 +30,14 @@ class StackedMLP:
     is every layer's output side by side (:meth:`every_layer`; an objective's ``embedding``
     ``"deep_stack"``); the other members' outputs are then zero-padded to that width
     (:meth:`output_widths`: each member's own).
+    input_maps: None, or (for an encoder read as a representation) ``[(members, shift, scale)]``:
+    those members read ``(x - shift) * scale`` (``[k, 1, in]`` each; an objective's
+    :meth:`~tcclib.method.objectives.Objective.encoder_inputs`) instead of ``x``.
     """
 
     views: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # (also a model pickled before views)
     deep: torch.Tensor | None = None  # (also a model pickled before the deep stack)
+    input_maps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None  # (and before these)
 
     def __init__(
         self,
@@ -76,10 +80,12 @@ class StackedMLP:
     def __call__(self, x: torch.Tensor, members: torch.Tensor | None = None) -> torch.Tensor:
         """Forward ``x`` ``[K, n, in]`` (or ``[len(members), n, in]`` for a subset of members),
         through the :attr:`views` where they are set."""
-        if self.views is None and self.deep is None:
+        if self.views is None and self.deep is None and self.input_maps is None:
             return self.forward(x, members)
         if members is not None:
-            raise ValueError("a StackedMLP with views or a deep stack runs every member at once (members=None)")
+            raise ValueError("a StackedMLP with views, a deep stack or input maps runs every member at once")
+        for idx, shift, scale in self.input_maps or ():
+            x = x.index_copy(0, idx, ((x[idx] - shift) * scale).to(x.dtype))
         out = self.forward(x)
         if self.deep is not None:
             out = self._padded(out)
@@ -137,6 +143,12 @@ class StackedMLP:
     def select(self, members: torch.Tensor) -> list[torch.Tensor]:
         """Detached copies of the chosen members' parameters (for inspection)."""
         return [p.detach()[members].clone() for p in self.parameters()]
+
+    def input_maps_on(self, device: torch.device) -> list[tuple[torch.Tensor, ...]] | None:
+        """:attr:`input_maps` with their tensors on ``device``."""
+        if self.input_maps is None:
+            return None
+        return [tuple(t.to(device) for t in group) for group in self.input_maps]
 
     def views_on(self, device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
         """:attr:`views` with their tensors on ``device``."""

@@ -18,6 +18,9 @@ or passed to ``register_method(..., objective=...)``), that declares
 - :meth:`~Objective.embedding_views` (optional): the views whose embeddings a member's embedding
   averages wherever it is read (the pseudo-label refresh, the classifier, the plots; SubTab's
   ``evaluation="subsets"``), instead of the encoder reading the whole row;
+- :meth:`~Objective.encoder_inputs` (optional): a per-column affine map ``(row - shift) * scale``
+  of the rows the encoder reads, in pretraining and wherever the embedding is read (VIME's
+  ``inputs="min_max"``), instead of the preprocessed rows themselves;
 - ``embedding``: which of the encoder's outputs a member's embedding is wherever it is read:
   ``"last"`` (the default: the last layer's) or ``"deep_stack"`` (every layer's side by side, the
   hidden layers' after their ReLU: the autoencoder's ``embedding="deep_stack"``);
@@ -120,6 +123,13 @@ class Objective:
         :meth:`prepare` returned.  Pretraining itself reads the views :meth:`loss` makes."""
         return None
 
+    def encoder_inputs(self, stack: Stack, state) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """What the encoder reads of a one-hot row, in pretraining (:meth:`Batch.encode`) and
+        wherever the embedding is read: ``None`` (the default) the row itself, or ``(shift,
+        scale)`` float ``[k, 1, D]`` for ``(row - shift) * scale``.  ``state``: what
+        :meth:`prepare` returned."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
 
@@ -178,9 +188,9 @@ class Batch:
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """The members' encoder on rows ``x`` ``[k, n, D]`` -> ``[k, n, H]`` (bfloat16 products
-        under ``matmul_precision: bf16``)."""
+        under ``matmul_precision: bf16``), through the objective's :meth:`Objective.encoder_inputs`."""
         with self._pt.autocast():
-            return self._pt.enc(x)
+            return self._pt.enc(self._pt.encoder_rows(x))
 
     def head(self, name: str, h: torch.Tensor) -> torch.Tensor:
         """The members' head ``name`` (of :meth:`Objective.heads`) on ``h`` ``[k, n, H]``."""
@@ -224,37 +234,52 @@ class VIME(Objective):
     output, as published.  ``alpha`` = 2.0, the published default (the views' ``p_m`` = 0.3 is the
     method's where rule, :class:`tcclib.method.rules.Bernoulli`).
 
+    ``inputs``: what the encoder reads, in pretraining and wherever the embedding is read:
+    ``"preprocessed"`` (the collection's, the default of every stored result) the preprocessed
+    row; ``"min_max"`` (the authors', whose data are scaled to [0, 1] before VIME sees them) the
+    row min-max scaled per column over the member's training rows (:func:`min_max_scaling`).
+
     ``reconstruction``: what the feature estimator outputs: ``"linear"`` (the collection's, the
     default of every stored result) the preprocessed row itself (z-scored numbers, one-hot
     categories); ``"sigmoid"`` (the authors' ``Dense(dim, activation='sigmoid')`` on data scaled to
     [0, 1]) a sigmoid of it, against the clean row min-max scaled per column over the member's
-    training rows (a one-hot column stays 0/1; a constant column's target is 0).  The encoder
-    reads the collection's rows either way."""
+    training rows (a one-hot column stays 0/1; a constant column's target is 0)."""
 
     needs_changed = True
     RECONSTRUCTIONS = ("linear", "sigmoid")
+    INPUTS = ("preprocessed", "min_max")
 
-    def __init__(self, alpha: float = 2.0, name: str = "vime", reconstruction: str = "linear"):
+    def __init__(
+        self, alpha: float = 2.0, name: str = "vime", reconstruction: str = "linear", inputs: str = "preprocessed"
+    ):
         self.alpha = rules.checked_number("alpha", alpha, "the weight of the reconstruction loss", 0)
         self.reconstruction = _checked_choice("reconstruction", reconstruction, self.RECONSTRUCTIONS)
+        self.inputs = _checked_choice("inputs", inputs, self.INPUTS)
         self.name = name
 
     def key_params(self) -> dict:
         params = {"alpha": self.alpha}
         if self.reconstruction != "linear":  # (absent at the default: the stored results' keys stay)
             params["reconstruction"] = self.reconstruction
+        if self.inputs != "preprocessed":  # (likewise)
+            params["inputs"] = self.inputs
         return params
 
     def heads(self, stack: Stack) -> dict[str, list[int]]:
         return {"mask": [stack.n_features], "features": [stack.width]}
 
     def prepare(self, stack: Stack) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """``reconstruction="sigmoid"``: each member's column minimum and the inverse of its
-        range ``[k, 1, D]`` over its training rows (0 where the range is 0 and on padding);
-        ``"linear"``: None."""
-        if _checked_choice("reconstruction", self.reconstruction, self.RECONSTRUCTIONS) == "linear":
+        """``reconstruction="sigmoid"`` or ``inputs="min_max"``: each member's column minimum and
+        the inverse of its range ``[k, 1, D]`` over its training rows (0 where the range is 0 and
+        on padding); else None."""
+        sigmoid = _checked_choice("reconstruction", self.reconstruction, self.RECONSTRUCTIONS) == "sigmoid"
+        if not sigmoid and _checked_choice("inputs", self.inputs, self.INPUTS) == "preprocessed":
             return None
         return min_max_scaling(stack)
+
+    def encoder_inputs(self, stack: Stack, state) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """``inputs="min_max"``: the rows min-max scaled (``state``, :meth:`prepare`); else None."""
+        return state if _checked_choice("inputs", self.inputs, self.INPUTS) == "min_max" else None
 
     def loss(self, batch: Batch) -> torch.Tensor:
         h = batch.encode(batch.views)
@@ -263,7 +288,7 @@ class VIME(Objective):
         bce = F.binary_cross_entropy_with_logits(mask_logits, batch.changed.float(), reduction="none")
         mask_loss = ((bce * active).sum(-1) / active.sum(-1).clamp_min(1)).mean(1)
         features = batch.head("features", h)
-        if batch.state is None:
+        if self.reconstruction == "linear":
             reconstruction = row_squared_error(features, batch.anchors, batch.in_widths)
         else:
             low, inverse_range = batch.state
@@ -478,6 +503,7 @@ def files_setup_reads(objective, cfg) -> str:
         _quietly(lambda: objective.heads(stack))
         state = _quietly(lambda: objective.prepare(stack))
         _quietly(lambda: objective.embedding_views(stack, state))
+        _quietly(lambda: objective.encoder_inputs(stack, state))
     return identity.files_digest(opened)
 
 
@@ -603,6 +629,26 @@ def check_embedding_views(objective, views, stack: Stack) -> None:
         raise ObjectiveContractError(f"{must}; got them on {views.device}")
     if not bool(torch.isfinite(views).all()):
         raise ObjectiveContractError(f"{must}; got values that are not finite")
+
+
+def check_encoder_inputs(objective, found, stack: Stack) -> None:
+    """An objective's :meth:`~Objective.encoder_inputs`: None, or ``(shift, scale)``, finite float
+    tensors ``[stack.k, 1, stack.width]`` on the stack's device."""
+    if found is None:
+        return
+    must = (
+        f"objective {objective_name(objective)}: encoder_inputs() must return None or (shift, scale), "
+        f"float tensors [{stack.k}, 1, {stack.width}] on {stack.device}"
+    )
+    if not (isinstance(found, tuple) and len(found) == 2 and all(isinstance(t, torch.Tensor) for t in found)):
+        raise ObjectiveContractError(f"{must}; got {type(found).__name__}")
+    for tensor in found:
+        if not tensor.is_floating_point() or tuple(tensor.shape) != (stack.k, 1, stack.width):
+            raise ObjectiveContractError(f"{must}; got a {tensor.dtype} tensor of shape {list(tensor.shape)}")
+        if tensor.device != stack.device:
+            raise ObjectiveContractError(f"{must}; got them on {tensor.device}")
+        if not bool(torch.isfinite(tensor).all()):
+            raise ObjectiveContractError(f"{must}; got values that are not finite")
 
 
 def deep_stack(objective) -> bool:

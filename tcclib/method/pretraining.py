@@ -193,6 +193,7 @@ class Pretraining:
         self.objective_state = objectives.call(self.objective, "prepare", lambda: self.objective.prepare(shape))
         self.embedding_views = self._embedding_views(shape)  # (None: the embedding reads the whole row)
         self.deep_stack = objectives.deep_stack(self.objective)  # (the embedding: every encoder layer)
+        self.input_map = self._encoder_inputs(shape)  # (None: the encoder reads the rows as they are)
         self.changed: torch.Tensor | None = None  # [Kp, V N, M]: which features each view changed
         reads = [spec.reads("corruption_rate") for spec in self.specs]  # (a Bernoulli mask's count: unchecked)
         counts = [cfg.corrupted_count(layout.n_features[i], checked) for i, checked in zip(pre, reads)]
@@ -290,6 +291,27 @@ class Pretraining:
             objectives.check_embedding_views(objective, views, shape)
         return None if views is None else views.float()
 
+    def _encoder_inputs(self, shape: objectives.Stack) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The objective's :meth:`~tcclib.method.objectives.Objective.encoder_inputs` of these
+        members (a user's checked), float32."""
+        objective, state = self.objective, self.objective_state
+        found = objectives.call(objective, "encoder_inputs", lambda: objective.encoder_inputs(shape, state))
+        if not objectives.is_own(objective):
+            objectives.check_encoder_inputs(objective, found, shape)
+        return None if found is None else (found[0].float(), found[1].float())
+
+    def encoder_rows(self, x: torch.Tensor) -> torch.Tensor:
+        """One-hot rows ``x`` ``[Kp, n, D]`` as these members' encoder reads them."""
+        if self.input_map is None:
+            return x
+        shift, scale = self.input_map
+        return (x - shift) * scale
+
+    def input_members(self) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """``[(positions in every member's stack, shift, scale)]`` of these members when their
+        encoder reads mapped rows (:attr:`tcclib.method.model.StackedMLP.input_maps`), else empty."""
+        return [] if self.input_map is None else [(self.pidx, *self.input_map)]
+
     def view_members(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """``[(positions in every member's stack, masks)]`` of these members' embedding views
         (:attr:`tcclib.method.model.StackedMLP.views`), empty when they read the whole row."""
@@ -325,11 +347,12 @@ class Pretraining:
         epoch, whatever the members)."""
         cfg, pse, pidx_t = self.cfg, self.pse, self.pse_t
         read = self.enc.every_layer if self.deep_stack else self.enc  # (as the classifier will read them)
+        rows = self.encoder_rows(self.anchors)[pidx_t]
         with torch.no_grad(), autocast(cfg, self.dev):
             if self.embedding_views is None:
-                emb = read(self.anchors[pidx_t], pidx_t)
+                emb = read(rows, pidx_t)
             else:  # (the mean of the views' embeddings)
-                emb = view_mean(read, self.anchors[pidx_t], self.embedding_views[pidx_t], pidx_t)
+                emb = view_mean(read, rows, self.embedding_views[pidx_t], pidx_t)
         orders = None
         if self.draw_scheme == "counter":
             source = self.draws_of(pse)
@@ -679,6 +702,9 @@ class Stacks:
 
     def deep_members(self) -> list[torch.Tensor]:
         return [group for part in self.parts for group in part.deep_members()]
+
+    def input_members(self) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        return [group for part in self.parts for group in part.input_members()]
 
     def release(self) -> None:
         for part in self.parts:

@@ -144,6 +144,9 @@ def set_up(
     deep = pt.deep_members() if pt is not None else []
     if deep:  # (an objective's embedding is every encoder layer)
         encoders.deep = torch.cat(deep).sort().values
+    input_maps = pt.input_members() if pt is not None else []
+    if input_maps:  # (an objective's encoder reads mapped rows)
+        encoders.input_maps = input_maps
     return Members(tab, layout, encoders, gens, seed_idx, anchors, pt)
 
 
