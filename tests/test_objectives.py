@@ -294,6 +294,17 @@ def _stack_of(members, objective_name: str):
     return next(pt for pt in members.pretraining.stacks if pt.objective.name == objective_name)
 
 
+def _keyed_apart_and_set_up(data, methods: tuple, objective_name: str):
+    """``methods`` on ``data`` at the TINY settings: every member's key its own; the members set up
+    and the stack of the objective ``objective_name``."""
+    cfg = Config(methods=methods, **TINY)
+    prep = prepare_config(data, cfg)
+    keys = content_keys.run_keys(prep, cfg).members
+    assert len(set(keys.values())) == len(keys) == len(cfg.seeds) * len(methods)
+    members = training.set_up(prep, cfg, None, data.name)
+    return members, _stack_of(members, objective_name)
+
+
 def _first_batch(pt, rows: int = 50) -> objectives.Batch:
     perm, views = pt.draw_views(0)
     pt.pairs = torch.cat([pt.anchors, views], dim=1)
@@ -309,11 +320,7 @@ def test_vime_with_the_authors_outputs_reconstructs_the_row_scaled_to_0_1_throug
     with pytest.raises(ValueError, match=r"^reconstruction: one of 'linear', 'sigmoid', got 'tanh'$"):
         objectives.VIME(reconstruction="tanh")
     with _loaded(FAMILY_AUTHORS):
-        cfg = Config(methods=("vime", "vime_sigmoid", "vime_sigmoid_class"), **TINY)
-        keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
-        assert len(set(keys.values())) == len(keys) == 6
-        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
-        pt = _stack_of(members, "vime_sigmoid")
+        members, pt = _keyed_apart_and_set_up(mixed, ("vime", "vime_sigmoid", "vime_sigmoid_class"), "vime_sigmoid")
         batch = _first_batch(pt)
         rows = pt.anchors.float()
         low, high = rows.amin(1, keepdim=True), rows.amax(1, keepdim=True)
@@ -354,11 +361,9 @@ def test_vime_with_the_authors_inputs_encodes_the_rows_min_max_scaled_wherever_i
     with pytest.raises(ValueError, match=r"^inputs: one of 'preprocessed', 'min_max', got 'rank'$"):
         objectives.VIME(inputs="rank")
     with _loaded(FAMILY_AUTHORS):
-        cfg = Config(methods=("vime_sigmoid", "vime_authors", "vime_authors_class"), **TINY)
-        keys = content_keys.run_keys(prepare_config(mixed, cfg), cfg).members
-        assert len(set(keys.values())) == len(keys) == 6
-        members = training.set_up(prepare_config(mixed, cfg), cfg, None, "mixed")
-        pt = _stack_of(members, "vime_authors")
+        members, pt = _keyed_apart_and_set_up(
+            mixed, ("vime_sigmoid", "vime_authors", "vime_authors_class"), "vime_authors"
+        )
         low, inverse_range = objectives.min_max_scaling(pt.stack_shape())
         scaled = (pt.anchors - low) * inverse_range
         assert float(scaled.min()) == 0.0 and float(scaled.max()) == 1.0

@@ -655,25 +655,20 @@ class _ObjectiveProbe(objectives.Objective):
             return None
 
     def embedding_views(self, stack, state):
-        try:
-            views = objectives.call(
-                self.objective, "embedding_views", lambda: self.objective.embedding_views(stack, state)
-            )
-            objectives.check_embedding_views(self.objective, views, stack)
-            return views
-        except rules.RuleContractError as e:
-            self.trial.breach(str(e), "embedding_views")
-            return None
+        return self._checked_hook("embedding_views", objectives.check_embedding_views, stack, state)
 
     def encoder_inputs(self, stack, state):
+        return self._checked_hook("encoder_inputs", objectives.check_encoder_inputs, stack, state)
+
+    def _checked_hook(self, hook: str, check, stack, state):
+        """The objective's ``hook(stack, state)`` checked by ``check``; a breach recorded and None
+        instead (the default's answer), so that the check goes on."""
         try:
-            found = objectives.call(
-                self.objective, "encoder_inputs", lambda: self.objective.encoder_inputs(stack, state)
-            )
-            objectives.check_encoder_inputs(self.objective, found, stack)
+            found = objectives.call(self.objective, hook, lambda: getattr(self.objective, hook)(stack, state))
+            check(self.objective, found, stack)
             return found
         except rules.RuleContractError as e:
-            self.trial.breach(str(e), "encoder_inputs")
+            self.trial.breach(str(e), hook)
             return None
 
     def loss(self, batch: objectives.Batch) -> torch.Tensor:

@@ -7,6 +7,7 @@ the dataset (too few features to corrupt, nothing unlabeled for pseudo-labels).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 
@@ -77,27 +78,11 @@ class MemoryEstimate:
         drop = set(columns)
         widths = {c: w for c, w in self.column_widths.items() if c not in drop}
         d = max(self.width - sum(w for c, w in self.column_widths.items() if c in drop), 0)
-        return MemoryEstimate(
-            _tensor_bytes(
-                self.members,
-                self.pretrained,
-                self.n_train,
-                self.n_test,
-                d,
-                self.n_features - len(drop),
-                self.hidden,
-                self.embedding,
-            ),
-            self.members,
-            self.pretrained,
-            self.n_train,
-            self.n_test,
-            self.n_features - len(drop),
-            d,
-            self.hidden,
-            widths,
-            self.embedding,
+        n_features = self.n_features - len(drop)
+        nbytes = _tensor_bytes(
+            self.members, self.pretrained, self.n_train, self.n_test, d, n_features, self.hidden, self.embedding
         )
+        return dataclasses.replace(self, nbytes=nbytes, n_features=n_features, width=d, column_widths=widths)
 
 
 def _tensor_bytes(K: int, Kp: int, N: int, Nt: int, D: int, M: int, H: int, E: int | None = None) -> int:
