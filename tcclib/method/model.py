@@ -124,11 +124,16 @@ class StackedMLP:
         """Each member's own output width when read through ``__call__``: ``sum(dims[1:])`` for
         a :attr:`deep` member, ``dims[-1]`` for the others."""
         deep = set() if self.deep is None else set(self.deep.tolist())
-        return [sum(self.dims[1:]) if k in deep else self.dims[-1] for k in range(self.K)]
+        return [self._every_layer_width if k in deep else self.dims[-1] for k in range(self.K)]
+
+    @property
+    def _every_layer_width(self) -> int:
+        """The width of :meth:`every_layer`'s output."""
+        return sum(self.dims[1:])
 
     def _padded(self, out: torch.Tensor) -> torch.Tensor:
         """``out`` zero-padded on its last axis to the widest member's output."""
-        width = sum(self.dims[1:]) if self.deep is not None else self.dims[-1]
+        width = self._every_layer_width if self.deep is not None else self.dims[-1]
         return F.pad(out, (0, width - out.shape[-1]))
 
     def _deep_group(self, idx: torch.Tensor) -> bool:
