@@ -124,9 +124,7 @@ def estimate_memory(prep: Prepared, cfg: Config) -> MemoryEstimate:
     Nt = int(max(sp.raw_test.shape[0] for sp in prep.splits))
     M = widths.shape[1]
     cols = {c: int(w) for c, w in zip(prep.feature_names, widths.max(0))}
-    from tcclib.method import objectives  # (here: reading a method's objective has imported it already)
-
-    deep = any(METHODS[m].pretrain and objectives.deep_stack(METHODS[m].learns) for m in cfg.methods)
+    deep = any(METHODS[m].pretrain and METHODS[m].deep_stack for m in cfg.methods)
     embedding = cfg.hidden_dim * (cfg.encoder_depth if deep and Kp else 1)  # (the widest member's)
     nbytes = _tensor_bytes(K, Kp, N, Nt, D, M, cfg.hidden_dim, embedding)
     return MemoryEstimate(nbytes, K, Kp, N, Nt, M, D, cfg.hidden_dim, cols, embedding)

@@ -468,6 +468,12 @@ class MethodSpec:
         return objective(self.objective)
 
     @property
+    def deep_stack(self) -> bool:
+        """Whether its members' embedding is every encoder layer (its objective's ``embedding``,
+        :func:`tcclib.method.objectives.deep_stack`)."""
+        return _objectives().deep_stack(self.learns)
+
+    @property
     def pretrain(self) -> bool:
         return self.draw.pretrains
 
