@@ -367,7 +367,7 @@ def test_a_misspelt_setting_is_refused_before_any_work():
     try:  # the registry sits below the declarations: the Config that names the method refuses it
         with pytest.raises(
             ConfigError,
-            match=r"methods: 'spelt': its rules' settings names that are not Config fields: 'epoch' "
+            match=r"methods: 'spelt': its rules' or objective's settings names that are not Config fields: 'epoch' "
             r"\(did you mean 'epochs'\?\)",
         ):
             Config(methods=("spelt",))

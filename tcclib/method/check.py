@@ -23,8 +23,13 @@ from tcclib.method import identity, objectives, plugins, registry, rules
 from tcclib.method.config import Config, check_reads
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import prepare_config
+from tcclib.method.settings import UnkeyedSettingError
 from tcclib.method.training import pretrain, set_up
 from tcclib.util.errors import ConfigError
+
+BREACHES = (rules.RuleContractError, UnkeyedSettingError)
+"""What a user's rule or objective breaks the contract with: a value the contract does not allow,
+a failure, or a setting read that its members' keys do not hold."""
 
 SEEDS = (0, 1)
 """The table seeds of the check's stack: two members of the rule's method (then each alone)."""
@@ -343,11 +348,16 @@ class _Probe:
     def key_params(self) -> dict:
         return {}
 
+    @property
+    def checked(self):
+        """The user's rule this probe calls (it reads the settings as that rule does)."""
+        return self.rule
+
     def _call(self, what: str, action):
         """The rule's ``what`` (errors named, its rows untouched); None after a failure."""
         try:
             return self._guarded(what, action)
-        except rules.RuleContractError as e:
+        except BREACHES as e:
             self.trial.breach(str(e), f"{what} failed")
             return None
 
@@ -379,7 +389,7 @@ class _Probe:
             return self._guarded("prepare", lambda: call(members))
         except rules.LabelsNotKnown:
             raise
-        except rules.RuleContractError as e:
+        except BREACHES as e:
             self.trial.breach(str(e), "prepare failed")
             self.failed = True
             return _FAILED
@@ -405,7 +415,7 @@ class _Probe:
             other = _with_labels(members, gens)
             try:
                 moved = call(other)
-            except rules.RuleContractError as e:
+            except BREACHES as e:
                 self.trial.breach(str(e), "labels in prepare")
                 return state
             except Exception:
@@ -470,7 +480,7 @@ def _donor_breach(trial: _Trial, rule, out, shape, call: int) -> bool:
     """Record the donors' breach of call ``call`` (True: there was one)."""
     try:
         rules.check_donors(rule, out, shape)
-    except rules.RuleContractError as e:
+    except BREACHES as e:
         trial.breach(f"{e} (call {call})", "donors")
         return True
     return False
@@ -481,7 +491,7 @@ def _mask_breach(trial: _Trial, rule, out, members: rules.Members, call: int) ->
     features per row (``members.corrupted[m]``, all of them active)."""
     try:
         rules.check_mask(rule, out, members.shape)
-    except rules.RuleContractError as e:
+    except BREACHES as e:
         trial.breach(f"{e} (call {call})", "mask")
         return True
     inactive = out & ~members.active.unsqueeze(1)
@@ -638,19 +648,24 @@ class _ObjectiveProbe(objectives.Objective):
         embedding = getattr(objective, "embedding", "last")  # (a bad one is a declaration's breach)
         self.embedding = embedding if embedding in objectives.EMBEDDINGS else "last"
 
+    @property
+    def checked(self):
+        """The user's objective this probe calls (it reads the settings as that objective does)."""
+        return self.objective
+
     def heads(self, stack):
         try:
             heads = objectives.call(self.objective, "heads", lambda: self.objective.heads(stack))
             objectives.check_heads(self.objective, heads)
             return heads
-        except rules.RuleContractError as e:
+        except BREACHES as e:
             self.trial.breach(str(e), "heads")
             return {"stand_in": [stack.hidden]}
 
     def prepare(self, stack):
         try:
             return objectives.call(self.objective, "prepare", lambda: self.objective.prepare(stack))
-        except rules.RuleContractError as e:
+        except BREACHES as e:
             self.trial.breach(str(e), "prepare")
             return None
 
@@ -667,7 +682,7 @@ class _ObjectiveProbe(objectives.Objective):
             found = objectives.call(self.objective, hook, lambda: getattr(self.objective, hook)(stack, state))
             check(self.objective, found, stack)
             return found
-        except rules.RuleContractError as e:
+        except BREACHES as e:
             self.trial.breach(str(e), hook)
             return None
 
@@ -682,7 +697,7 @@ class _ObjectiveProbe(objectives.Objective):
                     f"objective {objectives.objective_name(self.objective)}: loss() returned a loss that is not "
                     f"finite ({loss.detach().tolist()})"
                 )
-        except rules.RuleContractError as e:
+        except BREACHES as e:
             self.trial.breach(f"{e} (call {self.trial.n_calls})", "loss")
             loss = None
         except _StandIn:
@@ -723,7 +738,7 @@ class _ObjectiveTrial(_Trial):
             )
             prep = prepare_config(self.data, cfg)
             pretrain(set_up(prep, cfg, None, "check_objective"), "check_objective")
-        except rules.RuleContractError as e:
+        except BREACHES as e:
             self.breach(str(e))
         finally:
             registry.remove_origin(ORIGIN)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import sys
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +52,7 @@ from tcclib.method.settings import (
     STEP,
     SWITCH,
     VARIANT,
+    UnkeyedSettingError,
     setting,
 )
 from tcclib.util.errors import ConfigError
@@ -211,7 +214,7 @@ class Config:
                 raise ConfigError(
                     f"methods: unknown method {m!r}{hint}; known: {', '.join(METHODS)}{registry.plugin_hint()}"
                 )
-            check_reads(f"methods: {m!r}: its rules' ", METHODS[m].key_parts()[:2])
+            check_reads(f"methods: {m!r}: its rules' or objective's ", METHODS[m].key_parts()[:2])
         _check(len(set(self.methods)) == len(self.methods), "methods: duplicates")
         for b in self.baselines:
             if not isinstance(b, str) or b not in BASELINES:
@@ -392,6 +395,18 @@ class Config:
     def replace(self, **kw: Any) -> Config:
         return Config.from_dict({**self.to_dict(), **kw})
 
+    def seen_by_members(self, specs, reader: str) -> KeyedSettings:
+        """These settings as a user's rule or objective of the methods ``specs`` (their
+        :class:`~tcclib.method.registry.MethodSpec`) reads them: :class:`KeyedSettings` over what
+        every one of their members' content keys holds (:func:`member_keyed`); ``reader`` names
+        it in the error (``how rule 'mine' (mine.py)``)."""
+        return KeyedSettings(self, member_keyed(self, specs), reader, "its class's settings (settings = ({!r},))")
+
+    def seen_by_baseline(self, entry, reader: str) -> KeyedSettings:
+        """These settings as a user's baseline factory (``entry``: its registry entry) reads them:
+        :class:`KeyedSettings` over its declared settings and the split's (what its key holds)."""
+        return KeyedSettings(self, baseline_keyed(entry), reader, "register_baseline's settings (settings=[{!r}])")
+
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
         out["seeds"] = list(self.seeds)
@@ -513,3 +528,92 @@ def check_reads(what_reads: str, reads) -> None:
             close = {n: difflib.get_close_matches(n, list(known), n=1) for n in bad}
             hint = "; ".join(f"{n!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for n, c in close.items())
             raise ConfigError(f"{what_reads}{what} names that are not Config fields: {hint}")
+
+
+# --------------------------------------------------------------------------- what user code may read
+
+
+def member_keyed(cfg: Config, specs) -> frozenset[str]:
+    """The settings that the content key of every pretrained member of ``specs`` holds by its
+    value in force (:func:`tcclib.artifacts.keys.member_key`): every member's and every
+    pretrained member's, the split's (``stage="data"``), those its rules and objective declare
+    (:meth:`~tcclib.method.registry.MethodSpec.key_parts`) and ``encoder_init``, the variants
+    whose condition holds under ``cfg`` (off their default they enter the key) and, for a method
+    that reads the correlations, the importance models' settings and switches."""
+    always = {n for n, s in SETTINGS.items() if s.key in (MEMBER, PRETRAINED) or s.stage == "data"}
+    always |= {"encoder_init"}
+    always |= {n for n, s in SETTINGS.items() if s.key == VARIANT and (s.when is None or cfg.keyed(n))}
+    found = None
+    for spec in specs:
+        declared, switches, _ = spec.key_parts()
+        held = always | set(declared) | set(switches)
+        if spec.needs_importance:
+            held |= set(names(stage="importance"))
+        found = held if found is None else found & held
+    return frozenset(always if found is None else found)
+
+
+def baseline_keyed(entry) -> frozenset[str]:
+    """The settings a user baseline's content key holds (:func:`tcclib.artifacts.keys.baseline_key`):
+    those it declares, and the split's (``stage="data"``)."""
+    return frozenset(set(entry.settings) | set(names(stage="data")))
+
+
+class KeyedSettings:
+    """A run's :class:`Config` as a user's rule, objective or baseline factory reads it: each
+    setting of ``names`` (what its results' content keys hold) at its value in force
+    (:meth:`Config.effective`: a switch's ``auto`` resolved); reading any other field raises
+    :class:`~tcclib.method.settings.UnkeyedSettingError` in one line naming ``reader``, the
+    setting, the line that read it and the fix (``declare``: where to name it), since a run at
+    another value would otherwise reuse its results.  Config's methods run on the view, so what
+    they read is checked too (``corrupted_count`` reads ``corruption_rate``, every pretrained
+    member's).  Read-only."""
+
+    __slots__ = ("_config", "_names", "_reader", "_declare")
+
+    def __init__(self, config: Config, names, reader: str, declare: str):
+        for slot, value in zip(self.__slots__, (config, frozenset(names), reader, declare)):
+            object.__setattr__(self, slot, value)
+
+    def __getattr__(self, name: str):
+        if name in _FIELDS:
+            if name not in self._names:
+                raise UnkeyedSettingError(self._refusal(name))
+            return self._config.effective(name) if name in SETTINGS else getattr(self._config, name)
+        found = getattr(Config, name)  # (an unknown name: Config's AttributeError)
+        if isinstance(found, property):
+            return found.fget(self)
+        if isinstance(found, types.FunctionType):
+            return found.__get__(self)  # (its reads go through this view)
+        return getattr(self._config, name)
+
+    def _refusal(self, name: str) -> str:
+        return (
+            f"{self._reader} read the setting {name}{_caller_line(self._reader)}, which its results' content keys "
+            f"do not hold, so a run at another {name} would reuse them: declare it in {self._declare.format(name)}, "
+            f"then a change of it retrains them"
+        )
+
+    def __setattr__(self, name: str, value) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}: a run's settings are read-only")
+
+    def __reduce__(self):
+        return (KeyedSettings, (self._config, self._names, self._reader, self._declare))
+
+    def __repr__(self) -> str:
+        return f"KeyedSettings({self._reader}: {', '.join(sorted(self._names))})"
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Config))
+
+
+def _caller_line(reader: str) -> str:
+    """`` at line N`` (`` of mine.py`` where ``reader`` names another file): the innermost frame
+    outside this file, the user's code that read the setting."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    file = frame.f_code.co_filename.rsplit("/", 1)[-1]
+    return f" at line {frame.f_lineno}" + ("" if f"({file})" in reader else f" of {file}")

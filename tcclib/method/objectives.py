@@ -51,6 +51,7 @@ from torch.nn import functional as F
 
 from tcclib.method import identity, rules
 from tcclib.method.losses import nt_xent_pairs, nt_xent_subsets
+from tcclib.method.settings import UnkeyedSettingError
 from tcclib.util.errors import register_short
 
 
@@ -147,7 +148,7 @@ class Batch:
 
     def __init__(self, pretraining, idx: torch.Tensor, state):
         self._pt, self.idx, self.state = pretraining, idx, state
-        self.cfg = pretraining.cfg
+        self.cfg = pretraining.settings_seen_by(pretraining.objective, range(pretraining.Kp))
         self.active = pretraining.active
         self.in_widths = pretraining.in_widths
 
@@ -553,7 +554,7 @@ def call(objective, what: str, action):
         return action()
     try:
         return action()
-    except rules.RuleContractError:
+    except (rules.RuleContractError, UnkeyedSettingError):
         raise
     except Exception as e:  # the objective's own failure, named
         source = rules.source_file(objective)

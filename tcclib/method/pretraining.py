@@ -22,7 +22,7 @@ import torch
 
 from tcclib.data.encoding import TensorTable
 from tcclib.method import draws, objectives, rules
-from tcclib.method.config import METHODS, Config
+from tcclib.method.config import METHODS, Config, KeyedSettings
 from tcclib.method.heads import fit_heads, labeled_rows
 from tcclib.method.model import StackedMLP, adam, autocast, batches, view_mean
 from tcclib.util.errors import register_short
@@ -173,6 +173,7 @@ class Pretraining:
         if any(spec.learns is not self.objective for spec in self.specs):
             raise ValueError("a Pretraining stack holds the members of one objective (see pretraining.stacks)")
         self.V = self.objective.views
+        self._seen: dict[tuple, KeyedSettings] = {}  # (a user's rule or objective -> the settings it reads)
         shape = self.stack_shape()
         # encoder and the objective's heads of the pretrained members (own stacks: only they train);
         # one "init" generator per member starts them all, the encoder first (as init_encoders does)
@@ -222,14 +223,14 @@ class Pretraining:
             rule: rules.run_rule(
                 rule,
                 "prepare",
-                lambda r=rule, i=idx: r.prepare(self.members(i, labels_known=r.needs != rules.PSEUDO_LABELS)),
+                lambda r=rule, i=idx: r.prepare(self.members(i, r, labels_known=r.needs != rules.PSEUDO_LABELS)),
             )
             for rule, idx in self.how_groups
         }
         needed = any(rule.needs_importance for rule, _ in self.where_groups)
         self.where_state = {
             rule: rules.run_rule(
-                rule, "prepare", lambda r=rule, i=idx: r.prepare(self.members(i), importance if needed else None)
+                rule, "prepare", lambda r=rule, i=idx: r.prepare(self.members(i, r), importance if needed else None)
             )
             for rule, idx in self.where_groups
         }
@@ -278,7 +279,7 @@ class Pretraining:
             active=self.active,
             in_widths=self.in_widths,
             column_feature=column.masked_fill(padding | (at < 0), -1),
-            cfg=self.cfg,
+            cfg=self.settings_seen_by(self.objective, range(self.Kp)),
             rows=self.anchors,
         )
 
@@ -430,14 +431,14 @@ class Pretraining:
             self._index[key] = torch.tensor(list(idx), dtype=torch.int64, device=self.dev)
         return self._index[key]
 
-    def members(self, idx: list[int], labels_known: bool = True, view: int = 0) -> rules.Members:
-        """Pretraining members ``idx`` as a rule sees them (their current labels included;
+    def members(self, idx: list[int], rule, labels_known: bool = True, view: int = 0) -> rules.Members:
+        """Pretraining members ``idx`` as ``rule`` sees them (their current labels included;
         ``labels_known=False``: :class:`~tcclib.method.rules.UnknownLabels` instead, what a
-        pseudo-label rule's ``prepare()`` gets)."""
+        pseudo-label rule's ``prepare()`` gets; a user's rule reads the settings its members'
+        keys hold, :meth:`settings_seen_by`)."""
         whole = idx == list(range(self.Kp))
         t = self.index_of(idx)
         labels = (self.labels if whole else self.labels[t]) if labels_known else None
-        rule = None if labels_known else next(r for r, i in self.how_groups if i == idx)
         return rules.Members(
             index=list(idx),
             active=self.active if whole else self.active[t],
@@ -447,11 +448,27 @@ class Pretraining:
             gens=[self.gens[j] for j in idx],
             specs=[self.specs[j] for j in idx],
             seed_index=self.seed_idx if whole else self.seed_idx[t],
-            cfg=self.cfg,
+            cfg=self.settings_seen_by(rule, idx),
             all_rows=self.raw,
             draws=self.draws_of(idx),
             view=view,
         )
+
+    def settings_seen_by(self, reader, idx) -> Config | KeyedSettings:
+        """The run's settings as ``reader`` (a rule or objective of members ``idx``, or
+        ``check_rule``'s probe of one) reads them: :attr:`cfg` for tcclib's own; for a user's,
+        only what its members' content keys hold
+        (:meth:`~tcclib.method.config.Config.seen_by_members`), made once per reader and members."""
+        reader = getattr(reader, "checked", reader)  # (check_rule's probe of a user's rule or objective)
+        if rules.is_own(reader):
+            return self.cfg
+        key = (id(reader), tuple(idx))
+        if key not in self._seen:
+            kind = "objective" if isinstance(reader, objectives.Objective) else f"{rules.rule_kind(reader)} rule"
+            self._seen[key] = self.cfg.seen_by_members(
+                [self.specs[j] for j in idx], f"{kind} {rules.rule_name(reader)}"
+            )
+        return self._seen[key]
 
     def draws_of(self, idx: list[int]):
         """The draws of members ``idx`` (:mod:`tcclib.method.draws`), made once per set."""
@@ -501,7 +518,9 @@ class Pretraining:
     def rule_mask(self, rule, idx: list[int], view: int = 0) -> torch.Tensor:
         """The where rule's mask for its members ``idx``; a user rule's is checked on every call
         (its first one in full)."""
-        mask = rules.run_rule(rule, "mask", lambda: rule.mask(self.members(idx, view=view), self.where_state[rule]))
+        mask = rules.run_rule(
+            rule, "mask", lambda: rule.mask(self.members(idx, rule, view=view), self.where_state[rule])
+        )
         if not rules.is_own(rule):
             rules.check_mask(rule, mask, (len(idx), self.N, self.M))
         return mask
@@ -512,7 +531,7 @@ class Pretraining:
         device (clamped for the gather, flagged in :attr:`out_of_range`, reported by
         :meth:`read_epoch` naming the rule and the epoch)."""
         donors = rules.run_rule(
-            rule, "donors", lambda: rule.donors(self.members(idx, view=view), self.how_state[rule], u)
+            rule, "donors", lambda: rule.donors(self.members(idx, rule, view=view), self.how_state[rule], u)
         )
         if rules.is_own(rule):
             return donors

@@ -532,10 +532,11 @@ class MethodSpec:
 
     def key_parts(self) -> tuple[list[str], list[str], dict]:
         """What its members' content key holds besides the settings every member has: the
-        :class:`~tcclib.method.config.Config` fields its rules read, the fidelity switches they
-        read, and the rules' own parameters (:meth:`~tcclib.method.rules.HowRule.key_params`)."""
+        :class:`~tcclib.method.config.Config` fields its rules and its objective read (declared in
+        their ``settings``), the fidelity switches its rules read, and the rules' own parameters
+        (:meth:`~tcclib.method.rules.HowRule.key_params`)."""
         how, where = self.draw, self.choice
-        settings = list(how.settings) + list(where.settings)
+        settings = list(how.settings) + list(where.settings) + (list(self.learns.settings) if self.pretrain else [])
         switches = list(how.switches) + list(where.switches)
         own = {
             name: params
@@ -559,7 +560,10 @@ class MethodSpec:
     def objective_codes(self, cfg=None) -> dict[str, str]:
         """``{objective name: identity}`` of a user's objective, or of tcclib's own one whose
         attributes changed since it was registered (:func:`objective_code`; else empty)."""
-        code = objective_code(self.learns, cfg) if self.pretrain else None
+        if not self.pretrain:
+            return {}
+        seen = None if cfg is None else cfg.seen_by_members([self], f"objective {_rules().rule_name(self.learns)}")
+        code = objective_code(self.learns, seen)
         return {f"objective:{self.objective}": code} if code else {}
 
 
@@ -601,8 +605,12 @@ class Entry:
         found = code_identity(self.factory, f"the factory of baseline {self.name!r}") if self.is_baseline else None
         if found is None or cfg is None:
             return found
-        read = _factory_reads(self.factory, cfg)
+        read = _factory_reads(self.factory, cfg.seen_by_baseline(self, self.reader()))
         return f"{found} draws:files-{read}" if read else found
+
+    def reader(self) -> str:
+        """How an error names a user baseline's factory: ``baseline 'mine' (its factory make_model)``."""
+        return f"baseline {self.name!r} (its factory {getattr(self.factory, '__qualname__', self.factory)!s})"
 
     def paper_column(self, kind: str) -> str | None:
         """The paper's column it is compared with in the ``kind`` table (None: none)."""

@@ -54,6 +54,7 @@ import torch
 from tcclib.method import identity
 from tcclib.method.draws import VIEW, WHERE, GeneratorDraws
 from tcclib.method.plugins import undefined_name_fix
+from tcclib.method.settings import UnkeyedSettingError
 from tcclib.util.errors import register_short
 
 
@@ -706,7 +707,7 @@ def call_rule(rule, what: str, action):
     line naming the rule and the line of its file where it happened."""
     try:
         return action()
-    except RuleContractError:
+    except (RuleContractError, UnkeyedSettingError):
         raise
     except Exception as e:  # the rule's own failure, named
         raise RuleContractError(
@@ -772,7 +773,7 @@ def draws_fingerprint(rule, spec, cfg) -> str:
         gens=[torch.Generator().manual_seed(seed) for seed in range(1, k + 1)],
         specs=[spec] * k,
         seed_index=torch.arange(k),
-        cfg=cfg,
+        cfg=None if cfg is None else cfg.seen_by_members([spec], f"{rule_kind(trial)} rule {rule_name(rule)}"),
         all_rows=raw,
     )
     try:

@@ -24,7 +24,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tcclib.util.errors import ConfigError
+from tcclib.util.errors import ConfigError, register_short
+
+
+class UnkeyedSettingError(ConfigError):
+    """A user's rule, objective or baseline factory read a setting its results' content key does
+    not hold (:class:`tcclib.method.config.KeyedSettings`): one line naming it and the fix."""
+
+
+register_short(UnkeyedSettingError)
 
 # --------------------------------------------------------------------------- the vocabularies
 
