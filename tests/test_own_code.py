@@ -242,10 +242,10 @@ def test_a_value_of_the_training_code_set_in_this_process_moves_every_key_and_a_
 
 
 def test_a_constant_set_again_to_its_value_or_an_attribute_restored_onto_the_instance_keeps_the_keys(bc):
-    """What behaves as the file says keys as it: a constant or an array set to an equal value, and a built-in's
+    """What behaves as the file says keys as it: a constant or an array set to an equal value, a built-in's
     attribute set on the instance to its class's own value (what pytest < 9.2's monkeypatch.undo
-    leaves behind)."""
-    from tcclib.method import probe, registry, rules
+    leaves behind), and a class attribute set on a subclass to the value it inherits."""
+    from tcclib.method import objectives, probe, registry, rules
 
     cfg = Config(methods=("random", "class"), **TINY)
     prep = prepare_config(bc, cfg)
@@ -255,6 +255,7 @@ def test_a_constant_set_again_to_its_value_or_an_attribute_restored_onto_the_ins
         _set(rules, "VIEW", int(str(rules.VIEW))),
         _set(probe, "STRENGTHS", probe.STRENGTHS.copy()),
         _set(ntxent, "views", type(ntxent).views),
+        _set(objectives.DenoisingAutoencoder, "views", objectives.Objective.views),  # (inherited until now)
     ]
     try:
         assert "views" in vars(ntxent) and own_code.set_in_process() == {}

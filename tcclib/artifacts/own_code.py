@@ -127,12 +127,32 @@ def set_in_process() -> dict[str, str]:
             if "*" in skipped and isinstance(now.get(name), type(sys)):
                 continue
             before = remembered.get(name)
+            if before is None and name in now:
+                before = _inherited(module, name)  # (a class attribute set to what it inherited)
             if before is not None and name in now and _same(before, now[name]):
                 continue
             out[f"{module_name}.{name}"] = (
                 "removed" if name not in now else identity.value_identity(now[name], f"{module_name}.{name}")
             )
     return out
+
+
+def _inherited(module, name: str) -> tuple | None:
+    """What ``Class.attr`` (``name``, new on a class of ``module``) resolved to as the files made
+    it: the first base class's own attribute, as remembered for a tcclib base (its
+    :func:`~tcclib.util.as_imported.parts`) or as it is for another (``object``'s); None when no
+    base has it, or for a global."""
+    owner, _, attribute = name.rpartition(".")
+    cls = getattr(module, owner, None) if owner else None
+    if not isinstance(cls, type):
+        return None
+    for base in cls.__mro__[1:]:
+        if attribute in vars(base):
+            remembered = as_imported.AS_IMPORTED.get(base.__module__)
+            if remembered is None:
+                return (vars(base)[attribute],)
+            return remembered.get(f"{base.__qualname__}.{attribute}")
+    return None
 
 
 def _same(before: tuple, value) -> bool:
