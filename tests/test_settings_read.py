@@ -354,3 +354,47 @@ def test_every_edit_of_a_users_objective_retrains_it_and_nothing_else(edit, plac
         registry.remove_origin("__main__")
     assert {tag.split("/")[1] for tag in first if first[tag] != second[tag]} == {"rebuild"}
     assert all(first[tag] != second[tag] for tag in first if tag.endswith("/rebuild"))
+
+
+DELEGATES = """
+from tcclib.method import objectives, registry
+
+
+class Delegates(objectives.Objective):
+    name = "rebuild"
+    needs_changed = True
+
+    def heads(self, stack):
+        return registry.objective("vime").heads(stack)
+
+    def loss(self, batch):
+        return registry.objective("vime").loss(batch)
+
+
+registry.register_method("rebuild", "column", "uniform", objective=Delegates(), replace=True, replace_rule=True)
+"""
+
+
+def test_a_users_objective_calling_a_builtin_changed_after_registration_retrains(tmp_path, prep):
+    """The built-in's own members' keys move with its state (``registry.own_state``); a user's
+    code can reach it through the registry, so its members' keys move too, and nothing else's."""
+    load(tmp_path, "rebuild_objective", DELEGATES)
+    cfg = Config(methods=("random", "vime", "rebuild"), **TINY)
+    vime = registry.objective("vime")
+    before, alpha = keys.run_keys(prep, cfg).members, vime.alpha
+    vime.alpha = 7.0
+    try:
+        after = keys.run_keys(prep, cfg).members
+    finally:
+        vime.alpha = alpha
+    assert {tag.split("/")[1] for tag in before if before[tag] != after[tag]} == {"vime", "rebuild"}
+    assert keys.run_keys(prep, cfg).members == before
+
+
+def test_a_contract_check_leaves_no_builtin_changed(tmp_path):
+    """``check_rule`` registers tcclib's probes of a user's rule for its trial and removes them;
+    their state, changed by the trial, is no built-in changed since registration (it moved the
+    keys of every user method in the process, and a screen then redid its datasets)."""
+    load(tmp_path, "shift_rule", RULE.format(settings="('pseudo_every',)"))
+    assert check.check_rule("shift", raise_on_breach=False).ok
+    assert registry.changed_builtins() == {}

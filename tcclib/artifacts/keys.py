@@ -153,7 +153,7 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict |
         *((own,) if own else ()),
         *_step(cfg, spec),
         *_variants(cfg, spec),
-        *_code(spec.code(cfg) | spec.objective_codes(cfg) if code is None else code),
+        *_code(spec.user_codes(cfg) if code is None else code),
         *_objective(spec),
         *own_part(tcclib_code),
     )
@@ -187,7 +187,7 @@ def code_identities(cfg: Config) -> dict[str, dict | str]:
     stale, and what changed named (:func:`tcclib.method.registry.changes`)."""
     out: dict = {}
     for m in cfg.methods:
-        code = METHODS[m].code(cfg) | METHODS[m].objective_codes(cfg)
+        code = METHODS[m].user_codes(cfg)
         if code:
             out[m] = code
     for b in cfg.baselines:

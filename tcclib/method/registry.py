@@ -316,6 +316,18 @@ def own_state(obj) -> str | None:
     return None if now == known[1] else now
 
 
+def changed_builtins() -> dict[str, str]:
+    """``{"tcclib <class> <name>": "state:<hash>"}``: each of tcclib's own rules and objectives
+    registered now whose state changed since it was registered (:func:`own_state`); empty while
+    none did, so no key moves."""
+    found = {}
+    for obj in [*_HOW_RULES.values(), *_WHERE_RULES.values(), *_OBJECTIVES.values()]:
+        state = own_state(obj)
+        if state:
+            found[f"tcclib {type(obj).__name__} {obj.name}"] = state
+    return found
+
+
 def register_objective(objective, replace: bool = False):
     """Make an objective (a :class:`~tcclib.method.objectives.Objective` object) known by its
     ``name``, so that methods can name it (``register_method(..., objective=name)``); returns it.
@@ -556,6 +568,14 @@ class MethodSpec:
             if found:
                 out[name] = found
         return out
+
+    def user_codes(self, cfg=None) -> dict[str, str]:
+        """What its members' keys hold of a user's code (:meth:`code` and :meth:`objective_codes`),
+        and, when there is any, every one of tcclib's own rules and objectives changed since it was
+        registered (:func:`changed_builtins`): a user's code may call them
+        (``registry.objective("vime").loss(batch)``).  Empty for a method of tcclib's own."""
+        found = self.code(cfg) | self.objective_codes(cfg)
+        return found | changed_builtins() if found else found
 
     def objective_codes(self, cfg=None) -> dict[str, str]:
         """``{objective name: identity}`` of a user's objective, or of tcclib's own one whose

@@ -51,7 +51,7 @@ NONE = "none"
 KEYS = {
     MEMBER: "every member's key",
     PRETRAINED: "the key of every member that pretrains",
-    RULE: "the key of the members whose rules read it (a rule's `settings`)",
+    RULE: "the key of the members whose rules or objective read it (their `settings`)",
     SPLIT: "every key, through the seed's split",
     IMPORTANCE: "the importance matrices' key (so the correlation members') and the xgboost baseline's",
     OPT_IN_IMPORTANCE: "the importance matrices' key, only off its default",
@@ -66,7 +66,7 @@ KEYS = {
 _SHORT = {
     MEMBER: "every member",
     PRETRAINED: "pretrained members",
-    RULE: "members whose rules read it",
+    RULE: "members whose rules or objective read it",
     SPLIT: "all, via the split",
     IMPORTANCE: "importances, xgboost baseline",
     OPT_IN_IMPORTANCE: "importances, off its default",
