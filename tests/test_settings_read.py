@@ -398,3 +398,24 @@ def test_a_contract_check_leaves_no_builtin_changed(tmp_path):
     load(tmp_path, "shift_rule", RULE.format(settings="('pseudo_every',)"))
     assert check.check_rule("shift", raise_on_breach=False).ok
     assert registry.changed_builtins() == {}
+
+
+def test_a_builtin_changed_after_registration_moves_no_other_builtin_methods_keys(prep):
+    """Only a method with code of a user's takes every changed built-in into its key: `class`
+    keeps its keys when `vime` changes, and `random` (its how rule changed too) is keyed by its
+    own rule alone, the same with `vime` changed or not."""
+    cfg = Config(methods=("random", "class", "vime"), **TINY)
+    vime, column = registry.objective("vime"), registry.how_rule("column")
+    before, alpha = keys.run_keys(prep, cfg).members, vime.alpha
+    column.extra = 1
+    try:
+        column_alone = keys.run_keys(prep, cfg).members
+        vime.alpha = 7.0
+        both = keys.run_keys(prep, cfg).members
+    finally:
+        vime.alpha = alpha
+        del column.extra
+    assert {tag.split("/")[1] for tag in before if before[tag] != both[tag]} == {"random", "vime"}
+    assert {tag: key for tag, key in both.items() if "/random" in tag} == {
+        tag: key for tag, key in column_alone.items() if "/random" in tag
+    }

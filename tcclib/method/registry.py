@@ -570,12 +570,15 @@ class MethodSpec:
         return out
 
     def user_codes(self, cfg=None) -> dict[str, str]:
-        """What its members' keys hold of a user's code (:meth:`code` and :meth:`objective_codes`),
-        and, when there is any, every one of tcclib's own rules and objectives changed since it was
-        registered (:func:`changed_builtins`): a user's code may call them
-        (``registry.objective("vime").loss(batch)``).  Empty for a method of tcclib's own."""
+        """What its members' keys hold of a user's code (:meth:`code` and :meth:`objective_codes`:
+        for tcclib's own rules and objectives, their state when it changed since registration)
+        and, for a method with a rule or objective of a user's, every one of tcclib's own changed
+        since it was registered (:func:`changed_builtins`): a user's code may call them
+        (``registry.objective("vime").loss(batch)``)."""
         found = self.code(cfg) | self.objective_codes(cfg)
-        return found | changed_builtins() if found else found
+        parts = (self.draw, self.choice, self.learns) if self.pretrain else (self.draw, self.choice)
+        users = not all(_rules().is_own(part) for part in parts)
+        return found | changed_builtins() if users else found
 
     def objective_codes(self, cfg=None) -> dict[str, str]:
         """``{objective name: identity}`` of a user's objective, or of tcclib's own one whose
