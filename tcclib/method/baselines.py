@@ -30,8 +30,7 @@ def _model(name: str, seed: int, cfg: Config):
             f"(a new one: tcclib.method.registry.register_baseline)"
         )
     entry = registry.get(name)
-    own = entry.code() is None  # (tcclib's own factories read the settings as they are)
-    return entry.factory(seed, cfg if own else cfg.seen_by_baseline(entry, entry.reader()))
+    return entry.factory(seed, cfg.seen_by_baseline(entry, entry.reader()))
 
 
 def run_baselines(prep: Prepared, cfg: Config | None = None, methods=None, did=None) -> pd.DataFrame:

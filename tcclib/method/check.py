@@ -480,7 +480,7 @@ def _donor_breach(trial: _Trial, rule, out, shape, call: int) -> bool:
     """Record the donors' breach of call ``call`` (True: there was one)."""
     try:
         rules.check_donors(rule, out, shape)
-    except BREACHES as e:
+    except rules.RuleContractError as e:
         trial.breach(f"{e} (call {call})", "donors")
         return True
     return False
@@ -491,7 +491,7 @@ def _mask_breach(trial: _Trial, rule, out, members: rules.Members, call: int) ->
     features per row (``members.corrupted[m]``, all of them active)."""
     try:
         rules.check_mask(rule, out, members.shape)
-    except BREACHES as e:
+    except rules.RuleContractError as e:
         trial.breach(f"{e} (call {call})", "mask")
         return True
     inactive = out & ~members.active.unsqueeze(1)

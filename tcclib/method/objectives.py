@@ -148,7 +148,7 @@ class Batch:
 
     def __init__(self, pretraining, idx: torch.Tensor, state):
         self._pt, self.idx, self.state = pretraining, idx, state
-        self.cfg = pretraining.settings_seen_by(pretraining.objective, range(pretraining.Kp))
+        self.cfg = pretraining.objective_settings
         self.active = pretraining.active
         self.in_widths = pretraining.in_widths
 

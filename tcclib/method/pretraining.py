@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from tcclib.data.encoding import TensorTable
-from tcclib.method import draws, objectives, rules
+from tcclib.method import draws, objectives, registry, rules
 from tcclib.method.config import METHODS, Config, KeyedSettings
 from tcclib.method.heads import fit_heads, labeled_rows
 from tcclib.method.model import StackedMLP, adam, autocast, batches, view_mean
@@ -174,6 +174,7 @@ class Pretraining:
             raise ValueError("a Pretraining stack holds the members of one objective (see pretraining.stacks)")
         self.V = self.objective.views
         self._seen: dict[tuple, KeyedSettings] = {}  # (a user's rule or objective -> the settings it reads)
+        self.objective_settings = self.settings_seen_by(self.objective, range(Kp))  # (Stack.cfg, Batch.cfg)
         shape = self.stack_shape()
         # encoder and the objective's heads of the pretrained members (own stacks: only they train);
         # one "init" generator per member starts them all, the encoder first (as init_encoders does)
@@ -279,7 +280,7 @@ class Pretraining:
             active=self.active,
             in_widths=self.in_widths,
             column_feature=column.masked_fill(padding | (at < 0), -1),
-            cfg=self.settings_seen_by(self.objective, range(self.Kp)),
+            cfg=self.objective_settings,
             rows=self.anchors,
         )
 
@@ -464,10 +465,7 @@ class Pretraining:
             return self.cfg
         key = (id(reader), tuple(idx))
         if key not in self._seen:
-            kind = "objective" if isinstance(reader, objectives.Objective) else f"{rules.rule_kind(reader)} rule"
-            self._seen[key] = self.cfg.seen_by_members(
-                [self.specs[j] for j in idx], f"{kind} {rules.rule_name(reader)}"
-            )
+            self._seen[key] = self.cfg.seen_by_members([self.specs[j] for j in idx], registry.named_as(reader))
         return self._seen[key]
 
     def draws_of(self, idx: list[int]):

@@ -197,7 +197,8 @@ def rule_code(rule, spec: MethodSpec, cfg=None) -> str | None:
     found = code_identity(rule)
     if found is None:
         return own_state(rule)
-    text = f"{found} draws:{_rules().draws_fingerprint(rule, spec, cfg)}"
+    seen = None if cfg is None else cfg.seen_by_members([spec], named_as(rule))  # (what the rule may read)
+    text = f"{found} draws:{_rules().draws_fingerprint(rule, spec, seen)}"
     return STORED_AS.get(text, text)
 
 
@@ -585,7 +586,7 @@ class MethodSpec:
         attributes changed since it was registered (:func:`objective_code`; else empty)."""
         if not self.pretrain:
             return {}
-        seen = None if cfg is None else cfg.seen_by_members([self], f"objective {_rules().rule_name(self.learns)}")
+        seen = None if cfg is None else cfg.seen_by_members([self], named_as(self.learns))
         code = objective_code(self.learns, seen)
         return {f"objective:{self.objective}": code} if code else {}
 

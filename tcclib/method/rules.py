@@ -773,7 +773,7 @@ def draws_fingerprint(rule, spec, cfg) -> str:
         gens=[torch.Generator().manual_seed(seed) for seed in range(1, k + 1)],
         specs=[spec] * k,
         seed_index=torch.arange(k),
-        cfg=None if cfg is None else cfg.seen_by_members([spec], f"{rule_kind(trial)} rule {rule_name(rule)}"),
+        cfg=cfg,
         all_rows=raw,
     )
     try:
