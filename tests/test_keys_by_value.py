@@ -13,7 +13,6 @@ is compiled as ``python -c`` compiles it, with no source).
 from __future__ import annotations
 
 import importlib
-import linecache
 import os
 import py_compile
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from places import Place
 
 import tcclib
 from tcclib.artifacts import keys, store
@@ -218,26 +218,6 @@ def no_plugins_left():
     registry.remove_origin("__main__")
     if "share" in registry.METHODS:
         registry.unregister("share")
-
-
-class Place:
-    """Where a rule is written: a plugin file, a notebook cell (``__main__``, its text in
-    linecache under a cell name, as IPython does) or ``python -c`` (``__main__``, no source)."""
-
-    def __init__(self, kind: str, folder: Path):
-        self.kind, self.folder, self.runs = kind, folder, 0
-
-    def run(self, source: str) -> None:
-        self.runs += 1
-        if self.kind == "file":
-            path = self.folder / "share_rule.py"
-            path.write_text(source)
-            plugins.load(str(path))
-            return
-        filename = f"/tmp/ipykernel_0/{self.runs}.py" if self.kind == "cell" else "<string>"
-        if self.kind == "cell":
-            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        exec(compile(source, filename, "exec"), sys.modules["__main__"].__dict__)
 
 
 @pytest.fixture(params=["file", "cell", "python -c"])

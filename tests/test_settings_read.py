@@ -14,12 +14,12 @@ third part of a method.
 
 from __future__ import annotations
 
-import linecache
 import pickle
 import sys
 import types
 
 import pytest
+from places import Place
 from sklearn.linear_model import LogisticRegression
 
 from tcclib.artifacts import keys
@@ -325,30 +325,18 @@ OBJECTIVE_EDITS = {
 }
 
 
-def run_in(place: str, tmp_path, source: str, runs: list) -> None:
-    """``source`` as a plugin file, a notebook cell (``__main__``, its text in linecache) or ``python -c``."""
-    runs.append(source)
-    if place == "file":
-        load(tmp_path, "rebuild_objective", source)
-        return
-    filename = f"/tmp/ipykernel_0/{len(runs)}.py" if place == "cell" else "<string>"
-    if place == "cell":
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), sys.modules["__main__"].__dict__)
-
-
 @pytest.mark.parametrize("place", ["file", "cell", "python -c"])
 @pytest.mark.parametrize("edit", list(OBJECTIVE_EDITS))
 def test_every_edit_of_a_users_objective_retrains_it_and_nothing_else(edit, place, tmp_path, prep, monkeypatch):
     if place != "file":
         monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     before, after = OBJECTIVE_EDITS[edit]
-    runs: list = []
+    written = Place(place, tmp_path, "rebuild_objective.py")
     try:
-        run_in(place, tmp_path, before, runs)
+        written.run(before)
         cfg = Config(methods=("random", "rebuild"), **TINY)
         first = keys.run_keys(prep, cfg).members
-        run_in(place, tmp_path, after, runs)
+        written.run(after)
         second = keys.run_keys(prep, cfg).members
     finally:
         registry.remove_origin("__main__")
