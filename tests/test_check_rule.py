@@ -12,6 +12,8 @@ import tcclib
 from tcclib.data.sources import DatasetError
 from tcclib.method import plugins, registry, rules
 from tcclib.method.check import RuleReport
+from tcclib.method.config import Config
+from tcclib.running.train import run_dataset
 from tcclib.util.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -340,3 +342,21 @@ def test_a_frame_whose_last_column_is_not_the_class_says_which_column_it_took(bc
 def test_a_prepare_that_reads_the_labels_raises_a_type_of_its_own():
     with pytest.raises(rules.LabelsNotKnown, match="prepare\\(\\) read members.labels"):
         rules.UnknownLabels(LabelsInPrepare()).shape  # noqa: B018
+
+
+def test_a_run_and_a_fit_check_a_users_method_before_any_work(tmp_path, bc):
+    """``run_dataset`` and ``TCCClassifier.fit`` check a method with a user's rule as the sweep
+    does, before any work: a rule drawing from torch's global generator (it trains, but never the
+    same twice) is refused in one line before its where rule's importances are computed."""
+    registry.register_method("global_most", GlobalGenerator(), "most")
+    try:
+        cfg = Config(methods=("global_most",), seeds=(0,), epochs=1, head_epochs=1, progress=False)
+        refusal = r"^method global_most: how rule 'global_generator' \(test_check_rule\.py\): not deterministic: .*gens"
+        with pytest.raises(rules.RuleContractError, match=refusal) as caught:
+            run_dataset(bc, cfg, cache_dir=tmp_path / "cache")
+        assert "\n" not in str(caught.value)
+        assert not list(tmp_path.rglob("*.*")), "work was done before the check"
+        with pytest.raises(rules.RuleContractError, match=refusal):
+            tcclib.TCCClassifier("global_most", epochs=1, head_epochs=1).fit(bc.X.iloc[:80], bc.y.iloc[:80])
+    finally:
+        registry.unregister("global_most")

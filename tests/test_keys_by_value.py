@@ -541,7 +541,7 @@ def test_a_file_an_objectives_loss_opens_is_refused_at_its_first_step(tmp_path, 
         run_dataset(bc, cfg)
     line = str(caught.value)
     assert line.startswith(
-        "objective 'scaled' (scaled_objective.py): loss() opened objective_settings.json as it trained"
+        "method scaled: objective 'scaled' (scaled_objective.py): loss() opened objective_settings.json as it trained"
     )
     assert "read it in prepare()" in line and "\n" not in line
     (tmp_path / "scaled_objective.py").write_text(OBJECTIVE)

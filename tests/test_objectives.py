@@ -779,7 +779,7 @@ def test_a_users_objective_keeps_its_contract_and_a_breach_is_one_line_naming_it
         with pytest.raises(rules.RuleContractError) as caught:
             run_dataset(mixed, Config(methods=("broken",), **TINY))
         line = str(caught.value)
-        assert line.startswith("objective 'broken' (barlow_objective.py): loss() failed at line ")
+        assert line.startswith("method broken: objective 'broken' (barlow_objective.py): loss() failed at line ")
         assert "NameError: name 'undefined' is not defined" in line and "\n" not in line
     finally:
         plugins.unload(str(failing))

@@ -15,6 +15,7 @@ third part of a method.
 from __future__ import annotations
 
 import pickle
+import re
 import sys
 import types
 
@@ -23,7 +24,7 @@ from places import Place
 from sklearn.linear_model import LogisticRegression
 
 from tcclib.artifacts import keys
-from tcclib.method import check, plugins, registry
+from tcclib.method import check, plugins, registry, rules, training
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import SETTINGS, Config, member_keyed
 from tcclib.method.inputs import prepare_config
@@ -190,13 +191,16 @@ def test_a_setting_read_but_not_declared_stops_the_run_in_one_line(reader, tmp_p
         method, named = "rebuild", "objective 'rebuild' (rebuild_objective.py)"
         line = {"loss": 17, "heads": 10, "prepare": 13}[where]
     cfg = Config(methods=(method,), **{**TINY, "seeds": (0,)})
-    with pytest.raises(UnkeyedSettingError) as found:
+    with pytest.raises(rules.RuleContractError) as found:  # (the contract check before any work)
         run_dataset(bc, cfg)
+    call = " (call 1)" if reader == "objective loss" else ""  # (check_objective's count of loss() calls)
     assert str(found.value) == (
-        f"{named} read the setting pseudo_every at line {line}, which its results' content keys do not hold, so a "
-        f"run at another pseudo_every would reuse them: declare it in its class's settings (settings = "
-        f"('pseudo_every',)), then a change of it retrains them"
+        f"method {method}: {named} read the setting pseudo_every at line {line}, which its results' content keys do "
+        f"not hold, so a run at another pseudo_every would reuse them: declare it in its class's settings "
+        f"(settings = ('pseudo_every',)), then a change of it retrains them{call}"
     )
+    with pytest.raises(UnkeyedSettingError, match=f"^{re.escape(named)} read the setting pseudo_every at line {line},"):
+        training.pretrain(training.set_up(prepare_config(bc, cfg), cfg, None, "core"), "core")  # (the read itself)
     report = check.check_rule(method, raise_on_breach=False)  # (what a sweep runs before any work)
     assert not report.ok and "read the setting pseudo_every" in report.breaches[0]
 

@@ -33,7 +33,8 @@ class CacheWarning(UserWarning):
 def _cache_digest(split: SeedSplit, cfg: Config) -> str:
     """The key of an importance matrix (:func:`tcclib.artifacts.keys.digest`): the training rows,
     the active columns, the XGBoost settings and the importance switches and approximations that
-    depart from the defaults (the seed is in the file's name and checked on its own)."""
+    depart from the defaults (the seed is in the file's name and checked on its own), and the code
+    that computes it as :func:`tcclib.artifacts.keys.importance_key` has it."""
     return content_keys.digest(
         "importance-cache",
         split.raw_train,
@@ -41,7 +42,16 @@ def _cache_digest(split: SeedSplit, cfg: Config) -> str:
         {name: getattr(cfg, name) for name in XGB_SETTINGS},
         cfg.importance_approximations() or None,
         cfg.departures(IMPORTANCE_SWITCHES) or None,
+        *content_keys.own_part(),  # (tcclib's code when edited: an edit of the importances never reads the old cache)
+        *_version_part(),
     )
+
+
+def _version_part() -> tuple:
+    """The key part for :data:`tcclib.artifacts.keys.IMPORTANCE_VERSION` past 1: none at 1, so the
+    caches written before it was keyed keep their names."""
+    version = content_keys.IMPORTANCE_VERSION
+    return () if version == 1 else (("importance version", version),)
 
 
 def _cache_key(name: str, split: SeedSplit, cfg: Config) -> str:

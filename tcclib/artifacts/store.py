@@ -116,7 +116,7 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
         # provenance: every setting used, and the user code's identities the run's keys were computed with
-        write_json(settings_record(run.config, run.keys), out / "config.json")
+        write_json(settings_record(run.config, run.keys, run.data_file), out / "config.json")
     if write_marker and not (out / "_DONE.json").exists():
         write_json(
             {
@@ -294,8 +294,23 @@ PLUGIN_CODE = "plugin_code"
 OWN_CODE = "tcclib_code"
 """``config.json``'s record of tcclib's own training code where it is not the recorded one
 (:mod:`tcclib.artifacts.own_code`): absent when it is."""
-RECORDS = (PLUGIN_CODE, OWN_CODE)
+DATA_FILE = "data_file"
+"""``config.json``'s record of the file the dataset was read from (:func:`data_record`): absent
+for breast_cancer, a download or a frame."""
+RECORDS = (PLUGIN_CODE, OWN_CODE, DATA_FILE)
 """What ``config.json`` holds beside the settings (:func:`settings_of` leaves them out)."""
+
+
+DATA_CHANGED = "data file"
+"""How :func:`same_settings` begins the difference of the dataset's file (``data file mytable.csv changed``)."""
+
+
+def data_record(path) -> dict | None:
+    """``{"file": its name, "sha256": the first 16 hex of its bytes' digest}`` of the file a
+    dataset was read from (``Dataset.source``); None when ``path`` is no file."""
+    if not path or not Path(path).is_file():
+        return None
+    return {"file": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]}
 
 
 def settings_of(recorded: dict) -> dict:
@@ -334,19 +349,28 @@ def time_record(run, out_dir) -> str:
     return "\n".join([*lines, f"{head}: {took}"])
 
 
-def settings_record(cfg, run_keys=None) -> dict:
+def settings_record(cfg, run_keys=None, data_file=None) -> dict:
     """What ``config.json`` holds: every setting, the identity of the run's methods and baselines
     that come from a user's code and, when it is not the recorded code, that of tcclib's own
     training code (those its keys were computed with, ``run_keys``; computed now when None:
-    :func:`tcclib.artifacts.keys.code_identities`, :func:`tcclib.artifacts.own_code.identity_now`)."""
+    :func:`tcclib.artifacts.keys.code_identities`, :func:`tcclib.artifacts.own_code.identity_now`),
+    and the file the data was read from (``data_file``, :func:`data_record`)."""
     code = content_keys.code_identities(cfg) if run_keys is None else run_keys.code
     own = own_code.identity_now() if run_keys is None else run_keys.own
-    return {**cfg.to_dict(), **({PLUGIN_CODE: code} if code else {}), **({OWN_CODE: own} if own else {})}
+    data = data_record(data_file)
+    return {
+        **cfg.to_dict(),
+        **({PLUGIN_CODE: code} if code else {}),
+        **({OWN_CODE: own} if own else {}),
+        **({DATA_FILE: data} if data else {}),
+    }
 
 
-def same_settings(config_json, cfg) -> tuple[bool, str]:
+def same_settings(config_json, cfg, data_file=None) -> tuple[bool, str]:
     """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
-    embeddings aside); else a short text of the differences, e.g. ``epochs 5 vs 100``.
+    embeddings aside) and, given the file the dataset is read from now (``data_file``), its bytes
+    those of the file the stored run read; else a short text of the differences, e.g. ``epochs 5
+    vs 100``, ``data file mytable.csv changed``.
 
     A file written before a setting existed lacks it: it ran with that setting's default
     (:data:`LATER_SETTINGS`, their values from :class:`Config`), and is read so."""
@@ -364,6 +388,9 @@ def same_settings(config_json, cfg) -> tuple[bool, str]:
     diff += code_changes(ref.get(PLUGIN_CODE), _stored_ones(mine.get(PLUGIN_CODE), ref))
     if ref.get(OWN_CODE) != mine.get(OWN_CODE):
         diff.append(_own_code_change(ref.get(OWN_CODE), mine.get(OWN_CODE)))
+    stored_data, data_now = ref.get(DATA_FILE), data_record(data_file)
+    if isinstance(stored_data, dict) and data_now and stored_data.get("sha256") != data_now["sha256"]:
+        diff.append(f"{DATA_CHANGED} {data_now['file']} changed")
     return not diff, "; ".join(diff)
 
 
@@ -392,6 +419,8 @@ def reuse_words(changed: str, plural: bool = False) -> str:
     ``changed`` (:func:`same_settings`): reuses them, unless tcclib's own code changed."""
     if OWN_CODE_CHANGED in changed:
         return "training every member again (tcclib's training code is in every key)"
+    if changed.startswith(DATA_CHANGED) or f"; {DATA_CHANGED}" in changed:
+        return "training every member again (the data is in every key)"
     return f"reusing {'their' if plural else 'its'} stored results"
 
 
@@ -540,7 +569,17 @@ def checkpoint_key(prep, cfg, importance: np.ndarray | None, code: dict | None =
         for a in (sp.raw_train, sp.y_train, sp.labeled, sp.active, sp.is_cat, sp.n_levels, sp.raw_test, sp.y_test)
     ]
     extra = [] if importance is None else [np.asarray(importance, dtype=np.float64)]
-    return content_keys.digest("checkpoint", prep.name, settings, *map(np.asarray, arrays), *extra)[:16]
+    own = content_keys.own_part()  # (tcclib's training code when edited: an edit never resumes its old pretraining)
+    return content_keys.digest(
+        "checkpoint", prep.name, settings, *map(np.asarray, arrays), *extra, *own, *_version_part()
+    )[:16]
+
+
+def _version_part() -> tuple:
+    """The key part for :data:`tcclib.artifacts.keys.TRAIN_VERSION` past 1 (a new version's
+    recorded code would read as unedited): none at 1, so the checkpoints made before it was keyed
+    keep their keys."""
+    return () if content_keys.TRAIN_VERSION == 1 else (("train version", content_keys.TRAIN_VERSION),)
 
 
 def checkpoint_path(checkpoint_dir, name: str, key: str) -> Path:

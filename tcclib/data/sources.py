@@ -1055,6 +1055,21 @@ def _load_breast_cancer() -> Dataset:
     return Dataset(BREAST_CANCER, None, b.data.astype("float64"), y, "sklearn")
 
 
+def source_file(name_or_did, data_dir=None) -> Path | None:
+    """The local file :func:`load_dataset` reads ``name_or_did`` from: a table file, or
+    ``<data_dir>/<did>.arff`` where it is there; None for breast_cancer (scikit-learn's), a
+    download, or a name that does not resolve."""
+    try:
+        src = source(name_or_did, data_dir, download=False)
+    except (ValueError, DataUnavailableError):
+        return None
+    if src.kind == "file":
+        return Path(src.path)
+    folder = _data_dir(data_dir) if src.did is not None else None
+    path = folder / f"{src.did}.arff" if folder else None
+    return path if path is not None and path.is_file() else None
+
+
 def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dataset:
     """Load a dataset: ``breast_cancer``, any OpenML dataset (name or id; the paper's 30 and any
     other, see :func:`source`), or a local table ``PATH:TARGET`` (CSV, TSV, Parquet, ARFF).

@@ -63,7 +63,7 @@ def run_baselines(prep: Prepared, cfg: Config | None = None, methods=None, did=N
                 _fit(m, model, Xtr[lab], y)
                 classes = present[model.classes_]
             p = np.zeros((len(Xte), prep.n_classes))
-            p[:, classes] = model.predict_proba(Xte)
+            p[:, classes] = _unkeyed_files_refused(m, "predicted", model.predict_proba, Xte)
             rows.append(_row(prep, did, sp, m, p, lab))
     out = pd.DataFrame(rows)
     out["did"] = out["did"].astype("Int64")
@@ -71,20 +71,26 @@ def run_baselines(prep: Prepared, cfg: Config | None = None, methods=None, did=N
 
 
 def _fit(name: str, model, X, y) -> None:
-    """``model.fit(X, y)``; a user's baseline that opens a file of the user's as it fits is refused
-    in one line (no key sees it; the files its factory opens when called are keyed)."""
+    """``model.fit(X, y)`` (:func:`_unkeyed_files_refused`)."""
+    _unkeyed_files_refused(name, "fit", model.fit, X, y)
+
+
+def _unkeyed_files_refused(name: str, doing: str, call, *args):
+    """``call(*args)``, a step of baseline ``name``'s model (``doing``: ``"fit"``, ``"predicted"``); a
+    user's model that opens a file of the user's as it does so is refused in one line (no key sees
+    it; the files its factory opens when called are keyed)."""
     if (registry.get(name).origin or "").startswith("tcclib."):
-        model.fit(X, y)
-        return
+        return call(*args)
     with identity.files_read() as opened:
-        model.fit(X, y)
+        out = call(*args)
     read = identity.data_files(opened)
     if read:
         raise identity.Unkeyable(
-            f"the model of baseline {name!r} opened {', '.join(Path(p).name for p in read)} as it fit, which no "
-            f"key sees (an edit of it would not fit it again): read it in the factory, whose files are keyed by "
+            f"the model of baseline {name!r} opened {', '.join(Path(p).name for p in read)} as it {doing}, which "
+            f"no key sees (an edit of it would not fit it again): read it in the factory, whose files are keyed by "
             f"their bytes when it is called, or into a module constant"
         )
+    return out
 
 
 def _row(prep, did, sp, method, prob, lab):

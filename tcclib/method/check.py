@@ -115,6 +115,40 @@ def check_rule(rule, data: Dataset | None = None, raise_on_breach: bool = True) 
     return report.raise_if_breached() if raise_on_breach else report
 
 
+_KEPT_CONTRACT: set[tuple[str, str]] = set()
+"""``(method, its user code's identity)`` checked in this process and found keeping the contract."""
+
+
+def check_methods(methods, identities: dict | None = None) -> None:
+    """Each of ``methods`` with a rule or objective of a user's keeps the contract, checked as
+    :func:`check_rule` does (a short pretraining on a small table: about 0.1 s once torch has
+    trained, once per method and code in a process), before a run's work: a breach raises
+    :class:`~tcclib.method.rules.RuleContractError` (an objective's:
+    :class:`~tcclib.method.objectives.ObjectiveContractError`) in one line, the method, its first
+    breach and how many more, where it would otherwise stop the run at its first epoch or not at all.
+
+    ``identities``: ``{method: its user code's identity}`` when the caller has computed them
+    (:func:`tcclib.artifacts.keys.code_identities`); else computed here."""
+    for method in methods:
+        spec = registry.METHODS[method]
+        parts = (spec.draw, spec.choice, spec.learns) if spec.pretrain else (spec.draw, spec.choice)
+        if all(rules.is_own(part) for part in parts):
+            continue
+        code = identities.get(method) if identities is not None else spec.user_codes()
+        seen = (method, repr(code))
+        if seen in _KEPT_CONTRACT:
+            continue
+        report = check_rule(method, raise_on_breach=False)
+        if not report.ok:
+            more = len(report.breaches) - 1
+            rest = f" (and {more} more: tcclib.check_rule({method!r}) lists them)" if more else ""
+            first = report.breaches[0]
+            named = first if first.startswith(report.rule) else f"{report.rule}: {first}"
+            breach = objectives.ObjectiveContractError if first.startswith("objective") else rules.RuleContractError
+            raise breach(f"method {method}: {named}{rest}")
+        _KEPT_CONTRACT.add(seen)
+
+
 def _rules_of(rule) -> list:
     """The rule objects to check for what the caller gave (a class is made with no arguments)."""
     if isinstance(rule, type) and issubclass(rule, (rules.HowRule, rules.WhereRule)):

@@ -50,7 +50,7 @@ from tcclib.data.columns import expand_datetimes, float_columns_out_of_range
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import ColumnError, FittedColumns, Prepared, SeedSplit
 from tcclib.data.sources import FLOAT32_MAX, DatasetError, _standard_types
-from tcclib.method import heads, registry, training
+from tcclib.method import check, heads, registry, training
 from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError, defaults, names
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
@@ -450,6 +450,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         cols, split, prep = self._prepared(Xf, seed, codes, labeled, cfg)
         check_training_inputs(prep, cfg)
+        check.check_methods([self.method])  # a user's rule or objective that breaks its contract: before any work
         cfg = cfg.replace(progress=self._progress(split, cfg))
         with _threads(self.n_jobs):
             model, tab, pt, importance = self._train(prep, split, cfg, importance, weights)

@@ -65,6 +65,7 @@ class Identity:
 
     code: str
     state: str | None = None
+    reaches_registry: bool = False  # its code reads tcclib's registry (:data:`REGISTRY_MODULES`)
 
     @property
     def text(self) -> str:
@@ -85,10 +86,41 @@ def is_tcclib(module: str | None) -> bool:
     return module == "tcclib" or (module or "").startswith("tcclib.")
 
 
+REGISTRY_MODULES = frozenset({"tcclib", "tcclib.method", "tcclib.method.registry"})
+"""tcclib's modules through which code reaches the registry, and so every rule, objective and
+baseline registered (``registry.objective("barlow")``, ``tcclib.method.registry.get(name)``): an
+identity whose code reads one of them, or a function of the last, says so (:attr:`Identity.reaches_registry`)."""
+
+_REACHED = threading.local()
+"""``.sets``: the registry modules reached by each identity this thread is computing (innermost last)."""
+
+
+def _reaching() -> list[set[str]]:
+    if not hasattr(_REACHED, "sets"):
+        _REACHED.sets = []
+    return _REACHED.sets
+
+
+def _reached(module: str | None) -> None:
+    sets = _reaching()
+    if sets and module in REGISTRY_MODULES:
+        sets[-1].add(module)
+
+
 def identity(obj, named: str) -> Identity | None:
     """The identity of a user's object (a rule or objective object, a factory function, a
     ``functools.partial``, a callable object); None for tcclib's own classes and functions (keyed
-    by ``TRAIN_VERSION``).  ``named``: how a refusal names the object, e.g. ``rule 'nearby' (my_rule.py)``."""
+    by ``TRAIN_VERSION``).  ``named``: how a refusal names the object, e.g. ``rule 'nearby' (my_rule.py)``.
+    Its :attr:`Identity.reaches_registry` says whether its code or state reads tcclib's registry."""
+    _reaching().append(set())
+    try:
+        found = _identity(obj, named)
+    finally:
+        reached = _reaching().pop()
+    return dataclasses.replace(found, reaches_registry=True) if found is not None and reached else found
+
+
+def _identity(obj, named: str) -> Identity | None:
     if isinstance(obj, (types.FunctionType, type)):
         if not is_followed(obj.__module__):
             return None
@@ -453,6 +485,7 @@ class _Walker:
     def function(self, function: types.FunctionType, path: str) -> None:
         if not is_followed(function.__module__):
             self.put("global", function.__module__, function.__qualname__)
+            _reached(function.__module__)
             return
         code = function.__code__
         if not own_code_file(code.co_filename):  # a wrapper an installed decorator made (torch.no_grad,
@@ -538,6 +571,7 @@ class _Walker:
             return False
         if not own_code_file(origin):
             self.put("module", name)
+            _reached(name)
             return True
         try:  # (imported now, as the code will when it runs: keyed the same before and after)
             module = importlib.import_module(name)
@@ -550,6 +584,7 @@ class _Walker:
         """A module: by name when installed (or tcclib's); a user's by the values of the
         attributes read (``names``; every attribute of its own when reached from a state)."""
         self.put("module", module.__name__)
+        _reached(module.__name__)
         if not is_followed(module.__name__):
             return
         self._check_file(module.__name__)
@@ -1011,15 +1046,16 @@ def files_read():
             _READING[thread] = outer
 
 
-def files_read_by(action) -> str:
-    """:func:`files_digest` of the files ``action()`` opens (:func:`files_read`), ``""`` when it
-    opens none of the user's; a failure of ``action`` is left to the run to name (the digest keys
-    what it read before failing)."""
+def files_read_by(*actions) -> str:
+    """:func:`files_digest` of the files the ``actions()`` open (:func:`files_read`), ``""`` when
+    they open none of the user's; a failure of one is left to the run to name (the digest keys what
+    it read before failing) and the next one runs."""
     with files_read() as opened:
-        try:
-            action()
-        except Exception:  # (the run itself says what failed)
-            pass
+        for action in actions:
+            try:
+                action()
+            except Exception:  # (the run itself says what failed)
+                pass
     return files_digest(opened)
 
 

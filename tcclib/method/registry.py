@@ -163,9 +163,35 @@ def code_identity(obj, named: str | None = None) -> str | None:
     user's own files (defaults, closures, module constants, helpers in other files), and its whole
     state (an attribute set after registration too).  None for tcclib's own code (keyed by
     :data:`tcclib.artifacts.keys.TRAIN_VERSION`, so the committed keys stay).  What cannot be keyed
-    by value is refused (:class:`tcclib.method.identity.Unkeyable`, one line naming it and the fix)."""
+    by value is refused (:class:`tcclib.method.identity.Unkeyable`, one line naming it and the fix).
+
+    Code that reads the registry (``registry.objective("barlow").loss(batch)``,
+    ``registry.get("mine").factory(seed, cfg)``) may call any rule, objective or baseline registered
+    from the user's code: ``registered:<hash>`` adds them all by value (:func:`users_registered`)."""
     found = identity.identity(obj, named or named_as(obj))
-    return None if found is None else found.text
+    if found is None:
+        return None
+    return f"{found.text} registered:{users_registered()}" if found.reaches_registry else found.text
+
+
+def users_registered() -> str:
+    """A digest of everything registered now from the user's code, by value: each rule, objective
+    and baseline factory of a user's (:func:`tcclib.method.identity.identity`) and each method or
+    baseline entry registered from outside tcclib (its parts' names), so that an edit of any of them
+    moves the key of code that reaches them through the registry.  tcclib's own are keyed by
+    ``TRAIN_VERSION`` and, once changed in this process, by :func:`changed_builtins`."""
+    parts = []
+    for kind, table in (("how", _HOW_RULES), ("where", _WHERE_RULES), ("objective", _OBJECTIVES)):
+        for name, obj in sorted(table.items()):
+            found = identity.identity(obj, named_as(obj))
+            if found is not None:
+                parts.append((kind, name, found.text))
+    for name, entry in sorted(_ENTRIES.items()):
+        if (entry.origin or "").startswith("tcclib."):
+            continue
+        found = identity.identity(entry.factory, entry.reader()) if entry.is_baseline else None
+        parts.append(("entry", name, repr(entry.spec), entry.settings, entry.semi_supervised, found and found.text))
+    return identity.value_identity(parts, "the registered rules, objectives and baselines").removeprefix("value:")
 
 
 def named_as(obj) -> str:
@@ -211,7 +237,14 @@ def changes(old: str | None, new: str | None) -> list[str]:
         return []
     if not old or not new:  # (tcclib's own rule with an attribute set after registration: a state alone)
         return ["arguments"] if (old or new).startswith("state:") and " " not in (old or new) else ["code"]
-    kinds = {"code": "code", "version": "code", "revision": "code", "state": "arguments", "draws": "draws"}
+    kinds = {
+        "code": "code",
+        "version": "code",
+        "revision": "code",
+        "registered": "code",  # (what it reaches through the registry)
+        "state": "arguments",
+        "draws": "draws",
+    }
     parts = []
     for text in (old, new):
         pairs = [part.split(":", 1) for part in text.split(" ")]
@@ -395,10 +428,12 @@ def objective(name: str) -> objectives.Objective:
     return _OBJECTIVES[name]
 
 
-def _factory_reads(factory, cfg) -> str:
-    """A digest of the user's files a baseline factory opens when called (``factory(0, cfg)``;
-    :func:`tcclib.method.identity.files_read`), ``""`` when none or when it fails there."""
-    return identity.files_read_by(lambda: factory(0, cfg))
+def _factory_reads(factory, seeds, settings) -> str:
+    """A digest of the user's files a baseline factory opens when called at each of the run's
+    ``seeds`` (``factory(seed, settings)``; :func:`tcclib.method.identity.files_read`): a file
+    opened for one seed only (``weights_seed{seed}.json``) is keyed too; ``""`` when it opens none.
+    A call that fails is keyed by what it read before failing (the run names the failure)."""
+    return identity.files_read_by(*[lambda seed=seed: factory(seed, settings) for seed in seeds])
 
 
 def objective_code(objective, cfg=None) -> str | None:
@@ -629,7 +664,7 @@ class Entry:
         found = code_identity(self.factory, f"the factory of baseline {self.name!r}") if self.is_baseline else None
         if found is None or cfg is None:
             return found
-        read = _factory_reads(self.factory, cfg.seen_by_baseline(self, self.reader()))
+        read = _factory_reads(self.factory, cfg.seeds, cfg.seen_by_baseline(self, self.reader()))
         return f"{found} draws:files-{read}" if read else found
 
     def reader(self) -> str:

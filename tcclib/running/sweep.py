@@ -35,8 +35,8 @@ from pathlib import Path
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import own_code, store
-from tcclib.data.sources import DATA_DIR_ENV
-from tcclib.method import check, identity, plugins, registry
+from tcclib.data.sources import DATA_DIR_ENV, source_file
+from tcclib.method import check, identity, plugins, registry, rules
 from tcclib.running import executor, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import scale as dask_scale
@@ -190,12 +190,13 @@ STALE = "stale"  # --force stale: the finished datasets whose stored settings ar
 
 def settings_changed(ps: param_files.ParamSet, set_dir: Path, dataset: str) -> str | None:
     """How the settings a finished ``dataset`` ran with (its ``config.json``) differ from what the
-    parameter file asks now, e.g. ``methods +class_most_published_exact``; None when they are the
+    parameter file asks now, e.g. ``methods +class_most_published_exact``, or ``data file
+    mytable.csv changed`` where the file it is read from changed since; None when they are the
     same (or nothing was stored)."""
     f = set_dir / dataset / "config.json"
     if not f.exists():
         return None
-    same, why = store.same_settings(f, ps.config_for(dataset))
+    same, why = store.same_settings(f, ps.config_for(dataset), source_file(ps.spec(dataset)))
     return None if same else why
 
 
@@ -544,29 +545,14 @@ def check_keyable(ps: param_files.ParamSet) -> dict:
     return found
 
 
-_KEPT_CONTRACT: set[tuple[str, str]] = set()
-"""``(method, its user code's identity)`` checked in this process and found keeping the contract."""
-
-
 def check_contracts(ps: param_files.ParamSet, identities: dict) -> None:
     """Every method of the set with a user's rule or objective (``identities``: what
-    :func:`check_keyable` found) keeps the contract, checked as ``check_rule`` does (a short
-    pretraining on a small table, 0.2 s once torch has trained; once per identity in a process): a breach stops
-    the run in one line before any work, instead of at each dataset's first step."""
-    for method in ps.config.methods:
-        if method not in identities:
-            continue
-        seen = (method, repr(identities[method]))
-        if seen in _KEPT_CONTRACT:
-            continue
-        report = check.check_rule(method, raise_on_breach=False)
-        if not report.ok:
-            more = len(report.breaches) - 1
-            rest = f" (and {more} more: tcclib.check_rule({method!r}) lists them)" if more else ""
-            first = report.breaches[0]
-            named = first if first.startswith(report.rule) else f"{report.rule}: {first}"
-            raise SweepError(f"method {method}: {named}{rest}")
-        _KEPT_CONTRACT.add(seen)
+    :func:`check_keyable` found) keeps the contract (:func:`tcclib.method.check.check_methods`): a
+    breach stops the run in one line before any work, instead of at each dataset's first step."""
+    try:
+        check.check_methods(ps.config.methods, identities)
+    except rules.RuleContractError as e:
+        raise SweepError(str(e)) from None
 
 
 def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "") -> str:

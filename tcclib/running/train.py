@@ -37,7 +37,7 @@ from tcclib.artifacts import own_code, store
 from tcclib.artifacts.importances import stored_or_computed
 from tcclib.data.preprocess import Prepared
 from tcclib.data.sources import Dataset, load_dataset
-from tcclib.method import training
+from tcclib.method import check, training
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import METHODS, Config
 from tcclib.method.correlation import correlation_range
@@ -70,6 +70,7 @@ class RunResult:
     trained: bool = True  # False when run_dataset reused every member from stored results
     new_embeddings: bool = True  # False when every embedding came from stored results
     code_notes: list = field(default_factory=list)  # an edited tcclib; per user rule: what it matched or what changed
+    data_file: str | None = None  # the file the dataset was read from (Dataset.source), None for none
 
 
 def run_prepared(
@@ -315,6 +316,7 @@ def run_dataset(
     hit, emb = reuse_plan(prep, cfg, keys, stored)
     need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
     need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
+    check.check_methods(need_methods, keys.code)  # a user's rule or objective that breaks its contract: before any work
 
     n_trained = sum(not h for h in hit.values())
     report = TrainingFile(store_dir if need_seeds else None, n_trained, cfg.epochs)  # the overall bar reads it
@@ -361,7 +363,12 @@ def run_dataset(
         trained=n_trained > 0,
         new_embeddings=bool(embeddings) and any(m not in emb for m in embeddings),
         code_notes=_code_notes(cfg, keys, hit, store_dir if reuse else None),
+        data_file=None if ds.source in _NO_FILE else ds.source,
     )
+
+
+_NO_FILE = ("", "openml", "sklearn", "frame")
+"""``Dataset.source`` values that name no file (a download, scikit-learn's breast_cancer, a frame)."""
 
 
 def _code_notes(cfg: Config, keys, hit: dict, store_dir) -> list[str]:

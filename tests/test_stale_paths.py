@@ -1,0 +1,291 @@
+"""Paths by which an edit could get its old results back with no word, each closed: a checkpoint
+or an importance cache made by other tcclib code, a baseline's model reading a file as it
+predicts or a factory reading a file for one seed, a user's code reaching another user's rule,
+objective or baseline through the registry, and a finished dataset whose file changed since.
+Each test fails on the code before its fix (an adversarial audit found them, 2026-12-01)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tcclib.artifacts import importances, store
+from tcclib.method import baselines, identity, losses, plugins, registry
+from tcclib.method.baselines import run_baselines
+from tcclib.method.config import Config
+from tcclib.method.inputs import prepare_config
+from tcclib.running import sweep
+
+TINY = dict(seeds=(0,), epochs=1, head_epochs=1, progress=False)
+
+
+@pytest.fixture
+def prep(bc):
+    return prepare_config(bc, Config(methods=("random",), **TINY))
+
+
+@pytest.fixture
+def loaded(tmp_path):
+    """Load plugin files written into ``tmp_path`` (``loaded(name, text)``); unloaded after."""
+    files = []
+
+    def load(name: str, text: str):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        plugins.load(str(path))
+        files.append(path)
+        return path
+
+    yield load
+    for path in reversed(dict.fromkeys(files)):
+        plugins.unload(str(path))
+
+
+# ----------------------------------------------------------- tcclib's own code: caches and checkpoints
+
+
+def test_a_checkpoint_and_an_importance_cache_are_keyed_by_tcclibs_own_code(prep, monkeypatch):
+    """An edit of tcclib's training code (here a value set in this process, as an edited file is
+    seen) moves every run key; the pretraining checkpoint and the importance cache it would resume
+    from or read moved too (they had not: an interrupted run resumed the old code's pretraining)."""
+    cfg = Config(methods=("random", "class_most"), **TINY)
+    split = prep.splits[0]
+    before = store.checkpoint_key(prep, cfg, None), importances._cache_key("bc", split, cfg)
+    monkeypatch.setattr(losses, "CHUNK_BYTES", losses.CHUNK_BYTES + 1)
+    edited = store.checkpoint_key(prep, cfg, None), importances._cache_key("bc", split, cfg)
+    assert edited[0] != before[0] and edited[1] != before[1]
+    monkeypatch.undo()
+    assert (store.checkpoint_key(prep, cfg, None), importances._cache_key("bc", split, cfg)) == before
+
+
+# ------------------------------------------------------------------------ a user's baseline and files
+
+PREDICTS_FROM_A_FILE = """
+import json
+from pathlib import Path
+from sklearn.linear_model import LogisticRegression
+from tcclib.method import registry
+
+POWER = Path(__file__).with_name("power.json")
+
+
+class Powered(LogisticRegression):
+    def predict_proba(self, X):
+        return super().predict_proba(X) ** json.loads(POWER.read_text())["power"]
+
+
+registry.register_baseline("powered", lambda seed, cfg: Powered(max_iter=200))
+"""
+
+PER_SEED_FILE = """
+import json
+from pathlib import Path
+from sklearn.linear_model import LogisticRegression
+from tcclib.method import registry
+
+
+def per_seed(seed, cfg):
+    c = json.loads(Path(__file__).with_name(f"c_seed{seed}.json").read_text())["C"]
+    return LogisticRegression(C=c, max_iter=200)
+
+
+registry.register_baseline("per_seed", per_seed)
+"""
+
+
+def test_a_baseline_model_that_opens_a_file_as_it_predicts_is_refused(tmp_path, loaded, prep):
+    (tmp_path / "power.json").write_text('{"power": 1.0}')
+    loaded("predicts", PREDICTS_FROM_A_FILE)
+    with pytest.raises(
+        identity.Unkeyable, match=r"^the model of baseline 'powered' opened power\.json as it predicted, which no key"
+    ):
+        run_baselines(prep, Config(**TINY), ["powered"])
+
+
+def test_the_files_a_factory_opens_for_the_runs_seeds_are_keyed(tmp_path, loaded):
+    """Keyed at the run's seeds, not at seed 0 alone (with no ``c_seed0.json`` the call failed
+    there and nothing was keyed)."""
+    (tmp_path / "c_seed1.json").write_text('{"C": 1.0}')
+    loaded("per_seed_plugin", PER_SEED_FILE)
+    cfg = Config(methods=("random",), baselines=("per_seed",), **{**TINY, "seeds": (1,)})
+    entry = registry.get("per_seed")
+    before = entry.code(cfg)
+    (tmp_path / "c_seed1.json").write_text('{"C": 0.001}')
+    assert entry.code(cfg) != before
+    assert baselines._model("per_seed", 1, cfg).C == 0.001
+
+
+# -------------------------------------------------------------------- through the registry
+
+INNER_BASELINE = """
+from sklearn.linear_model import LogisticRegression
+from tcclib.method import registry
+C = {c}
+
+
+def inner(seed, cfg):
+    return LogisticRegression(C=C, max_iter=200)
+
+
+registry.register_baseline("inner", inner, replace=True)
+"""
+
+OUTER_BASELINE = """
+from tcclib.method import registry
+
+
+def outer(seed, cfg):
+    return registry.get("inner").factory(seed, cfg)
+
+
+registry.register_baseline("outer", outer)
+"""
+
+INNER_OBJECTIVE = """
+import torch
+from tcclib.method import objectives, registry
+
+
+class Inner(objectives.Objective):
+    name = "inner_objective"
+
+    def __init__(self, weight=1.0):
+        self.weight = weight
+
+    def heads(self, stack):
+        return {{"decoder": [stack.width]}}
+
+    def loss(self, batch):
+        out = batch.head("decoder", batch.encode(batch.views))
+        return objectives.row_squared_error(out, batch.anchors) * self.weight
+
+
+registry.register_method(
+    "inner_method", "column", "uniform", objective=Inner({weight}), replace=True, replace_rule=True
+)
+"""
+
+OUTER_OBJECTIVE = """
+from tcclib.method import objectives, registry
+
+
+class Outer(objectives.Objective):
+    name = "outer_objective"
+
+    def heads(self, stack):
+        return registry.objective("inner_objective").heads(stack)
+
+    def loss(self, batch):
+        return 0.5 * registry.objective("inner_objective").loss(batch)
+
+
+registry.register_method("outer_method", "column", "uniform", objective=Outer())
+"""
+
+INNER_RULE = """
+from tcclib.method import registry, rules
+
+
+class Near(rules.HowRule):
+    name = "near"
+    needs = rules.NOTHING
+    K = {k}
+
+    def donors(self, members, state, u):
+        n_rows = members.shape[1]
+        return (u * min(self.K, n_rows)).long()
+
+
+registry.register_method("near", Near(), "uniform", replace=True, replace_rule=True)
+"""
+
+OUTER_RULE = """
+from tcclib.method import registry, rules
+
+
+class Mostly(rules.HowRule):
+    name = "mostly"
+    needs = rules.NOTHING
+
+    def donors(self, members, state, u):
+        return registry.how_rule("near").donors(members, state, u)
+
+
+registry.register_method("mostly", Mostly(), "uniform")
+"""
+
+
+def _baseline_code(cfg):
+    return registry.get("outer").code(cfg)
+
+
+def _objective_code(cfg):
+    return registry.METHODS["outer_method"].user_codes(cfg)
+
+
+def _rule_code(cfg):
+    return registry.METHODS["mostly"].user_codes(cfg)
+
+
+@pytest.mark.parametrize(
+    "inner, outer, first, second, reader",
+    [
+        (INNER_BASELINE, OUTER_BASELINE, {"c": 1.0}, {"c": 0.01}, _baseline_code),
+        (INNER_OBJECTIVE, OUTER_OBJECTIVE, {"weight": 1.0}, {"weight": 0.5}, _objective_code),
+        (INNER_RULE, OUTER_RULE, {"k": 20}, {"k": 200}, _rule_code),  # (alike on the 16-row key probe)
+    ],
+    ids=["baseline", "objective", "rule"],
+)
+def test_a_users_code_reaching_another_users_through_the_registry_is_keyed_by_it(
+    inner, outer, first, second, reader, loaded
+):
+    """``registry.get("inner").factory(...)``, ``registry.objective("inner_objective").loss(batch)``,
+    ``registry.how_rule("near").donors(...)``: an edit of what it reaches moves its key."""
+    loaded("inner_plugin", inner.format(**first))
+    loaded("outer_plugin", outer)
+    cfg = Config(methods=("random",), **TINY)
+    before = reader(cfg)
+    assert "registered:" in json.dumps(before)
+    loaded("inner_plugin", inner.format(**second))
+    assert reader(cfg) != before
+    loaded("inner_plugin", inner.format(**first))
+    assert reader(cfg) == before
+
+
+def test_code_that_does_not_read_the_registry_keeps_its_key_when_other_plugins_load(loaded):
+    """Only code that reads the registry holds what is registered: loading another plugin moves
+    no other user method's key."""
+    loaded("inner_plugin", INNER_RULE.format(k=20))
+    cfg = Config(methods=("random",), **TINY)
+    before = registry.METHODS["near"].user_codes(cfg)
+    assert "registered:" not in json.dumps(before)
+    loaded("outer_plugin", OUTER_RULE)
+    loaded("other_plugin", INNER_BASELINE.format(c=3.0))
+    assert registry.METHODS["near"].user_codes(cfg) == before
+
+
+# ------------------------------------------------------------------- the sweep: a table that changed
+
+
+def test_a_finished_dataset_whose_file_changed_is_stale(tmp_path):
+    """The sweep's plan calls a finished dataset stale once the file it was read from changed (the
+    members retrain: the data is in every key), and says so in its skipped line."""
+    table = tmp_path / "mytable.csv"
+    table.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(40)))
+    params = tmp_path / "mine.yaml"
+    params.write_text(
+        f"name: mine\ndatasets: ['{table}:label']\nconfig:\n  methods: [random]\n  seeds: [0]\n  epochs: 1\n"
+    )
+    ps = sweep.param_files.load(params)
+    (dataset,) = ps.datasets
+    folder = tmp_path / "runs" / ps.name / dataset
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(store.settings_record(ps.config_for(dataset), None, table)))
+    assert sweep.settings_changed(ps, folder.parent, dataset) is None
+    table.write_text(table.read_text().replace("\n0,0,0\n", "\n0,2,1\n"))
+    changed = sweep.settings_changed(ps, folder.parent, dataset)
+    assert changed == "data file mytable.csv changed"
+    assert "training every member again (the data is in every key)" in sweep.skipped_line(
+        folder.parent, dataset, changed
+    )
