@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from tcclib.artifacts import importances, store
+from tcclib.artifacts import importances, keys, store
 from tcclib.method import baselines, identity, losses, plugins, registry
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
-from tcclib.running import sweep
+from tcclib.running import cli, sweep
 
 TINY = dict(seeds=(0,), epochs=1, head_epochs=1, progress=False)
 
@@ -103,17 +103,25 @@ def test_a_baseline_model_that_opens_a_file_as_it_predicts_is_refused(tmp_path, 
         run_baselines(prep, Config(**TINY), ["powered"])
 
 
-def test_the_files_a_factory_opens_for_the_runs_seeds_are_keyed(tmp_path, loaded):
-    """Keyed at the run's seeds, not at seed 0 alone (with no ``c_seed0.json`` the call failed
-    there and nothing was keyed)."""
-    (tmp_path / "c_seed1.json").write_text('{"C": 1.0}')
+def test_the_files_a_factory_opens_for_a_seed_are_keyed_in_that_seeds_key(tmp_path, loaded, bc):
+    """Keyed at the run's seeds, each seed's key by its own seed's files (the probe was seed 0's
+    alone: with no ``c_seed0.json`` it failed and nothing was keyed), so a seed keys the same
+    whatever seeds run beside it (a Dask unit of some seeds, the whole run)."""
+    for seed in (1, 8):
+        (tmp_path / f"c_seed{seed}.json").write_text('{"C": 1.0}')
     loaded("per_seed_plugin", PER_SEED_FILE)
-    cfg = Config(methods=("random",), baselines=("per_seed",), **{**TINY, "seeds": (1,)})
-    entry = registry.get("per_seed")
-    before = entry.code(cfg)
-    (tmp_path / "c_seed1.json").write_text('{"C": 0.001}')
-    assert entry.code(cfg) != before
-    assert baselines._model("per_seed", 1, cfg).C == 0.001
+    both = Config(methods=("random",), baselines=("per_seed",), **{**TINY, "seeds": (1, 8)})
+    alone = both.replace(seeds=(1,))
+
+    def keys_of(cfg):
+        return keys.run_keys(prepare_config(bc, cfg), cfg).baselines
+
+    before = keys_of(both)
+    assert keys_of(alone)["1/per_seed"] == before["1/per_seed"]
+    (tmp_path / "c_seed8.json").write_text('{"C": 0.001}')
+    after = keys_of(both)
+    assert after["8/per_seed"] != before["8/per_seed"] and after["1/per_seed"] == before["1/per_seed"]
+    assert baselines._model("per_seed", 8, both).C == 0.001
 
 
 # -------------------------------------------------------------------- through the registry
@@ -216,6 +224,33 @@ registry.register_method("mostly", Mostly(), "uniform")
 """
 
 
+OUTER_OBJECTIVE_THROUGH_CONFIG = """
+from tcclib.method import config, objectives, registry
+
+
+class Outer(objectives.Objective):
+    name = "outer_objective"
+
+    def heads(self, stack):
+        return config.METHODS["inner_method"].learns.heads(stack)
+
+    def loss(self, batch):
+        return 0.5 * config.METHODS["inner_method"].learns.loss(batch)
+
+
+registry.register_method("outer_method", "column", "uniform", objective=Outer())
+"""
+
+INNER_TCCLIB_CLASS = """
+from tcclib.method import objectives, registry
+
+registry.register_method(
+    "inner_method", "column", "uniform", objective=objectives.VIME(alpha={alpha}, name="inner_objective"),
+    replace=True, replace_rule=True,
+)
+"""
+
+
 def _baseline_code(cfg):
     return registry.get("outer").code(cfg)
 
@@ -234,8 +269,10 @@ def _rule_code(cfg):
         (INNER_BASELINE, OUTER_BASELINE, {"c": 1.0}, {"c": 0.01}, _baseline_code),
         (INNER_OBJECTIVE, OUTER_OBJECTIVE, {"weight": 1.0}, {"weight": 0.5}, _objective_code),
         (INNER_RULE, OUTER_RULE, {"k": 20}, {"k": 200}, _rule_code),  # (alike on the 16-row key probe)
+        (INNER_OBJECTIVE, OUTER_OBJECTIVE_THROUGH_CONFIG, {"weight": 1.0}, {"weight": 0.5}, _objective_code),
+        (INNER_TCCLIB_CLASS, OUTER_OBJECTIVE, {"alpha": 2.0}, {"alpha": 500.0}, _objective_code),
     ],
-    ids=["baseline", "objective", "rule"],
+    ids=["baseline", "objective", "rule", "objective through config.METHODS", "a tcclib class registered"],
 )
 def test_a_users_code_reaching_another_users_through_the_registry_is_keyed_by_it(
     inner, outer, first, second, reader, loaded
@@ -253,24 +290,45 @@ def test_a_users_code_reaching_another_users_through_the_registry_is_keyed_by_it
     assert reader(cfg) == before
 
 
-def test_code_that_does_not_read_the_registry_keeps_its_key_when_other_plugins_load(loaded):
-    """Only code that reads the registry holds what is registered: loading another plugin moves
-    no other user method's key."""
-    loaded("inner_plugin", INNER_RULE.format(k=20))
+DOTTED_RULE = """
+import tcclib.method.rules
+from tcclib.method import registry
+
+
+class Dotted(tcclib.method.rules.HowRule):
+    name = "dotted"
+    needs = tcclib.method.rules.NOTHING
+
+    def donors(self, members, state, u):
+        from tcclib.method import rules as deferred  # (an import inside: no registry either)
+
+        return deferred.column_donors(u) if u.ndim else tcclib.method.rules.column_donors(u)
+
+
+registry.register_method("dotted", Dotted(), "uniform")
+"""
+
+
+@pytest.mark.parametrize("method, source", [("near", INNER_RULE.format(k=20)), ("dotted", DOTTED_RULE)])
+def test_code_that_does_not_read_the_registry_keeps_its_key_when_other_plugins_load(method, source, loaded):
+    """Only code that reads the registry holds what is registered (``tcclib.method.rules`` spelled
+    out, or imported inside a method, is no registry): loading another plugin moves no other user
+    method's key."""
+    loaded("plain_plugin", source)
     cfg = Config(methods=("random",), **TINY)
-    before = registry.METHODS["near"].user_codes(cfg)
+    before = registry.METHODS[method].user_codes(cfg)
     assert "registered:" not in json.dumps(before)
-    loaded("outer_plugin", OUTER_RULE)
+    loaded("outer_plugin", OUTER_RULE.replace('"near"', '"column"'))
     loaded("other_plugin", INNER_BASELINE.format(c=3.0))
-    assert registry.METHODS["near"].user_codes(cfg) == before
+    assert registry.METHODS[method].user_codes(cfg) == before
 
 
 # ------------------------------------------------------------------- the sweep: a table that changed
 
 
-def test_a_finished_dataset_whose_file_changed_is_stale(tmp_path):
+def test_a_finished_dataset_whose_file_changed_is_stale(tmp_path, capsys):
     """The sweep's plan calls a finished dataset stale once the file it was read from changed (the
-    members retrain: the data is in every key), and says so in its skipped line."""
+    members retrain: the data is in every key), and says so in its skipped line and at --check."""
     table = tmp_path / "mytable.csv"
     table.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(40)))
     params = tmp_path / "mine.yaml"
@@ -289,3 +347,40 @@ def test_a_finished_dataset_whose_file_changed_is_stale(tmp_path):
     assert "training every member again (the data is in every key)" in sweep.skipped_line(
         folder.parent, dataset, changed
     )
+    (folder / "_DONE.json").write_text("{}")  # (finished: what --check tells of the set)
+    assert cli.main([str(params), "--check", "--outputs", str(tmp_path / "runs")]) == 0
+    assert "(data file mytable.csv changed): --force stale" in capsys.readouterr().out
+
+
+PRIOR_OF_30 = """
+import torch
+from tcclib.method import registry, rules
+
+PRIOR = [0.5] * 30  # (a prior over breast_cancer's 30 features: written for that table)
+
+
+class Prior(rules.WhereRule):
+    name = "prior_30"
+    fixed_count = False
+
+    def mask(self, members, state):
+        k, n_rows, n_features = members.shape
+        prior = torch.as_tensor(PRIOR, device=members.device)
+        return (members.uniform(7, (n_rows, n_features)) < prior) & members.active.unsqueeze(1)
+
+
+registry.register_method("prior_30", "column", Prior())
+"""
+
+
+def test_a_rule_written_for_the_runs_table_is_checked_on_it_not_refused(loaded, bc):
+    """The contract check before a run's work breaches on the small table (12 features) a rule
+    written for the run's 30; checked again on the run's own rows it keeps the contract, and the
+    run trains (it was refused before any work)."""
+    loaded("prior_plugin", PRIOR_OF_30)
+    from tcclib.method import check
+    from tcclib.running.train import run_dataset
+
+    assert not check.check_rule("prior_30", raise_on_breach=False).ok
+    run = run_dataset(bc, Config(methods=("prior_30",), **TINY))
+    assert run.timings["trained_members"] == 1

@@ -207,7 +207,7 @@ def _step(cfg: Config, spec) -> tuple:
 def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | None = None, tcclib_code=NOW) -> str:
     entry = get(name)
     settings = {k: getattr(cfg, k) for k in entry.settings}
-    code = entry.code(cfg) if code is None else code
+    code = entry.code(cfg, seeds=(sp.seed,)) if code is None else code
     own = own_part(tcclib_code)
     return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *own)
 
@@ -258,7 +258,8 @@ def run_keys(prep: Prepared, cfg: Config) -> RunKeys:
         for m in cfg.methods:
             k.members[tag(sp.seed, m)] = member_key(sp, m, cfg, prep.classes, k.code.get(m, {}), k.own)
         for b in cfg.baselines:
-            k.baselines[tag(sp.seed, b)] = baseline_key(sp, b, cfg, prep.classes, k.code.get(b, ""), k.own)
+            code = get(b).code(cfg, seeds=(sp.seed,)) if b in k.code else ""  # (the files its seed's model reads)
+            k.baselines[tag(sp.seed, b)] = baseline_key(sp, b, cfg, prep.classes, code, k.own)
         k.importance[str(sp.seed)] = importance_key(sp, cfg, prep.classes, k.own)
     if cfg.keep_embeddings and prep.splits:
         s0 = prep.splits[0].seed

@@ -24,12 +24,12 @@ DIGESTS = {
     "method/objectives.py": "4b8a3e82a0d2aa8a",
     "method/pretraining.py": "61c6bbeb88e53aaa",
     "method/probe.py": "7ec692887a91f2cc",
-    "method/registry.py": "14cbea2fe3479566",
+    "method/registry.py": "6e82dd13b2198548",
     "method/rules.py": "110256f04dbcb373",
     "method/settings.py": "c2f7d67b8c964a6c",
     "method/training.py": "1ab55fec766179ca",
     "running/checkpointing.py": "4018849fbc2390a7",
-    "running/train.py": "96176645ffc2f81e",
+    "running/train.py": "d36c34909fe8e845",
 }
 BYTES = {
     "data/__init__.py": "525acede94ff2751",
@@ -51,10 +51,10 @@ BYTES = {
     "method/objectives.py": "bd9e328c0fd984e5",
     "method/pretraining.py": "373f8f38bcec317e",
     "method/probe.py": "903aa8b11e562151",
-    "method/registry.py": "d26e5be611a91e92",
+    "method/registry.py": "05c57c4150b85695",
     "method/rules.py": "1256189887f31dff",
     "method/settings.py": "69229acd72bdb492",
     "method/training.py": "555ba493de75e569",
     "running/checkpointing.py": "bda0b2d285bd26b2",
-    "running/train.py": "87a5c47f47ec4491",
+    "running/train.py": "5858350d78cafc48",
 }

@@ -450,7 +450,8 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         cols, split, prep = self._prepared(Xf, seed, codes, labeled, cfg)
         check_training_inputs(prep, cfg)
-        check.check_methods([self.method])  # a user's rule or objective that breaks its contract: before any work
+        labeled_rows = (Xf.loc[labeled].reset_index(drop=True), pd.Series(labels))  # (the check's second table)
+        check.check_methods([self.method], data=labeled_rows)  # a user's rule or objective breaking its contract
         cfg = cfg.replace(progress=self._progress(split, cfg))
         with _threads(self.n_jobs):
             model, tab, pt, importance = self._train(prep, split, cfg, importance, weights)

@@ -86,10 +86,17 @@ def is_tcclib(module: str | None) -> bool:
     return module == "tcclib" or (module or "").startswith("tcclib.")
 
 
-REGISTRY_MODULES = frozenset({"tcclib", "tcclib.method", "tcclib.method.registry"})
-"""tcclib's modules through which code reaches the registry, and so every rule, objective and
-baseline registered (``registry.objective("barlow")``, ``tcclib.method.registry.get(name)``): an
-identity whose code reads one of them, or a function of the last, says so (:attr:`Identity.reaches_registry`)."""
+REGISTRY_MODULES = frozenset({"tcclib.method.registry"})
+"""The module through which code reaches every rule, objective and baseline registered: an
+identity whose code imports or reads it, or calls a function of it
+(``from tcclib.method.registry import objective``), says so (:attr:`Identity.reaches_registry`)."""
+
+REGISTRY_NAMES = frozenset({"registry", "METHODS", "_OBJECTIVES", "_HOW_RULES", "_WHERE_RULES", "_ENTRIES", "modules"})
+"""Names whose reading reaches the registry from anywhere: ``registry`` (``registry.objective(...)``,
+``tcclib.method.registry``, ``config.registry``), ``METHODS`` (``tcclib.METHODS``,
+``config.METHODS``), its tables, and ``sys.modules``; code that reads one (as a global or an
+attribute) says so too.  Reading ``tcclib`` or ``tcclib.method`` alone does not (a helper such as
+``tcclib.method.rules.column_donors`` reaches no registered object)."""
 
 _REACHED = threading.local()
 """``.sets``: the registry modules reached by each identity this thread is computing (innermost last)."""
@@ -498,6 +505,8 @@ class _Walker:
         self.put("function", function.__qualname__, _source_or_bytecode(function, self))
         self.defaults_and_closure(function, path)
         names = _global_names(code)
+        if REGISTRY_NAMES.intersection(names):
+            _reached("tcclib.method.registry")
         namespace = function.__globals__
         loaded = _loaded_globals(code)
         reads_globals = "/".join(f"{name}()" for name in sorted(_DYNAMIC_GLOBALS.intersection(loaded)))

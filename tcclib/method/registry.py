@@ -175,17 +175,17 @@ def code_identity(obj, named: str | None = None) -> str | None:
 
 
 def users_registered() -> str:
-    """A digest of everything registered now from the user's code, by value: each rule, objective
-    and baseline factory of a user's (:func:`tcclib.method.identity.identity`) and each method or
-    baseline entry registered from outside tcclib (its parts' names), so that an edit of any of them
-    moves the key of code that reaches them through the registry.  tcclib's own are keyed by
-    ``TRAIN_VERSION`` and, once changed in this process, by :func:`changed_builtins`."""
+    """A digest of everything registered now, by value: each rule, objective and baseline factory of
+    a user's (:func:`tcclib.method.identity.identity`), each object of tcclib's classes by its state
+    (``objectives.VIME(alpha=ALPHA, name="mine")`` registered from a plugin whose ``ALPHA`` changed),
+    and each method or baseline entry registered from outside tcclib (its parts' names), so that an
+    edit of any of them moves the key of code that reaches them through the registry.  tcclib's own
+    code is keyed by ``TRAIN_VERSION``."""
     parts = []
     for kind, table in (("how", _HOW_RULES), ("where", _WHERE_RULES), ("objective", _OBJECTIVES)):
         for name, obj in sorted(table.items()):
             found = identity.identity(obj, named_as(obj))
-            if found is not None:
-                parts.append((kind, name, found.text))
+            parts.append((kind, name, found.text if found is not None else _state_of(obj)))
     for name, entry in sorted(_ENTRIES.items()):
         if (entry.origin or "").startswith("tcclib."):
             continue
@@ -657,14 +657,16 @@ class Entry:
     def is_baseline(self) -> bool:
         return self.factory is not None
 
-    def code(self, cfg=None) -> str | None:
+    def code(self, cfg=None, seeds=None) -> str | None:
         """A user baseline factory's identity, computed now (:func:`code_identity`; part of its
         members' content key) with, given the run's settings ``cfg``, the bytes of the user's files
-        it opens when called (seed 0); None for tcclib's own factories."""
+        it opens when called at ``seeds`` (default: the run's; a seed's key holds its own seed's
+        files); None for tcclib's own factories."""
         found = code_identity(self.factory, f"the factory of baseline {self.name!r}") if self.is_baseline else None
         if found is None or cfg is None:
             return found
-        read = _factory_reads(self.factory, cfg.seeds, cfg.seen_by_baseline(self, self.reader()))
+        seeds = cfg.seeds if seeds is None else seeds
+        read = _factory_reads(self.factory, seeds, cfg.seen_by_baseline(self, self.reader()))
         return f"{found} draws:files-{read}" if read else found
 
     def reader(self) -> str:

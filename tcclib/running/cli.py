@@ -163,20 +163,21 @@ def _check_sweep(args, ps, options) -> int:
     and the output folders; every problem found, one line each."""
     from tcclib.running import notebooks, sweep  # deferred: what trains or renders loads only to run or check
 
-    problems = []
+    problems, stale = [], {}
     for nb in (*ps.per_dataset_notebooks, *ps.aggregate_notebooks):
         try:
             notebooks.source_path(nb)
         except FileNotFoundError as e:
             problems.append(str(e))
-    for check in (
-        lambda: sweep.resolve_data_dir(ps, args.data_dir),
-        lambda: sweep.check_options(ps, options, paths.resolve(args.outputs or paths.runs_root())),
-    ):
-        try:
-            check()
-        except sweep.SweepError as e:
-            problems.append(str(e))
+    out_root = paths.resolve(args.outputs or paths.runs_root())
+    try:
+        sweep.resolve_data_dir(ps, args.data_dir)
+    except sweep.SweepError as e:
+        problems.append(str(e))
+    try:
+        stale = sweep.check_options(ps, options, out_root)
+    except sweep.SweepError as e:
+        problems.append(str(e))
     for line in problems:
         print(f"error: {args.params}: {line}", file=sys.stderr)
     if problems:
@@ -184,6 +185,8 @@ def _check_sweep(args, ps, options) -> int:
     counts = [errors.counted(len(v), n) for v, n in ((ps.datasets, "dataset"), (ps.config.seeds, "seed"))]
     methods, epochs = errors.counted(len(ps.config.methods), "method"), errors.counted(ps.config.epochs, "epoch")
     print(f"{args.params}: OK ({', '.join(counts)}, {methods}, {epochs}, device {ps.config.device})")
+    for dataset, changed in stale.items():
+        print(f"  {sweep.skipped_line(out_root / ps.name, dataset, changed)}")
     return 0
 
 

@@ -188,15 +188,15 @@ def check_checkpoint_interval() -> None:
 STALE = "stale"  # --force stale: the finished datasets whose stored settings are not the file's
 
 
-def settings_changed(ps: param_files.ParamSet, set_dir: Path, dataset: str) -> str | None:
+def settings_changed(ps: param_files.ParamSet, set_dir: Path, dataset: str, data_dir=None) -> str | None:
     """How the settings a finished ``dataset`` ran with (its ``config.json``) differ from what the
     parameter file asks now, e.g. ``methods +class_most_published_exact``, or ``data file
-    mytable.csv changed`` where the file it is read from changed since; None when they are the
-    same (or nothing was stored)."""
+    mytable.csv changed`` where the file it is read from (in ``data_dir``, the run's data folder,
+    for an OpenML dataset) changed since; None when they are the same (or nothing was stored)."""
     f = set_dir / dataset / "config.json"
     if not f.exists():
         return None
-    same, why = store.same_settings(f, ps.config_for(dataset), source_file(ps.spec(dataset)))
+    same, why = store.same_settings(f, ps.config_for(dataset), source_file(ps.spec(dataset), data_dir))
     return None if same else why
 
 
@@ -298,11 +298,15 @@ def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Pl
     forced = [] if (force is None or force_all) else _names_in_set([f for f in force if f != STALE], ps, "--force")
     chosen = _names_in_set(options.only, ps, "--only") if options.only else None
     plan = _Plan([], [], {})
+    try:
+        data_dir = resolve_data_dir(ps, options.data_dir)
+    except SweepError:  # (told by the run's own check of it)
+        data_dir = None
     for d in ps.datasets:
         if chosen is not None and d not in chosen:
             continue
         done = (set_dir / d / "_DONE.json").exists()
-        why = settings_changed(ps, set_dir, d) if done else None
+        why = settings_changed(ps, set_dir, d, data_dir) if done else None
         if why:
             plan.stale[d] = why
         rerun = force_all or d in forced or (force_stale and why)
@@ -567,10 +571,11 @@ def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "
     )
 
 
-def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Path) -> None:
+def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Path) -> dict[str, str]:
     """What ``--check`` checks of a run's options, before any work: the cluster's options and a
     running scheduler's answer, the checkpoint interval, the names of ``--force``/``--only``, and
-    the folders the run writes (writable, with room).  A :class:`SweepError` in one line."""
+    the folders the run writes (writable, with room).  A :class:`SweepError` in one line.  Returns
+    the finished datasets whose settings or data file changed since, and how (:func:`settings_changed`)."""
     cluster = cluster_options(ps, options)
     if cluster is not None and cluster.remote:
         try:
@@ -580,11 +585,13 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
     check_checkpoint_interval()
     check_contracts(ps, check_keyable(ps))
     try:
-        todo = _plan(ps, out_root / ps.name, options).todo
+        plan = _plan(ps, out_root / ps.name, options)
     except param_files.ParamsError as e:
         raise SweepError(str(e)) from None
-    if todo:
-        check_room(ps, out_root, len(todo), cluster.jobs if cluster is not None else (options.workers or ps.workers))
+    if plan.todo:
+        workers = cluster.jobs if cluster is not None else (options.workers or ps.workers)
+        check_room(ps, out_root, len(plan.todo), workers)
+    return plan.stale
 
 
 def __getattr__(name: str):

@@ -316,7 +316,7 @@ def run_dataset(
     hit, emb = reuse_plan(prep, cfg, keys, stored)
     need_seeds = [sp.seed for sp in prep.splits if any(not hit[sp.seed, m] for m in cfg.methods)]
     need_methods = [m for m in cfg.methods if any(not hit[s, m] for s in need_seeds)]
-    check.check_methods(need_methods, keys.code)  # a user's rule or objective that breaks its contract: before any work
+    check.check_methods(need_methods, keys.code, ds)  # (a user's rule or objective breaking its contract)
 
     n_trained = sum(not h for h in hit.values())
     report = TrainingFile(store_dir if need_seeds else None, n_trained, cfg.epochs)  # the overall bar reads it
