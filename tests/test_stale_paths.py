@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from tcclib.artifacts import importances, keys, store
@@ -378,9 +379,12 @@ def test_a_rule_written_for_the_runs_table_is_checked_on_it_not_refused(loaded, 
     written for the run's 30; checked again on the run's own rows it keeps the contract, and the
     run trains (it was refused before any work)."""
     loaded("prior_plugin", PRIOR_OF_30)
+    from tcclib import TCCClassifier
     from tcclib.method import check
     from tcclib.running.train import run_dataset
 
     assert not check.check_rule("prior_30", raise_on_breach=False).ok
     run = run_dataset(bc, Config(methods=("prior_30",), **TINY))
     assert run.timings["trained_members"] == 1
+    y = bc.y.iloc[:120].astype(object).where(np.arange(120) % 3 == 0, None)  # (fit: its labeled rows)
+    assert TCCClassifier("prior_30", epochs=1, head_epochs=1).fit(bc.X.iloc[:120], y).encoder_ is not None

@@ -130,7 +130,8 @@ def check_methods(methods, identities: dict | None = None, data=None) -> None:
 
     ``identities``: ``{method: its user code's identity}`` when the caller has computed them
     (:func:`tcclib.artifacts.keys.code_identities`); else computed here.  ``data``: the run's own
-    table (what :func:`check_rule` takes): a breach on the small table is checked again on up to
+    table (what :func:`check_rule` takes, or a function that makes it, called only where a breach
+    needs it): a breach on the small table is checked again on up to
     300 of its rows, and only one there too refuses the run (a rule written for the run's table,
     e.g. a prior over its 30 features, fails on breast_cancer's 12); a table the check cannot use
     leaves the run to its training."""
@@ -146,7 +147,8 @@ def check_methods(methods, identities: dict | None = None, data=None) -> None:
         report = check_rule(method, raise_on_breach=False)
         if not report.ok and data is not None:
             try:
-                report = check_rule(method, data=_rows_of(_table(data)), raise_on_breach=False)
+                table = _table(data() if callable(data) else data)
+                report = check_rule(method, data=_rows_of(table), raise_on_breach=False)
             except (DatasetError, ConfigError, ValueError):
                 continue  # (the run's table cannot be checked here: its training says what fails)
             if report.ok:

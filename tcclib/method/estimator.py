@@ -450,7 +450,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         cols, split, prep = self._prepared(Xf, seed, codes, labeled, cfg)
         check_training_inputs(prep, cfg)
-        labeled_rows = (Xf.loc[labeled].reset_index(drop=True), pd.Series(labels))  # (the check's second table)
+        labeled_rows = lambda: (Xf.loc[labeled].reset_index(drop=True), pd.Series(labels))  # noqa: E731
         check.check_methods([self.method], data=labeled_rows)  # a user's rule or objective breaking its contract
         cfg = cfg.replace(progress=self._progress(split, cfg))
         with _threads(self.n_jobs):
