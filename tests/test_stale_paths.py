@@ -349,6 +349,7 @@ def test_a_finished_dataset_whose_file_changed_is_stale(tmp_path, capsys):
         folder.parent, dataset, changed
     )
     (folder / "_DONE.json").write_text("{}")  # (finished: what --check tells of the set)
+    (folder / "results.csv").write_text("dataset,seed,method\n")
     assert cli.main([str(params), "--check", "--outputs", str(tmp_path / "runs")]) == 0
     assert "(data file mytable.csv changed): --force stale" in capsys.readouterr().out
 
@@ -388,3 +389,50 @@ def test_a_rule_written_for_the_runs_table_is_checked_on_it_not_refused(loaded, 
     assert run.timings["trained_members"] == 1
     y = bc.y.iloc[:120].astype(object).where(np.arange(120) % 3 == 0, None)  # (fit: its labeled rows)
     assert TCCClassifier("prior_30", epochs=1, head_epochs=1).fit(bc.X.iloc[:120], y).encoder_ is not None
+
+
+# ----------------------------------------------------------------------- a store torn by a crash
+
+
+def test_a_store_torn_between_two_writes_is_never_taken_for_the_other_runs(tmp_path, bc, monkeypatch):
+    """``save_run`` takes ``keys.json`` away first and writes it last: a run at 2 epochs whose save
+    fails after ``results.csv`` (a kill, a full disk) leaves no key, so the next run at 1 epoch
+    trains its member again and gets the 1-epoch result (it took the 2-epoch one as its own)."""
+    from tcclib.running.train import run_dataset
+
+    one, two = Config(methods=("random",), **TINY), Config(methods=("random",), **{**TINY, "epochs": 2})
+    store.save_run(run_dataset(bc, one), tmp_path)
+    real_write = store.write_csv
+
+    def full_disk(frame, path):
+        if str(path).endswith("history.csv"):
+            raise OSError(28, "No space left on device")
+        return real_write(frame, path)
+
+    monkeypatch.setattr(store, "write_csv", full_disk)
+    with pytest.raises(OSError):
+        store.save_run(run_dataset(bc, two), tmp_path)
+    monkeypatch.undo()
+    assert not (tmp_path / "keys.json").exists()
+    again = run_dataset(bc, one, store_dir=tmp_path)
+    assert again.timings["trained_members"] == 1
+    truth = run_dataset(bc, one).results
+    assert again.results[["accuracy", "auroc"]].equals(truth[["accuracy", "auroc"]])
+
+
+def test_a_whole_number_for_a_float_setting_keys_as_the_float(prep):
+    """``temperature=1`` (papermill's ``-p temperature 1``) is 1.0: the same keys, so the stored
+    results are reused (every member trained again)."""
+    as_int = Config(methods=("random",), **{**TINY, "temperature": 1, "lr": 1})
+    as_float = Config(methods=("random",), **{**TINY, "temperature": 1.0, "lr": 1.0})
+    assert as_int.temperature == 1.0 and isinstance(as_int.temperature, float)
+    assert keys.run_keys(prep, as_int).members == keys.run_keys(prep, as_float).members
+
+
+def test_notebook_03_puts_a_dataset_given_by_id_or_in_another_case_in_its_own_folder():
+    """``dataset=11`` and ``Balance-Scale`` run into ``balance-scale`` (three folders before: no
+    reuse, and the aggregate counted the dataset twice)."""
+    from tcclib.running.nbparams import folder_name
+
+    assert {folder_name(x) for x in (11, "11", "Balance-Scale", "balance-scale")} == {"balance-scale"}
+    assert folder_name("/somewhere/mytable.csv:label") == "mytable"

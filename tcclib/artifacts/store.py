@@ -44,29 +44,46 @@ def write_text(text: str, path) -> Path:
     return atomic_write(path, lambda t: Path(t).write_text(text))
 
 
-def _update_keys(out: Path, **parts) -> None:
-    """Merge ``parts`` (members / baselines / importance dicts, embeddings key) into keys.json."""
+def _withdrawn_keys(out: Path) -> content_keys.RunKeys:
+    """The keys stored in ``out`` (none: empty), their file removed before the files they key are
+    written again, then written back last (:func:`_write_keys`): a store torn by a crash or a full
+    disk between two of its writes holds no key, so nothing in it is taken for what it is not (its
+    members train again) where a key left standing would have matched the other run's files."""
     f = out / content_keys.KEYS_FILE
     keys = content_keys.RunKeys.from_json(json.loads(f.read_text())) if f.exists() else content_keys.RunKeys()
+    f.unlink(missing_ok=True)
+    return keys
+
+
+def _write_keys(out: Path, keys: content_keys.RunKeys, **parts) -> None:
+    """Merge ``parts`` (members / baselines / importance dicts, embeddings key) into ``keys`` and
+    write them as ``keys.json``: the store's last write but its marker."""
     for name, value in parts.items():
         if isinstance(value, dict):
             getattr(keys, name).update(value)
         else:
             setattr(keys, name, value)
-    write_json(keys.to_json(), f)
+    write_json(keys.to_json(), out / content_keys.KEYS_FILE)
 
 
 def save_importances(out_dir, importances: dict, ranges: dict, keys: dict) -> None:
     """Store importance matrices ``{seed: W}`` (merged with the stored ones whose key is unchanged),
-    the correlation ranges ``{seed: range}`` and their keys ``{"<seed>": key}`` in ``out_dir``."""
+    the correlation ranges ``{seed: range}`` and their keys ``{"<seed>": key}`` in ``out_dir``
+    (``keys.json`` withdrawn first and written last: :func:`_withdrawn_keys`)."""
     out = Path(out_dir)
-    stored = content_keys.load(out)
+    stored = _withdrawn_keys(out)
+    _write_importances(out, stored, importances, ranges, keys)
+    _write_keys(out, stored, importance=keys)
+
+
+def _write_importances(out: Path, stored: content_keys.RunKeys, importances: dict, ranges: dict, keys: dict) -> None:
+    """The files of :func:`save_importances`, ``stored``: the keys the folder held."""
     arrays = {}
-    if importances and stored is not None and (out / content_keys.IMPORTANCE_FILE).exists():
+    if importances and (out / content_keys.IMPORTANCE_FILE).exists():
         with np.load(out / content_keys.IMPORTANCE_FILE) as z:
             for name in z.files:
                 seed = name.removeprefix("seed_")
-                if stored.keys.importance.get(seed) == keys.get(seed) and int(seed) not in importances:
+                if stored.importance.get(seed) == keys.get(seed) and int(seed) not in importances:
                     arrays[name] = z[name]
     arrays.update({f"seed_{int(s)}": np.asarray(W, dtype=np.float32) for s, W in importances.items()})
     if arrays:
@@ -76,7 +93,6 @@ def save_importances(out_dir, importances: dict, ranges: dict, keys: dict) -> No
         atomic_write(out / content_keys.IMPORTANCE_FILE, lambda t: np.savez_compressed(open(t, "wb"), **arrays))
     if ranges:
         write_csv(pd.DataFrame(sorted(ranges.items()), columns=["seed", "corr_range"]), out / "corr_range.csv")
-    _update_keys(out, importance=keys)
 
 
 def save_run(run, out_dir, write_marker: bool = True) -> Path:
@@ -89,17 +105,17 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     itself, after all of the dataset's notebooks; a Dask unit that trains a group of seeds too.
 
     A run that trained nothing (everything reused) leaves the training provenance as it was:
-    ``timings.json`` and ``embeddings.npz`` are not rewritten."""
+    ``timings.json`` and ``embeddings.npz`` are not rewritten.  ``keys.json`` is taken away first
+    and written last (:func:`_withdrawn_keys`): a crash between two writes leaves a store whose
+    members train again, never one whose keys describe other files."""
     out = Path(out_dir)
+    stored = _withdrawn_keys(out) if run.keys is not None else None
     write_csv(run.results, out / "results.csv")
     write_csv(run.history, out / "history.csv")
     write_csv(run.pseudo, out / "pseudo.csv")
     if run.keys is not None:
-        new_w = {s: W for s, W in run.importances.items()}
-        save_importances(
-            out, new_w, run.corr_range, {k: v for k, v in run.keys.importance.items() if int(k) in run.corr_range}
-        )
-        _update_keys(out, members=run.keys.members, baselines=run.keys.baselines, embeddings=run.keys.embeddings)
+        importance_keys = {k: v for k, v in run.keys.importance.items() if int(k) in run.corr_range}
+        _write_importances(out, stored, dict(run.importances), run.corr_range, importance_keys)
     else:
         write_csv(pd.DataFrame(sorted(run.corr_range.items()), columns=["seed", "corr_range"]), out / "corr_range.csv")
     if run.embeddings and (run.new_embeddings or not (out / "embeddings.npz").exists()):
@@ -117,6 +133,9 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     if run.config is not None:
         # provenance: every setting used, and the user code's identities the run's keys were computed with
         write_json(settings_record(run.config, run.keys, run.data_file), out / "config.json")
+    if run.keys is not None:
+        parts = dict(members=run.keys.members, baselines=run.keys.baselines, embeddings=run.keys.embeddings)
+        _write_keys(out, stored, importance=importance_keys, **parts)
     if write_marker and not (out / "_DONE.json").exists():
         write_json(
             {

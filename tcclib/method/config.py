@@ -177,6 +177,10 @@ class Config:
                 )
             object.__setattr__(self, name, tuple(v))
         self.validate()
+        for s in SETTINGS.values():  # (temperature=1 is 1.0: keyed alike, so its results are reused)
+            v = getattr(self, s.name)
+            if s.value_kind == "number" and isinstance(v, int) and not isinstance(v, bool):
+                object.__setattr__(self, s.name, float(v))
 
     # ------------------------------------------------------------------ checks
     def validate(self) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tcclib.artifacts import store
-from tcclib.data.sources import DATA_DIR_ENV, load_dataset, spec_folder
+from tcclib.data.sources import DATA_DIR_ENV, load_dataset, source, spec_folder
 from tcclib.method.config import Config, ConfigError, notebook_defaults
 from tcclib.running.params import SHARED_DATA_DIR
 from tcclib.util import paths
@@ -170,12 +170,24 @@ class DatasetRun:
     write_marker: bool = True  # save_run marks the dataset finished (the sweep passes False)
 
 
+def folder_name(dataset) -> str:
+    """The folder a dataset's results go to: breast_cancer's and the paper's 30's own name however
+    they are given (``11``, ``Balance-Scale``: one folder, whose stored results the next run
+    reuses, and one row per seed and method in the aggregate), else a file's name without its
+    extension (``PATH:TARGET`` or its mapping) or the text given (:func:`spec_folder`)."""
+    try:
+        found = source(dataset, download=False)
+    except (ValueError, OSError):
+        return spec_folder(dataset)
+    return found.name if found.kind in ("paper", "sklearn") else spec_folder(dataset)
+
+
 def per_dataset(namespace: dict, ablation: bool = False, load: bool = True) -> DatasetRun:
     """Check the parameters of a per-dataset notebook, resolve its paths, load the dataset."""
     check_injected(namespace, per_dataset_names(ablation))
     cfg = config_from(namespace)
     dataset, set_name = namespace.get("dataset", "breast_cancer"), namespace.get("set_name", "lab")
-    folder = spec_folder(dataset)  # a file's name without extension (PATH:TARGET or its mapping), else the name
+    folder = folder_name(dataset)
     out = run_folder(namespace.get("output_dir") or paths.runs_root() / str(set_name) / folder, "output_dir")
     cache = run_folder(namespace.get("cache_dir") or out.parent.parent / ".cache", "cache_dir")
     data_dir = notebook_data_dir(namespace.get("data_dir"))
