@@ -43,15 +43,8 @@ def _cache_digest(split: SeedSplit, cfg: Config) -> str:
         cfg.importance_approximations() or None,
         cfg.departures(IMPORTANCE_SWITCHES) or None,
         *content_keys.own_part(),  # (tcclib's code when edited: an edit of the importances never reads the old cache)
-        *_version_part(),
+        *content_keys.version_part("importance version", content_keys.IMPORTANCE_VERSION),
     )
-
-
-def _version_part() -> tuple:
-    """The key part for :data:`tcclib.artifacts.keys.IMPORTANCE_VERSION` past 1: none at 1, so the
-    caches written before it was keyed keep their names."""
-    version = content_keys.IMPORTANCE_VERSION
-    return () if version == 1 else (("importance version", version),)
 
 
 def _cache_key(name: str, split: SeedSplit, cfg: Config) -> str:

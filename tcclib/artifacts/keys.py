@@ -166,6 +166,14 @@ def _objective(spec) -> tuple:
     return (("objective", part),) if part else ()
 
 
+def version_part(label: str, version: int) -> tuple:
+    """The key part for a version of tcclib's code past 1 (``label``: ``"train version"``,
+    ``"importance version"``) where a key did not always hold it (a pretraining checkpoint, the
+    importance cache): none at 1, so what was written before keeps its name; a version's recorded
+    code reads as unedited, so it is its version that tells it apart."""
+    return () if version == 1 else ((label, version),)
+
+
 def own_part(tcclib_code=NOW) -> tuple:
     """The key part for tcclib's own training code (:mod:`tcclib.artifacts.own_code`): none while it
     is the code recorded for :data:`TRAIN_VERSION` (the committed keys stay), else its digest

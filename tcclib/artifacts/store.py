@@ -589,16 +589,8 @@ def checkpoint_key(prep, cfg, importance: np.ndarray | None, code: dict | None =
     ]
     extra = [] if importance is None else [np.asarray(importance, dtype=np.float64)]
     own = content_keys.own_part()  # (tcclib's training code when edited: an edit never resumes its old pretraining)
-    return content_keys.digest(
-        "checkpoint", prep.name, settings, *map(np.asarray, arrays), *extra, *own, *_version_part()
-    )[:16]
-
-
-def _version_part() -> tuple:
-    """The key part for :data:`tcclib.artifacts.keys.TRAIN_VERSION` past 1 (a new version's
-    recorded code would read as unedited): none at 1, so the checkpoints made before it was keyed
-    keep their keys."""
-    return () if content_keys.TRAIN_VERSION == 1 else (("train version", content_keys.TRAIN_VERSION),)
+    version = content_keys.version_part("train version", content_keys.TRAIN_VERSION)
+    return content_keys.digest("checkpoint", prep.name, settings, *map(np.asarray, arrays), *extra, *own, *version)[:16]
 
 
 def checkpoint_path(checkpoint_dir, name: str, key: str) -> Path:

@@ -137,8 +137,7 @@ def check_methods(methods, identities: dict | None = None, data=None) -> None:
     leaves the run to its training."""
     for method in methods:
         spec = registry.METHODS[method]
-        parts = (spec.draw, spec.choice, spec.learns) if spec.pretrain else (spec.draw, spec.choice)
-        if all(rules.is_own(part) for part in parts):
+        if not spec.has_users_code:
             continue
         code = identities.get(method) if identities is not None else spec.user_codes()
         seen = (method, repr(code))

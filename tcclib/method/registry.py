@@ -612,9 +612,13 @@ class MethodSpec:
         since it was registered (:func:`changed_builtins`): a user's code may call them
         (``registry.objective("vime").loss(batch)``)."""
         found = self.code(cfg) | self.objective_codes(cfg)
+        return found | changed_builtins() if self.has_users_code else found
+
+    @property
+    def has_users_code(self) -> bool:
+        """Whether a rule of it, or the objective it pretrains with, is a user's (not tcclib's own)."""
         parts = (self.draw, self.choice, self.learns) if self.pretrain else (self.draw, self.choice)
-        users = not all(_rules().is_own(part) for part in parts)
-        return found | changed_builtins() if users else found
+        return not all(_rules().is_own(part) for part in parts)
 
     def objective_codes(self, cfg=None) -> dict[str, str]:
         """``{objective name: identity}`` of a user's objective, or of tcclib's own one whose
