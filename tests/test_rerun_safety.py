@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tcclib.artifacts import store
 from tcclib.running import cli, sweep
 from tcclib.running import params as param_files
 
@@ -194,3 +195,41 @@ def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):
     assert done.get("resumed_at_epoch", 0) >= 10  # it did resume, not start over
     for f in ("results.csv", "history.csv", "pseudo.csv"):
         assert (ddir / f).read_bytes() == (clean / "k9" / "breast_cancer" / f).read_bytes(), f
+
+
+def test_a_finished_dataset_whose_results_are_gone_runs_again(tmp_path, capsys):
+    """``_DONE.json`` lists the result files it finished; one deleted since (by hand, or by a copy
+    of the set that left it out) makes the dataset unfinished to the sweep, ``--check``, the status
+    line and the aggregate, and the next sweep makes it again.  A set whose notebooks write no
+    results (01 alone) stays done, and so does a marker from before the list where the run's
+    files are all there."""
+    p = _params(tmp_path)
+    ps = param_files.load(p)
+    out = tmp_path / "out"
+    assert sweep.sweep(ps, out, progress=False, reuse=False)["done"] == ["breast_cancer"]
+    ddir = out / "safe" / "breast_cancer"
+    listed = json.loads((ddir / "_DONE.json").read_text())["files"]
+    assert {"results.csv", "history.csv", "keys.json", "config.json"} <= set(listed)
+    first = (ddir / "results.csv").read_bytes()
+    (ddir / "results.csv").unlink()
+    assert store.status_line(out / "safe") == (
+        "0 of 1 dataset done; incomplete: breast_cancer (results.csv missing from its finished folder)."
+    )
+    assert store.gather(out / "safe").empty
+    assert cli.main([str(p), "--outputs", str(out), "--check"]) == 0
+    assert "breast_cancer: results.csv missing from its finished folder: it runs again" in capsys.readouterr().out
+    rep = sweep.sweep(ps, out, progress=False)
+    assert rep["done"] == ["breast_cancer"] and not rep["skipped"]
+    assert (ddir / "results.csv").read_bytes() == first  # the same results (from the stored checkpoints' keys)
+    assert store.status_line(out / "safe") == "1 of 1 dataset done."
+    # a marker from before the list: results.csv expected where the run's other files are
+    done = json.loads((ddir / "_DONE.json").read_text())
+    (ddir / "_DONE.json").write_text(json.dumps({k: v for k, v in done.items() if k != "files"}))
+    assert sweep.sweep(ps, out, progress=False)["skipped"] == ["breast_cancer"]
+    (ddir / "results.csv").unlink()
+    assert store.missing_files(ddir) == ["results.csv"]
+    # notebook 01 alone writes no results: done, and done again
+    p01 = _params(tmp_path, "[01_data_prep]")
+    out01 = tmp_path / "out01"
+    assert sweep.sweep(param_files.load(p01), out01, progress=False)["done"] == ["breast_cancer"]
+    assert sweep.sweep(param_files.load(p01), out01, progress=False)["skipped"] == ["breast_cancer"]

@@ -27,7 +27,7 @@ from tcclib.artifacts.importances import CacheWarning
 from tcclib.method import registry
 from tcclib.method.config import LATER_SETTINGS, METHODS, Config, names
 from tcclib.util import paths
-from tcclib.util.errors import counted
+from tcclib.util.errors import counted, first_few
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
 
@@ -143,10 +143,44 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
                 "finished": datetime.datetime.now().isoformat(timespec="seconds"),
                 "by": "store.save_run outside a sweep",
                 **interpreter(),
+                "files": result_files(out),
             },
             out / "_DONE.json",
         )
     return out
+
+
+RESULT_SUFFIXES = (".csv", ".json", ".npz")
+"""The files a finished dataset's ``_DONE.json`` lists (:func:`result_files`): its results, not
+its rendered notebooks and figures (a re-render makes those again)."""
+
+
+def result_files(folder) -> list[str]:
+    """The result files in a dataset's ``folder`` now (``results.csv``, ``keys.json``, ...; not
+    the markers, whose names start with ``_``): what its ``_DONE.json`` says was finished."""
+    return sorted(
+        f.name
+        for f in Path(folder).iterdir()
+        if f.is_file() and f.suffix in RESULT_SUFFIXES and not f.name.startswith(("_", "."))
+    )
+
+
+def missing_files(folder) -> list[str]:
+    """The result files a finished dataset's ``_DONE.json`` lists that are gone from ``folder``
+    (deleted, or a copy of the set that left them out); [] where there is no marker.  A marker
+    from before the list (no ``files``) expects ``results.csv`` where the run's other files are."""
+    folder = Path(folder)
+    marker = folder / "_DONE.json"
+    if not marker.is_file():
+        return []
+    try:
+        listed = json.loads(marker.read_text()).get("files")
+    except (ValueError, AttributeError):  # (a marker that is not a JSON object: the run is done, as before)
+        listed = None
+    if not isinstance(listed, list):
+        siblings = any((folder / f).exists() for f in ("keys.json", "history.csv", "config.json"))
+        listed = ["results.csv"] if siblings else []
+    return [f for f in listed if not (folder / str(f)).is_file()]
 
 
 def gather(set_dir, what: str = "results") -> pd.DataFrame:
@@ -154,7 +188,7 @@ def gather(set_dir, what: str = "results") -> pd.DataFrame:
     frames = []
     for d in sorted(Path(set_dir).iterdir()):
         f = d / f"{what}.csv"
-        if d.is_dir() and (d / "_DONE.json").exists() and f.exists():
+        if d.is_dir() and (d / "_DONE.json").exists() and f.exists() and not missing_files(d):
             df = pd.read_csv(f)
             if "dataset" not in df.columns:
                 df.insert(0, "dataset", d.name)
@@ -182,7 +216,9 @@ def status(set_dir, expected=None) -> pd.DataFrame:
         if not (root / name).is_dir():
             rows.append((name, "pending", ""))
     for d in folders:
-        if (d / "_DONE.json").exists():
+        if (d / "_DONE.json").exists() and (missing := missing_files(d)):
+            rows.append((d.name, "incomplete", f"{first_few(missing, 3)} missing from its finished folder"))
+        elif (d / "_DONE.json").exists():
             rows.append((d.name, "done", ""))
         elif (d / "_FAILED.json").exists():
             rows.append((d.name, "failed", json.loads((d / "_FAILED.json").read_text()).get("error", "")))

@@ -163,7 +163,7 @@ def _check_sweep(args, ps, options) -> int:
     and the output folders; every problem found, one line each."""
     from tcclib.running import notebooks, sweep  # deferred: what trains or renders loads only to run or check
 
-    problems, stale = [], {}
+    problems, stale, incomplete = [], {}, {}
     for nb in (*ps.per_dataset_notebooks, *ps.aggregate_notebooks):
         try:
             notebooks.source_path(nb)
@@ -175,7 +175,7 @@ def _check_sweep(args, ps, options) -> int:
     except sweep.SweepError as e:
         problems.append(str(e))
     try:
-        stale = sweep.check_options(ps, options, out_root)
+        stale, incomplete = sweep.check_options(ps, options, out_root)
     except sweep.SweepError as e:
         problems.append(str(e))
     for line in problems:
@@ -187,6 +187,8 @@ def _check_sweep(args, ps, options) -> int:
     print(f"{args.params}: OK ({', '.join(counts)}, {methods}, {epochs}, device {ps.config.device})")
     for dataset, changed in stale.items():
         print(f"  {sweep.skipped_line(out_root / ps.name, dataset, changed)}")
+    for dataset, what in incomplete.items():
+        print(f"  {sweep.incomplete_line(dataset, what)}")
     return 0
 
 

@@ -166,8 +166,9 @@ class DatasetFolder:
         return self
 
     def finish(self, done: dict) -> None:
-        """The new results count from here on: ``_DONE.json``, then the clean-up."""
-        store.write_json(done, self.path / DONE)
+        """The new results count from here on: ``_DONE.json`` (with the result files it finished,
+        :func:`tcclib.artifacts.store.result_files`), then the clean-up."""
+        store.write_json({**done, "files": store.result_files(self.path)}, self.path / DONE)
         if self.kept is not None:
             shutil.rmtree(self.kept, ignore_errors=True)
         shutil.rmtree(self.set_dir / FAILED_DIR / self.dataset, ignore_errors=True)

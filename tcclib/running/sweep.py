@@ -30,7 +30,7 @@ import difflib
 import importlib.util
 import os
 import runpy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcclib.artifacts import keys as content_keys
@@ -283,12 +283,14 @@ class SweepOptions:
 
 @dataclass
 class _Plan:
-    """The datasets a sweep runs now (``todo``), those finished it leaves (``skipped``), and the
-    finished ones whose stored settings differ from the file's (``stale``: how)."""
+    """The datasets a sweep runs now (``todo``), those finished it leaves (``skipped``), the
+    finished ones whose stored settings differ from the file's (``stale``: how), and those marked
+    finished whose result files are gone (``incomplete``: which; they run again)."""
 
     todo: list[str]
     skipped: list[str]
     stale: dict[str, str]
+    incomplete: dict[str, str] = field(default_factory=dict)
 
 
 def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Plan:
@@ -306,10 +308,13 @@ def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Pl
         if chosen is not None and d not in chosen:
             continue
         done = (set_dir / d / "_DONE.json").exists()
-        why = settings_changed(ps, set_dir, d, data_dir) if done else None
+        missing = store.missing_files(set_dir / d) if done else []
+        why = settings_changed(ps, set_dir, d, data_dir) if done and not missing else None
         if why:
             plan.stale[d] = why
-        rerun = force_all or d in forced or (force_stale and why)
+        if missing:
+            plan.incomplete[d] = f"{errors.first_few(missing, 3)} missing from its finished folder"
+        rerun = force_all or d in forced or (force_stale and why) or missing
         (plan.skipped if done and not rerun else plan.todo).append(d)
     return plan
 
@@ -509,6 +514,13 @@ def _say_changed(plan: _Plan, say) -> None:
             f"{shown}: {why} since stored: {'they run' if len(names) > 1 else 'it runs'} again, and only the "
             "members whose keys changed train"
         )
+    for d, what in plan.incomplete.items():
+        say(incomplete_line(d, what))
+
+
+def incomplete_line(dataset: str, what: str) -> str:
+    """What the sweep says of a dataset marked finished whose result files are gone."""
+    return f"{dataset}: {what}: it runs again (members whose keys and checkpoints are stored are not retrained)"
 
 
 def check_keyable(ps: param_files.ParamSet) -> dict:
@@ -571,11 +583,14 @@ def interrupted_line(set_dir: Path, todo: list[str], members: int, hint: str = "
     )
 
 
-def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Path) -> dict[str, str]:
+def check_options(
+    ps: param_files.ParamSet, options: SweepOptions, out_root: Path
+) -> tuple[dict[str, str], dict[str, str]]:
     """What ``--check`` checks of a run's options, before any work: the cluster's options and a
     running scheduler's answer, the checkpoint interval, the names of ``--force``/``--only``, and
     the folders the run writes (writable, with room).  A :class:`SweepError` in one line.  Returns
-    the finished datasets whose settings or data file changed since, and how (:func:`settings_changed`)."""
+    the finished datasets whose settings or data file changed since, and how (:func:`settings_changed`),
+    then those marked finished whose result files are gone (which: :func:`incomplete_line`)."""
     cluster = cluster_options(ps, options)
     if cluster is not None and cluster.remote:
         try:
@@ -591,7 +606,7 @@ def check_options(ps: param_files.ParamSet, options: SweepOptions, out_root: Pat
     if plan.todo:
         workers = cluster.jobs if cluster is not None else (options.workers or ps.workers)
         check_room(ps, out_root, len(plan.todo), workers)
-    return plan.stale
+    return plan.stale, plan.incomplete
 
 
 def __getattr__(name: str):
