@@ -436,3 +436,155 @@ def test_notebook_03_puts_a_dataset_given_by_id_or_in_another_case_in_its_own_fo
 
     assert {folder_name(x) for x in (11, "11", "Balance-Scale", "balance-scale")} == {"balance-scale"}
     assert folder_name("/somewhere/mytable.csv:label") == "mytable"
+
+
+def _adopt_stored():
+    """``tools/adopt_stored.py`` as a module (a tool, not a package module)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "adopt_stored.py"
+    spec = importlib.util.spec_from_file_location("adopt_stored", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_adopting_stored_results_compares_what_they_record_and_takes_nothing_on_trust(tmp_path):
+    """``tools/adopt_stored.py`` keys old results only where what they record is what the file
+    asks now: a folder with its keys is left alone, a changed data file is not adopted, and what a
+    folder does not record (its data file, an ablation grid's settings) needs --take-unrecorded."""
+    from tcclib.running.train import run_dataset
+
+    adopt = _adopt_stored()
+    table = tmp_path / "mytable.csv"
+    table.write_text("a,b,label\n" + "".join(f"{i},{(i * 7) % 5},{i % 2}\n" for i in range(60)))
+    params = tmp_path / "mine.yaml"
+    params.write_text(
+        f"name: mine\ndatasets: ['{table}:label']\nconfig:\n  methods: [random]\n  seeds: [0]\n  epochs: 1\n"
+        "  head_epochs: 1\n  baselines: []\n"
+    )
+    ps = sweep.param_files.load(params)
+    (dataset,) = ps.datasets
+    folder = tmp_path / "runs" / ps.name / dataset
+    store.save_run(run_dataset(ps.spec(dataset), ps.config_for(dataset).replace(progress=False)), folder)
+    assert adopt.adopt_dataset(ps, folder).startswith("left alone: it has its keys.json")
+    stored_keys = (folder / "keys.json").read_text()
+    (folder / "keys.json").unlink()
+    assert adopt.adopt_dataset(ps, folder).startswith("adopted: 1 members")
+    assert json.loads((folder / "keys.json").read_text())["members"] == json.loads(stored_keys)["members"]
+    (folder / "keys.json").unlink()
+    table.write_text(table.read_text().replace("\n0,0,0\n", "\n0,4,1\n"))
+    assert adopt.adopt_dataset(ps, folder) == "NOT adopted: recorded settings differ (data file mytable.csv changed)"
+    assert not (folder / "keys.json").exists()
+    recorded = json.loads((folder / "config.json").read_text())
+    del recorded["data_file"]  # (a run from before the data file was recorded)
+    (folder / "config.json").write_text(json.dumps(recorded))
+    assert adopt.adopt_dataset(ps, folder).startswith("NOT adopted: its config.json records no data file")
+    assert adopt.adopt_dataset(ps, folder, take_unrecorded=True).startswith("adopted")
+    grid = sweep.param_files.load(params)
+    grid.per_dataset_notebooks = ["07_ablation"]
+    (folder / "keys.json").unlink()
+    assert adopt.adopt_dataset(grid, folder).startswith("NOT adopted: a 07_ablation folder records no settings")
+    assert not (folder / "keys.json").exists()
+
+
+# ----------------------------------------------- a fourth audit: a cache, the environment, a dataclass
+
+CACHED_WINDOW = """
+import functools
+
+from tcclib.method import registry, rules
+
+SHARE = 1.0
+
+
+@functools.lru_cache(maxsize=None)
+def window(n_rows):
+    return max(16, int(SHARE * n_rows))  # (the same on the 16-row key probe whatever SHARE is)
+
+
+class Windowed(rules.HowRule):
+    name = "windowed"
+    needs = rules.NOTHING
+
+    def donors(self, members, state, u):
+        return (u * window(members.shape[1])).long()
+
+
+registry.register_method("windowed", Windowed(), "uniform")
+"""
+
+
+def test_a_cache_of_the_users_is_emptied_as_its_function_is_keyed(loaded):
+    """A ``functools.lru_cache`` helper keeps what it computed with the old constant: the key
+    reads the new one, so the cache is emptied then and the run computes as the key says."""
+    path = loaded("windowed_plugin", CACHED_WINDOW)
+    module = next(m for m in list(__import__("sys").modules.values()) if getattr(m, "__file__", None) == str(path))
+    cfg = Config(methods=("random",), **TINY)
+    before = registry.METHODS["windowed"].user_codes(cfg)
+    assert module.window(455) == 455  # (the run's table: cached with SHARE 1.0)
+    module.SHARE = 0.3  # (a later cell, or a plugin edited in place)
+    assert registry.METHODS["windowed"].user_codes(cfg) != before
+    assert module.window(455) == 136  # (not the cached 455: what the key says)
+
+
+ENVIRONMENT_READS = {
+    "getattr": "getattr(os, 'environ').get('TCC_AUDIT_SHARE', '1')",
+    "vars": "vars(os)['environ'].get('TCC_AUDIT_SHARE', '1')",
+    "a default": "get('TCC_AUDIT_SHARE', '1')",
+    "a file": "open('/proc/self/environ').read()[:1] and '1'",
+}
+
+
+@pytest.mark.parametrize("how", list(ENVIRONMENT_READS))
+def test_every_way_a_rule_reads_the_environment_as_it_draws_is_refused(how, loaded):
+    """``getattr(os, "environ")``, ``vars(os)["environ"]``, a default ``get=os.getenv`` and
+    ``/proc/self/environ`` read the environment as ``os.environ`` does: refused in one line."""
+    source = f"""
+import os
+
+from tcclib.method import registry, rules
+
+
+class FromEnvironment(rules.HowRule):
+    name = "from_environment"
+    needs = rules.NOTHING
+
+    def donors(self, members, state, u, get=os.getenv):
+        share = float({ENVIRONMENT_READS[how]})
+        return (u * max(1, int(share * members.shape[1]))).long()
+
+
+registry.register_method("from_environment", FromEnvironment(), "uniform")
+"""
+    with pytest.raises((registry.RegistryError, identity.Unkeyable), match="reads the environment"):
+        loaded("environment_plugin", source)
+        registry.METHODS["from_environment"].user_codes(Config(methods=("random",), **TINY))
+
+
+def test_a_dataclass_rule_without_a_hash_is_refused_where_it_is_registered(loaded):
+    """A plain ``@dataclass`` has no hash (it compares its fields), and a run groups its members by
+    their rule objects: refused in one line at registration, not a TypeError in training."""
+    source = """
+from dataclasses import dataclass
+
+from tcclib.method import registry, rules
+
+
+@dataclass
+class Fielded(rules.HowRule):
+    share: float = 1.0
+    name = "fielded"
+    needs = rules.NOTHING
+
+    def donors(self, members, state, u):
+        return (u * members.shape[1] * self.share).long()
+
+
+registry.register_method("fielded", Fielded(), "uniform")
+"""
+    with pytest.raises(registry.RegistryError, match=r"cannot be hashed .* @dataclass\(eq=False\)"):
+        loaded("fielded_plugin", source)
+    loaded("fielded_plugin", source.replace("@dataclass\n", "@dataclass(eq=False)\n"))
+    assert "fielded" in registry.METHODS

@@ -37,6 +37,7 @@ import inspect
 import io
 import linecache
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -297,6 +298,13 @@ class _Walker:
         if kind in _PLAIN:
             self.put(kind.__name__, repr(obj))
             return
+        if _is_environment(obj):  # (a default `get=os.getenv`, a closure or an attribute holding os.environ)
+            raise self.refuse(
+                path,
+                obj,
+                "it reads the environment as the code runs, which no key sees",
+                _ENVIRONMENT_FIX,
+            )
         if kind not in (tuple, frozenset) and not self._first_visit(obj):
             return  # (immutable containers are walked each time: equal values, equal keys)
         if kind in (list, tuple, dict) and _all_plain(obj):
@@ -402,6 +410,7 @@ class _Walker:
             wrapped = getattr(obj, "__wrapped__", None)
             if wrapped is not None:  # (functools.lru_cache and cache: the function they call, by value)
                 self.value(wrapped, f"{path} (the function it wraps)")
+                _emptied(obj, wrapped)
             return
         constructor, arguments, state, items, entries = (*reduced, None, None, None)[:5]
         self.put("reduce")
@@ -523,14 +532,10 @@ class _Walker:
         imported = _imported_modules(code)
         if _IMPORTS_BY_NAME.intersection(names):  # (__import__("os"), import_module("os"))
             imported += [c for c in _constants(code) if isinstance(c, str)]
-        environment = _environment_read(namespace, names, imported)
+        environment = _environment_read(namespace, names, imported, _constants(code))
         if environment:
             raise self.refuse(
-                path,
-                code,
-                f"reads the environment ({environment}) as it runs, which no key sees",
-                "read the variable where the object is made and pass its value to the constructor (the object's "
-                "state), or read it into a module constant: both are keyed by value",
+                path, code, f"reads the environment ({environment}) as it runs, which no key sees", _ENVIRONMENT_FIX
             )
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
         for module_name in _imported_modules(code):  # (an import inside the function: `from helpers import f`)
@@ -649,13 +654,15 @@ _IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
 """Names whose use imports or finds a module by a string: the user's modules its strings name are keyed."""
 
 
-def _environment_read(namespace: dict, names, imported) -> str:
+def _environment_read(namespace: dict, names, imported, constants=()) -> str:
     """How a function with global names ``names`` (in ``namespace``; ``imported``: the modules it
-    imports itself) reads the environment: ``os.environ`` (``os`` read with one of its environment
-    names, or ``from os import environ``), empty when it does not."""
+    imports itself; ``constants``: its constants) reads the environment: ``os.environ`` (``os``
+    read with one of its environment names, as a name or a string: ``getattr(os, "environ")``,
+    ``vars(os)["getenv"]``; or ``from os import environ``), empty when it does not."""
     values = [namespace[name] for name in names if name in namespace]
     if any(value is os for value in values) or "os" in imported:
-        found = sorted(_ENVIRONMENT_NAMES.intersection(names))
+        strings = {c for c in constants if isinstance(c, str)}
+        found = sorted(_ENVIRONMENT_NAMES.intersection({*names, *strings}))
         if found:
             return f"os.{found[0]}"
     for value in values:
@@ -663,6 +670,34 @@ def _environment_read(namespace: dict, names, imported) -> str:
             if value is getattr(os, name, None):
                 return f"os.{name}"
     return ""
+
+
+_ENVIRONMENT_FIX = (
+    "read the variable where the object is made and pass its value to the constructor (the object's state), or read "
+    "it into a module constant: both are keyed by value"
+)
+
+
+def _emptied(cached, wrapped) -> None:
+    """Empty a cache of the user's (``functools.lru_cache``, ``functools.cache``) as its function
+    is keyed: its values came from the code and values of when they were computed, which the key
+    cannot see, so from now on it returns what the function's code and what it reads give now."""
+    if isinstance(cached, _CACHE_TYPES) and is_followed(getattr(wrapped, "__module__", None)):
+        cached.cache_clear()
+
+
+_CACHE_TYPES = (type(functools.lru_cache(maxsize=None)(len)),)
+"""``functools``' cache wrappers (an ``lru_cache``'s and a ``cache``'s type)."""
+
+
+def _is_environment(obj) -> bool:
+    """Whether ``obj`` is the environment (``os.environ``, ``os.environb``) or a function of
+    ``os`` that reads it (``os.getenv``, ``os.getenvb``)."""
+    return any(obj is getattr(os, name, None) for name in _ENVIRONMENT_NAMES)
+
+
+ENVIRONMENT_FILE = re.compile(r"/proc/(self|thread-self|\d+)(/task/\d+)?/environ")
+"""A process's environment as a file: opening it reads the environment."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1055,17 +1090,17 @@ def files_read():
             _READING[thread] = outer
 
 
-def files_read_by(*actions) -> str:
+def files_read_by(*actions, named: str = "user code") -> str:
     """:func:`files_digest` of the files the ``actions()`` open (:func:`files_read`), ``""`` when
     they open none of the user's; a failure of one is left to the run to name (the digest keys what
-    it read before failing) and the next one runs."""
+    it read before failing) and the next one runs.  ``named``: whose code, for a refusal."""
     with files_read() as opened:
         for action in actions:
             try:
                 action()
             except Exception:  # (the run itself says what failed)
                 pass
-    return files_digest(opened)
+    return files_digest(opened, named)
 
 
 def users_files(paths) -> list[str]:
@@ -1088,9 +1123,17 @@ def data_files(paths) -> list[str]:
     return [path for path in users_files(paths) if not path.endswith(SOURCE_SUFFIXES)]
 
 
-def files_digest(paths) -> str:
+def files_digest(paths, named: str = "user code") -> str:
     """``""`` when none of ``paths`` is a file of the user's (:func:`users_files`), else a digest of
-    their bytes, in no order of their names (one that cannot be read: that it cannot)."""
+    their bytes, in no order of their names (one that cannot be read: that it cannot).  A process's
+    environment among them (``/proc/self/environ``) is refused (:class:`Unkeyable`, naming
+    ``named``): its bytes are not what the code reads from them."""
+    environment = sorted(path for path in paths if ENVIRONMENT_FILE.fullmatch(path))
+    if environment:
+        raise Unkeyable(
+            f"{named}: it opened {environment[0]}, which reads the environment as the code runs, which no key sees; "
+            f"{_ENVIRONMENT_FIX}"
+        )
     parts = []
     for path in users_files(paths):
         try:

@@ -505,7 +505,7 @@ def files_setup_reads(objective, cfg) -> str:
         state = _quietly(lambda: objective.prepare(stack))
         _quietly(lambda: objective.embedding_views(stack, state))
         _quietly(lambda: objective.encoder_inputs(stack, state))
-    return identity.files_digest(opened)
+    return identity.files_digest(opened, f"objective {objective_name(objective)}")
 
 
 def _quietly(action):

@@ -272,6 +272,13 @@ def register_rule(rule, replace: bool = False):
         raise RegistryError(f"register_rule: a rule's name must be a simple identifier, got {rule.name!r}")
     if isinstance(rule, rules.HowRule) and rule.needs not in rules.NEEDS:
         raise RegistryError(f"register_rule {rule.name!r}: needs must be one of {', '.join(rules.NEEDS)}")
+    try:
+        hash(rule)  # (a run groups its members by their rule objects)
+    except TypeError:
+        raise RegistryError(
+            f"register_rule {rule.name!r}: a {type(rule).__name__} object cannot be hashed (a @dataclass that compares "
+            "its fields has no hash): declare the class @dataclass(eq=False), or frozen=True"
+        ) from None
     check_rule_settings(rule)
     ensure_loaded()
     clash = (
@@ -428,12 +435,12 @@ def objective(name: str) -> objectives.Objective:
     return _OBJECTIVES[name]
 
 
-def _factory_reads(factory, seeds, settings) -> str:
+def _factory_reads(factory, seeds, settings, named: str = "a baseline's factory") -> str:
     """A digest of the user's files a baseline factory opens when called at each of the run's
     ``seeds`` (``factory(seed, settings)``; :func:`tcclib.method.identity.files_read`): a file
     opened for one seed only (``weights_seed{seed}.json``) is keyed too; ``""`` when it opens none.
     A call that fails is keyed by what it read before failing (the run names the failure)."""
-    return identity.files_read_by(*[lambda seed=seed: factory(seed, settings) for seed in seeds])
+    return identity.files_read_by(*[lambda seed=seed: factory(seed, settings) for seed in seeds], named=named)
 
 
 def objective_code(objective, cfg=None) -> str | None:
@@ -670,7 +677,7 @@ class Entry:
         if found is None or cfg is None:
             return found
         seeds = cfg.seeds if seeds is None else seeds
-        read = _factory_reads(self.factory, seeds, cfg.seen_by_baseline(self, self.reader()))
+        read = _factory_reads(self.factory, seeds, cfg.seen_by_baseline(self, self.reader()), self.reader())
         return f"{found} draws:files-{read}" if read else found
 
     def reader(self) -> str:

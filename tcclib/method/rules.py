@@ -791,7 +791,7 @@ def draws_fingerprint(rule, spec, cfg) -> str:
         return f"returns-{type(drawn).__name__}"
     values = drawn.detach().to("cpu").contiguous().to(torch.int64).numpy()
     drew = hashlib.sha256(f"{drawn.dtype}{list(drawn.shape)}".encode() + values.tobytes()).hexdigest()[:16]
-    read = identity.files_digest(opened)  # (a file of the user's it opened: its bytes, whatever the probe drew)
+    read = identity.files_digest(opened, f"{rule_kind(rule)} rule {rule_name(rule)}")  # (its files' bytes)
     return f"{drew}+files-{read}" if read else drew
 
 
