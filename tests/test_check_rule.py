@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -360,3 +361,19 @@ def test_a_run_and_a_fit_check_a_users_method_before_any_work(tmp_path, bc):
             tcclib.TCCClassifier("global_most", epochs=1, head_epochs=1).fit(bc.X.iloc[:80], bc.y.iloc[:80])
     finally:
         registry.unregister("global_most")
+
+
+def test_a_fit_on_a_few_labeled_rows_still_refuses_a_breach(bc):
+    """Where the labeled rows' classes are too small for the check's split (40 labeled, 4 of one
+    class), the breach is checked again on those rows with two alternating labels: a rule drawing
+    from torch's global generator is refused, not trained on the process's random state."""
+    registry.register_method("global_column", GlobalGenerator(), "uniform")
+    try:
+        y = bc.y.astype(object).to_numpy().copy()
+        y[40:] = None  # (unlabeled)
+        assert 0 < min(np.unique(y[:40], return_counts=True)[1]) < 5  # (too few of one class for the check's split)
+        refusal = r"^method global_column: how rule 'global_generator' \(test_check_rule\.py\): not deterministic"
+        with pytest.raises(rules.RuleContractError, match=refusal):
+            tcclib.TCCClassifier("global_column", epochs=1, head_epochs=1).fit(bc.X, y)
+    finally:
+        registry.unregister("global_column")

@@ -46,12 +46,16 @@ def test_a_method_trains_again_where_a_member_is_missing_or_stored_under_another
     keys = content_keys.run_keys(prepare_config(ds, cfg), cfg)
     rows = [{"seed": seed, "method": method} for seed in cfg.seeds for method in cfg.methods]
     write_csv(pd.DataFrame(rows), tmp_path / "results.csv")
+    for name in content_keys.MEMBER_FILES:  # (a stored member's losses and pseudo-labels: none at 1 epoch here)
+        write_csv(pd.DataFrame(columns=["seed", "method"]), tmp_path / name)
     write_json(keys.to_json(), tmp_path / content_keys.KEYS_FILE)
     assert tool.to_train(tmp_path, ds, cfg) == []
     keys.members[content_keys.tag(1, "random")] = "an-older-key"  # one seed stored by older code
     write_json(keys.to_json(), tmp_path / content_keys.KEYS_FILE)
     write_csv(pd.DataFrame([r for r in rows if r != {"seed": 0, "method": "vime"}]), tmp_path / "results.csv")
     assert tool.to_train(tmp_path, ds, cfg) == ["random", "vime"]
+    (tmp_path / "history.csv").unlink()  # (a stored member's losses gone: every member trains again)
+    assert tool.to_train(tmp_path, ds, cfg) == ["no_pretrain", "random", "vime"]
 
 
 def test_seconds_are_recorded_for_what_a_run_trained_only(tool, tmp_path):

@@ -233,3 +233,18 @@ def test_a_finished_dataset_whose_results_are_gone_runs_again(tmp_path, capsys):
     out01 = tmp_path / "out01"
     assert sweep.sweep(param_files.load(p01), out01, progress=False)["done"] == ["breast_cancer"]
     assert sweep.sweep(param_files.load(p01), out01, progress=False)["skipped"] == ["breast_cancer"]
+
+
+def test_a_finished_datasets_deleted_history_comes_back_as_it_was(tmp_path):
+    """A stored member is its results' rows, its losses and its pseudo-label records: with
+    ``history.csv`` gone the dataset runs again and its members train again (reused, they would
+    bring back no losses), so the file comes back as it was."""
+    ps = param_files.load(_params(tmp_path))
+    out = tmp_path / "out"
+    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
+    ddir = out / "safe" / "breast_cancer"
+    history = (ddir / "history.csv").read_bytes()
+    assert len(history.splitlines()) > 1
+    (ddir / "history.csv").unlink()
+    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
+    assert (ddir / "history.csv").read_bytes() == history

@@ -534,15 +534,22 @@ ENVIRONMENT_READS = {
     "vars": "vars(os)['environ'].get('TCC_AUDIT_SHARE', '1')",
     "a default": "get('TCC_AUDIT_SHARE', '1')",
     "a file": "open('/proc/self/environ').read()[:1] and '1'",
+    "posix": "posix.environ.get(b'TCC_AUDIT_SHARE', b'1')",
+    "expandvars": "os.path.expandvars('$TCC_AUDIT_SHARE').lstrip('$') and '1'",
+    "a program": "subprocess.run(['printenv', 'TCC_AUDIT_SHARE'], capture_output=True).stdout or '1'",
 }
 
 
 @pytest.mark.parametrize("how", list(ENVIRONMENT_READS))
 def test_every_way_a_rule_reads_the_environment_as_it_draws_is_refused(how, loaded):
-    """``getattr(os, "environ")``, ``vars(os)["environ"]``, a default ``get=os.getenv`` and
-    ``/proc/self/environ`` read the environment as ``os.environ`` does: refused in one line."""
+    """``getattr(os, "environ")``, ``vars(os)["environ"]``, a default ``get=os.getenv``,
+    ``/proc/self/environ``, ``posix.environ`` and ``os.path.expandvars`` read the environment as
+    ``os.environ`` does, and a program run as it draws (``printenv``) gives what no key sees:
+    refused in one line."""
     source = f"""
 import os
+import posix
+import subprocess
 
 from tcclib.method import registry, rules
 
@@ -551,14 +558,15 @@ class FromEnvironment(rules.HowRule):
     name = "from_environment"
     needs = rules.NOTHING
 
-    def donors(self, members, state, u, get=os.getenv):
+    def donors(self, members, state, u{", get=os.getenv" if how == "a default" else ""}):
         share = float({ENVIRONMENT_READS[how]})
         return (u * max(1, int(share * members.shape[1]))).long()
 
 
 registry.register_method("from_environment", FromEnvironment(), "uniform")
 """
-    with pytest.raises((registry.RegistryError, identity.Unkeyable), match="reads the environment"):
+    refusal = "runs another program or native code" if how == "a program" else "reads the environment"
+    with pytest.raises((registry.RegistryError, identity.Unkeyable), match=refusal):
         loaded("environment_plugin", source)
         registry.METHODS["from_environment"].user_codes(Config(methods=("random",), **TINY))
 
@@ -588,3 +596,13 @@ registry.register_method("fielded", Fielded(), "uniform")
         loaded("fielded_plugin", source)
     loaded("fielded_plugin", source.replace("@dataclass\n", "@dataclass(eq=False)\n"))
     assert "fielded" in registry.METHODS
+
+
+def test_an_edit_of_a_rule_whose_results_were_stored_by_an_earlier_scheme_is_named_as_what_changed():
+    """``STORED_AS`` maps ``examples/nearby_rule.py`` with its defaults to the identity the screen
+    stored it under; an edit of that rule (notebook 09's cell) is said as the change it is."""
+    ((now, stored),) = registry.STORED_AS.items()
+    code, state, draws = now.split(" ")
+    assert registry.changes(stored, f"code:0123456789abcdef {state} {draws}") == ["code"]
+    assert registry.changes(stored, f"{code} state:0123456789abcdef {draws}") == ["arguments"]
+    assert registry.changes("source:0123456789abcdef", now) == ["scheme"]  # (one no longer mapped)

@@ -324,13 +324,22 @@ def _csv(path: Path, columns) -> pd.DataFrame:
     return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=columns)
 
 
+MEMBER_FILES = ("history.csv", "pseudo.csv")
+"""What a stored member is besides its rows of ``results.csv``: its losses and pseudo-label
+records (:func:`tcclib.artifacts.store.save_run` writes both, header-only where a run has none)."""
+
+
 def load(folder) -> Stored | None:
-    """The stored run in ``folder`` (None when it has no ``keys.json``)."""
+    """The stored run in ``folder`` (None when it has no ``keys.json``); where one of
+    :data:`MEMBER_FILES` is gone, no member matches (each trains again; the baselines, whose
+    results are their rows, still do)."""
     folder = Path(folder)
     kf = folder / KEYS_FILE
     if not kf.exists():
         return None
     keys = RunKeys.from_json(json.loads(kf.read_text()))
+    if not all((folder / name).exists() for name in MEMBER_FILES):  # (one deleted since: they train again)
+        keys.members = {}
     return Stored(
         keys,
         _csv(folder / "results.csv", ["seed", "method"]),

@@ -537,6 +537,15 @@ class _Walker:
             raise self.refuse(
                 path, code, f"reads the environment ({environment}) as it runs, which no key sees", _ENVIRONMENT_FIX
             )
+        program = _program_run(namespace, names, imported)
+        if program:
+            raise self.refuse(
+                path,
+                code,
+                f"runs another program or native code ({program}) as it runs, whose output no key sees",
+                "run it where the object is made and pass what it gives to the constructor (the object's state), or "
+                "set `version` on the rule (bump it when what it gives changes)",
+            )
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
         for module_name in _imported_modules(code):  # (an import inside the function: `from helpers import f`)
             self.module_named(module_name, None if by_string else names)
@@ -648,28 +657,63 @@ _DYNAMIC_ATTRIBUTES = frozenset(
 """Names whose use reads a module's attributes by a string: a user module the code reaches is keyed whole."""
 _DYNAMIC_GLOBALS = frozenset({"globals", "eval", "exec"})
 """Builtins (loaded as globals) that read the function's own module's globals by a string: refused."""
-_ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb"})
-"""``os``'s names that read the environment: a function that reads it as it runs is refused."""
+_ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb", "expandvars"})
+"""``os``'s (and ``os.path``'s) names that read the environment: a function that reads it as it
+runs is refused."""
+_ENVIRONMENT_MODULES = ("os", "posix", "nt", "os.path", "posixpath", "ntpath")
+"""The modules whose :data:`_ENVIRONMENT_NAMES` read the environment (``os`` and its C module)."""
+_PROGRAM_MODULES = ("subprocess", "ctypes", "multiprocessing", "pty")
+"""Modules that run another program or native code: what it does no key sees."""
+_PROGRAM_NAMES = frozenset(
+    "system popen fork forkpty posix_spawn posix_spawnp spawnl spawnle spawnlp spawnlpe spawnv spawnve spawnvp "
+    "spawnvpe execl execle execlp execlpe execv execve execvp execvpe startfile".split()
+)
+"""``os``'s names that run another program."""
 _IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
 """Names whose use imports or finds a module by a string: the user's modules its strings name are keyed."""
 
 
 def _environment_read(namespace: dict, names, imported, constants=()) -> str:
     """How a function with global names ``names`` (in ``namespace``; ``imported``: the modules it
-    imports itself; ``constants``: its constants) reads the environment: ``os.environ`` (``os``
-    read with one of its environment names, as a name or a string: ``getattr(os, "environ")``,
-    ``vars(os)["getenv"]``; or ``from os import environ``), empty when it does not."""
+    imports itself; ``constants``: its constants) reads the environment: ``os.environ`` (``os``,
+    ``posix`` or ``os.path`` read with one of its environment names, as a name or a string:
+    ``getattr(os, "environ")``, ``vars(os)["getenv"]``, ``os.path.expandvars``; or ``from os
+    import environ``), empty when it does not."""
     values = [namespace[name] for name in names if name in namespace]
-    if any(value is os for value in values) or "os" in imported:
+    if _reaches(values, imported, _ENVIRONMENT_MODULES):
         strings = {c for c in constants if isinstance(c, str)}
         found = sorted(_ENVIRONMENT_NAMES.intersection({*names, *strings}))
         if found:
             return f"os.{found[0]}"
     for value in values:
-        for name in sorted(_ENVIRONMENT_NAMES):
-            if value is getattr(os, name, None):
-                return f"os.{name}"
+        if _is_environment(value):
+            return f"os.{getattr(value, '__name__', 'environ')}"
     return ""
+
+
+def _program_run(namespace: dict, names, imported) -> str:
+    """How a function (as :func:`_environment_read` sees it) runs another program or native code
+    (``subprocess``, ``os.popen``, ``os.system``, ``ctypes``), empty when it does not."""
+    values = [namespace[name] for name in names if name in namespace]
+    for module_name in _PROGRAM_MODULES:
+        if _reaches(values, imported, (module_name,)) or any(
+            getattr(value, "__module__", None) == module_name for value in values
+        ):
+            return module_name
+    if _reaches(values, imported, ("os", "posix", "nt")):
+        found = sorted(_PROGRAM_NAMES.intersection(names))
+        if found:
+            return f"os.{found[0]}"
+    return ""
+
+
+def _reaches(values, imported, module_names) -> bool:
+    """Whether one of ``values`` is one of the modules ``module_names`` (loaded), or the code
+    imports one itself."""
+    modules = [sys.modules[name] for name in module_names if name in sys.modules]
+    return any(value is module for value in values for module in modules) or bool(
+        set(module_names).intersection(imported)
+    )
 
 
 _ENVIRONMENT_FIX = (
@@ -691,9 +735,18 @@ _CACHE_TYPES = (type(functools.lru_cache(maxsize=None)(len)),)
 
 
 def _is_environment(obj) -> bool:
-    """Whether ``obj`` is the environment (``os.environ``, ``os.environb``) or a function of
-    ``os`` that reads it (``os.getenv``, ``os.getenvb``)."""
-    return any(obj is getattr(os, name, None) for name in _ENVIRONMENT_NAMES)
+    """Whether ``obj`` is the environment (``os.environ``, ``os.environb``, ``posix.environ``) or
+    a function that reads it (``os.getenv``, ``os.getenvb``, ``os.path.expandvars``)."""
+    return any(obj is found for found in _environment_objects())
+
+
+@functools.cache
+def _environment_objects() -> tuple:
+    """The objects :func:`_is_environment` knows, those this platform has."""
+    modules = [sys.modules[name] for name in _ENVIRONMENT_MODULES if name in sys.modules]
+    missing = object()
+    found = (getattr(module, name, missing) for module in modules for name in sorted(_ENVIRONMENT_NAMES))
+    return tuple({id(obj): obj for obj in found if obj is not missing}.values())
 
 
 ENVIRONMENT_FILE = re.compile(r"/proc/(self|thread-self|\d+)(/task/\d+)?/environ")

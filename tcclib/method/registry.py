@@ -215,6 +215,10 @@ members in ``outputs/screen``, keyed by its source with its comments), so those 
 keys.  Only that exact code and state map; any edit gives a new identity."""
 
 
+_STORED_FROM = {stored: now for now, stored in STORED_AS.items()}
+""":data:`STORED_AS` the other way: the identity a mapped one stands for."""
+
+
 def rule_code(rule, spec: MethodSpec, cfg=None) -> str | None:
     """The identity of a user's rule as its members' keys hold it: its code and state by value
     (:func:`code_identity`) and what it draws on a fixed probe
@@ -235,6 +239,7 @@ def changes(old: str | None, new: str | None) -> list[str]:
     stored one predates keying by value); empty when they are the same."""
     if old == new:
         return []
+    old, new = (_STORED_FROM.get(text, text) for text in (old, new))  # (a mapped identity: compared by its parts)
     if not old or not new:  # (tcclib's own rule with an attribute set after registration: a state alone)
         return ["arguments"] if (old or new).startswith("state:") and " " not in (old or new) else ["code"]
     kinds = {

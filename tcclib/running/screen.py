@@ -414,7 +414,11 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
     todo = plan(screen)
     ps = param_set(screen, todo)
     opts = options(screen, paths.resolve(screen.reference))
-    sweeps.check_options(ps, opts, paths.resolve(screen.out).parent)
+    stale, incomplete = sweeps.check_options(ps, opts, paths.resolve(screen.out).parent)
+    for dataset, changed in stale.items():  # (a screen runs them again: its options force stale)
+        say(f"screen: {dataset}: {changed} since stored: it runs again, {store.reuse_words(changed)}")
+    for dataset, what in incomplete.items():
+        say(f"screen: {sweeps.incomplete_line(dataset, what)}")
     where = ps.data_folder or "OpenML (no data folder)"
     for name, _ in todo:
         try:
