@@ -606,3 +606,26 @@ def test_an_edit_of_a_rule_whose_results_were_stored_by_an_earlier_scheme_is_nam
     assert registry.changes(stored, f"code:0123456789abcdef {state} {draws}") == ["code"]
     assert registry.changes(stored, f"{code} state:0123456789abcdef {draws}") == ["arguments"]
     assert registry.changes("source:0123456789abcdef", now) == ["scheme"]  # (one no longer mapped)
+
+
+def test_the_environment_read_through_a_module_of_the_users_is_refused(loaded, tmp_path):
+    """``helpers.os.environ``: ``os`` held by a module of the user's is ``os``."""
+    (tmp_path / "helpers_of_environment.py").write_text("import os\n")
+    source = """
+import helpers_of_environment
+from tcclib.method import registry, rules
+
+
+class Through(rules.HowRule):
+    name = "through_helpers"
+    needs = rules.NOTHING
+
+    def donors(self, members, state, u):
+        share = float(helpers_of_environment.os.environ.get("TCC_AUDIT_SHARE", "1"))
+        return (u * max(1, int(share * members.shape[1]))).long()
+
+
+registry.register_method("through_helpers", Through(), "uniform")
+"""
+    with pytest.raises((registry.RegistryError, identity.Unkeyable), match="reads the environment"):
+        loaded("through_helpers_plugin", source)

@@ -680,7 +680,7 @@ def _environment_read(namespace: dict, names, imported, constants=()) -> str:
     ``getattr(os, "environ")``, ``vars(os)["getenv"]``, ``os.path.expandvars``; or ``from os
     import environ``), empty when it does not."""
     values = [namespace[name] for name in names if name in namespace]
-    if _reaches(values, imported, _ENVIRONMENT_MODULES):
+    if _reaches(values, imported, _ENVIRONMENT_MODULES, names):
         strings = {c for c in constants if isinstance(c, str)}
         found = sorted(_ENVIRONMENT_NAMES.intersection({*names, *strings}))
         if found:
@@ -696,22 +696,23 @@ def _program_run(namespace: dict, names, imported) -> str:
     (``subprocess``, ``os.popen``, ``os.system``, ``ctypes``), empty when it does not."""
     values = [namespace[name] for name in names if name in namespace]
     for module_name in _PROGRAM_MODULES:
-        if _reaches(values, imported, (module_name,)) or any(
+        if _reaches(values, imported, (module_name,), names) or any(
             getattr(value, "__module__", None) == module_name for value in values
         ):
             return module_name
-    if _reaches(values, imported, ("os", "posix", "nt")):
+    if _reaches(values, imported, ("os", "posix", "nt"), names):
         found = sorted(_PROGRAM_NAMES.intersection(names))
         if found:
             return f"os.{found[0]}"
     return ""
 
 
-def _reaches(values, imported, module_names) -> bool:
-    """Whether one of ``values`` is one of the modules ``module_names`` (loaded), or the code
-    imports one itself."""
+def _reaches(values, imported, module_names, names=()) -> bool:
+    """Whether one of ``values`` is one of the modules ``module_names`` (loaded) or holds one under
+    one of ``names`` (``helpers.os``), or the code imports one itself."""
     modules = [sys.modules[name] for name in module_names if name in sys.modules]
-    return any(value is module for value in values for module in modules) or bool(
+    held = [getattr(value, name, None) for value in values if isinstance(value, types.ModuleType) for name in names]
+    return any(value is module for value in [*values, *held] for module in modules) or bool(
         set(module_names).intersection(imported)
     )
 
