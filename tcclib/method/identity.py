@@ -662,7 +662,7 @@ _ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb", "exp
 runs is refused."""
 _ENVIRONMENT_MODULES = ("os", "posix", "nt", "os.path", "posixpath", "ntpath")
 """The modules whose :data:`_ENVIRONMENT_NAMES` read the environment (``os`` and its C module)."""
-_PROGRAM_MODULES = ("subprocess", "ctypes", "multiprocessing", "pty")
+_PROGRAM_MODULES = ("subprocess", "ctypes")
 """Modules that run another program or native code: what it does no key sees."""
 _PROGRAM_NAMES = frozenset(
     "system popen fork forkpty posix_spawn posix_spawnp spawnl spawnle spawnlp spawnlpe spawnv spawnve spawnvp "
