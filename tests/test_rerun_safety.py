@@ -200,9 +200,9 @@ def test_kill_9_mid_pretraining_then_rerun_resumes_byte_identical(tmp_path):
 def test_a_finished_dataset_whose_results_are_gone_runs_again(tmp_path, capsys):
     """``_DONE.json`` lists the result files it finished; one deleted since (by hand, or by a copy
     of the set that left it out) makes the dataset unfinished to the sweep, ``--check``, the status
-    line and the aggregate, and the next sweep makes it again.  A set whose notebooks write no
-    results (01 alone) stays done, and so does a marker from before the list where the run's
-    files are all there."""
+    line and the aggregate, and the next sweep makes it again (``history.csv`` too, byte for
+    byte).  A set whose notebooks write no results (01 alone) stays done, and so does a marker
+    from before the list where the run's files are all there."""
     p = _params(tmp_path)
     ps = param_files.load(p)
     out = tmp_path / "out"
@@ -222,6 +222,13 @@ def test_a_finished_dataset_whose_results_are_gone_runs_again(tmp_path, capsys):
     assert rep["done"] == ["breast_cancer"] and not rep["skipped"]
     assert (ddir / "results.csv").read_bytes() == first  # the same results (from the stored checkpoints' keys)
     assert store.status_line(out / "safe") == "1 of 1 dataset done."
+    # a stored member is its rows, its losses and its pseudo-labels: with history.csv gone they train
+    # again (reused, they would bring back no losses), so the file comes back as it was
+    history = (ddir / "history.csv").read_bytes()
+    assert len(history.splitlines()) > 1
+    (ddir / "history.csv").unlink()
+    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
+    assert (ddir / "history.csv").read_bytes() == history
     # a marker from before the list: results.csv expected where the run's other files are
     done = json.loads((ddir / "_DONE.json").read_text())
     (ddir / "_DONE.json").write_text(json.dumps({k: v for k, v in done.items() if k != "files"}))
@@ -233,18 +240,3 @@ def test_a_finished_dataset_whose_results_are_gone_runs_again(tmp_path, capsys):
     out01 = tmp_path / "out01"
     assert sweep.sweep(param_files.load(p01), out01, progress=False)["done"] == ["breast_cancer"]
     assert sweep.sweep(param_files.load(p01), out01, progress=False)["skipped"] == ["breast_cancer"]
-
-
-def test_a_finished_datasets_deleted_history_comes_back_as_it_was(tmp_path):
-    """A stored member is its results' rows, its losses and its pseudo-label records: with
-    ``history.csv`` gone the dataset runs again and its members train again (reused, they would
-    bring back no losses), so the file comes back as it was."""
-    ps = param_files.load(_params(tmp_path))
-    out = tmp_path / "out"
-    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
-    ddir = out / "safe" / "breast_cancer"
-    history = (ddir / "history.csv").read_bytes()
-    assert len(history.splitlines()) > 1
-    (ddir / "history.csv").unlink()
-    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
-    assert (ddir / "history.csv").read_bytes() == history

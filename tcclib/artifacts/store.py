@@ -183,6 +183,11 @@ def missing_files(folder) -> list[str]:
     return [f for f in listed if not (folder / str(f)).is_file()]
 
 
+def missing_words(missing: list[str]) -> str:
+    """How a message says :func:`missing_files`: ``results.csv missing from its finished folder``."""
+    return f"{first_few(missing, 3)} missing from its finished folder"
+
+
 def gather(set_dir, what: str = "results") -> pd.DataFrame:
     """Concatenate ``<set_dir>/*/<what>.csv`` of every finished dataset (with a ``dataset`` column)."""
     frames = []
@@ -217,7 +222,7 @@ def status(set_dir, expected=None) -> pd.DataFrame:
             rows.append((name, "pending", ""))
     for d in folders:
         if (d / "_DONE.json").exists() and (missing := missing_files(d)):
-            rows.append((d.name, "incomplete", f"{first_few(missing, 3)} missing from its finished folder"))
+            rows.append((d.name, "incomplete", missing_words(missing)))
         elif (d / "_DONE.json").exists():
             rows.append((d.name, "done", ""))
         elif (d / "_FAILED.json").exists():

@@ -532,12 +532,14 @@ class _Walker:
         imported = _imported_modules(code)
         if _IMPORTS_BY_NAME.intersection(names):  # (__import__("os"), import_module("os"))
             imported += [c for c in _constants(code) if isinstance(c, str)]
-        environment = _environment_read(namespace, names, imported, _constants(code))
+        values = [namespace[name] for name in names if name in namespace]
+        reached = _modules_reached(values, names, imported)
+        environment = _environment_read(values, reached, names, _constants(code))
         if environment:
             raise self.refuse(
                 path, code, f"reads the environment ({environment}) as it runs, which no key sees", _ENVIRONMENT_FIX
             )
-        program = _program_run(namespace, names, imported)
+        program = _program_run(values, reached, names)
         if program:
             raise self.refuse(
                 path,
@@ -673,14 +675,13 @@ _IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
 """Names whose use imports or finds a module by a string: the user's modules its strings name are keyed."""
 
 
-def _environment_read(namespace: dict, names, imported, constants=()) -> str:
-    """How a function with global names ``names`` (in ``namespace``; ``imported``: the modules it
-    imports itself; ``constants``: its constants) reads the environment: ``os.environ`` (``os``,
-    ``posix`` or ``os.path`` read with one of its environment names, as a name or a string:
-    ``getattr(os, "environ")``, ``vars(os)["getenv"]``, ``os.path.expandvars``; or ``from os
-    import environ``), empty when it does not."""
-    values = [namespace[name] for name in names if name in namespace]
-    if _reaches(values, imported, _ENVIRONMENT_MODULES, names):
+def _environment_read(values, reached: set[str], names, constants=()) -> str:
+    """How a function whose global values are ``values`` (:func:`_modules_reached`: ``reached``;
+    ``names``: its global and attribute names; ``constants``: its constants) reads the environment:
+    ``os.environ`` (``os``, ``posix`` or ``os.path`` read with one of its environment names, as a
+    name or a string: ``getattr(os, "environ")``, ``vars(os)["getenv"]``, ``os.path.expandvars``;
+    or ``from os import environ``), empty when it does not."""
+    if reached.intersection(_ENVIRONMENT_MODULES):
         strings = {c for c in constants if isinstance(c, str)}
         found = sorted(_ENVIRONMENT_NAMES.intersection({*names, *strings}))
         if found:
@@ -691,30 +692,27 @@ def _environment_read(namespace: dict, names, imported, constants=()) -> str:
     return ""
 
 
-def _program_run(namespace: dict, names, imported) -> str:
+def _program_run(values, reached: set[str], names) -> str:
     """How a function (as :func:`_environment_read` sees it) runs another program or native code
     (``subprocess``, ``os.popen``, ``os.system``, ``ctypes``), empty when it does not."""
-    values = [namespace[name] for name in names if name in namespace]
     for module_name in _PROGRAM_MODULES:
-        if _reaches(values, imported, (module_name,), names) or any(
-            getattr(value, "__module__", None) == module_name for value in values
-        ):
+        if module_name in reached or any(getattr(value, "__module__", None) == module_name for value in values):
             return module_name
-    if _reaches(values, imported, ("os", "posix", "nt"), names):
+    if reached.intersection(("os", "posix", "nt")):
         found = sorted(_PROGRAM_NAMES.intersection(names))
         if found:
             return f"os.{found[0]}"
     return ""
 
 
-def _reaches(values, imported, module_names, names=()) -> bool:
-    """Whether one of ``values`` is one of the modules ``module_names`` (loaded) or holds one under
-    one of ``names`` (``helpers.os``), or the code imports one itself."""
-    modules = [sys.modules[name] for name in module_names if name in sys.modules]
+def _modules_reached(values, names, imported) -> set[str]:
+    """The names of the modules of :data:`_ENVIRONMENT_MODULES` and :data:`_PROGRAM_MODULES` a
+    function reaches: one of its global ``values``, one held by a module among them under one of
+    its ``names`` (``helpers.os``), or one it imports itself (``imported``)."""
+    wanted = {name: sys.modules[name] for name in (*_ENVIRONMENT_MODULES, *_PROGRAM_MODULES) if name in sys.modules}
     held = [getattr(value, name, None) for value in values if isinstance(value, types.ModuleType) for name in names]
-    return any(value is module for value in [*values, *held] for module in modules) or bool(
-        set(module_names).intersection(imported)
-    )
+    found = {name for name, module in wanted.items() if any(value is module for value in [*values, *held])}
+    return found | set(imported).intersection((*_ENVIRONMENT_MODULES, *_PROGRAM_MODULES))
 
 
 _ENVIRONMENT_FIX = (

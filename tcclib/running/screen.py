@@ -416,7 +416,7 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
     opts = options(screen, paths.resolve(screen.reference))
     stale, incomplete = sweeps.check_options(ps, opts, paths.resolve(screen.out).parent)
     for dataset, changed in stale.items():  # (a screen runs them again: its options force stale)
-        say(f"screen: {dataset}: {changed} since stored: it runs again, and only the members whose keys changed train")
+        say(f"screen: {sweeps.changed_line([dataset], changed)}")
     for dataset, what in incomplete.items():
         say(f"screen: {sweeps.incomplete_line(dataset, what)}")
     where = ps.data_folder or "OpenML (no data folder)"

@@ -313,7 +313,7 @@ def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Pl
         if why:
             plan.stale[d] = why
         if missing:
-            plan.incomplete[d] = f"{errors.first_few(missing, 3)} missing from its finished folder"
+            plan.incomplete[d] = store.missing_words(missing)
         rerun = force_all or d in forced or (force_stale and why) or missing
         (plan.skipped if done and not rerun else plan.todo).append(d)
     return plan
@@ -509,13 +509,19 @@ def _say_changed(plan: _Plan, say) -> None:
         if d in plan.stale:
             reasons.setdefault(plan.stale[d], []).append(d)
     for why, names in reasons.items():
-        shown = errors.first_few(names, 4)
-        say(
-            f"{shown}: {why} since stored: {'they run' if len(names) > 1 else 'it runs'} again, and only the "
-            "members whose keys changed train"
-        )
+        say(changed_line(names, why))
     for d, what in plan.incomplete.items():
         say(incomplete_line(d, what))
+
+
+def changed_line(names: list[str], why: str) -> str:
+    """What the sweep (and the screen) says of finished datasets that run again because ``why``
+    (:func:`settings_changed`) changed since they were stored."""
+    shown = errors.first_few(names, 4)
+    return (
+        f"{shown}: {why} since stored: {'they run' if len(names) > 1 else 'it runs'} again, and only the members "
+        "whose keys changed train"
+    )
 
 
 def incomplete_line(dataset: str, what: str) -> str:
