@@ -55,3 +55,31 @@ def test_lines_come_at_the_interval_and_end_with_the_last_state(tmp_path):
 def test_tcc_progress_text_keeps_the_frames_the_sweep_streams_to_a_terminal(tmp_path):
     text = _stderr_to_file(BAR, tmp_path, TCC_PROGRESS="text")
     assert "\r" in text
+
+
+def test_a_render_keeps_each_bar_s_last_state_only():
+    import nbformat
+
+    def stderr(text):
+        return nbformat.v4.new_output("stream", name="stderr", text=text)
+
+    passing = ["fit(a): pretraining:  20%|#  | 2/10", "fit(a): pretraining:  60%|## | 6/10"]
+    ended = "fit(a): pretraining: 100%|###| 10/10"
+    cell = nbformat.v4.new_code_cell("fit()")
+    cell.outputs = [
+        *(stderr(line + "\n") for line in passing),
+        stderr(ended),
+        stderr("\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="done\n"),
+        stderr("a warning of the user's\n"),
+    ]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    assert progress.ended_bars_only(nb)
+    assert [(o.name, o.text) for o in cell.outputs] == [
+        ("stderr", ended + "\n"),
+        ("stdout", "done\n"),
+        ("stderr", "a warning of the user's\n"),
+    ]
+    assert not progress.ended_bars_only(nb)  # nothing left to leave out
+    two_bars = "fit(a): pretraining: 100%|###| 10/10\nfit(b): pretraining: 100%|###| 10/10\n"
+    assert progress.last_states(two_bars) == two_bars

@@ -302,6 +302,9 @@ def test_the_checker_counts_each_kind_of_offence():
     defaults = "\n".join(f"p{i} = {i}" for i in range(49))
     check.check_notebook(_notebook(_code(defaults, tags=["parameters"])), "defaults.ipynb", found)
     check.check_notebook(_notebook(_code(defaults, tags=["injected-parameters"])), "injected.ipynb", found)
+    bar = "".join(f"fit: pretraining: {10 * i:3d}%|#| {i}/10\n" for i in range(1, 11))
+    bars = nbformat.v4.new_output("stream", name="stderr", text=bar)
+    check.check_notebook(_notebook(_code(outputs=[bars])), "bars.ipynb", found)
     assert [r for r, _ in found.markdown_on_stdout] == ["table.ipynb", "bold.ipynb"]
     assert found.long_outputs == [
         ("long.ipynb", "cell 0: stdout of 61 lines"),  # its two stream outputs, joined as shown
@@ -310,7 +313,8 @@ def test_the_checker_counts_each_kind_of_offence():
     assert found.no_result_sentence == [("x/03_pretraining.ipynb", "no sentence with the paper's number")]
     assert found.defaults_shown == [("defaults.ipynb", "cell 0: 49 lines shown")]
     assert found.long_injected == [("injected.ipynb", "cell 0: 49 lines")]
-    assert found.failed() and found.checked == 7
+    assert found.passing_bars == [("bars.ipynb", "cell 0: 9 passing states of its bars")]
+    assert found.failed() and found.checked == 8
 
 
 def test_the_checker_passes_what_reads_well(tmp_path):

@@ -12,6 +12,8 @@ Counts, over the rendered notebooks (``*.ipynb``, Lab's ``.ipynb_checkpoints`` c
 * per-dataset ``03_pretraining`` renders without a sentence that sets the paper's number beside
   ours (a Markdown output in which "the paper" is followed by a number, as
   :func:`tcclib.paper.words.dataset_result` writes it);
+* progress bars' passing states on stderr (a bar's line that the same bar's next line follows):
+  a render keeps each bar's last state only (:func:`tcclib.util.progress.ended_bars_only`);
 * renders whose parameters cell (the defaults) is longer than :data:`COLLAPSE_FROM` lines and not
   collapsed in JupyterLab (cell metadata ``jupyter.source_hidden``), and papermill's injected
   parameters cells longer than :data:`MAX_INJECTED` lines.
@@ -30,6 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's tcclib, run from anywhere
+
+from tcclib.util import progress  # noqa: E402
+
 MAX_LINES = 60
 MAX_INJECTED = 20
 COLLAPSE_FROM = 20
@@ -50,6 +56,7 @@ class Findings:
     no_result_sentence: list = field(default_factory=list)
     defaults_shown: list = field(default_factory=list)
     long_injected: list = field(default_factory=list)
+    passing_bars: list = field(default_factory=list)
 
     RULES = (
         ("markdown_on_stdout", "renders printing a Markdown table or ** to stdout"),
@@ -57,6 +64,7 @@ class Findings:
         ("no_result_sentence", "per-dataset 03 renders without a sentence with the paper's number beside ours"),
         ("defaults_shown", f"parameters cells over {COLLAPSE_FROM} lines not collapsed in Lab (jupyter.source_hidden)"),
         ("long_injected", f"injected parameters cells over {MAX_INJECTED} lines"),
+        ("passing_bars", "cells whose stderr keeps a progress bar's passing states, not its last only"),
     )
 
     def failed(self) -> bool:
@@ -128,6 +136,10 @@ def check_notebook(nb: dict, name: str, findings: Findings) -> None:
                 findings.defaults_shown.append((name, f"cell {i}: {_line_count(source)} lines shown"))
         if "injected-parameters" in _tags(cell) and _line_count(source) > MAX_INJECTED:
             findings.long_injected.append((name, f"cell {i}: {_line_count(source)} lines"))
+        stderr = _streams(cell, "stderr")
+        passing = _line_count(stderr) - _line_count(progress.last_states(stderr))
+        if passing:
+            findings.passing_bars.append((name, f"cell {i}: {passing} passing states of its bars"))
     if printed_markdown:
         findings.markdown_on_stdout.append((name, "Markdown on stdout"))
     if Path(name).name == "03_pretraining.ipynb" and not _states_result(nb):

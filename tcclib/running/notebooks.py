@@ -18,7 +18,7 @@ from pathlib import Path
 from tcclib.method.config import Config
 from tcclib.running import params as param_files
 from tcclib.running.nbparams import RENDER_ENV, SWEEP_PARAMS
-from tcclib.util import iri_grammar, paths
+from tcclib.util import iri_grammar, paths, progress
 from tcclib.util.kernel import KERNEL_NAME, kernel_manager
 from tcclib.util.progress import PROGRESS_ENV
 
@@ -276,6 +276,7 @@ def execute(nb: str, out: Path, parameters: dict, cwd: Path, kernel: KernelSessi
             session.close()
         if tmp.exists():
             _relative_output_path(tmp)
+            _ended_bars_only(tmp)
             os.replace(tmp, out)  # keep the rendered notebook, failed or not
 
 
@@ -288,6 +289,17 @@ def _relative_output_path(rendered: Path) -> None:
     if recorded in text:
         relative = json.dumps(paths.relative_to_root(rendered), ensure_ascii=False)
         rendered.write_text(text.replace(recorded, f'"output_path": {relative}', 1), encoding="utf-8")
+
+
+def _ended_bars_only(rendered: Path) -> None:
+    """Leave the progress bars' last states only in ``rendered`` (:func:`tcclib.util.progress.ended_bars_only`):
+    a kernel's bars write a line every half minute, which the console wants and a reader of the render
+    does not."""
+    import nbformat  # deferred: loaded by papermill already, which executed the notebook
+
+    nb = nbformat.read(rendered, as_version=4)
+    if progress.ended_bars_only(nb):
+        nbformat.write(nb, rendered)
 
 
 def notebook_parameters(ps: param_files.ParamSet, dataset: str, out_root: Path, reuse: bool = True) -> dict:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -30,6 +31,8 @@ PROGRESS_ENV = "TCC_PROGRESS"
 TEXT_INTERVAL = 5.0
 LINE_INTERVAL = 30.0
 TICK_SECONDS = 5.0
+BAR_LINE = re.compile(r"^(?P<desc>.+?): +\d+%\|")
+"""A text bar's line: ``desc: 40%|...``, its description before the percentage."""
 PROGRESS_FILE = "_PROGRESS.json"
 """A dataset's training progress, in its folder while it trains: ``{"members", "epochs", "done"}``."""
 
@@ -86,6 +89,42 @@ def line_bar():
             return True
 
     return LineBar
+
+
+def last_states(text: str) -> str:
+    """``text`` (what log bars wrote: :class:`LineBar`) without a bar's line that the same bar's next
+    line follows: the states a bar passed through say nothing once it has ended; other lines kept."""
+    lines = text.splitlines()
+    descs = [found["desc"] if (found := BAR_LINE.match(line)) else None for line in lines] + [None]
+    kept = [line for i, line in enumerate(lines) if descs[i] is None or descs[i] != descs[i + 1]]
+    return "\n".join(kept) + ("\n" if kept and text.endswith("\n") else "")
+
+
+def ended_bars_only(nb) -> bool:
+    """Notebook ``nb`` (nbformat's) with each code cell's stderr as :func:`last_states` leaves it,
+    one stream output where stderr outputs followed one another; whether anything changed."""
+    changed = False
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs, run = [], []
+        for output in [*cell.get("outputs", []), None]:
+            if output is not None and output.output_type == "stream" and output.name == "stderr":
+                run.append(output)
+                continue
+            if run:
+                text = "".join(o.text for o in run)
+                kept = last_states(text)
+                if kept != text or len(run) > 1:
+                    changed = True
+                if kept:
+                    run[0].text = kept
+                    outputs.append(run[0])
+                run = []
+            if output is not None:
+                outputs.append(output)
+        cell.outputs = outputs
+    return changed
 
 
 def _closing_widget_bar():
