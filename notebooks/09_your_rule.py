@@ -225,10 +225,16 @@ for metric in verdict.METRICS:
     display(verdict.paired(results, list(job.methods), compared, metric).assign(metric=metric))  # noqa: F821
 
 # %%
+import matplotlib.pyplot as plt
+
 for method in job.methods:
+    display(Markdown(f"**{method}, per dataset**: Welch's t-test over the seeds, accuracy, p < {verdict.ALPHA}"))  # noqa: F821
     display(verdict.wins(results, method, compared))  # noqa: F821
     if "class" in compared:
+        display(Markdown(verdict.two_counts(results, method, "class") + " The figure:"))  # noqa: F821
         fig = verdict.difference_figure(results, method, "class")
+        display(fig)  # noqa: F821
+        plt.close(fig)
 
 # %% [markdown]
 # The same page, with the figures as files, is `<out_dir>/verdict.md`; the combined results

@@ -277,3 +277,20 @@ def test_learning_curves_and_pseudo_labels_say_what_their_bands_are_in_percent()
     assert "%" in ax.get_ylabel() and all(np.allclose(line.get_ydata(), 80) for line in ax.lines)
     assert ax.get_legend().get_title().get_text() == "mean; band: 95 % interval over n = 3 seeds"
     plt.close("all")
+
+
+def test_the_table_s_and_the_figure_s_counts_are_said_apart_with_why():
+    # a split effect much larger than the gap: Welch's test over the seeds cannot see a gap that
+    # every seed's pair shows
+    rows = []
+    for d in ("d1", "d2"):
+        for seed in range(8):
+            for method, gap in (("class", 0.0), ("new", 0.005)):
+                rows.append(dict(dataset=d, seed=seed, method=method, accuracy=0.7 + 0.03 * seed + gap, auroc=0.9))
+    res = pd.DataFrame(rows)
+    assert (verdict.wins(res, "new", ["class"])["class"].iloc[:-1] == "=").all()
+    line = verdict.two_counts(res, "new", "class")
+    assert "finds 0 wins, 0 losses and 2 ties" in line, line
+    assert "ahead on 2, behind on 0 (counted otherwise: d1, d2)." in line, line
+    assert "pairs each seed's two runs" in line
+    plt.close("all")

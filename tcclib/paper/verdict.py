@@ -215,12 +215,50 @@ def _welch_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     return diff, diff - half, diff + half
 
 
+def _sides(d: pd.DataFrame) -> np.ndarray:
+    """Per row of :func:`differences`: ``ahead`` (interval above 0), ``behind`` (below) or ``not
+    distinguishable``."""
+    return np.where(d["low"] > 0, "ahead", np.where(d["high"] < 0, "behind", "not distinguishable"))
+
+
+def two_counts(results: pd.DataFrame, method: str, against: str, metric: str = "accuracy") -> str:
+    """Why :func:`wins`' table and :func:`difference_figure` count differently, in words, with both
+    counts: Welch's t-test takes the two methods' seeds as independent samples (the paper's test);
+    the figure's intervals pair each seed's two runs where the seeds match (the same split and
+    labeled rows), which leaves the splits' share of the spread out."""
+    table = wins(results, method, [against], metric)[against].iloc[:-1]
+    welch = {k: int((table == k).sum()) for k in ("win", "=", "loss")}
+    d = differences(results, method, against, metric)
+    side = pd.Series(_sides(d), index=d["dataset"])
+    figure = {k: int((side == k).sum()) for k in ("ahead", "behind")}
+    line = (
+        f"{method} against {against} on {metric}, counted two ways: Welch's t-test over the seeds (the table: the "
+        f"two methods' seeds as independent samples, the paper's test) finds {counted(welch['win'], 'win')}, "
+        f"{welch['loss']} loss{'' if welch['loss'] == 1 else 'es'} and {counted(welch['='], 'tie')}; "
+    )
+    if not d["paired"].all():
+        return line + (
+            f"the figure's 95 % intervals (Welch's, where the seeds differ) put it ahead on {figure['ahead']} and "
+            f"behind on {figure['behind']}."
+        )
+    moved = [name for name in side.index if (side[name], table.get(name)) not in MATCHING]
+    return line + (
+        f"the figure pairs each seed's two runs (the same split and labeled rows), which takes the splits' share "
+        f"of the spread out, so its 95 % intervals separate more: ahead on {figure['ahead']}, behind on "
+        f"{figure['behind']}" + (f" (counted otherwise: {', '.join(moved)})." if moved else ".")
+    )
+
+
+MATCHING = {("ahead", "win"), ("behind", "loss"), ("not distinguishable", "=")}
+"""The figure's side and the table's cell that say the same of a dataset."""
+
+
 def difference_figure(results: pd.DataFrame, method: str, against: str, metric: str = "accuracy"):
     """Per dataset: ``method``'s mean minus ``against``'s with its 95 % interval (:func:`differences`),
     sorted, coloured by whether the interval lies above zero, below it or across it; the counts in
     the title."""
     d = differences(results, method, against, metric)
-    side = np.where(d["low"] > 0, "ahead", np.where(d["high"] < 0, "behind", "not distinguishable"))
+    side = _sides(d)
     colours = {"ahead": style.VERDICT_COLOURS["equivalent"], "behind": style.VERDICT_COLOURS["differs"]}
     colour = [colours.get(s, style.VERDICT_COLOURS["undecided"]) for s in side]
     fig, ax = plt.subplots(figsize=(7.5, 0.24 * len(d) + 1.8))
@@ -262,7 +300,7 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
         f"methods' results are the stored ones, the new method(s) trained with each dataset's stored settings "
         f"(`tcclib.running.screen`).",
         "",
-        *sentences(results, new, compared),
+        *(f"- {line}" for line in sentences(results, new, compared)),
         "",
         "## Average ranks",
         "",
@@ -300,11 +338,11 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
         for metric in METRICS:
             lines += [f"{metric}:", "", tables.to_markdown(paired_within(results, pairs, metric), index=False), ""]
     for n in new:
-        lines += [f"## Per dataset: {n} (Welch's t-test over the seeds, accuracy)", ""]
+        lines += [f"## Per dataset: {n} (Welch's t-test over the seeds, accuracy, p < {ALPHA})", ""]
         lines += [tables.to_markdown(wins(results, n, compared)), ""]
         if "class" in compared:
             plots.savefig(difference_figure(results, n, "class"), figures / f"{n}_minus_class")
-            lines += [f"![{n} minus class](figures/{n}_minus_class.png)", ""]
+            lines += [two_counts(results, n, "class"), "", f"![{n} minus class](figures/{n}_minus_class.png)", ""]
     page = out / "verdict.md"
     page.write_text("\n".join(lines), encoding="utf-8")
     plt.close("all")
