@@ -242,7 +242,8 @@ def test_subtab_loss_is_its_papers_pair_by_pair_loss_and_keys_its_revision(mixed
     reference = _subtab_loss_pair_by_pair(batch, pt.objective)
     torch.testing.assert_close(new, reference, rtol=1e-5, atol=1e-6)
     for a, b in zip(torch.autograd.grad(new.sum(), weights), torch.autograd.grad(reference.sum(), weights)):
-        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+        # (float32 sums in another order: one element near 0 differed by 1.5e-6 in a full-suite run)
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5 * float(b.abs().max()))
     assert objectives.revision(pt.objective) == 2
     for method in ("subtab", "subtab_class"):
         assert METHODS[method].objective_codes(cfg) == {"objective:subtab": "revision:2"}
