@@ -562,6 +562,9 @@ def test_globals_eval_and_exec_are_refused_but_a_method_named_eval_is_not(tmp_pa
     )
     with pytest.raises(plugins.PluginError, match=r"Share.donors calls sys.modules\[__name__\], which reads"):
         Place("file", tmp_path).run(own)
+    frame = rule("import sys\n\nSTEP = 1", step="sys._getframe().f_globals['STEP']")
+    with pytest.raises(plugins.PluginError, match=r"Share.donors reads .f_globals, which reads its module's globals"):
+        Place("file", tmp_path).run(frame)
     Place("file", tmp_path).run(rule("import torch.nn", step="1 if torch.nn.Linear(1, 1).eval() else 1"))
     assert members(prep, "share")
 
@@ -845,3 +848,147 @@ def test_the_estimator_trains_the_rule_as_it_is_now(tmp_path, bc):
     registry.how_rule("share").share = 0  # every donor is the anchor itself: views equal their anchors
     clf = tcclib.TCCClassifier(method="share", epochs=1, head_epochs=1, random_state=0, verbose=False).fit(X, y)
     assert clf.predict(X).shape == (80,)
+
+
+# --------------------------------------------------------------------------- what a key held only in part
+
+TCCLIBS_CLASS = """
+from tcclib.method import objectives, registry, rules
+
+{made}
+registry.register_method("share", {how}, "uniform", objective={objective}, replace=True, replace_rule=True)
+"""
+
+IN_COLUMNS_PLACE = """from tcclib.method import registry, rules
+
+registry.register_rule(rules.SameLabel("column"{needs}), replace=True)
+"""
+VIME_MORE = """made = objectives.VIME(name="vime_more")
+made.needs_changed = {changed}
+registry.register_objective(made)"""
+
+# (plugin before, plugin after, the method whose members must retrain): an object of tcclib's classes
+# made by a user, whose edit no key_params holds
+TCCLIBS_CLASSES = {
+    "a rule's needs (a name of its own)": (
+        TCCLIBS_CLASS.format(made="", how='rules.SameLabel("mine")', objective='"ntxent"'),
+        TCCLIBS_CLASS.format(made="", how='rules.SameLabel("mine", rules.TRUE_LABELS)', objective='"ntxent"'),
+        "share",
+    ),
+    "a rule in a built-in's place": (
+        IN_COLUMNS_PLACE.format(needs="") + TCCLIBS_CLASS.format(made="", how='"column"', objective='"ntxent"'),
+        IN_COLUMNS_PLACE.format(needs=", rules.TRUE_LABELS")
+        + TCCLIBS_CLASS.format(made="", how='"column"', objective='"ntxent"'),
+        "random",
+    ),
+    "an objective's attribute set before registering it": (
+        TCCLIBS_CLASS.format(made=VIME_MORE.format(changed=False), how='"column"', objective='"vime_more"'),
+        TCCLIBS_CLASS.format(made=VIME_MORE.format(changed=True), how='"column"', objective='"vime_more"'),
+        "share",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", list(TCCLIBS_CLASSES))
+def test_an_object_of_tcclibs_classes_made_by_a_user_is_keyed_by_its_whole_state(edit, tmp_path, prep):
+    """tcclib's own rules and objectives are keyed by name and ``key_params`` (their other
+    attributes are fixed by its files and TRAIN_VERSION); one a user made is keyed by what it holds
+    beyond them, so editing its arguments in the plugin retrains its members."""
+    before, after, retrains = TCCLIBS_CLASSES[edit]
+    place = Place("file", tmp_path)
+    place.run(before)
+    first = members(prep, retrains)
+    place.run(after)
+    assert all(members(prep, retrains)[tag] != key for tag, key in first.items())
+
+
+def test_the_family_authors_objectives_keep_their_keys_made_by_their_arguments_alone():
+    """An object of tcclib's objective classes made by its arguments alone (the committed
+    ``examples/family_authors.py`` set) adds nothing to its key beyond its ``key_params``."""
+    made = objectives.VIME(reconstruction="sigmoid", inputs="min_max", name="vime_authors")
+    assert registry.objective_code(made) is None
+    made.views = 2
+    assert registry.objective_code(made).startswith("state:")
+
+
+def test_a_users_method_redefined_under_its_name_never_resumes_the_earlier_ones_checkpoint(tmp_path, prep):
+    place = Place("file", tmp_path)
+    place.run(TCCLIBS_CLASS.format(made="", how='"column"', objective='"ntxent"'))
+    first = store.checkpoint_key(prep, config(), None)
+    place.run(TCCLIBS_CLASS.format(made="", how='"oracle"', objective='"ntxent"'))
+    assert store.checkpoint_key(prep, config(), None) != first
+
+
+HIDES = {
+    "__getstate__": "    def __getstate__(self):\n        return {}\n",
+    "__reduce__": "    def __reduce__(self):\n        return (Hidden, (1,))\n",
+    "__reduce__ to a name": "    def __reduce__(self):\n        return 'BOX'\n",
+}
+
+
+HIDDEN_OBJECTIVE = """
+from tcclib.method import objectives, registry
+
+
+class Hidden:
+    def __init__(self, v):
+        self.v = v
+
+{hides}
+    def weight(self):
+        return {step}
+
+
+BOX = Hidden({value})
+
+
+class Weighted(objectives.Objective):
+    name = "weighted"
+
+    def __init__(self, box):
+        self.box = box
+
+    def heads(self, stack):
+        return {{"decoder": [stack.width]}}
+
+    def loss(self, batch):
+        out = batch.head("decoder", batch.encode(batch.views))
+        return objectives.row_squared_error(out, batch.anchors) * self.box.weight() * self.box.v
+
+
+registry.register_method("weighted", "column", "uniform", objective=Weighted(BOX), replace=True, replace_rule=True)
+"""
+
+
+@pytest.mark.parametrize("how", list(HIDES))
+@pytest.mark.parametrize("edited", ["an attribute", "its class's code"])
+def test_an_object_that_pickles_its_own_way_is_keyed_by_its_class_and_attributes(how, edited, tmp_path, prep):
+    """A user's object that an objective holds and whose pickle leaves out what it computes with
+    (``__getstate__``, ``__reduce__``, a module-level object pickled by its name): an edit of its
+    attribute or of its class's code retrains (an objective has no draws to probe, so only its key
+    can see it)."""
+    place = Place("file", tmp_path, "weighted_objective.py")
+    place.run(HIDDEN_OBJECTIVE.format(hides=HIDES[how], step=1, value=1))
+    cfg = Config(methods=("random", "weighted"), **TINY)
+    first = keys.run_keys(prep, cfg).members
+    edit = dict(step=1, value=2) if edited == "an attribute" else dict(step=2, value=1)
+    place.run(HIDDEN_OBJECTIVE.format(hides=HIDES[how], **edit))
+    again = keys.run_keys(prep, cfg).members
+    assert {tag.split("/")[1] for tag in first if first[tag] != again[tag]} == {"weighted"}
+    registry.unregister("weighted")
+
+
+def test_a_default_dtype_other_than_float32_is_refused_before_any_work(bc, prep):
+    """torch's process-wide default dtype changes what training computes and no key holds it: a
+    run's keys and the estimator's fit refuse it in one line with the fix."""
+    import torch
+
+    torch.set_default_dtype(torch.float64)
+    try:
+        with pytest.raises(identity.Unkeyable, match=r"default dtype is torch.float64 .* torch.set_default_dtype"):
+            keys.run_keys(prep, Config(methods=("random",), **TINY))
+        with pytest.raises(identity.Unkeyable, match=r"default dtype"):
+            tcclib.TCCClassifier(method="random", epochs=1, head_epochs=1, verbose=False).fit(bc.X, bc.y)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert keys.run_keys(prep, Config(methods=("random",), **TINY)).members

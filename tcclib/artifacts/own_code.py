@@ -36,7 +36,7 @@ from tcclib.method import identity
 from tcclib.util import as_imported, errors, started
 
 PACKAGE = Path(__file__).resolve().parents[1]
-FILES = ("data/*.py", "method/*.py", "running/train.py", "running/checkpointing.py")
+FILES = ("data/*.py", "method/*.py", "artifacts/importances.py", "running/train.py", "running/checkpointing.py")
 """The files (under the package folder) whose code decides what a stored result holds."""
 NOT_TRAINING = ("method/check.py", "method/estimator.py", "method/identity.py", "method/plugins.py")
 """Files under :data:`FILES` that compute nothing a stored result holds: a rule's contract check,
@@ -93,6 +93,7 @@ RUNTIME_STATE = {
         "_RULE_ORIGIN",
         "_AS_REGISTERED",
         "_OWN_AS_REGISTERED",
+        "_BUILT_IN",
         "_OBJECTIVE_ORIGIN",
         "_OBJECTIVE_AS_REGISTERED",
         "_ENTRIES",
@@ -216,6 +217,7 @@ def in_words(changed: list[str]) -> str:
 def identity_now(now: dict[str, str] | None = None) -> str | None:
     """``"code:<digest>"`` of the training code when it is not the recorded one (what every key of
     a run then holds); None when it is (nothing enters a key).  ``now``: as :func:`changed_files`."""
+    identity.torch_defaults_refused()  # (what the code computes under another default dtype no key holds)
     now = current() if now is None else now
     if now == recorded_code.DIGESTS:
         return None

@@ -5,6 +5,7 @@ bytes' (a file whose bytes are these is not tokenized again).  Written by
 
 TRAIN_VERSION = 1
 DIGESTS = {
+    "artifacts/importances.py": "93b025b1f6184e39",
     "data/__init__.py": "2b516053f7c9ae07",
     "data/columns.py": "d942fc4a4d517ea2",
     "data/encoding.py": "fdc6bf87434dbb9a",
@@ -24,7 +25,7 @@ DIGESTS = {
     "method/objectives.py": "c257b158f131188f",
     "method/pretraining.py": "61c6bbeb88e53aaa",
     "method/probe.py": "7ec692887a91f2cc",
-    "method/registry.py": "f167642f4a7e9f7a",
+    "method/registry.py": "9de668c850db2efe",
     "method/rules.py": "148ae966dc84c932",
     "method/settings.py": "c2f7d67b8c964a6c",
     "method/training.py": "1ab55fec766179ca",
@@ -32,6 +33,7 @@ DIGESTS = {
     "running/train.py": "d36c34909fe8e845",
 }
 BYTES = {
+    "artifacts/importances.py": "6c919346f39e1971",
     "data/__init__.py": "525acede94ff2751",
     "data/columns.py": "72069c65fe8742cb",
     "data/encoding.py": "44eafe844e8b9a13",
@@ -51,7 +53,7 @@ BYTES = {
     "method/objectives.py": "110e3232d54f9691",
     "method/pretraining.py": "373f8f38bcec317e",
     "method/probe.py": "903aa8b11e562151",
-    "method/registry.py": "3291f4a5f5d7a39d",
+    "method/registry.py": "b8d933d65c25a1d6",
     "method/rules.py": "2babd1420cda0139",
     "method/settings.py": "69229acd72bdb492",
     "method/training.py": "555ba493de75e569",

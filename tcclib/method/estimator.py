@@ -50,7 +50,7 @@ from tcclib.data.columns import expand_datetimes, float_columns_out_of_range
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import ColumnError, FittedColumns, Prepared, SeedSplit
 from tcclib.data.sources import FLOAT32_MAX, DatasetError, _standard_types
-from tcclib.method import check, heads, registry, training
+from tcclib.method import check, heads, identity, registry, training
 from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError, defaults, names
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
@@ -438,6 +438,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None (give -1 for unlabeled rows)"
             )
+        identity.torch_defaults_refused()
         seed = self._seed()
         cfg = self.config(seed)
         if cfg.device.startswith("cuda"):

@@ -59,6 +59,39 @@ class Unkeyable(ValueError):
 register_short(Unkeyable)
 
 
+def _pickles_its_own_way(cls: type) -> bool:
+    """Whether a user's class ``cls`` (or a user's class it inherits from) defines how it pickles
+    (``__reduce__``, ``__reduce_ex__``, ``__getstate__``): its pickle need not hold its class's code
+    nor all of its attributes, so the key takes them besides."""
+    return any(
+        _written_by_the_user(c) and any(name in vars(c) for name in ("__reduce__", "__reduce_ex__", "__getstate__"))
+        for c in cls.__mro__
+    )
+
+
+def _written_by_the_user(cls: type) -> bool:
+    """Whether ``cls`` comes from a user's code (:func:`is_followed`): not a class of a module that
+    has no file of its own (Cython's shared ``_cython_3_3_1``, the type of its compiled functions)."""
+    module = cls.__dict__.get("__module__")
+    if not isinstance(module, str) or not is_followed(module):
+        return False
+    loaded = sys.modules.get(module)
+    return module == "__main__" or loaded is None or getattr(loaded, "__file__", None) is not None
+
+
+def torch_defaults_refused() -> None:
+    """Refuse torch's process-wide defaults that change what training computes and that no key
+    holds: a default dtype other than float32 (``torch.set_default_dtype``), in one line with the fix."""
+    import torch  # deferred: keys are computed where torch is loaded already
+
+    dtype = torch.get_default_dtype()
+    if dtype != torch.float32:
+        raise Unkeyable(
+            f"torch's default dtype is {dtype} in this process (torch.set_default_dtype): tcclib trains in "
+            "torch.float32 and no key holds another; put it back with torch.set_default_dtype(torch.float32)"
+        )
+
+
 @dataclasses.dataclass(frozen=True)
 class Identity:
     """``code``: ``"code:<hash>"`` or ``"version:<v>"``; ``state``: ``"state:<hash>"`` (None for a
@@ -405,6 +438,10 @@ class _Walker:
             reduced = obj.__reduce_ex__(4)
         except Exception as e:  # (what pickling refuses has no value to key)
             raise self.refuse(path, obj, f"it has no value to key: {_first_line(e)}") from None
+        if _pickles_its_own_way(type(obj)):  # (what its pickle leaves out may be what it computes with)
+            self.put("own pickling")
+            self.value(type(obj), f"{path} (its class)")
+            self.value(dict(getattr(obj, "__dict__", {})), f"{path} (its attributes)")
         if isinstance(reduced, str):  # a module-level singleton, named
             self.put("global", type(obj).__module__, reduced)
             wrapped = getattr(obj, "__wrapped__", None)
@@ -521,11 +558,14 @@ class _Walker:
         reads_globals = "/".join(f"{name}()" for name in sorted(_DYNAMIC_GLOBALS.intersection(loaded)))
         if not reads_globals and "modules" in names and "__name__" in loaded:
             reads_globals = "sys.modules[__name__]"  # (its own module looked up by a string, as globals())
+        verb = "calls"
+        if not reads_globals and _FRAME_GLOBALS.intersection(names):  # (sys._getframe().f_globals["X"])
+            verb, reads_globals = "reads", "/".join(f".{name}" for name in sorted(_FRAME_GLOBALS.intersection(names)))
         if reads_globals:
             raise self.refuse(
                 path,
                 code,
-                f"calls {reads_globals}, which reads its module's globals "
+                f"{verb} {reads_globals}, which reads its module's globals "
                 "by names a key cannot follow (keying them all would retrain at every change of any of them): look "
                 "helpers up in a dict of your own (HELPERS = {'one': one}) instead",
             )
@@ -659,6 +699,9 @@ _DYNAMIC_ATTRIBUTES = frozenset(
 """Names whose use reads a module's attributes by a string: a user module the code reaches is keyed whole."""
 _DYNAMIC_GLOBALS = frozenset({"globals", "eval", "exec"})
 """Builtins (loaded as globals) that read the function's own module's globals by a string: refused."""
+_FRAME_GLOBALS = frozenset({"f_globals", "__globals__"})
+"""Attributes that read a module's globals through a frame or a function (``sys._getframe().f_globals``,
+``helper.__globals__``): refused as :data:`_DYNAMIC_GLOBALS` are."""
 _ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb", "expandvars"})
 """``os``'s (and ``os.path``'s) names that read the environment: a function that reads it as it
 runs is refused."""

@@ -223,10 +223,12 @@ def rule_code(rule, spec: MethodSpec, cfg=None) -> str | None:
     """The identity of a user's rule as its members' keys hold it: its code and state by value
     (:func:`code_identity`) and what it draws on a fixed probe
     (:func:`tcclib.method.rules.draws_fingerprint`); for tcclib's own rules :func:`own_state` (None
-    while its attributes are as registered)."""
+    while its attributes are as registered); for an object of tcclib's classes that a user registered
+    (``SameLabel("column", TRUE_LABELS)`` in a built-in's place, or under a name of its own), its
+    whole state (:func:`_state_of`), whose arguments no ``key_params`` may hold."""
     found = code_identity(rule)
     if found is None:
-        return own_state(rule)
+        return own_state(rule) if _tcclibs_own(rule) else _state_of(rule)
     seen = None if cfg is None else cfg.seen_by_members([spec], named_as(rule))  # (what the rule may read)
     text = f"{found} draws:{_rules().draws_fingerprint(rule, spec, seen)}"
     return STORED_AS.get(text, text)
@@ -303,6 +305,8 @@ def register_rule(rule, replace: bool = False):
     registered = code_identity(rule)  # (what cannot be keyed is refused here already, at the line that registers it)
     if registered is None:
         _remember_own_state(rule)
+        if current_origin() == plugins.BUILTINS:
+            _BUILT_IN[id(rule)] = rule
     table[rule.name] = rule
     _RULE_ORIGIN[rule.name] = current_origin()
     _AS_REGISTERED[rule.name] = (id(rule), registered)
@@ -313,6 +317,16 @@ _RULE_ORIGIN: dict[str, str | None] = {}
 """The plugin that registered each rule name (None: registered by a direct call)."""
 _AS_REGISTERED: dict[str, tuple[int, str | None]] = {}
 """Each rule name's object (its id) and identity (:func:`code_identity`) when it was registered."""
+
+
+def _tcclibs_own(rule) -> bool:
+    """Whether ``rule`` is an object tcclib's built-ins registered (not one of tcclib's classes
+    registered by a user, nor an object put into the table by hand)."""
+    return _BUILT_IN.get(id(rule)) is rule
+
+
+_BUILT_IN: dict[int, object] = {}
+"""The rules and objectives tcclib's built-ins registered, by id (the object kept, so the id stays its own)."""
 
 
 def changed_since_registered(rule) -> list[str]:
@@ -420,6 +434,8 @@ def register_objective(objective, replace: bool = False):
     registered = code_identity(objective)  # (what cannot be keyed is refused here already)
     if registered is None:
         _remember_own_state(objective)
+        if current_origin() == plugins.BUILTINS:
+            _BUILT_IN[id(objective)] = objective
     table[objective.name] = objective
     _OBJECTIVE_ORIGIN[objective.name] = current_origin()
     _OBJECTIVE_AS_REGISTERED[objective.name] = (id(objective), registered)
@@ -457,12 +473,37 @@ def objective_code(objective, cfg=None) -> str | None:
     found = code_identity(objective)
     if found is None:
         revision = _objectives().revision(objective)
-        parts = [f"revision:{revision}" if revision != 1 else None, own_state(objective)]
+        state = own_state(objective) if _tcclibs_own(objective) else _beyond_parameters(objective)
+        parts = [f"revision:{revision}" if revision != 1 else None, state]
         return " ".join(part for part in parts if part) or None
     if cfg is None:
         return found
     read = _objectives().files_setup_reads(objective, cfg)  # (a file heads() or prepare() opens: its bytes)
     return f"{found} draws:files-{read}" if read else found
+
+
+def _beyond_parameters(objective) -> str | None:
+    """For an object of tcclib's objective classes that a user registered (``VIME(name="mine")``
+    with ``views`` set on it): ``"state:<hash>"`` of its attributes that neither its name nor its
+    ``key_params`` hold and whose values a default object of its class does not have; None when it
+    has none, so the keys of the ones made by their arguments alone (``examples/family_authors.py``)
+    stay."""
+    try:
+        default = vars(type(objective)())
+    except TypeError:  # (a class that needs arguments: every attribute is its own)
+        default = {}
+    held = {"name", *objective.key_params()}
+    named = named_as(objective)
+    beyond = {
+        attribute: value
+        for attribute, value in vars(objective).items()
+        if attribute not in held
+        and (
+            attribute not in default
+            or identity.value_identity(value, named) != identity.value_identity(default[attribute], named)
+        )
+    }
+    return identity.value_identity(beyond, named).replace("value:", "state:", 1) if beyond else None
 
 
 def check_rule_settings(rule) -> None:
