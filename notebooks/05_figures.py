@@ -91,19 +91,19 @@ if emb_dataset is not None:
     emb = content_keys.load_embeddings(ed / "embeddings.npz")
     classes = json.loads((ed / "classes.json").read_text()) if (ed / "classes.json").exists() else None
     methods = registry.with_group("how", present=emb)  # the how-to-corrupt methods (tcclib.method.registry)
+    display(Markdown(why, words.embeddings_sentence(emb, registry.with_group("how"), emb_dataset)))  # the panels
     separation = plots.separability(emb, methods)  # the claim measured: silhouette and a linear probe per panel
     for part in ("train", "test"):
         fig = plots.pca_3d(emb, methods, part, f"Figure 2 · {emb_dataset}: 3-D PCA of {part} embeddings (first seed)",
                            class_names=classes, separation=separation)
         _ = plots.savefig(fig, fig_dir / f"figure2_pca_{part}")
-    display(separation.round(3))
-
-# %%
-if emb_dataset is not None:  # what the panels show, then the claim measured on them
-    display(Markdown(why, words.embeddings_sentence(emb, registry.with_group("how"), emb_dataset),
-                     plots.separability_words(separation)))
 else:
     display(Markdown(why))
+
+# %%
+if emb_dataset is not None:  # the claim measured on the panels: per method and part, silhouette and probe accuracy (%)
+    display(separation.round(3))
+    display(Markdown(plots.separability_words(separation)))
 
 # %% [markdown]
 # ## Figure 3: win matrices (accuracy)

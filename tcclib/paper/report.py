@@ -1056,6 +1056,8 @@ def _agreement_section(results: pd.DataFrame) -> list[str]:
                 "",
                 tables.to_markdown(tables.agreement_summary(cmp), index=False),
                 "",
+                tables.agreement_caption(metric, tests="differ" in cmp.columns),
+                "",
             ]
             out += _agreement_cells(cmp, metric)
     return out

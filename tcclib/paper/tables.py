@@ -885,6 +885,19 @@ def write_set_tables(set_dir, results: pd.DataFrame) -> list[str]:
     return blocks
 
 
+def agreement_caption(metric: str, tests: bool = True) -> str:
+    """What :func:`agreement_summary`'s columns hold for ``metric``, in words with their unit."""
+    unit = "percentage points of accuracy" if metric == "accuracy" else "AUROC"
+    margin = f"±{cell_tests.MARGINS[metric]:g} {'point' if metric == 'accuracy' else 'AUROC'}"
+    line = (
+        f"*inside*: the paper's mean lies in our 95 % interval; *mean diff*: our mean minus the paper's, "
+        f"averaged over the datasets, in {unit}"
+    )
+    if tests:
+        line += f"; *differ*: Welch's test finds a difference (p < 0.05); *equivalent*: a TOST within {margin}"
+    return line + "."
+
+
 def write_paper_comparisons(results: pd.DataFrame, res_dir) -> list[str]:
     """Our means next to the paper's for every dataset it reports, per metric and kind
     (``paper_comparison_*.csv``); returns the agreement summaries as Markdown blocks, one per
@@ -898,6 +911,7 @@ def write_paper_comparisons(results: pd.DataFrame, res_dir) -> list[str]:
                 name = cell_tests.TABLE_NAMES[metric, kind]
                 blocks.append(
                     f"### {name} ({metric}, {kind}): agreement with the paper\n\n{to_markdown(agreement_summary(cmp))}"
+                    f"\n\n{agreement_caption(metric, tests='differ' in cmp.columns)}"
                 )
     if not blocks:
         names = sorted(map(str, results.dataset.unique()))
