@@ -220,9 +220,10 @@ verdict.summary(results, list(job.methods), compared).round(3)
 fig = verdict.rank_figure(results, list(job.methods), compared)
 
 # %%
+adjusted = verdict.holm_over_page(results, list(job.methods), compared)  # p (Holm): over every test of the page
 for metric in verdict.METRICS:
     fig, rank_test = verdict.cd_figure(results, list(job.methods), compared, metric)
-    display(verdict.paired(results, list(job.methods), compared, metric).assign(metric=metric))  # noqa: F821
+    display(verdict.paired(results, list(job.methods), compared, metric, adjusted).assign(metric=metric))  # noqa: F821
 
 # %%
 import matplotlib.pyplot as plt

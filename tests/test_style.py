@@ -294,3 +294,21 @@ def test_the_table_s_and_the_figure_s_counts_are_said_apart_with_why():
     assert "ahead on 2, behind on 0 (counted otherwise: d1, d2)." in line, line
     assert "pairs each seed's two runs" in line
     plt.close("all")
+
+
+def test_the_verdict_says_what_stays_after_holm_over_every_test_of_its_page():
+    # new ahead of "far" on every dataset (p about 2e-6 over 20), level with "near": Holm over the
+    # page's 4 tests (2 compared x 2 metrics) keeps the first, and the table carries both p's
+    g = np.random.default_rng(0)
+    rows = []
+    for d in range(20):
+        for seed in range(2):
+            for method, gap in (("new", 0.05), ("near", 0.05 + g.normal(0, 0.01)), ("far", 0.0)):
+                rows.append(dict(dataset=f"d{d}", seed=seed, method=method, accuracy=0.7 + gap, auroc=0.8 + gap))
+    res = pd.DataFrame(rows)
+    adjusted = verdict.holm_over_page(res, ["new"], ["near", "far"])
+    assert len(adjusted) == 4 and adjusted["accuracy", "new", "far"] < 0.05
+    table = verdict.paired(res, ["new"], ["near", "far"], "accuracy", adjusted)
+    assert list(table.columns[-2:]) == ["p", "p (Holm)"] and (table["p (Holm)"] >= table["p"]).all()
+    [line] = verdict.sentences(res, ["new"], ["near", "far"])
+    assert line.endswith("over the page's 4 tests, it stays significantly ahead of far on accuracy and auroc."), line

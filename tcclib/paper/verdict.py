@@ -42,17 +42,35 @@ def summary(results: pd.DataFrame, new, compared) -> pd.DataFrame:
     return pd.DataFrame(columns).sort_values("accuracy rank")
 
 
-def paired(results: pd.DataFrame, new, compared, metric: str) -> pd.DataFrame:
+def paired(results: pd.DataFrame, new, compared, metric: str, adjusted: dict | None = None) -> pd.DataFrame:
     """Each new method against each compared one: paired Wilcoxon over the datasets' means
-    (``better`` / ``worse``: datasets above / below; ``median_diff`` in points of accuracy or in AUROC)."""
+    (``better`` / ``worse``: datasets above / below; ``median_diff`` in points of accuracy or in AUROC);
+    with ``adjusted`` (:func:`holm_over_page`), a column ``p (Holm)``."""
     wide = stats.dataset_means(results, metric, methods_of(new, compared))
-    rows = []
-    for n in new:
-        for c in compared:
-            if c not in wide.columns or n not in wide.columns:
-                continue
-            rows.append(dict(method=n, against=c, **stats.paired_row(wide[n], wide[c], metric)))
-    return pd.DataFrame(rows)
+    pairs = [(n, c) for n in new for c in compared if c in wide.columns and n in wide.columns]
+    return _paired_rows(wide, pairs, metric, adjusted)
+
+
+def _paired_rows(wide: pd.DataFrame, pairs, metric: str, adjusted: dict | None) -> pd.DataFrame:
+    rows = [dict(method=a, against=b, **stats.paired_row(wide[a], wide[b], metric)) for a, b in pairs]
+    table = pd.DataFrame(rows)
+    if adjusted is not None and rows:
+        table["p (Holm)"] = [float(f"{adjusted[metric, a, b]:.2g}") for a, b in pairs]
+    return table
+
+
+def holm_over_page(results: pd.DataFrame, new, compared) -> dict[tuple[str, str, str], float]:
+    """``{(metric, method, against): p}``: every paired Wilcoxon test on the verdict page (each new
+    method against each compared one and each ``_class`` variant against its method, on both
+    metrics) Holm-adjusted over all of them, so that "significant" holds for the page as a whole."""
+    keys, raw = [], []
+    for metric in METRICS:
+        wide = stats.dataset_means(results, metric, methods_of(new, compared))
+        pairs = [(n, c) for n in new for c in compared if c in wide.columns and n in wide.columns]
+        for a, b in [*pairs, *class_pairs(new)]:
+            keys.append((metric, a, b))
+            raw.append(stats.wilcoxon(wide[a], wide[b])["p"])
+    return dict(zip(keys, stats.holm(raw)))
 
 
 def class_pairs(new) -> list[tuple[str, str]]:
@@ -61,12 +79,12 @@ def class_pairs(new) -> list[tuple[str, str]]:
     return [(n, n.removesuffix("_class")) for n in new if n.endswith("_class") and n.removesuffix("_class") in new]
 
 
-def paired_within(results: pd.DataFrame, pairs, metric: str) -> pd.DataFrame:
-    """Paired Wilcoxon over the datasets' means of each ``(method, against)`` in ``pairs``."""
+def paired_within(results: pd.DataFrame, pairs, metric: str, adjusted: dict | None = None) -> pd.DataFrame:
+    """Paired Wilcoxon over the datasets' means of each ``(method, against)`` in ``pairs`` (with
+    ``adjusted``, a column ``p (Holm)`` as :func:`paired`'s)."""
     names = list(dict.fromkeys(m for pair in pairs for m in pair))
     wide = stats.dataset_means(results, metric, names)
-    rows = [dict(method=a, against=b, **stats.paired_row(wide[a], wide[b], metric)) for a, b in pairs]
-    return pd.DataFrame(rows)
+    return _paired_rows(wide, list(pairs), metric, adjusted)
 
 
 def wins(results: pd.DataFrame, method: str, compared, metric: str = "accuracy") -> pd.DataFrame:
@@ -105,6 +123,7 @@ def sentences(results: pd.DataFrame, new, compared) -> list[str]:
     """The answer in plain words, one sentence per new method."""
     table = summary(results, new, compared)
     n_datasets = results["dataset"].nunique()
+    adjusted = holm_over_page(results, new, compared)
     out = []
     for n in new:
         if n not in table.index:
@@ -131,11 +150,30 @@ def sentences(results: pd.DataFrame, new, compared) -> list[str]:
             parts.append(f"on {metric} it is " + "; ".join(bits))
         out.append(
             f"{n} ranks {' and '.join(places)} over {counted(n_datasets, 'dataset')}; in paired Wilcoxon tests over "
-            f"the datasets' means (p < {ALPHA}), " + "; ".join(parts) + "."
+            f"the datasets' means (p < {ALPHA}), "
+            + "; ".join(parts)
+            + "; "
+            + _after_holm(results, n, compared, adjusted)
         )
     if out and smallest_p(n_datasets) >= ALPHA:
         out.append(too_few_line(n_datasets))
     return out
+
+
+def _after_holm(results: pd.DataFrame, method: str, compared, adjusted: dict) -> str:
+    """What of ``method``'s differences stays significant after Holm's correction over the page."""
+    held: dict[str, list[str]] = {}  # what stays -> the metrics it stays on
+    for metric in METRICS:
+        rows = paired(results, [method], compared, metric, adjusted).to_dict("records")
+        ahead = [r["against"] for r in rows if r["p (Holm)"] < ALPHA and r["better"] > r["worse"]]
+        behind = [r["against"] for r in rows if r["p (Holm)"] < ALPHA and r["better"] < r["worse"]]
+        bits = ([f"ahead of {', '.join(ahead)}"] if ahead else []) + ([f"behind {', '.join(behind)}"] if behind else [])
+        if bits:
+            held.setdefault(" and ".join(bits), []).append(metric)
+    where = f"after Holm's correction over the page's {len(adjusted)} tests"
+    if not held:
+        return f"{where}, none of these differences stays."
+    return f"{where}, it stays significantly " + "; ".join(f"{b} on {' and '.join(m)}" for b, m in held.items()) + "."
 
 
 def smallest_p(n: int) -> float:
@@ -293,6 +331,7 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
     out = Path(out)
     figures = out / "figures"
     figures.mkdir(parents=True, exist_ok=True)
+    adjusted = holm_over_page(results, new, compared)
     lines = [
         f"# Verdict: {', '.join(new)} against {', '.join(compared)}",
         "",
@@ -321,9 +360,9 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
             "",
             f"![critical difference, {metric}](figures/cd_{metric}.png)",
             "",
-            "Paired Wilcoxon over the datasets' means:",
+            f"Paired Wilcoxon over the datasets' means; *p (Holm)*: adjusted over the page's {len(adjusted)} tests:",
             "",
-            tables.to_markdown(paired(results, new, compared, metric), index=False),
+            tables.to_markdown(paired(results, new, compared, metric, adjusted), index=False),
             "",
         ]
     pairs = class_pairs(new)
@@ -336,7 +375,8 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
             "",
         ]
         for metric in METRICS:
-            lines += [f"{metric}:", "", tables.to_markdown(paired_within(results, pairs, metric), index=False), ""]
+            within = paired_within(results, pairs, metric, adjusted)
+            lines += [f"{metric}:", "", tables.to_markdown(within, index=False), ""]
     for n in new:
         lines += [f"## Per dataset: {n} (Welch's t-test over the seeds, accuracy, p < {ALPHA})", ""]
         lines += [tables.to_markdown(wins(results, n, compared)), ""]
