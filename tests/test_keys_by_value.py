@@ -992,3 +992,118 @@ def test_a_default_dtype_other_than_float32_is_refused_before_any_work(bc, prep)
     finally:
         torch.set_default_dtype(torch.float32)
     assert keys.run_keys(prep, Config(methods=("random",), **TINY)).members
+
+
+# --------------------------------------------------------------------------- a seventh audit's routes
+
+BASELINE = """
+import functools
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from tcclib.method import registry
+
+{prelude}
+
+
+{decorator}def make(seed, cfg):
+    return LogisticRegression(C={c}, max_iter=200)
+
+
+registry.register_baseline("mine", make, semi_supervised={semi}, settings={settings}, replace=True)
+"""
+
+# (plugin before, plugin after, Config changes after): a baseline whose model changes and whose key must move
+BASELINE_EDITS = {
+    "semi_supervised": (dict(semi=False), dict(semi=True), {}),
+    "a factory under functools.lru_cache": (
+        dict(decorator="@functools.lru_cache\n", prelude="C = 1.0", c="C"),
+        dict(decorator="@functools.lru_cache\n", prelude="C = 0.01", c="C"),
+        {},
+    ),
+    "a structured array's field names": (
+        dict(prelude="W = np.array([(1.0, 3.0)], dtype=[('c', 'f8'), ('w', 'f8')])", c="float(W['c'][0])"),
+        dict(prelude="W = np.array([(1.0, 3.0)], dtype=[('w', 'f8'), ('c', 'f8')])", c="float(W['c'][0])"),
+        {},
+    ),
+    "a masked array's mask": (
+        dict(prelude="W = np.ma.array([1.0, 2.0], mask=[0, 0])", c="float(W.sum())"),
+        dict(prelude="W = np.ma.array([1.0, 2.0], mask=[0, 1])", c="float(W.sum())"),
+        {},
+    ),
+    "np.matrix for an array": (
+        dict(prelude="W = np.array([[1.0, 1.0]])", c="float((W * W.T).sum())"),
+        dict(prelude="W = np.asmatrix([[1.0, 1.0]])", c="float((W * W.T).sum())"),
+        {},
+    ),
+    "a setting's 'auto' in force": (
+        dict(settings='["corr_rule"]', c="1.0 if cfg.corr_rule == 'direct' else 0.01"),
+        dict(settings='["corr_rule"]', c="1.0 if cfg.corr_rule == 'direct' else 0.01"),
+        dict(fidelity="authors", labeled_split="stratified"),
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", list(BASELINE_EDITS))
+@pytest.mark.filterwarnings("ignore:the matrix subclass is not the recommended way")
+def test_a_baseline_edit_its_key_did_not_hold_retrains_it(edit, tmp_path, prep):
+    """Each edit changes the model the baseline fits; each kept its stored rows before."""
+    defaults = dict(prelude="", decorator="", c="1.0", semi=False, settings="()")
+    before, after, settings = BASELINE_EDITS[edit]
+    place = Place("file", tmp_path, "mine_baseline.py")
+    place.run(BASELINE.format(**defaults | before))
+    first = keys.run_keys(prep, Config(methods=("random",), baselines=("mine",), labeled_split="stratified", **TINY))
+    place.run(BASELINE.format(**defaults | after))
+    cfg = Config(methods=("random",), baselines=("mine",), **{"labeled_split": "stratified", **TINY, **settings})
+    again = keys.run_keys(prep, cfg)
+    assert all(again.baselines[tag] != key for tag, key in first.baselines.items())
+    registry.unregister("mine")
+
+
+def test_a_relative_import_inside_a_function_is_followed(tmp_path, prep, monkeypatch):
+    """``from .helpers import STEP`` and ``from . import helpers`` in a user's package: an edit of
+    the helper retrains."""
+    package = tmp_path / "upkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for form, read in (("from .helpers import STEP", "STEP"), ("from . import helpers", "helpers.STEP")):
+        (package / "helpers.py").write_text("STEP = 1.0\n")
+        (package / "mine.py").write_text(
+            "from sklearn.linear_model import LogisticRegression\n\n\n"
+            f"def make(seed, cfg):\n    {form}\n\n    return LogisticRegression(C={read})\n"
+        )
+        for name in ("upkg.mine", "upkg.helpers"):
+            sys.modules.pop(name, None)
+        mine = importlib.import_module("upkg.mine")
+        registry.register_baseline("mine", mine.make, replace=True)
+        cfg = Config(methods=("random",), baselines=("mine",), **TINY)
+        first = keys.run_keys(prep, cfg).baselines
+        (package / "helpers.py").write_text("STEP = 2.0\n")
+        importlib.reload(importlib.import_module("upkg.helpers"))
+        assert all(keys.run_keys(prep, cfg).baselines[tag] != key for tag, key in first.items()), form
+        registry.unregister("mine")
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_a_single_dispatch_helper_once_called_and_a_sparse_tensor_are_keyed_not_refused():
+    import functools
+
+    import torch
+
+    @functools.singledispatch
+    def pick(x):
+        return 1
+
+    @pick.register(int)
+    def _(x):
+        return 2
+
+    before = identity.value_identity(pick, "pick")
+    assert pick(1) == 2 and identity.value_identity(pick, "pick") == before  # (its dispatch cache left out)
+    dense = torch.eye(3)
+    assert identity.value_identity(dense.to_sparse(), "t") != identity.value_identity(dense, "t")
+    assert identity.value_identity(dense.to_sparse_csr(), "t") != identity.value_identity(dense.to_sparse(), "t")
+    z = torch.tensor([1 + 2j])
+    assert identity.value_identity(z.conj(), "t") != identity.value_identity(z, "t")

@@ -155,8 +155,17 @@ def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict |
         *_variants(cfg, spec),
         *_code(spec.user_codes(cfg) if code is None else code),
         *_objective(spec),
+        *(_in_force(cfg, settings) if spec.has_users_code else ()),
         *own_part(tcclib_code),
     )
+
+
+def _in_force(cfg: Config, names) -> tuple:
+    """``("in force", {name: value})`` for the settings of ``names`` whose value in force
+    (:meth:`~tcclib.method.config.Config.effective`: an ``"auto"`` resolved) is not the value
+    given, which is what a user's code reads; empty when none (the keys before it stay)."""
+    resolved = {k: cfg.effective(k) for k in names if cfg.effective(k) != getattr(cfg, k)}
+    return ("in force", resolved) if resolved else ()
 
 
 def _objective(spec) -> tuple:
@@ -217,7 +226,8 @@ def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | 
     settings = {k: getattr(cfg, k) for k in entry.settings}
     code = entry.code(cfg, seeds=(sp.seed,)) if code is None else code
     own = own_part(tcclib_code)
-    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *own)
+    in_force = () if (entry.origin or "").startswith("tcclib.") else _in_force(cfg, entry.settings)
+    return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *in_force, *own)
 
 
 @dataclass

@@ -59,6 +59,14 @@ class Unkeyable(ValueError):
 register_short(Unkeyable)
 
 
+def _is_single_dispatch(function) -> bool:
+    """Whether ``function`` is ``functools.singledispatch``'s wrapper: keyed by its implementations
+    (``registry``, type -> function) and what it wraps, not by its cache of dispatched types."""
+    return function.__module__ != "functools" and all(
+        hasattr(function, name) for name in ("registry", "dispatch", "register", "_clear_cache")
+    )
+
+
 def _pickles_its_own_way(cls: type) -> bool:
     """Whether a user's class ``cls`` (or a user's class it inherits from) defines how it pickles
     (``__reduce__``, ``__reduce_ex__``, ``__getstate__``): its pickle need not hold its class's code
@@ -397,9 +405,15 @@ class _Walker:
                     self.put(
                         "ndarray", obj.dtype.str, obj.shape, hashlib.sha256(memoryview(_contiguous(np, obj))).digest()
                     )
+                if obj.dtype.names is not None:  # (a structured dtype: its fields' names, types and offsets)
+                    self.put("fields", repr(obj.dtype))
+                if type(obj) is not np.ndarray:  # (np.matrix, a masked array, a user's subclass)
+                    self._array_subclass(obj, path)
                 return True
             if isinstance(obj, np.generic):
                 self.put("npscalar", obj.dtype.str, obj.tobytes())
+                if obj.dtype.names is not None:
+                    self.put("fields", repr(obj.dtype))
                 return True
             if isinstance(obj, (np.random.Generator, np.random.BitGenerator)):
                 self.put(type(obj).__qualname__)
@@ -412,6 +426,8 @@ class _Walker:
         if torch is not None:
             if isinstance(obj, torch.Tensor):
                 self._tensor(torch, obj, path)
+                if _written_by_the_user(type(obj)):  # (a user's Tensor subclass: its code and attributes)
+                    self._array_subclass(obj, path)
                 return True
             if isinstance(obj, torch.Generator):
                 self.put("torch.Generator", str(obj.device))
@@ -422,8 +438,23 @@ class _Walker:
                 return True
         return False
 
+    def _array_subclass(self, obj, path: str) -> None:
+        """What an array of a subclass holds besides its values: its class (a user's by its code),
+        a masked array's mask and fill value, and the attributes set on it."""
+        self.value(type(obj), f"{path} (its class)")
+        masked = sys.modules.get("numpy.ma")
+        if masked is not None and isinstance(obj, masked.MaskedArray):
+            self.value(masked.getmaskarray(obj), f"{path} (its mask)")
+            self.value(obj.fill_value, f"{path} (its fill value)")
+        elif getattr(obj, "__dict__", None):
+            self.value(dict(obj.__dict__), f"{path} (its attributes)")
+
     def _tensor(self, torch, obj, path: str) -> None:
         try:
+            if obj.layout != torch.strided:  # (a sparse tensor: its layout and its values as a dense one)
+                self.put("layout", str(obj.layout))
+                obj = obj.to_dense()
+            obj = obj.resolve_conj().resolve_neg()  # (a conjugate or negative view: the values it reads as)
             flat = obj.detach().to("cpu").contiguous().reshape(-1)
             data = flat.view(torch.uint8) if flat.dtype != torch.bool else flat.to(torch.uint8)
             raw = data.numpy().tobytes()
@@ -544,8 +575,12 @@ class _Walker:
         if not own_code_file(code.co_filename):  # a wrapper an installed decorator made (torch.no_grad,
             # functools.wraps gives it the wrapped function's name and module): named, with what it holds
             self.put("wrapper", Path(code.co_filename).name, _qualified_name(function))
-            self.defaults_and_closure(function, path)
-            self.value(dict(function.__dict__), f"{path} (its attributes)")  # (__wrapped__ among them)
+            attributes = dict(function.__dict__)
+            if _is_single_dispatch(function):  # (its implementations by type; its dispatch cache holds weakrefs)
+                attributes = {"registry": dict(function.registry), "__wrapped__": attributes.get("__wrapped__")}
+            else:
+                self.defaults_and_closure(function, path)
+            self.value(attributes, f"{path} (its attributes)")  # (__wrapped__ among them)
             return
         self._check_file(function.__module__)
         self.put("function", function.__qualname__, _source_or_bytecode(function, self))
@@ -569,7 +604,8 @@ class _Walker:
                 "by names a key cannot follow (keying them all would retrain at every change of any of them): look "
                 "helpers up in a dict of your own (HELPERS = {'one': one}) instead",
             )
-        imported = _imported_modules(code)
+        imports = _imported_modules(code, function.__globals__.get("__package__"))
+        imported = list(imports)
         if _IMPORTS_BY_NAME.intersection(names):  # (__import__("os"), import_module("os"))
             imported += [c for c in _constants(code) if isinstance(c, str)]
         values = [namespace[name] for name in names if name in namespace]
@@ -589,7 +625,7 @@ class _Walker:
                 "set `version` on the rule (bump it when what it gives changes)",
             )
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
-        for module_name in _imported_modules(code):  # (an import inside the function: `from helpers import f`)
+        for module_name in imports:  # (an import inside the function: `from helpers import f`, `from .h import f`)
             self.module_named(module_name, None if by_string else names)
         for name in names:
             if name in namespace:
@@ -806,9 +842,31 @@ def _loaded_globals(code: types.CodeType) -> set[str]:
     return {str(arg) for op, arg in _instructions(code) if op in ("LOAD_GLOBAL", "LOAD_NAME")}
 
 
-def _imported_modules(code: types.CodeType) -> list[str]:
-    """The modules ``code`` imports itself (``import h`` or ``from h import f`` inside a function)."""
-    return sorted({str(arg) for op, arg in _instructions(code) if op == "IMPORT_NAME" and arg})
+def _imported_modules(code: types.CodeType, package: str | None = None) -> list[str]:
+    """The modules ``code`` imports itself (``import h`` or ``from h import f`` inside a function);
+    a relative import (``from .h import f``, ``from . import h``) resolved against ``package``
+    (the function's module's ``__package__``), ``from . import h`` as the module ``<package>.h``."""
+    found = set()
+    for current in _nested(code):
+        constants: list = [None, None]  # (the level and the names that IMPORT_NAME takes, loaded just before it)
+        for instruction in dis.get_instructions(current):
+            if instruction.opname == "LOAD_CONST":
+                constants = [constants[1], instruction.argval]
+            elif instruction.opname == "IMPORT_NAME":
+                found.update(_import_targets(str(instruction.argval or ""), *constants, package))
+    return sorted(found)
+
+
+def _import_targets(name: str, level, names, package: str | None) -> list[str]:
+    if not isinstance(level, int) or level == 0:
+        return [name] if name else []
+    try:
+        base = importlib.util.resolve_name("." * level + name, package) if package else None
+    except (ImportError, ValueError):
+        base = None
+    if base is None:  # (no package to resolve against: the function cannot run that import either)
+        return []
+    return [base, *(f"{base}.{entry}" for entry in (names or ()) if isinstance(entry, str) and entry != "*")]
 
 
 def _constants(code: types.CodeType):

@@ -249,6 +249,8 @@ def changes(old: str | None, new: str | None) -> list[str]:
         "version": "code",
         "revision": "code",
         "registered": "code",  # (what it reaches through the registry)
+        "value": "code",  # (a baseline factory that is an installed library's callable: all of it)
+        "fit": "arguments",  # (a baseline's semi_supervised)
         "state": "arguments",
         "draws": "draws",
     }
@@ -718,8 +720,18 @@ class Entry:
         """A user baseline factory's identity, computed now (:func:`code_identity`; part of its
         members' content key) with, given the run's settings ``cfg``, the bytes of the user's files
         it opens when called at ``seeds`` (default: the run's; a seed's key holds its own seed's
-        files); None for tcclib's own factories."""
-        found = code_identity(self.factory, f"the factory of baseline {self.name!r}") if self.is_baseline else None
+        files); None for tcclib's own factories.  A user's factory that is an installed library's
+        callable wrapping the user's code (``functools.lru_cache`` on it, ``np.vectorize``) is keyed
+        by its value (what it wraps included); ``semi_supervised`` (how it is fitted) is keyed
+        when set."""
+        if not self.is_baseline:
+            return None
+        named = f"the factory of baseline {self.name!r}"
+        found = code_identity(self.factory, named)
+        if not (self.origin or "").startswith("tcclib."):
+            found = found or identity.value_identity(self.factory, named)
+            if self.semi_supervised:  # (fitted on every training row, the unlabeled ones as -1)
+                found += " fit:semi-supervised"
         if found is None or cfg is None:
             return found
         seeds = cfg.seeds if seeds is None else seeds
