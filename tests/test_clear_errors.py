@@ -68,6 +68,27 @@ def test_an_empty_or_binary_parameter_file_says_what_a_parameter_file_is(tmp_pat
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize(
+    "text, hint",
+    [
+        ("0.6", "write it without quotes, 0.6)"),
+        ("1e-3", "YAML reads an exponent without a dot as text; write e.g. 1.0e-3)"),
+    ],
+)
+def test_a_number_given_as_text_gets_the_fix_that_fits_it(text, hint):
+    with pytest.raises(ConfigError, match=r"expected a finite number, got .*text, not a number") as e:
+        Config(corruption_rate=text)
+    assert str(e.value).endswith(hint)
+
+
+def test_a_setting_at_the_top_level_of_a_parameter_file_is_pointed_to_config(tmp_path):
+    p = tmp_path / "p.yaml"
+    p.write_text("name: x\ndatasets: [breast_cancer]\nepochs: 5\n")
+    with pytest.raises(params.ParamsError, match=r"unknown key 'epochs': it is a setting, given under 'config:'") as e:
+        params.load(p)
+    assert "'config: {epochs: 5}'" in str(e.value) and "\n" not in str(e.value)
+
+
 def test_a_manifest_target_the_arff_lacks_names_the_manifest_and_the_likely_column(tmp_path):
     rows = "\n".join(f"{a},{b},{c}" for a, b, c in zip("ft" * 10, "tfft" * 5, ["won", "nowin"] * 10))
     (tmp_path / "3.arff").write_text(

@@ -237,7 +237,8 @@ def _check_one(rule, data: Dataset | None) -> RuleReport:
     if not full.same_calls(again, None):
         report.breaches.append(
             "not deterministic: the same run twice drew differently; draw only from members.gens "
-            "(e.g. torch.rand(..., generator=members.gens[j])), never from torch's global generator"
+            "(e.g. torch.rand(..., generator=members.gens[j])), never from a global one (torch's, NumPy's np.random, "
+            "Python's random)"
         )
         return report
     for position, trial in enumerate(alone):

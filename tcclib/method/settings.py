@@ -223,7 +223,9 @@ def _number_hint(v) -> str:
             float(v)
         except ValueError:
             return ""
-        return " (text, not a number: YAML reads an exponent without a dot as text; write e.g. 1.0e-3)"
+        if "e" in v.lower() and "inf" not in v.lower():
+            return " (text, not a number: YAML reads an exponent without a dot as text; write e.g. 1.0e-3)"
+        return f" (text, not a number: write it without quotes, {v.strip()})"
     return ""
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -398,11 +398,19 @@ def _screen(d: dict, where: str) -> dict | None:
     return dict(section)
 
 
+_SETTING_NAMES = frozenset(f.name for f in fields(Config))
+"""The settings (:class:`~tcclib.method.config.Config`'s fields), which a parameter file gives under ``config:``."""
+
+
 def _check_top_level(d, where: str) -> None:
     if not isinstance(d, dict):
         raise ParamsError(f"{where}: expected a mapping at the top level")
     for k in d:
         if k not in KEYS:
+            if k in _SETTING_NAMES:  # (a setting written at the top level)
+                raise ParamsError(
+                    f"{where}: unknown key {k!r}: it is a setting, given under 'config:' ('config: {{{k}: {d[k]!r}}}')"
+                )
             close = difflib.get_close_matches(str(k), KEYS, n=1)
             raise ParamsError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     if not isinstance(d.get("name"), str) or not d["name"].isidentifier():
