@@ -119,11 +119,12 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def sentences(results: pd.DataFrame, new, compared) -> list[str]:
-    """The answer in plain words, one sentence per new method."""
+def sentences(results: pd.DataFrame, new, compared, adjusted: dict | None = None) -> list[str]:
+    """The answer in plain words, one sentence per new method; ``adjusted``: :func:`holm_over_page`
+    (computed here when not given)."""
     table = summary(results, new, compared)
     n_datasets = results["dataset"].nunique()
-    adjusted = holm_over_page(results, new, compared)
+    adjusted = holm_over_page(results, new, compared) if adjusted is None else adjusted
     out = []
     for n in new:
         if n not in table.index:
@@ -134,12 +135,11 @@ def sentences(results: pd.DataFrame, new, compared) -> list[str]:
             ranks = table[f"{metric} rank"].sort_values()
             place = list(ranks.index).index(n) + 1
             places.append(f"{_ordinal(place)} of {len(ranks)} on {metric} (average rank {ranks[n]:.2f})")
-        parts = []
+        parts, held = [], {}  # held: what stays after Holm -> the metrics it stays on
         for metric in METRICS:
-            pt = paired(results, [n], compared, metric)
-            ahead = [r.against for r in pt.itertuples() if r.p < ALPHA and r.better > r.worse]
-            behind = [r.against for r in pt.itertuples() if r.p < ALPHA and r.better < r.worse]
-            level = [r.against for r in pt.itertuples() if not (r.p < ALPHA)]
+            rows = paired(results, [n], compared, metric, adjusted).to_dict("records")
+            ahead, behind = _sides_at(rows, "p")
+            level = [r["against"] for r in rows if not (r["p"] < ALPHA)]
             bits = []
             if ahead:
                 bits.append(f"significantly ahead of {', '.join(ahead)}")
@@ -148,32 +148,31 @@ def sentences(results: pd.DataFrame, new, compared) -> list[str]:
             if level:
                 bits.append(f"not distinguishable from {', '.join(level)}")
             parts.append(f"on {metric} it is " + "; ".join(bits))
+            ahead, behind = _sides_at(rows, "p (Holm)")
+            stays = [f"{side} {', '.join(names)}" for side, names in (("ahead of", ahead), ("behind", behind)) if names]
+            if stays:
+                held.setdefault(" and ".join(stays), []).append(metric)
+        where = f"after Holm's correction over the page's {len(adjusted)} tests"
+        after = (
+            f"{where}, it stays significantly " + "; ".join(f"{b} on {' and '.join(m)}" for b, m in held.items()) + "."
+            if held
+            else f"{where}, none of these differences stays."
+        )
         out.append(
             f"{n} ranks {' and '.join(places)} over {counted(n_datasets, 'dataset')}; in paired Wilcoxon tests over "
-            f"the datasets' means (p < {ALPHA}), "
-            + "; ".join(parts)
-            + "; "
-            + _after_holm(results, n, compared, adjusted)
+            f"the datasets' means (p < {ALPHA}), " + "; ".join(parts) + "; " + after
         )
     if out and smallest_p(n_datasets) >= ALPHA:
         out.append(too_few_line(n_datasets))
     return out
 
 
-def _after_holm(results: pd.DataFrame, method: str, compared, adjusted: dict) -> str:
-    """What of ``method``'s differences stays significant after Holm's correction over the page."""
-    held: dict[str, list[str]] = {}  # what stays -> the metrics it stays on
-    for metric in METRICS:
-        rows = paired(results, [method], compared, metric, adjusted).to_dict("records")
-        ahead = [r["against"] for r in rows if r["p (Holm)"] < ALPHA and r["better"] > r["worse"]]
-        behind = [r["against"] for r in rows if r["p (Holm)"] < ALPHA and r["better"] < r["worse"]]
-        bits = ([f"ahead of {', '.join(ahead)}"] if ahead else []) + ([f"behind {', '.join(behind)}"] if behind else [])
-        if bits:
-            held.setdefault(" and ".join(bits), []).append(metric)
-    where = f"after Holm's correction over the page's {len(adjusted)} tests"
-    if not held:
-        return f"{where}, none of these differences stays."
-    return f"{where}, it stays significantly " + "; ".join(f"{b} on {' and '.join(m)}" for b, m in held.items()) + "."
+def _sides_at(rows: list[dict], column: str) -> tuple[list[str], list[str]]:
+    """The compared methods that ``rows`` (:func:`paired`'s) put significantly ahead of and behind at
+    ``column``'s p."""
+    ahead = [r["against"] for r in rows if r[column] < ALPHA and r["better"] > r["worse"]]
+    behind = [r["against"] for r in rows if r[column] < ALPHA and r["better"] < r["worse"]]
+    return ahead, behind
 
 
 def smallest_p(n: int) -> float:
@@ -339,7 +338,7 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
         f"methods' results are the stored ones, the new method(s) trained with each dataset's stored settings "
         f"(`tcclib.running.screen`).",
         "",
-        *(f"- {line}" for line in sentences(results, new, compared)),
+        *(f"- {line}" for line in sentences(results, new, compared, adjusted)),
         "",
         "## Average ranks",
         "",
