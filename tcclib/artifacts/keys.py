@@ -226,7 +226,7 @@ def baseline_key(sp: SeedSplit, name: str, cfg: Config, classes=(), code: str | 
     settings = {k: getattr(cfg, k) for k in entry.settings}
     code = entry.code(cfg, seeds=(sp.seed,)) if code is None else code
     own = own_part(tcclib_code)
-    in_force = () if (entry.origin or "").startswith("tcclib.") else _in_force(cfg, entry.settings)
+    in_force = () if entry.from_tcclib else _in_force(cfg, entry.settings)
     return digest("baseline", TRAIN_VERSION, split_digest(sp, classes), name, settings, *_code(code), *in_force, *own)
 
 

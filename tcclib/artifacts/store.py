@@ -623,7 +623,7 @@ def checkpoint_key(prep, cfg, importance: np.ndarray | None, code: dict | None =
     code = content_keys.code_identities(cfg) if code is None else code
     if code:  # (none for tcclib's own rules: their checkpoints keep their keys)
         settings["code"] = code
-    defined = {m: repr(METHODS[m]) for m in cfg.methods if not (registry.get(m).origin or "").startswith("tcclib.")}
+    defined = {m: repr(METHODS[m]) for m in cfg.methods if not registry.get(m).from_tcclib}
     if defined:  # a user's method by its parts (none for tcclib's: their checkpoints keep their keys)
         settings["defined"] = defined
     arrays = [

@@ -79,7 +79,7 @@ def _unkeyed_files_refused(name: str, doing: str, call, *args):
     """``call(*args)``, a step of baseline ``name``'s model (``doing``: ``"fit"``, ``"predicted"``); a
     user's model that opens a file of the user's as it does so is refused in one line (no key sees
     it; the files its factory opens when called are keyed)."""
-    if (registry.get(name).origin or "").startswith("tcclib."):
+    if registry.get(name).from_tcclib:
         return call(*args)
     with identity.files_read() as opened:
         out = call(*args)

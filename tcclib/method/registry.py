@@ -187,7 +187,7 @@ def users_registered() -> str:
             found = identity.identity(obj, named_as(obj))
             parts.append((kind, name, found.text if found is not None else _state_of(obj)))
     for name, entry in sorted(_ENTRIES.items()):
-        if (entry.origin or "").startswith("tcclib."):
+        if entry.from_tcclib:
             continue
         found = identity.identity(entry.factory, entry.reader()) if entry.is_baseline else None
         parts.append(("entry", name, repr(entry.spec), entry.settings, entry.semi_supervised, found and found.text))
@@ -716,6 +716,11 @@ class Entry:
     def is_baseline(self) -> bool:
         return self.factory is not None
 
+    @property
+    def from_tcclib(self) -> bool:
+        """Whether tcclib registered it (a built-in), not a user's plugin, cell or script."""
+        return (self.origin or "").startswith("tcclib.")
+
     def code(self, cfg=None, seeds=None) -> str | None:
         """A user baseline factory's identity, computed now (:func:`code_identity`; part of its
         members' content key) with, given the run's settings ``cfg``, the bytes of the user's files
@@ -728,7 +733,7 @@ class Entry:
             return None
         named = f"the factory of baseline {self.name!r}"
         found = code_identity(self.factory, named)
-        if not (self.origin or "").startswith("tcclib."):
+        if not self.from_tcclib:
             found = found or identity.value_identity(self.factory, named)
             if self.semi_supervised:  # (fitted on every training row, the unlabeled ones as -1)
                 found += " fit:semi-supervised"
