@@ -272,6 +272,28 @@ def test_markdown_renderer():
     assert tables.to_markdown(plain) == "| a |\n| --- |\n| 1 |"
 
 
+def test_markdown_fixed_decimals_line_a_column_up():
+    df = pd.DataFrame({"rank": [5.3, 8.0, 4.7833], "mean": [79.5, 0.86, np.nan], "n": [30, 30, 29]})
+    # 4 significant digits by default: a column of ranks reads 5.3, 8, 4.783
+    assert [line.split(" | ")[0] for line in tables.to_markdown(df, index=False).splitlines()[2:]] == [
+        "| 5.3",
+        "| 8",
+        "| 4.783",
+    ]
+    named = tables.to_markdown(df, index=False, decimals={"rank": 2}).splitlines()[2:]
+    assert named == ["| 5.30 | 79.5 | 30 |", "| 8.00 | 0.86 | 30 |", "| 4.78 |  | 29 |"]
+    every = tables.to_markdown(df, index=False, decimals=1).splitlines()[2:]
+    assert every == ["| 5.3 | 79.5 | 30 |", "| 8.0 | 0.9 | 30 |", "| 4.8 |  | 29 |"]  # integers stay integers
+
+
+def test_agreement_summary_says_the_mean_difference_in_the_metrics_decimals():
+    cmp = pd.DataFrame(
+        {"method": ["A", "A"], "inside": [True, False], "diff": [0.1234, 0.2]},
+    )
+    assert tables.agreement_summary(cmp, separate=(), metric="accuracy")["mean diff"].tolist() == ["+0.16", "+0.16"]
+    assert tables.agreement_summary(cmp, separate=(), metric="auroc")["mean diff"].tolist() == ["+0.162", "+0.162"]
+
+
 def test_markdown_of_paper_style_table():
     res = _results({"balance-scale": (11, {"A": [0.9, 0.91], "B": [0.8, 0.82]})})
     lines = tables.to_markdown(tables.paper_style_table(res, "accuracy", ["A", "B"])).splitlines()

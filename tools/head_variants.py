@@ -126,7 +126,7 @@ def report(results: pd.DataFrame, args) -> str:
         out += [f"![{caption}](figures/{stem}.png)", "", f"*{caption}* ([PDF](figures/{stem}.pdf))", ""]
     for metric in ("accuracy", "auroc"):
         out += [f"## {metric}: mean over seeds per dataset", ""]
-        out += [tables.to_markdown(heads.mean_table(results, metric).T.round(3 if metric == "auroc" else 2)), ""]
+        out += [tables.to_markdown(heads.mean_table(results, metric).T, decimals=tables.DIGITS[metric]), ""]
     return "\n".join(out)
 
 

@@ -232,7 +232,8 @@ def pairs(results: pd.DataFrame, a: str, b: str, metric: str) -> str:
     scale = 100 if metric == "accuracy" else 1
     diff = float(np.mean(wide[a] - wide[b])) * scale
     unit = "points" if metric == "accuracy" else "AUROC"
-    return f"{w['better']} / {w['worse']} of {w['n']}, mean {diff:+.3g} {unit}, p {w['p']:.2g}"
+    places = tables.DIGITS[metric]
+    return f"{w['better']} / {w['worse']} of {w['n']}, mean {diff:+.{places}f} {unit}, p {w['p']:.2g}"
 
 
 def holm_line(results: pd.DataFrame, measured: set) -> str:
@@ -268,7 +269,7 @@ def seconds_table(out: Path) -> str:
     for probe in [c for c in wide.columns if c.endswith("+probe")]:
         if base in wide:
             wide[f"{probe} / {base}"] = wide[probe] / wide[base]
-    return tables.to_markdown(wide.round(1))
+    return tables.to_markdown(wide, decimals=1)
 
 
 def report(results: pd.DataFrame, args) -> str:
@@ -301,7 +302,7 @@ def report(results: pd.DataFrame, args) -> str:
         lines += ["## fit seconds per table (all seeds; pretraining included)", "", timing, ""]
     for metric in ("accuracy", "auroc"):
         lines += [f"## {metric}: mean over seeds per table", ""]
-        lines += [tables.to_markdown(heads.mean_table(results, metric).round(3 if metric == "auroc" else 2)), ""]
+        lines += [tables.to_markdown(heads.mean_table(results, metric), decimals=tables.DIGITS[metric]), ""]
     return "\n".join(lines)
 
 

@@ -397,8 +397,8 @@ def section_lines(results: pd.DataFrame, where: str, title: str) -> list[str]:
 
 def _tables(results: pd.DataFrame, tag: str) -> list[str]:
     """The rank summary, then per metric the rank test and the paired tests, of ``results``."""
-    out = [tables.to_markdown(rank_summary(results).round(3)), ""]
+    out = [tables.to_markdown(rank_summary(results), decimals=tables.RANK_DECIMALS), ""]
     for metric in ("accuracy", "auroc"):
         out += [f"### {metric}{tag}", "", rank_words(results, metric), ""]
-        out += [tables.to_markdown(paired_table(results, metric), index=False), ""]
+        out += [tables.to_markdown(paired_table(results, metric), index=False, decimals=stats.diff_places(metric)), ""]
     return out

@@ -858,10 +858,7 @@ def _auroc_rounding_lines(results: pd.DataFrame, cells: pd.DataFrame) -> list[st
 
 def _plus_minus(metrics, means, ses) -> list[str]:
     """'mean ± se' per cell, to its metric's digits (accuracy in points: 2, AUROC: 3)."""
-    return [f"{m:.{_DIGITS[k]}f} ± {s:.{_DIGITS[k]}f}" for k, m, s in zip(metrics, means, ses)]
-
-
-_DIGITS = {"accuracy": 2, "auroc": 3}
+    return [f"{m:.{tables.DIGITS[k]}f} ± {s:.{tables.DIGITS[k]}f}" for k, m, s in zip(metrics, means, ses)]
 
 
 def _differing_cells_lines(cells: pd.DataFrame) -> list[str]:
@@ -877,7 +874,7 @@ def _differing_cells_lines(cells: pd.DataFrame) -> list[str]:
                 "method": d["method"],
                 "ours": _plus_minus(d["metric"], d["mean"], d["se"]),
                 "paper": _plus_minus(d["metric"], d["paper_mean"], d["paper_se"]),
-                "diff": [f"{v:+.{_DIGITS[k]}f}" for k, v in zip(d["metric"], d["diff"])],
+                "diff": [f"{v:+.{tables.DIGITS[k]}f}" for k, v in zip(d["metric"], d["diff"])],
                 "Welch p": d["welch_p"].map(_p),
                 "equivalent": d["equivalent"].map({True: "yes", False: "no"}),
             }
@@ -930,7 +927,7 @@ def _fidelity_section(set_dir: Path, results: pd.DataFrame) -> list[str]:
                 f"mode); inside {int(c.inside_ours.sum())} vs {int(c.inside_authors.sum())} of "
                 f"{len(c)} cells; the authors' mode nearer in {int(c.closer.sum())}."
             )
-    out += ["", tables.to_markdown(summ.round({"gap_ours": 3, "gap_authors": 3}), index=False), ""]
+    out += ["", tables.to_markdown(summ, index=False, decimals={"gap_ours": 3, "gap_authors": 3}), ""]
     return out
 
 
@@ -1069,7 +1066,7 @@ def _agreement_section(results: pd.DataFrame) -> list[str]:
             out += [
                 f"### {metric}, {kind} to corrupt ({stats.TABLE_NAMES[metric, kind]})",
                 "",
-                tables.to_markdown(tables.agreement_summary(cmp), index=False),
+                tables.to_markdown(tables.agreement_summary(cmp, metric=metric), index=False),
                 "",
                 tables.agreement_caption(metric, tests="differ" in cmp.columns),
                 "",
@@ -1079,7 +1076,7 @@ def _agreement_section(results: pd.DataFrame) -> list[str]:
 
 
 def _agreement_cells(cmp: pd.DataFrame, metric: str) -> list[str]:
-    digits, metrics = _DIGITS[metric], [metric] * len(cmp)
+    digits, metrics = tables.DIGITS[metric], [metric] * len(cmp)
     show = cmp.assign(
         ours=_plus_minus(metrics, cmp["mean"], cmp.se),
         paper=_plus_minus(metrics, cmp.paper_mean, cmp.paper_se),
@@ -1133,7 +1130,7 @@ def _corr_range_section(set_dir: Path) -> list[str]:
         "",
         f"{lead} Ours is the mean over seeds, the paper's the last seed's value (see the deviations below).",
         "",
-        tables.to_markdown(cr.round(3), index=False),
+        tables.to_markdown(cr, index=False, decimals={"ours": 3, "paper": 2, "diff": 3}),
         "",
     ]
 

@@ -250,6 +250,16 @@ def hodges_lehmann(d, level: float = 0.95) -> tuple[float, float, float]:
     return estimate, float(walsh[c]), float(walsh[walsh.size - 1 - c])
 
 
+def diff_decimals(metric: str) -> int:
+    """The decimals :func:`paired_row` rounds ``median_diff`` to: 2 of accuracy points, 4 of AUROC."""
+    return 2 if metric == "accuracy" else 4
+
+
+def diff_places(metric: str) -> dict[str, int]:
+    """``{"median_diff": decimals}`` (:func:`diff_decimals`), for :func:`tcclib.paper.tables.to_markdown`."""
+    return {"median_diff": diff_decimals(metric)}
+
+
 def paired_row(a, b, metric: str) -> dict:
     """:func:`wilcoxon` of ``a`` against ``b`` as a table row: ``datasets``, ``better``, ``worse``,
     ``median_diff`` (2 decimals of accuracy points, 4 of AUROC) and ``p`` (2 significant digits)."""
@@ -258,7 +268,7 @@ def paired_row(a, b, metric: str) -> dict:
         datasets=w["n"],
         better=w["better"],
         worse=w["worse"],
-        median_diff=round(w["median_diff"], 2 if metric == "accuracy" else 4),
+        median_diff=round(w["median_diff"], diff_decimals(metric)),
         p=float(f"{w['p']:.2g}"),
     )
 

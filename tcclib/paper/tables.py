@@ -87,7 +87,10 @@ PAPER_SEEDS = 8
 PAPER_ALIASES = {"breast_cancer": ("wdbc", 1510)}
 _METRICS = ("accuracy", "auroc")
 _KINDS = ("how", "where")
-_DIGITS = {"accuracy": 2, "auroc": 3}
+#: the decimals our means are shown with, per metric (percent of accuracy, AUROC)
+DIGITS = {"accuracy": 2, "auroc": 3}
+#: the decimals of a table of average ranks and means over datasets (:func:`to_markdown`'s ``decimals``)
+RANK_DECIMALS = {"accuracy rank": 2, "auroc rank": 2, **{f"mean {metric}": places for metric, places in DIGITS.items()}}
 _PAPER_DIGITS = {"accuracy": 2, "auroc": 2}  # as the paper printed them
 
 
@@ -259,7 +262,7 @@ def paper_style_table(results: pd.DataFrame, metric: str, methods) -> pd.DataFra
     ``mean`` (mean over datasets) and, last, ``average rank`` (rank 1 = best, ties averaged).
     """
     _, methods, mean, se, _ = _laid_out(results, metric, methods)
-    digits = _DIGITS[metric]
+    digits = DIGITS[metric]
     cells = pd.DataFrame("", index=mean.index, columns=methods, dtype=object)
     for d in mean.index:
         best = mean.loc[d].max()
@@ -453,11 +456,12 @@ def compare_with_paper(results: pd.DataFrame, metric: str, kind: str) -> pd.Data
     return m[cols].reset_index(drop=True)
 
 
-def agreement_summary(comparison: pd.DataFrame, separate=None) -> pd.DataFrame:
+def agreement_summary(comparison: pd.DataFrame, separate=None, metric: str | None = None) -> pd.DataFrame:
     """How often the paper's mean lies inside our 95 % interval, per method and overall.
 
     Columns: method (last row ``all``), datasets (cells compared), inside, outside,
-    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text), and, where the
+    share inside (e.g. ``"75%"``), mean diff (ours - paper, signed, as text with ``metric``'s
+    :data:`DIGITS`, 3 decimals without it), and, where the
     comparison has the per-cell tests, ``differ`` (Welch p < 0.05) and ``equivalent`` (TOST
     within the margin). The ``all`` row counts each cell of the paper's table once: it leaves
     out the ``separate`` methods (``class_most_published``, scored against the paper's
@@ -495,7 +499,8 @@ def agreement_summary(comparison: pd.DataFrame, separate=None) -> pd.DataFrame:
     out = pd.concat([out, total], ignore_index=True)
     out["outside"] = out["datasets"] - out["inside"]
     out["share inside"] = (out["inside"] / out["datasets"]).map(lambda v: f"{v:.0%}" if v == v else "")
-    out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.3f}" if v == v else "")
+    places = DIGITS.get(metric, 3)
+    out["mean diff"] = out["mean diff"].map(lambda v: f"{v:+.{places}f}" if v == v else "")
     return out[cols + tests]
 
 
@@ -577,13 +582,15 @@ def plot_win_matrix(
     return ax
 
 
-def _md_cell(v) -> str:
+def _md_cell(v, places: int | None = None) -> str:
     if v is None:
         return ""
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (float, np.floating)):
-        return "" if math.isnan(v) else f"{v:.4g}"
+        if math.isnan(v):
+            return ""
+        return f"{v:.4g}" if places is None else f"{v:.{places}f}"
     try:
         if pd.isna(v):
             return ""
@@ -592,12 +599,14 @@ def _md_cell(v) -> str:
     return str(v).replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
 
 
-def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
+def to_markdown(df: pd.DataFrame, index: bool = True, decimals: int | dict[str, int] | None = None) -> str:
     """Render a DataFrame as a GitHub-markdown table (no need for the ``tabulate`` package).
 
     With ``index=True`` the index becomes the first column (headed by its name, or empty) unless
-    it is a plain unnamed RangeIndex. Floats are shown with 4 significant digits, NaN/NA as an
-    empty cell; ``|`` is escaped and newlines become ``<br>``.
+    it is a plain unnamed RangeIndex. Floats are shown with 4 significant digits, or with a fixed
+    number of decimals (so a column's numbers line up: ``5.30``, ``8.00``): ``decimals`` as a
+    number for every column, as ``{column: decimals}`` for those it names; NaN/NA as an empty
+    cell; ``|`` is escaped and newlines become ``<br>``.
     """
     d = df
     if index and (df.index.name is not None or not isinstance(df.index, pd.RangeIndex)):
@@ -606,8 +615,10 @@ def to_markdown(df: pd.DataFrame, index: bool = True) -> str:
             d = d.rename(columns={"index": ""})
     header = [_md_cell(c) for c in d.columns]
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    by_column = dict.fromkeys(d.columns, decimals) if isinstance(decimals, int) else decimals or {}
+    places = [by_column.get(c) for c in d.columns]
     for row in d.itertuples(index=False, name=None):
-        lines.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
+        lines.append("| " + " | ".join(_md_cell(v, n) for v, n in zip(row, places)) + " |")
     return "\n".join(lines)
 
 
@@ -750,7 +761,7 @@ def _latex_head(data: _LatexData, metric: str, kind: str, caption, label) -> lis
 
 def _latex_body(data: _LatexData, metric: str) -> list[str]:
     """One line per dataset, the best mean of each side bold."""
-    digits, pdigits = _DIGITS[metric], _PAPER_DIGITS[metric]
+    digits, pdigits = DIGITS[metric], _PAPER_DIGITS[metric]
     best = _best_mask(data.mean, digits)
     pbest = _best_mask(data.paper_mean, pdigits) if data.paper_methods else None
     lines = []
@@ -779,7 +790,7 @@ def _mean_and_rank(frame: pd.DataFrame, digits: int) -> tuple[dict, dict]:
 
 def _latex_foot(data: _LatexData, metric: str) -> list[str]:
     """The ``mean`` and ``average rank`` lines, each side over its own complete rows, and the closing."""
-    o_avg, o_rank = _mean_and_rank(data.mean, _DIGITS[metric])
+    o_avg, o_rank = _mean_and_rank(data.mean, DIGITS[metric])
     p_avg, p_rank = _mean_and_rank(data.paper_mean, _PAPER_DIGITS[metric] + 1) if data.paper_methods else ({}, {})
     lines = []
     for title, o, p in (("mean", o_avg, p_avg), ("average rank", o_rank, p_rank)):
@@ -828,7 +839,7 @@ def markdown_table(results: pd.DataFrame, metric: str, kind: str, methods=None) 
     paper's. Returns the cells as a frame (:func:`to_markdown` renders it)."""
     _check(metric, kind)
     data = _latex_data(results, metric, kind, methods)
-    digits, pdigits = _DIGITS[metric], _PAPER_DIGITS[metric]
+    digits, pdigits = DIGITS[metric], _PAPER_DIGITS[metric]
     best = _best_mask(data.mean, digits)
     pbest = _best_mask(data.paper_mean, pdigits) if data.paper_methods else None
     labels = [f"{m}: {side}" if m in data.paper_methods else m for m, side in data.columns]
@@ -909,8 +920,9 @@ def write_paper_comparisons(results: pd.DataFrame, res_dir) -> list[str]:
             if len(cmp):
                 store.write_csv(cmp, Path(res_dir) / f"paper_comparison_{metric}_{kind}.csv")
                 name = cell_tests.TABLE_NAMES[metric, kind]
+                summary = to_markdown(agreement_summary(cmp, metric=metric))
                 blocks.append(
-                    f"### {name} ({metric}, {kind}): agreement with the paper\n\n{to_markdown(agreement_summary(cmp))}"
+                    f"### {name} ({metric}, {kind}): agreement with the paper\n\n{summary}"
                     f"\n\n{agreement_caption(metric, tests='differ' in cmp.columns)}"
                 )
     if not blocks:

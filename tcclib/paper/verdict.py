@@ -342,7 +342,7 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
         "",
         "## Average ranks",
         "",
-        tables.to_markdown(summary(results, new, compared).round(3)),
+        tables.to_markdown(summary(results, new, compared), decimals=tables.RANK_DECIMALS),
         "",
     ]
     plots.savefig(rank_figure(results, new, compared), figures / "ranks")
@@ -361,7 +361,9 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
             "",
             f"Paired Wilcoxon over the datasets' means; *p (Holm)*: adjusted over the page's {len(adjusted)} tests:",
             "",
-            tables.to_markdown(paired(results, new, compared, metric, adjusted), index=False),
+            tables.to_markdown(
+                paired(results, new, compared, metric, adjusted), index=False, decimals=stats.diff_places(metric)
+            ),
             "",
         ]
     pairs = class_pairs(new)
@@ -375,7 +377,7 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
         ]
         for metric in METRICS:
             within = paired_within(results, pairs, metric, adjusted)
-            lines += [f"{metric}:", "", tables.to_markdown(within, index=False), ""]
+            lines += [f"{metric}:", "", tables.to_markdown(within, index=False, decimals=stats.diff_places(metric)), ""]
     for n in new:
         lines += [f"## Per dataset: {n} (Welch's t-test over the seeds, accuracy, p < {ALPHA})", ""]
         lines += [tables.to_markdown(wins(results, n, compared)), ""]

@@ -32,7 +32,6 @@ LEAD_METHODS = ("class", "random", "no_pretrain")
 _SETTING_STAGES = ("data", "pretraining", "classifier", "importance", "run")
 _NOT_SAID = ("methods", "baselines", "draws", "keep_embeddings", "progress")
 _UNITS = {"accuracy": " %", "auroc": ""}
-_OURS_DIGITS = {"accuracy": 2, "auroc": 3}
 
 
 # --------------------------------------------------------------------------- numbers as text
@@ -190,7 +189,7 @@ def result_table(results: pd.DataFrame, by_metric: dict | None = None) -> str:
             label = "accuracy %" if metric == "accuracy" else "AUROC"
             if method in summary.index:
                 r = summary.loc[method]
-                d = _OURS_DIGITS[metric]
+                d = tables.DIGITS[metric]
                 row[f"{label}: ours"] = f"{r['mean']:.{d}f} ± {r['se']:.{d}f}"
             else:
                 row[f"{label}: ours"] = "–"
