@@ -571,25 +571,37 @@ class KeyedSettings:
     setting, the line that read it and the fix (``declare``: where to name it), since a run at
     another value would otherwise reuse its results.  Config's methods run on the view, so what
     they read is checked too (``corrupted_count`` reads ``corruption_rate``, every pretrained
-    member's).  Read-only."""
+    member's).  Read-only.  It holds the keyed settings' values alone, not the Config, so that no
+    route (``vars()``, ``__dict__``, pickling) reaches a setting the keys do not hold."""
 
-    __slots__ = ("_config", "_names", "_reader", "_declare")
+    __slots__ = ("_values", "_names", "_reader", "_declare")
 
-    def __init__(self, config: Config, names, reader: str, declare: str):
-        for slot, value in zip(self.__slots__, (config, frozenset(names), reader, declare)):
+    def __init__(self, config: Config | None, names, reader: str, declare: str, values: dict | None = None):
+        names = frozenset(names)
+        if values is None:
+            values = {n: config.effective(n) if n in SETTINGS else getattr(config, n) for n in names & _FIELDS}
+        for slot, value in zip(self.__slots__, (types.MappingProxyType(dict(values)), names, reader, declare)):
             object.__setattr__(self, slot, value)
 
     def __getattr__(self, name: str):
         if name in _FIELDS:
             if name not in self._names:
                 raise UnkeyedSettingError(self._refusal(name))
-            return self._config.effective(name) if name in SETTINGS else getattr(self._config, name)
+            return self._values[name]
+        if name == "__dict__":  # (vars(cfg): every setting at once)
+            raise UnkeyedSettingError(
+                f"{self._reader} read every setting at once (vars() or __dict__){_caller_line(self._reader)}, which "
+                f"its results' content keys do not all hold, so a run at another value of one of them would reuse "
+                f"them: read each setting by its name, declaring those it needs in {self._declare.format('name')}"
+            )
         found = getattr(Config, name)  # (an unknown name: Config's AttributeError)
         if isinstance(found, property):
             return found.fget(self)
         if isinstance(found, types.FunctionType):
             return found.__get__(self)  # (its reads go through this view)
-        return getattr(self._config, name)
+        if name.startswith("_"):  # (Config's own machinery: not a setting)
+            raise AttributeError(f"a run's settings have no attribute {name!r}: read a setting by its name")
+        return found  # (a constant of Config's class)
 
     def _refusal(self, name: str) -> str:
         return (
@@ -602,7 +614,7 @@ class KeyedSettings:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}: a run's settings are read-only")
 
     def __reduce__(self):
-        return (KeyedSettings, (self._config, self._names, self._reader, self._declare))
+        return (KeyedSettings, (None, self._names, self._reader, self._declare, dict(self._values)))
 
     def __repr__(self) -> str:
         return f"KeyedSettings({self._reader}: {', '.join(sorted(self._names))})"

@@ -32,6 +32,7 @@ import dataclasses
 import dis
 import functools
 import hashlib
+import importlib.machinery
 import importlib.util
 import inspect
 import io
@@ -289,6 +290,37 @@ def is_followed(module: str | None) -> bool:
     return not _installed_file(file)
 
 
+def _extension_digest(module) -> str:
+    """The bytes' digest of a user's own compiled module (a ``.so`` or ``.pyd`` built beside the
+    plugin: no source to key, so its file is its code), ``""`` for any other module or object."""
+    file = getattr(module, "__file__", None)
+    if not (
+        isinstance(module, types.ModuleType) and file and file.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    ):
+        return ""
+    if not is_followed(module.__name__):
+        return ""
+    return hashlib.sha256(Path(file).read_bytes()).hexdigest()[:HASH_CHARS]
+
+
+def _made_elsewhere(cls: type) -> bool:
+    """Whether a class whose ``__module__`` names installed code was made by a user's call, not
+    defined there: ``dataclasses.make_dataclass`` and ``types.new_class`` give it the module
+    ``types`` (Python 3.11), where no name finds it; keyed by value as the user's."""
+    return cls.__module__ in _MAKERS and not _found_by_name(cls)
+
+
+_MAKERS = ("types", "dataclasses", "abc", "typing", "collections", "enum")
+"""Modules whose functions make classes for the caller (the made class may name one of them)."""
+
+
+def _found_by_name(cls: type) -> bool:
+    found = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
+
+
 # --------------------------------------------------------------------------- the walk
 
 
@@ -389,6 +421,9 @@ class _Walker:
         owner = getattr(obj, "__self__", None)
         if owner is None or isinstance(owner, types.ModuleType):
             self.put("builtin", getattr(owner, "__name__", ""), obj.__qualname__)
+            compiled = _extension_digest(owner)  # (a function of the user's own compiled module: its file)
+            if compiled:
+                self.put("compiled", compiled)
         else:  # a bound method of an object (e.g. a generator's random): its object by value
             self.put("bound", obj.__name__)
             self.value(owner, f"{path}.__self__")
@@ -524,7 +559,7 @@ class _Walker:
             raise stale_source(self.named, module, file)
 
     def klass(self, cls: type, path: str) -> None:
-        if not is_followed(cls.__module__):
+        if not is_followed(cls.__module__) and not _made_elsewhere(cls):
             self.put("global", cls.__module__, cls.__qualname__)
             return
         self._check_file(cls.__module__)
@@ -594,8 +629,10 @@ class _Walker:
         if not reads_globals and "modules" in names and "__name__" in loaded:
             reads_globals = "sys.modules[__name__]"  # (its own module looked up by a string, as globals())
         verb = "calls"
-        if not reads_globals and _FRAME_GLOBALS.intersection(names):  # (sys._getframe().f_globals["X"])
-            verb, reads_globals = "reads", "/".join(f".{name}" for name in sorted(_FRAME_GLOBALS.intersection(names)))
+        strings = {c for c in _constants(code) if isinstance(c, str)}  # (getattr(helper, "__globals__"))
+        frame_globals = _FRAME_GLOBALS.intersection({*names, *strings})
+        if not reads_globals and frame_globals:  # (sys._getframe().f_globals["X"])
+            verb, reads_globals = "reads", "/".join(f".{name}" for name in sorted(frame_globals))
         if reads_globals:
             raise self.refuse(
                 path,
@@ -625,6 +662,11 @@ class _Walker:
                 "set `version` on the rule (bump it when what it gives changes)",
             )
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
+        if _DOCUMENTATION_READS.intersection(names):  # (docstrings or annotations read as data)
+            self.documentation(namespace)
+        if by_string and _OWN_MODULE_FINDERS.intersection(names) and function.__module__ in sys.modules:
+            # (vars(sys.modules[type(self).__module__])["X"], getattr(inspect.getmodule(...), "X"))
+            self.module(sys.modules[function.__module__], None)
         for module_name in imports:  # (an import inside the function: `from helpers import f`, `from .h import f`)
             self.module_named(module_name, None if by_string else names)
         for name in names:
@@ -637,10 +679,27 @@ class _Walker:
                     self.value(value, f"{_module_label(namespace)}{name}")
             elif hasattr(builtins, name):
                 self.put("builtin", name)
+                value = getattr(builtins, name)
+                if not isinstance(value, _BUILTIN_KINDS):  # (builtins.SCALE = 2: a value of the user's)
+                    self.value(value, f"builtins.{name}")
         if _IMPORTS_BY_NAME.intersection(names):
             self.imported_by_name(code, path, refuse="modules" not in names)
         if function.__dict__:
             self.value(dict(function.__dict__), f"{path} (its attributes)")
+
+    def documentation(self, namespace: dict) -> None:
+        """The docstrings and annotations of the user's classes and functions in ``namespace`` (and
+        of the classes' functions), which code that reads them as data (``__doc__``,
+        ``typing.get_type_hints``) computes with: otherwise no key holds them."""
+        for name in sorted(namespace):
+            value = namespace[name]
+            if not isinstance(value, (type, types.FunctionType)) or not is_followed(getattr(value, "__module__", None)):
+                continue
+            parts = [value]
+            if isinstance(value, type):
+                parts += [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
+            for part in parts:
+                self.put("documented", name, repr(part.__doc__), repr(vars(part).get("__annotations__", {})))
 
     def imported_by_name(self, code: types.CodeType, path: str, refuse: bool = True) -> None:
         """The user's modules a function imports or finds by a string (``importlib.import_module("h")``,
@@ -688,6 +747,9 @@ class _Walker:
         _reached(module.__name__)
         if not is_followed(module.__name__):
             return
+        compiled = _extension_digest(module)
+        if compiled:
+            self.put("compiled", compiled)
         self._check_file(module.__name__)
         if names is None:
             names = sorted(n for n, v in vars(module).items() if not n.startswith("__"))
@@ -729,6 +791,9 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+_BUILTIN_KINDS = (types.BuiltinFunctionType, type, type(NotImplemented), type(Ellipsis), bool)
+"""What Python's own builtins are (functions, classes, constants): named; any other value found in
+``builtins`` (``builtins.SCALE = 2``, set by a user) is keyed by value."""
 _DYNAMIC_ATTRIBUTES = frozenset(
     "getattr hasattr vars dir __dict__ __getattribute__ attrgetter methodcaller getmembers getattr_static".split()
 )
@@ -743,6 +808,8 @@ _ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb", "exp
 runs is refused."""
 _ENVIRONMENT_MODULES = ("os", "posix", "nt", "os.path", "posixpath", "ntpath")
 """The modules whose :data:`_ENVIRONMENT_NAMES` read the environment (``os`` and its C module)."""
+_ARGUMENT_NAMES = frozenset({"argv", "orig_argv"})
+"""``sys``'s names that read the process's command line, which no key sees (as the environment)."""
 _PROGRAM_MODULES = ("subprocess", "ctypes")
 """Modules that run another program or native code: what it does no key sees."""
 _PROGRAM_NAMES = frozenset(
@@ -750,6 +817,11 @@ _PROGRAM_NAMES = frozenset(
     "spawnvpe execl execle execlp execlpe execv execve execvp execvpe startfile".split()
 )
 """``os``'s names that run another program."""
+_DOCUMENTATION_READS = frozenset({"__doc__", "__annotations__", "get_type_hints", "getdoc", "get_annotations"})
+"""Names whose use reads docstrings or annotations as data: those of the function's module are keyed."""
+_OWN_MODULE_FINDERS = frozenset({"modules", "getmodule"})
+"""Names that find a module at run time (``sys.modules[type(self).__module__]``,
+``inspect.getmodule``): read by a string too, the function's own module is keyed whole."""
 _IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
 """Names whose use imports or finds a module by a string: the user's modules its strings name are keyed."""
 
@@ -759,15 +831,22 @@ def _environment_read(values, reached: set[str], names, constants=()) -> str:
     ``names``: its global and attribute names; ``constants``: its constants) reads the environment:
     ``os.environ`` (``os``, ``posix`` or ``os.path`` read with one of its environment names, as a
     name or a string: ``getattr(os, "environ")``, ``vars(os)["getenv"]``, ``os.path.expandvars``;
-    or ``from os import environ``), empty when it does not."""
+    or ``from os import environ``), or the command line (``sys.argv``, ``from sys import argv``),
+    empty when it does not."""
+    strings = {c for c in constants if isinstance(c, str)}
     if reached.intersection(_ENVIRONMENT_MODULES):
-        strings = {c for c in constants if isinstance(c, str)}
         found = sorted(_ENVIRONMENT_NAMES.intersection({*names, *strings}))
         if found:
             return f"os.{found[0]}"
+    if "sys" in reached:
+        found = sorted(_ARGUMENT_NAMES.intersection({*names, *strings}))
+        if found:
+            return f"sys.{found[0]}"
     for value in values:
         if _is_environment(value):
             return f"os.{getattr(value, '__name__', 'environ')}"
+        if value is sys.argv or value is getattr(sys, "orig_argv", None):
+            return "sys.argv"
     return ""
 
 
@@ -785,13 +864,14 @@ def _program_run(values, reached: set[str], names) -> str:
 
 
 def _modules_reached(values, names, imported) -> set[str]:
-    """The names of the modules of :data:`_ENVIRONMENT_MODULES` and :data:`_PROGRAM_MODULES` a
+    """The names of the modules of :data:`_ENVIRONMENT_MODULES` and :data:`_PROGRAM_MODULES` (and ``sys``) a
     function reaches: one of its global ``values``, one held by a module among them under one of
     its ``names`` (``helpers.os``), or one it imports itself (``imported``)."""
-    wanted = {name: sys.modules[name] for name in (*_ENVIRONMENT_MODULES, *_PROGRAM_MODULES) if name in sys.modules}
+    watched = (*_ENVIRONMENT_MODULES, *_PROGRAM_MODULES, "sys")
+    wanted = {name: sys.modules[name] for name in watched if name in sys.modules}
     held = [getattr(value, name, None) for value in values if isinstance(value, types.ModuleType) for name in names]
     found = {name for name, module in wanted.items() if any(value is module for value in [*values, *held])}
-    return found | set(imported).intersection((*_ENVIRONMENT_MODULES, *_PROGRAM_MODULES))
+    return found | set(imported).intersection(watched)
 
 
 _ENVIRONMENT_FIX = (
@@ -1125,6 +1205,9 @@ def _bytecode_text(code: types.CodeType) -> str:
             repr(code.co_names),
             repr(code.co_varnames),
             repr(code.co_freevars),
+            repr(code.co_cellvars),
+            # (the arguments' layout: `def f(z, s)` and `def f(z, *s)` may compile to the same body)
+            repr((code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)),
         ]
     )
 
@@ -1191,16 +1274,25 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
 
 # --------------------------------------------------------------------------- files a user's code reads
 
+_READ_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+"""The audit events of reading a file or listing a folder."""
+LISTED = "listed:"
+"""A folder listed by the code, as :func:`files_read` records it (``listed:/path/to/folder``)."""
 _READING: dict[int, set[str]] = {}
 """The thread (its ident) recording under :func:`files_read` -> the files opened for reading there."""
 _HOOKED: list[bool] = []
 
 
 def _on_audit(event: str, arguments) -> None:
-    if event != "open" or not _READING:
+    if event not in _READ_EVENTS or not _READING:
         return
     opened = _READING.get(threading.get_ident())
     if opened is None:
+        return
+    if event != "open":  # (os.listdir, os.scandir: Path.iterdir, glob, os.walk)
+        folder = arguments[0] if arguments else None
+        if folder is None or isinstance(folder, (str, bytes, os.PathLike)):
+            opened.add(LISTED + os.path.realpath(os.fsdecode(folder if folder is not None else ".")))
         return
     if _importing():
         return  # (a module's file read by an import: its code is keyed as code, where reached)
@@ -1213,13 +1305,19 @@ def _on_audit(event: str, arguments) -> None:
 
 
 def _importing() -> bool:
-    """Whether the import system is on this thread's stack (it opens the modules' files)."""
+    """Whether an import is running on this thread's stack (it opens the modules' files): the
+    import system finding and loading a module, not its loaders called by the user's code
+    (``pkgutil.get_data``, ``spec.loader.exec_module``), whose files are data or code run as data."""
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
+        if frame.f_code.co_filename.startswith("<frozen importlib") and frame.f_code.co_name in _IMPORT_STEPS:
             return True
         frame = frame.f_back
     return False
+
+
+_IMPORT_STEPS = frozenset({"_find_and_load", "_find_and_load_unlocked", "_load", "_gcd_import"})
+"""The import system's functions an ``import`` (or ``importlib.import_module``) runs through."""
 
 
 @contextlib.contextmanager
@@ -1258,11 +1356,11 @@ def files_read_by(*actions, named: str = "user code") -> str:
 
 def users_files(paths) -> list[str]:
     """The files of ``paths`` that are the user's (installed code, tcclib's files and the system's
-    left out), sorted."""
+    left out), sorted: regular files (a file under ``/dev/shm`` is one; ``/dev/null`` is not)."""
     return sorted(
         path
         for path in paths
-        if not path.startswith(("/proc/", "/sys/", "/dev/")) and os.path.isfile(path) and own_code_file(path)
+        if not path.startswith(("/proc/", "/sys/")) and os.path.isfile(path) and own_code_file(path)
     )
 
 
@@ -1271,9 +1369,30 @@ SOURCE_SUFFIXES = (".py", ".pyc", ".pyw")
 
 
 def data_files(paths) -> list[str]:
-    """The user's files of ``paths`` (:func:`users_files`) that are not Python source: what code
-    read as data."""
-    return [path for path in users_files(paths) if not path.endswith(SOURCE_SUFFIXES)]
+    """The user's files of ``paths`` (:func:`users_files`) but the source of the modules imported
+    (a warning reads its line from its file): what code read as data, a ``.py`` run by
+    ``runpy.run_path`` or read by a loader it called among them."""
+    found = users_files(paths)
+    imported = _imported_files() if any(path.endswith(SOURCE_SUFFIXES) for path in found) else set()
+    return [path for path in found if not (path.endswith(SOURCE_SUFFIXES) and path in imported)] + users_folders(paths)
+
+
+def users_folders(paths) -> list[str]:
+    """The user's folders that ``paths`` (:func:`files_read`) say were listed, sorted."""
+    folders = (path.removeprefix(LISTED) for path in paths if path.startswith(LISTED))
+    return sorted(
+        f for f in folders if not f.startswith(("/proc/", "/sys/", "/dev/")) and os.path.isdir(f) and own_code_file(f)
+    )
+
+
+def _imported_files() -> set[str]:
+    files = set()
+    for module in list(sys.modules.values()):
+        for name in ("__file__", "__cached__"):
+            file = getattr(module, name, None)
+            if isinstance(file, str):
+                files.add(os.path.realpath(file))
+    return files
 
 
 def files_digest(paths, named: str = "user code") -> str:
@@ -1294,4 +1413,6 @@ def files_digest(paths, named: str = "user code") -> str:
         except OSError as e:
             content = f"unreadable-{type(e).__name__}"
         parts.append(content)  # (the bytes alone: the same files elsewhere key the same)
+    for folder in users_folders(paths):  # (a folder listed: the names in it, not where it is)
+        parts.append("listed:" + hashlib.sha256("\n".join(sorted(os.listdir(folder))).encode()).hexdigest())
     return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:HASH_CHARS] if parts else ""

@@ -1,0 +1,208 @@
+"""More routes by which a user's code reads what its key must hold (no training: keys only).
+
+Each route here once kept an edited rule's, objective's or baseline's key byte-identical while
+what it computes changed: a value put in ``builtins``, the settings view's ``vars()``, a module's
+globals reached by a string, files read through importlib's loaders or ``runpy``, docstrings and
+annotations read as data, a folder's listing, ``sys.argv``, a class made by ``make_dataclass``,
+code without source whose argument layout changed, a file under ``/dev/shm`` and a compiled module
+of the user's.  Each is now keyed by value or refused in one line."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import pickle
+import pkgutil
+import runpy
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from tcclib.artifacts import keys
+from tcclib.method import identity, plugins, registry
+from tcclib.method.config import Config, KeyedSettings
+from tcclib.method.settings import UnkeyedSettingError
+
+TINY = dict(seeds=(0, 1), epochs=1, head_epochs=1, progress=False)
+
+OBJECTIVE = """
+import builtins
+import dataclasses
+import inspect
+import sys
+import typing
+
+import torch
+
+from tcclib.method import objectives, registry
+{prelude}
+
+
+class Mine(objectives.Objective):
+    {doc}
+    name = "mine"
+
+    def heads(self, stack):
+        return {{}}
+
+    def loss(self, batch):
+        z = batch.encode(batch.pairs)
+        return z.pow(2).mean((1, 2)) * ({factor})
+
+
+registry.register_method("mine", "column", "uniform", objective=Mine(), replace=True, replace_rule=True)
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_plugins_left():
+    yield
+    for plugin in plugins.loaded():
+        plugins.unload(plugin.path or plugin.module)
+    if "mine" in registry.METHODS:
+        registry.unregister("mine")
+
+
+def identity_of(folder: Path, factor: str, prelude: str = "", doc: str = '"""An objective."""') -> dict:
+    """The objective's identity after loading it from a plugin file (loaded again: as a new run)."""
+    path = folder / "mine_objective.py"
+    path.write_text(OBJECTIVE.format(prelude=prelude, factor=factor, doc=doc))
+    plugins.load(str(path))
+    return keys.code_identities(Config(methods=("mine",), **TINY))["mine"]
+
+
+def test_a_value_put_in_builtins_is_keyed_by_value(tmp_path, monkeypatch):
+    monkeypatch.setattr(builtins, "MINE_SCALE", 1.0, raising=False)
+    first = identity_of(tmp_path, "MINE_SCALE")
+    monkeypatch.setattr(builtins, "MINE_SCALE", 2.0)
+    assert identity_of(tmp_path, "MINE_SCALE") != first
+    assert identity_of(tmp_path, "abs(-1)") == identity_of(tmp_path, "abs(-1)")  # (Python's own: by name)
+
+
+@pytest.mark.parametrize(
+    "factor, prelude",
+    [
+        ('vars(sys.modules[type(self).__module__])["SCALE"]', "SCALE = {}"),
+        ('getattr(inspect.getmodule(type(self)), "SCALE")', "SCALE = {}"),
+    ],
+    ids=["vars(sys.modules[...])", "inspect.getmodule"],
+)
+def test_its_own_module_found_at_run_time_and_read_by_a_string_is_keyed_whole(factor, prelude, tmp_path):
+    assert identity_of(tmp_path, factor, prelude.format(1.0)) != identity_of(tmp_path, factor, prelude.format(2.0))
+
+
+@pytest.mark.parametrize(
+    "factor",
+    ['getattr(Mine.loss, "__globals__")["SCALE"]', 'getattr(sys._getframe(), "f_globals")["SCALE"]'],
+    ids=["__globals__", "f_globals"],
+)
+def test_globals_named_by_a_string_are_refused_as_the_names_are(factor, tmp_path):
+    with pytest.raises(plugins.PluginError, match=r"Mine.loss reads .(__globals__|f_globals), which reads its module"):
+        identity_of(tmp_path, factor, "SCALE = 1.0")
+
+
+def test_docstrings_and_annotations_read_as_data_are_keyed(tmp_path):
+    read_doc = 'float(type(self).__doc__.split("=")[1])'
+    assert identity_of(tmp_path, read_doc, doc='"""scale=1"""') != identity_of(tmp_path, read_doc, doc='"""scale=2"""')
+    hints = "class Hints:\n    gain: {}\n"
+    read_hints = 'typing.get_type_hints(Hints)["gain"](2.5)'
+    assert identity_of(tmp_path, read_hints, hints.format("float")) != identity_of(
+        tmp_path, read_hints, hints.format("int")
+    )
+    # a docstring no code reads is no part of the key (docs/rules.md)
+    assert identity_of(tmp_path, "1.0", doc='"""One."""') == identity_of(tmp_path, "1.0", doc='"""Two."""')
+
+
+def test_sys_argv_read_as_the_code_runs_is_refused_with_the_fix(tmp_path):
+    with pytest.raises(plugins.PluginError, match=r"Mine.loss reads the environment \(sys.argv\) as it runs") as e:
+        identity_of(tmp_path, "len(sys.argv)")
+    assert "pass its value to the constructor" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_class_made_by_make_dataclass_is_keyed_by_its_defaults(tmp_path):
+    made = 'Knobs = dataclasses.make_dataclass("Knobs", [("gain", float, dataclasses.field(default={}))])'
+    first = identity_of(tmp_path, "Knobs().gain", made.format(1.0))
+    assert identity_of(tmp_path, "Knobs().gain", made.format(2.0)) != first
+
+
+def test_code_without_source_is_keyed_with_its_arguments_layout():
+    """``python -c`` has no source: its bytecode is keyed, and two functions with the same body can
+    differ only in how they take their arguments."""
+    plain, starred = ({}, {})
+    exec(compile("def weight(z, s):\n    return z * len(s)\n", "<string>", "exec"), plain)
+    exec(compile("def weight(z, *s):\n    return z * len(s)\n", "<string>", "exec"), starred)
+    assert plain["weight"].__code__.co_code == starred["weight"].__code__.co_code
+    assert identity._bytecode_text(plain["weight"].__code__) != identity._bytecode_text(starred["weight"].__code__)
+
+
+def test_the_settings_view_holds_only_the_keyed_settings():
+    view = KeyedSettings(Config(pseudo_every=7, lr=0.01), {"lr"}, "objective 'mine' (mine.py)", "its settings ({!r})")
+    assert view.lr == 0.01
+    refused = r"^objective 'mine' \(mine.py\) read (every setting|the setting)"
+    for read in (lambda: vars(view), lambda: view.__dict__, lambda: view.pseudo_every):
+        with pytest.raises(UnkeyedSettingError, match=refused):
+            read()
+    with pytest.raises(AttributeError):
+        object.__getattribute__(view, "_config")
+    assert "pseudo_every" not in repr(view.__getstate__()) and "7" not in repr(view.__getstate__())
+    again = pickle.loads(pickle.dumps(view))
+    assert again.lr == 0.01
+    with pytest.raises(UnkeyedSettingError):
+        _ = again.pseudo_every
+
+
+def test_files_read_through_loaders_runpy_and_folder_listings_are_recorded(tmp_path, monkeypatch):
+    """What the loss()/fit refusal and the key's file digest see: a data file read by
+    ``pkgutil.get_data``, a ``.py`` run as data by ``runpy.run_path``, a folder listed; not the
+    files an import reads."""
+    package = tmp_path / "knobs_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "weights.json").write_text('{"scale": 1}')
+    (tmp_path / "params.py").write_text("V = 1\n")
+    (tmp_path / "imported_now.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("knobs_package", "imported_now"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import importlib
+
+    importlib.import_module("knobs_package")
+    with identity.files_read() as opened:
+        pkgutil.get_data("knobs_package", "weights.json")
+        runpy.run_path(str(tmp_path / "params.py"))
+        importlib.import_module("imported_now")
+        os.listdir(package)
+    real = os.path.realpath
+    assert sorted(identity.data_files(opened)) == sorted(
+        [real(package / "weights.json"), real(tmp_path / "params.py"), real(package)]
+    )
+    before = identity.files_digest(opened)
+    (package / "another.csv").write_text("a\n")  # (the listing changes, no file read changes)
+    assert identity.files_digest(opened) != before
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm on this machine")
+def test_a_regular_file_under_dev_shm_is_a_users_file(tmp_path):
+    path = Path("/dev/shm") / f"tcc_keys_test_{os.getpid()}.json"
+    path.write_text("{}")
+    try:
+        assert identity.users_files({str(path), "/dev/null"}) == [str(path)]
+    finally:
+        path.unlink()
+
+
+def test_a_users_compiled_module_is_keyed_by_its_files_bytes(tmp_path, monkeypatch):
+    """A ``.so`` built beside a plugin has no source: its file's bytes stand for its code."""
+    import importlib.machinery
+
+    file = tmp_path / f"fastops{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    file.write_bytes(b"\x7fELF one build")
+    module = types.ModuleType("fastops")
+    module.__file__ = str(file)
+    monkeypatch.setitem(sys.modules, "fastops", module)
+    first = identity._extension_digest(module)
+    file.write_bytes(b"\x7fELF another build")
+    assert first and identity._extension_digest(module) != first
+    assert identity._extension_digest(os) == "" and identity._extension_digest(sys) == ""  # (installed, built in)
