@@ -245,6 +245,30 @@ def test_a_sweep_is_said_as_class_s_gain_over_random_paired_by_seed():
     assert table.loc[0.4, "class"] == round(at.accuracy.mean() * 100, 1)
 
 
+def test_a_table_of_yours_on_one_split_is_said_with_the_noise_one_split_holds():
+    """Notebook 08: the best method, the best pretrained one against the untrained encoder and the
+    best baseline, the binomial standard error of one accuracy on the test rows, the fits' seconds,
+    and a table in percent with each column's decimals."""
+    results = pd.read_csv(OUTPUTS / "own" / "example_table" / "results.csv")
+    text = words.one_split(results)
+    acc = results.set_index("method")["accuracy"] * 100
+    best = acc[["random", "class", "class_least", "class_most"]].idxmax()
+    baseline = acc[["xgboost", "logreg", "self_training"]].idxmax()
+    assert text.startswith(
+        f"On example_table (seed 0: 480 labeled of 1600 training rows, 400 test rows), {acc.idxmax()}"
+    )
+    below = acc[baseline] - acc[best]
+    assert f"{acc[best] - acc['no_pretrain']:.2f} points above the untrained encoder (no_pretrain" in text
+    assert f"{below:.2f} points below the best baseline ({baseline}, {acc[baseline]:.2f} %)" in text
+    se = 100 * np.sqrt(acc.max() / 100 * (1 - acc.max() / 100) / 400)
+    assert f"binomial standard error of about {se:.1f} points" in text
+    table = text.split("\n\n")[1].splitlines()
+    assert table[0] == "| method | accuracy (%) | AUROC | fit (s) |" and len(table) == 2 + len(results)
+    assert all(re.fullmatch(r"\| \w+ \| \d+\.\d\d \| 0\.\d{3} \| \d+\.\d\d \|", row) for row in table[2:])
+    only_pretrained = words.one_split(results[results.method.isin(["random", "class"])])
+    assert "The best pretrained method" not in only_pretrained and "binomial" in only_pretrained
+
+
 def test_notebook_06_links_the_report_instead_of_printing_it():
     text = (OUTPUTS / "paper" / "report.md").read_text()
     link = report.report_link(text, OUTPUTS / "paper" / "report.md")

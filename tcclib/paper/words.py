@@ -9,7 +9,8 @@ Each function reads results only and returns Markdown text, which a notebook sho
 * :func:`split_sentence` (01), :func:`corr_range_sentence` (02);
 * :func:`learning_curves_sentence`, :func:`embeddings_sentence`, :func:`win_matrix_sentence` (05,
   under Figures 1-3);
-* :func:`sweep_sentence` and :func:`sweep_table` (07, per sweep of the ablation grid).
+* :func:`sweep_sentence` and :func:`sweep_table` (07, per sweep of the ablation grid);
+* :func:`one_split` (08): a table's methods and baselines on one split, in sentences and a table.
 
 The verdicts of notebooks 04 and 06 are :mod:`tcclib.paper.report`'s sentences.
 """
@@ -21,7 +22,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from tcclib.method import registry
-from tcclib.method.config import SETTINGS, Config
+from tcclib.method.config import SETTINGS, Config, split_variant
 from tcclib.paper import tables
 from tcclib.util.errors import counted
 
@@ -425,3 +426,68 @@ def sweep_sentence(grid: pd.DataFrame, varied: str, dataset: str, published: flo
         n = _paired_gain(part, varied, "random", "no_pretrain", metric)
         line += f" Pretraining itself (`random` over `no_pretrain`): {_each_value(n)}{unit}."
     return line
+
+
+# --------------------------------------------------------------------------- one table, one split (08)
+
+
+def one_split(results: pd.DataFrame) -> str:
+    """Notebook 08: a table's methods and baselines fitted on one split (``own.compare``'s
+    results), in sentences (the best accuracy and AUROC, the best pretrained method against the
+    untrained encoder and the best baseline, how large a difference one split can tell, the fits'
+    seconds) and a table (accuracy in percent, AUROC, fit seconds)."""
+    r = results.reset_index(drop=True)
+    first = r.iloc[0]
+    acc, auc = r.set_index("method")["accuracy"] * 100, r.set_index("method")["auroc"]
+    digits = tables.DIGITS["accuracy"]
+    rows = f"{int(first['n_labeled'])} labeled of {int(first['n_train'])} training rows, " if "n_train" in r else ""
+    n_test = int(first["n_test"])
+    lines = [
+        f"On {first['dataset']} (seed {first['seed']}: {rows}{n_test} test rows), {acc.idxmax()} has the best "
+        f"accuracy, {acc.max():.{digits}f} %, and {auc.idxmax()} the best AUROC, {auc.max():.3f}."
+    ]
+    pretrained = [m for m in acc.index if _pretrains(m)]
+    baselines = [m for m in acc.index if split_variant(m)[0] not in registry.METHODS]
+    if pretrained:
+        best = acc[pretrained].idxmax()
+        against = [("the untrained encoder", "no_pretrain")] if "no_pretrain" in acc else []
+        if baselines:
+            against.append(("the best baseline", acc[baselines].idxmax()))
+        said = [
+            f"{abs(acc[best] - acc[m]):.{digits}f} points {'above' if acc[best] >= acc[m] else 'below'} {what} "
+            f"({m}, {acc[m]:.{digits}f} %)"
+            for what, m in against
+        ]
+        if said:
+            lines.append(
+                f"The best pretrained method, {best} ({acc[best]:.{digits}f} %), is " + " and ".join(said) + "."
+            )
+    p = acc.max() / 100
+    se = 100 * np.sqrt(p * (1 - p) / n_test)
+    lines.append(
+        f"One split is one draw: on {n_test} test rows an accuracy near {acc.max():.0f} % has a binomial standard "
+        f"error of about {se:.1f} points, so differences under about {2 * se:.1f} points are within this split's "
+        f"noise; the benchmark below averages the paper's 30 datasets x 8 seeds."
+    )
+    if "fit_s" in r and pretrained:
+        fits = r.set_index("method")["fit_s"]
+        timing = f"The pretrained fits took {_seconds(fits[pretrained].min())}-{_seconds(fits[pretrained].max())} s"
+        if baselines:
+            timing += f", the baselines' {_seconds(fits[baselines].min())}-{_seconds(fits[baselines].max())} s"
+        lines.append(timing + ".")
+    table = pd.DataFrame(
+        {"method": acc.index, "accuracy (%)": acc.to_numpy(), "AUROC": auc.to_numpy()}
+        | ({"fit (s)": r["fit_s"].to_numpy()} if "fit_s" in r else {})
+    )
+    places = {"accuracy (%)": digits, "AUROC": tables.DIGITS["auroc"], "fit (s)": 2}
+    return " ".join(lines) + "\n\n" + tables.to_markdown(table, index=False, decimals=places)
+
+
+def _seconds(value: float) -> str:
+    """A wall time in a sentence: hundredths under a second, tenths under 100 s, else whole seconds."""
+    return f"{value:.2f}" if value < 1 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def _pretrains(name: str) -> bool:
+    method = split_variant(name)[0]
+    return method in registry.METHODS and registry.METHODS[method].pretrain
