@@ -242,6 +242,23 @@ def test_figure2_measures_separation_in_each_panel():
     plt.close("all")
 
 
+def test_the_verdict_s_ranks_carry_their_bootstrap_interval_and_pair_each_class_variant():
+    res = _near_the_paper(["balance-scale", "breast-w", "mfeat-fourier", "credit-g"], ("class", "random"))
+    new = res[res.method == "class"].assign(method="new", accuracy=lambda d: d["accuracy"] + 0.05)
+    variant = new.assign(method="new_class", accuracy=lambda d: d["accuracy"] + 0.01)
+    both = pd.concat([res, new, variant])
+    found = verdict.rank_intervals(both, ["new", "new_class", "class", "random"], "accuracy")
+    assert found.loc["new_class", "rank"] == 1 and found.loc["new", "rank"] == 2  # (ahead on every dataset)
+    assert ((found["low"] <= found["rank"]) & (found["rank"] <= found["high"])).all()
+    assert found.equals(verdict.rank_intervals(both, ["new", "new_class", "class", "random"], "accuracy"))
+    assert verdict._bar_style("new_class", ["new", "new_class"]) == (style.colour("new"), "///")
+    assert verdict._bar_style("class", ["new"]) == ("0.75", "")
+    fig = verdict.rank_figure(both, ["new", "new_class"], ["class", "random"])
+    assert len(fig.axes[0].containers) == 2  # the bars and their error bars
+    assert "95 % bootstrap interval" in fig.texts[0].get_text() and "Hatched" in fig.texts[0].get_text()
+    plt.close(fig)
+
+
 def test_screen_and_head_differences_have_intervals():
     res = _near_the_paper(["balance-scale", "breast-w", "mfeat-fourier"], ("class",))
     better = res.assign(method="new", accuracy=res["accuracy"] + 0.02)

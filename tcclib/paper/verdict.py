@@ -196,18 +196,62 @@ def too_few_line(n: int) -> str:
 # --------------------------------------------------------------------------- figures
 
 
+def rank_intervals(results: pd.DataFrame, methods, metric: str, resamples: int = 2000) -> pd.DataFrame:
+    """Per method: its average rank over the datasets and the 95 % bootstrap interval of it
+    (``resamples`` draws of the datasets with replacement, a fixed seed: the same figure each time),
+    columns ``rank``, ``low``, ``high``."""
+    wide = stats.dataset_means(results, metric, list(methods))
+    ranks = wide.rank(axis=1, ascending=False, method="average").to_numpy()
+    draws = np.random.default_rng(0).integers(0, len(ranks), size=(resamples, len(ranks)))
+    means = ranks[draws].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5], axis=0)
+    return pd.DataFrame({"rank": ranks.mean(axis=0), "low": low, "high": high}, index=wide.columns)
+
+
+def _bar_style(method: str, new) -> tuple[str, str]:
+    """A bar's colour and hatch: a new method in its colour, a ``_class`` variant in its method's
+    colour hatched (the pair reads as one objective), the compared ones grey."""
+    if method not in new:
+        return "0.75", ""
+    base = method.removesuffix("_class")
+    if base != method and base in new:
+        return style.colour(base), "///"
+    return style.colour(method), ""
+
+
 def rank_figure(results: pd.DataFrame, new, compared):
-    """Average ranks on accuracy and AUROC (shorter is better), the new methods in their colour."""
+    """Average ranks on accuracy and AUROC (shorter is better) with their 95 % bootstrap interval over
+    the datasets (:func:`rank_intervals`) and their value, the new methods in their colour (a
+    ``_class`` variant hatched in its method's), the compared ones grey."""
     table = summary(results, new, compared)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 0.35 * len(table) + 1.3), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.38 * len(table) + 1.6), sharey=True)
+    y = np.arange(len(table))
+    colours, hatches = zip(*(_bar_style(m, new) for m in table.index))
     for ax, metric in zip(axes, METRICS):
-        ranks = table[f"{metric} rank"]
-        ax.barh(ranks.index, ranks.values, color=[style.colour(m) if m in new else "0.75" for m in ranks.index])
+        found = rank_intervals(results, table.index, metric).loc[table.index]
+        ax.barh(y, found["rank"], color=colours, hatch=hatches, edgecolor="white", lw=0)
+        ax.errorbar(
+            found["rank"],
+            y,
+            xerr=[found["rank"] - found["low"], found["high"] - found["rank"]],
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.9,
+            capsize=2.5,
+        )
+        for row, (value, high) in enumerate(zip(found["rank"], found["high"])):
+            ax.text(high + 0.12, row, f"{value:.2f}", va="center", fontsize=style.TICK_SIZE)
         over = counted(results["dataset"].nunique(), "dataset")
-        ax.set(title=f"{metric}: average rank over {over}", xlabel="rank (1 = best)")
+        ax.set(title=f"{metric}: average rank over {over}", xlabel="average rank (1 = best)")
+        ax.set_xlim(0, len(table) + 0.9)
+        ax.set_yticks(y, labels=table.index)
         ax.tick_params(labelsize=style.TICK_SIZE)
     axes[0].invert_yaxis()
-    fig.tight_layout()
+    caption = "Error bars: the 95 % bootstrap interval of the average rank over the datasets (2,000 resamples)."
+    if "///" in hatches:
+        caption += "\nHatched: the class-conditioned draw (_class) of the objective in the same colour."
+    fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=style.TICK_SIZE)
+    fig.tight_layout(rect=(0, 0.03 * (caption.count("\n") + 1) + 0.01, 1, 1))
     return fig
 
 
@@ -346,7 +390,13 @@ def write(results: pd.DataFrame, new, compared, out: Path) -> Path:
         "",
     ]
     plots.savefig(rank_figure(results, new, compared), figures / "ranks")
-    lines += ["![average ranks](figures/ranks.png)", ""]
+    hatched = "; a class-conditioned variant (`_class`) hatched in its objective's colour" if class_pairs(new) else ""
+    lines += [
+        "![average ranks](figures/ranks.png)",
+        "",
+        f"*Average ranks with the 95 % bootstrap interval of each over the datasets (2,000 resamples){hatched}.*",
+        "",
+    ]
     for metric in METRICS:
         fig, rt = cd_figure(results, new, compared, metric)
         plots.savefig(fig, figures / f"cd_{metric}")
