@@ -15,6 +15,7 @@ import pickle
 import pkgutil
 import runpy
 import sys
+import threading
 import types
 from pathlib import Path
 
@@ -79,6 +80,9 @@ def test_a_value_put_in_builtins_is_keyed_by_value(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "MINE_SCALE", 2.0)
     assert identity_of(tmp_path, "MINE_SCALE") != first
     assert identity_of(tmp_path, "abs(-1)") == identity_of(tmp_path, "abs(-1)")  # (Python's own: by name)
+    # what an installed package puts there (IPython's get_ipython, a lock) is named, not walked or refused
+    monkeypatch.setattr(builtins, "MINE_LOCK", threading.Lock(), raising=False)
+    assert identity_of(tmp_path, "1.0 if MINE_LOCK else 2.0")
 
 
 @pytest.mark.parametrize(

@@ -680,7 +680,7 @@ class _Walker:
             elif hasattr(builtins, name):
                 self.put("builtin", name)
                 value = getattr(builtins, name)
-                if not isinstance(value, _BUILTIN_KINDS):  # (builtins.SCALE = 2: a value of the user's)
+                if _put_in_builtins(value):  # (builtins.SCALE = 2: a value of the user's)
                     self.value(value, f"builtins.{name}")
         if _IMPORTS_BY_NAME.intersection(names):
             self.imported_by_name(code, path, refuse="modules" not in names)
@@ -791,9 +791,20 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-_BUILTIN_KINDS = (types.BuiltinFunctionType, type, type(NotImplemented), type(Ellipsis), bool)
-"""What Python's own builtins are (functions, classes, constants): named; any other value found in
-``builtins`` (``builtins.SCALE = 2``, set by a user) is keyed by value."""
+def _put_in_builtins(value) -> bool:
+    """Whether a value found in ``builtins`` is one a user put there (``builtins.SCALE = 2``: data, an
+    array, or a function, class or object of the user's code), keyed by value; Python's own
+    (functions, classes, constants) and what an installed package puts there (IPython's
+    ``get_ipython``, site's ``help``) are named."""
+    if isinstance(value, (types.BuiltinFunctionType, type(NotImplemented), type(Ellipsis), bool)):
+        return False
+    if isinstance(value, (*_PLAIN, list, tuple, dict, set, frozenset)):
+        return True
+    if type(value).__module__ in ("numpy", "torch") or isinstance(value, (types.FunctionType, type)):
+        return type(value).__module__ in ("numpy", "torch") or is_followed(value.__module__)
+    return is_followed(type(value).__module__)
+
+
 _DYNAMIC_ATTRIBUTES = frozenset(
     "getattr hasattr vars dir __dict__ __getattribute__ attrgetter methodcaller getmembers getattr_static".split()
 )
