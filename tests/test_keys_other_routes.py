@@ -173,10 +173,12 @@ def test_files_read_through_loaders_runpy_and_folder_listings_are_recorded(tmp_p
     import importlib
 
     importlib.import_module("knobs_package")
+    (tmp_path / "later.py").write_text("Y = 1\n")
+    sys.path_importer_cache.pop(str(tmp_path), None)  # (the import below lists tmp_path afresh)
     with identity.files_read() as opened:
         pkgutil.get_data("knobs_package", "weights.json")
         runpy.run_path(str(tmp_path / "params.py"))
-        importlib.import_module("imported_now")
+        importlib.import_module("imported_now")  # (an import lists its folder and reads its file: neither counts)
         os.listdir(package)
     real = os.path.realpath
     assert sorted(identity.data_files(opened)) == sorted(

@@ -1300,13 +1300,13 @@ def _on_audit(event: str, arguments) -> None:
     opened = _READING.get(threading.get_ident())
     if opened is None:
         return
+    if _importing():
+        return  # (a module's file read, or its folder listed, by an import: its code is keyed as code, where reached)
     if event != "open":  # (os.listdir, os.scandir: Path.iterdir, glob, os.walk)
         folder = arguments[0] if arguments else None
         if folder is None or isinstance(folder, (str, bytes, os.PathLike)):
             opened.add(LISTED + os.path.realpath(os.fsdecode(folder if folder is not None else ".")))
         return
-    if _importing():
-        return  # (a module's file read by an import: its code is keyed as code, where reached)
     path, mode, flags = (*arguments, None, None)[:3]
     writes = (
         ("w" in mode or "a" in mode or "x" in mode) if isinstance(mode, str) else bool(flags and flags & os.O_WRONLY)
