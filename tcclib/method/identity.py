@@ -698,8 +698,9 @@ class _Walker:
             parts = [value]
             if isinstance(value, type):
                 parts += [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
-            for part in parts:
-                self.put("documented", name, repr(part.__doc__), repr(vars(part).get("__annotations__", {})))
+            for part in parts:  # (a class's own annotations; a function's are no entry of its __dict__)
+                notes = vars(part).get("__annotations__", {}) if isinstance(part, type) else part.__annotations__
+                self.put("documented", name, repr(part.__doc__), repr(notes))
 
     def imported_by_name(self, code: types.CodeType, path: str, refuse: bool = True) -> None:
         """The user's modules a function imports or finds by a string (``importlib.import_module("h")``,
@@ -1425,5 +1426,9 @@ def files_digest(paths, named: str = "user code") -> str:
             content = f"unreadable-{type(e).__name__}"
         parts.append(content)  # (the bytes alone: the same files elsewhere key the same)
     for folder in users_folders(paths):  # (a folder listed: the names in it, not where it is)
-        parts.append("listed:" + hashlib.sha256("\n".join(sorted(os.listdir(folder))).encode()).hexdigest())
+        try:
+            names = "\n".join(sorted(os.listdir(folder)))
+        except OSError as e:
+            names = f"unreadable-{type(e).__name__}"
+        parts.append("listed:" + hashlib.sha256(names.encode()).hexdigest())
     return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:HASH_CHARS] if parts else ""
