@@ -212,3 +212,107 @@ def test_a_users_compiled_module_is_keyed_by_its_files_bytes(tmp_path, monkeypat
     file.write_bytes(b"\x7fELF another build")
     assert first and identity._extension_digest(module) != first
     assert identity._extension_digest(os) == "" and identity._extension_digest(sys) == ""  # (installed, built in)
+
+
+def test_a_submodule_of_a_package_picked_by_a_string_is_keyed_whole(tmp_path, monkeypatch):
+    """``getattr(configs, self.kind).SCALE``: one settings module per variant, chosen by name."""
+    package = tmp_path / "mine_configs"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import fast\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def with_scale(scale: float) -> dict:
+        (package / "fast.py").write_text(f"SCALE = {scale}\n")
+        for name in ("mine_configs", "mine_configs.fast"):
+            sys.modules.pop(name, None)
+        return identity_of(tmp_path, 'getattr(mine_configs, "fast").SCALE', "import mine_configs")
+
+    assert with_scale(1.0) != with_scale(2.0)
+
+
+def test_a_module_found_in_sys_modules_by_a_computed_name_is_refused(tmp_path):
+    with pytest.raises(plugins.PluginError, match=r"Mine.loss imports a module by a computed name"):
+        identity_of(tmp_path, 'sys.modules["mine_" + "knobs"].SCALE')
+    # its own module, found through its class, is keyed whole
+    own = "sys.modules[type(self).__module__].SCALE"
+    assert identity_of(tmp_path, own, "SCALE = 1.0") != identity_of(tmp_path, own, "SCALE = 2.0")
+
+
+@pytest.mark.parametrize("factor", ["float(sys.stdin.readline() or 1)", "float(input() or 1)"])
+def test_standard_input_read_as_the_code_runs_is_refused(factor, tmp_path):
+    with pytest.raises(plugins.PluginError, match=r"Mine.loss reads the environment \((sys.stdin|input\(\))"):
+        identity_of(tmp_path, factor)
+
+
+def test_a_value_put_in_builtins_and_read_by_a_string_is_keyed(tmp_path, monkeypatch):
+    for read in ('getattr(builtins, "MINE_GAIN")', 'vars(builtins)["MINE_GAIN"]'):
+        monkeypatch.setattr(builtins, "MINE_GAIN", 1.0, raising=False)
+        first = identity_of(tmp_path, read)
+        monkeypatch.setattr(builtins, "MINE_GAIN", 2.0)
+        assert identity_of(tmp_path, read) != first, read
+
+
+def test_comments_read_as_data_through_getsource_are_keyed(tmp_path):
+    helper = "def gain():\n    # scale={}\n    return 1\n"
+    read = 'float(inspect.getsource(gain).split("scale=")[1].split()[0])'
+    assert identity_of(tmp_path, read, helper.format(1.0)) != identity_of(tmp_path, read, helper.format(2.0))
+
+
+def test_slots_an_objects_own_pickling_leaves_out_are_keyed():
+    class Knob:
+        __slots__ = ("scale", "label")
+
+        def __init__(self, scale):
+            self.scale, self.label = scale, "knob"
+
+        def __getstate__(self):
+            return {"label": self.label}
+
+    def state_of(knob) -> str:
+        walker = identity._Walker("objective 'mine' (mine.py)", "its state")
+        walker.value({"knob": knob}, "mine")
+        return walker.digest()
+
+    assert state_of(Knob(1.0)) != state_of(Knob(2.0))
+
+
+def test_a_file_opened_to_append_and_read_is_recorded_and_so_is_a_folder_under_dev_shm(tmp_path):
+    (tmp_path / "log.txt").write_text("1\n")
+    with identity.files_read() as opened:
+        with open(tmp_path / "log.txt", "a+") as handle:
+            handle.seek(0)
+            handle.read()
+        with open(tmp_path / "written.txt", "a") as handle:  # (appended only: no read)
+            handle.write("x")
+    assert identity.data_files(opened) == [os.path.realpath(tmp_path / "log.txt")]
+    if os.path.isdir("/dev/shm"):
+        folder = Path("/dev/shm") / f"tcc_keys_test_{os.getpid()}"
+        folder.mkdir()
+        try:
+            with identity.files_read() as opened:
+                os.listdir(folder)
+            assert identity.users_folders(opened) == [str(folder)]
+        finally:
+            folder.rmdir()
+
+
+def test_a_users_baseline_fits_under_global_generators_set_from_the_split_seed():
+    """A model without ``random_state`` draws from numpy's global generator: what the process seeded
+    before (a plugin's top-level ``np.random.seed(SEED)``, which no key holds) must not decide it."""
+    import numpy as np
+    from sklearn.ensemble import RandomForestClassifier
+
+    from tcclib.method import baselines
+
+    registry.register_baseline("mine_forest", lambda seed, cfg: RandomForestClassifier(n_estimators=3, max_depth=2))
+    try:
+        X, y = np.random.default_rng(0).normal(size=(60, 4)), np.arange(60) % 2
+        fitted = []
+        for before in (0, 1):
+            np.random.seed(before)
+            model = RandomForestClassifier(n_estimators=3, max_depth=2)
+            baselines._fit("mine_forest", model, X, y, 7)
+            fitted.append(model.predict_proba(X))
+        assert np.array_equal(*fitted)
+    finally:
+        registry.unregister("mine_forest")

@@ -9,6 +9,8 @@ training rows, like the paper's pseudo-labelling.  Each baseline is one entry of
 
 from __future__ import annotations
 
+import contextlib
+import random
 from pathlib import Path
 
 import numpy as np
@@ -54,34 +56,37 @@ def run_baselines(prep: Prepared, cfg: Config | None = None, methods=None, did=N
         for m in methods:
             model = _model(m, sp.seed, cfg)
             if registry.get(m).semi_supervised:
-                _fit(m, model, Xtr, np.where(lab, sp.y_train, -1))
+                _fit(m, model, Xtr, np.where(lab, sp.y_train, -1), sp.seed)
                 classes = model.classes_
             else:
                 # fit on the labels present among the labeled rows, renumbered 0..c-1
                 # (XGBoost needs that when a class has no labeled row)
                 present, y = np.unique(sp.y_train[lab], return_inverse=True)
-                _fit(m, model, Xtr[lab], y)
+                _fit(m, model, Xtr[lab], y, sp.seed)
                 classes = present[model.classes_]
             p = np.zeros((len(Xte), prep.n_classes))
-            p[:, classes] = _unkeyed_files_refused(m, "predicted", model.predict_proba, Xte)
+            p[:, classes] = _unkeyed_files_refused(m, "predicted", sp.seed, model.predict_proba, Xte)
             rows.append(_row(prep, did, sp, m, p, lab))
     out = pd.DataFrame(rows)
     out["did"] = out["did"].astype("Int64")
     return out
 
 
-def _fit(name: str, model, X, y) -> None:
+def _fit(name: str, model, X, y, seed: int) -> None:
     """``model.fit(X, y)`` (:func:`_unkeyed_files_refused`)."""
-    _unkeyed_files_refused(name, "fit", model.fit, X, y)
+    _unkeyed_files_refused(name, "fit", seed, model.fit, X, y)
 
 
-def _unkeyed_files_refused(name: str, doing: str, call, *args):
+def _unkeyed_files_refused(name: str, doing: str, seed: int, call, *args):
     """``call(*args)``, a step of baseline ``name``'s model (``doing``: ``"fit"``, ``"predicted"``); a
     user's model that opens a file of the user's as it does so is refused in one line (no key sees
-    it; the files its factory opens when called are keyed)."""
+    it; the files its factory opens when called are keyed).  A user's model runs with the global
+    random generators (numpy's, Python's, torch's) set from the split's ``seed``: a model that draws
+    from them (no ``random_state``) fits the same whatever the process seeded before (a plugin's
+    top-level ``np.random.seed(SEED)``, which no key holds)."""
     if registry.get(name).from_tcclib:
         return call(*args)
-    with identity.files_read() as opened:
+    with identity.files_read() as opened, _global_randomness(seed):
         out = call(*args)
     read = identity.data_files(opened)
     if read:
@@ -91,6 +96,21 @@ def _unkeyed_files_refused(name: str, doing: str, call, *args):
             f"their bytes when it is called, or into a module constant"
         )
     return out
+
+
+@contextlib.contextmanager
+def _global_randomness(seed: int):
+    """numpy's, Python's and torch's (CPU) global random states set from ``seed`` inside the block, put back after."""
+    states = np.random.get_state(), random.getstate(), torch.default_generator.get_state()
+    np.random.seed(seed)
+    random.seed(seed)
+    torch.default_generator.manual_seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(states[0])
+        random.setstate(states[1])
+        torch.default_generator.set_state(states[2])
 
 
 def _row(prep, did, sp, method, prob, lab):

@@ -333,6 +333,7 @@ class _Walker:
         self.hash = hashlib.sha256()
         self.seen: dict[int, int] = {}
         self.alive: list = []  # (so that no id is reused while walking)
+        self.whole: set[str] = set()  # the user's modules walked whole (a package and its submodules)
 
     def digest(self) -> str:
         return self.hash.hexdigest()[:HASH_CHARS]
@@ -507,7 +508,7 @@ class _Walker:
         if _pickles_its_own_way(type(obj)):  # (what its pickle leaves out may be what it computes with)
             self.put("own pickling")
             self.value(type(obj), f"{path} (its class)")
-            self.value(dict(getattr(obj, "__dict__", {})), f"{path} (its attributes)")
+            self.value(_attributes_and_slots(obj), f"{path} (its attributes)")
         if isinstance(reduced, str):  # a module-level singleton, named
             self.put("global", type(obj).__module__, reduced)
             wrapped = getattr(obj, "__wrapped__", None)
@@ -538,13 +539,7 @@ class _Walker:
     def instance_state(self, obj, path: str, leave_out: frozenset = frozenset()) -> None:
         """The whole state of an object whose class is keyed as code: its attributes and slots
         (but those named in ``leave_out``)."""
-        state = {k: v for k, v in getattr(obj, "__dict__", {}).items() if k not in leave_out}
-        for cls in type(obj).__mro__:
-            for slot in cls.__dict__.get("__slots__", ()) if isinstance(cls, type) else ():
-                for name in (slot,) if isinstance(slot, str) else slot:
-                    if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
-                        state[name] = getattr(obj, name)
-        self._state(state, path)
+        self._state({k: v for k, v in _attributes_and_slots(obj).items() if k not in leave_out}, path)
 
     # ------------------------------------------------------------------ code
 
@@ -648,6 +643,8 @@ class _Walker:
         values = [namespace[name] for name in names if name in namespace]
         reached = _modules_reached(values, names, imported)
         environment = _environment_read(values, reached, names, _constants(code))
+        if not environment and "input" in loaded and "input" not in namespace:
+            environment = "input(), standard input"
         if environment:
             raise self.refuse(
                 path, code, f"reads the environment ({environment}) as it runs, which no key sees", _ENVIRONMENT_FIX
@@ -662,9 +659,10 @@ class _Walker:
                 "set `version` on the rule (bump it when what it gives changes)",
             )
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
-        if _DOCUMENTATION_READS.intersection(names):  # (docstrings or annotations read as data)
-            self.documentation(namespace)
-        if by_string and _OWN_MODULE_FINDERS.intersection(names) and function.__module__ in sys.modules:
+        if _DOCUMENTATION_READS.intersection(names):  # (docstrings, annotations or source text read as data)
+            self.documentation(namespace, bool(_SOURCE_READS.intersection(names)), set())
+        own_module = bool(_OWN_MODULE_FINDERS.intersection(names)) and (bool(by_string) or "__module__" in names)
+        if own_module and function.__module__ in sys.modules:
             # (vars(sys.modules[type(self).__module__])["X"], getattr(inspect.getmodule(...), "X"))
             self.module(sys.modules[function.__module__], None)
         for module_name in imports:  # (an import inside the function: `from helpers import f`, `from .h import f`)
@@ -682,19 +680,33 @@ class _Walker:
                 value = getattr(builtins, name)
                 if _put_in_builtins(value):  # (builtins.SCALE = 2: a value of the user's)
                     self.value(value, f"builtins.{name}")
-        if _IMPORTS_BY_NAME.intersection(names):
-            self.imported_by_name(code, path, refuse="modules" not in names)
+        if _IMPORTS_BY_NAME.intersection(names):  # (sys.modules["knobs_" + kind]: refused; its own module: keyed)
+            self.imported_by_name(code, path, refuse=not own_module)
         if function.__dict__:
             self.value(dict(function.__dict__), f"{path} (its attributes)")
 
-    def documentation(self, namespace: dict) -> None:
+    def documentation(self, namespace: dict, source: bool, done: set) -> None:
         """The docstrings and annotations of the user's classes and functions in ``namespace`` (and
-        of the classes' functions), which code that reads them as data (``__doc__``,
-        ``typing.get_type_hints``) computes with: otherwise no key holds them."""
+        of the classes' functions, and of the user's modules it holds), which code that reads them
+        as data (``__doc__``, ``typing.get_type_hints``) computes with: otherwise no key holds them;
+        with ``source``, the text of their files as well, comments included (``inspect.getsource``,
+        ``getcomments``)."""
+        if id(namespace) in done:
+            return
+        done.add(id(namespace))
         for name in sorted(namespace):
             value = namespace[name]
+            if isinstance(value, types.ModuleType) and is_followed(value.__name__):
+                self.documentation(vars(value), source, done)
+                continue
             if not isinstance(value, (type, types.FunctionType)) or not is_followed(getattr(value, "__module__", None)):
                 continue
+            file = getattr(getattr(value, "__code__", None), "co_filename", None) or getattr(
+                sys.modules.get(value.__module__), "__file__", None
+            )
+            if source and file and file not in done:
+                done.add(file)
+                self.put("source text", hashlib.sha256("".join(linecache.getlines(file)).encode()).hexdigest())
             parts = [value]
             if isinstance(value, type):
                 parts += [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
@@ -746,8 +758,19 @@ class _Walker:
         attributes read (``names``; every attribute of its own when reached from a state)."""
         self.put("module", module.__name__)
         _reached(module.__name__)
+        if module is builtins:  # (getattr(builtins, "X"), vars(builtins): the values a user put there)
+            for name in sorted(vars(builtins)) if names is None else names:
+                if name in vars(builtins) and _put_in_builtins(vars(builtins)[name]):
+                    self.put("builtin", name)
+                    self.value(vars(builtins)[name], f"builtins.{name}")
+            return
         if not is_followed(module.__name__):
             return
+        whole = names is None
+        if whole:
+            if module.__name__ in self.whole:
+                return
+            self.whole.add(module.__name__)
         compiled = _extension_digest(module)
         if compiled:
             self.put("compiled", compiled)
@@ -760,8 +783,8 @@ class _Walker:
             if name in vars(module):
                 self.put("attribute", name)
                 value = vars(module)[name]
-                if isinstance(value, types.ModuleType):
-                    self.module(value, names if value is not module else ())
+                if isinstance(value, types.ModuleType):  # (a submodule: whole where its package is)
+                    self.module(value, None if whole else names if value is not module else ())
                 else:
                     self.value(value, f"{_module_label(vars(module))}{name}")
 
@@ -792,6 +815,17 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+def _attributes_and_slots(obj) -> dict:
+    """An object's attributes (its ``__dict__``) and the values of its slots."""
+    state = dict(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        for slot in cls.__dict__.get("__slots__", ()) if isinstance(cls, type) else ():
+            for name in (slot,) if isinstance(slot, str) else slot:
+                if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                    state[name] = getattr(obj, name)
+    return state
+
+
 def _put_in_builtins(value) -> bool:
     """Whether a value found in ``builtins`` is one a user put there (``builtins.SCALE = 2``: data, an
     array, or a function, class or object of the user's code), keyed by value; Python's own
@@ -820,8 +854,9 @@ _ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb", "exp
 runs is refused."""
 _ENVIRONMENT_MODULES = ("os", "posix", "nt", "os.path", "posixpath", "ntpath")
 """The modules whose :data:`_ENVIRONMENT_NAMES` read the environment (``os`` and its C module)."""
-_ARGUMENT_NAMES = frozenset({"argv", "orig_argv"})
-"""``sys``'s names that read the process's command line, which no key sees (as the environment)."""
+_ARGUMENT_NAMES = frozenset({"argv", "orig_argv", "stdin"})
+"""``sys``'s names that read the process's command line or standard input, which no key sees (as the
+environment)."""
 _PROGRAM_MODULES = ("subprocess", "ctypes")
 """Modules that run another program or native code: what it does no key sees."""
 _PROGRAM_NAMES = frozenset(
@@ -829,8 +864,13 @@ _PROGRAM_NAMES = frozenset(
     "spawnvpe execl execle execlp execlpe execv execve execvp execvpe startfile".split()
 )
 """``os``'s names that run another program."""
-_DOCUMENTATION_READS = frozenset({"__doc__", "__annotations__", "get_type_hints", "getdoc", "get_annotations"})
-"""Names whose use reads docstrings or annotations as data: those of the function's module are keyed."""
+_SOURCE_READS = frozenset({"getsource", "getsourcelines", "getcomments", "render_doc", "findsource"})
+"""Names whose use reads source text (comments included) as data: the files of the user's code reached are keyed."""
+_DOCUMENTATION_READS = frozenset({"__doc__", "__annotations__", "get_type_hints", "getdoc", "get_annotations"}) | (
+    _SOURCE_READS
+)
+"""Names whose use reads docstrings or annotations as data: those of the function's module (and the
+user's modules it holds) are keyed."""
 _OWN_MODULE_FINDERS = frozenset({"modules", "getmodule"})
 """Names that find a module at run time (``sys.modules[type(self).__module__]``,
 ``inspect.getmodule``): read by a string too, the function's own module is keyed whole."""
@@ -1309,23 +1349,37 @@ def _on_audit(event: str, arguments) -> None:
             opened.add(LISTED + os.path.realpath(os.fsdecode(folder if folder is not None else ".")))
         return
     path, mode, flags = (*arguments, None, None)[:3]
-    writes = (
-        ("w" in mode or "a" in mode or "x" in mode) if isinstance(mode, str) else bool(flags and flags & os.O_WRONLY)
-    )
+    if isinstance(mode, str):  # ("a+" reads as it appends; "w+" reads what it wrote)
+        writes = "w" in mode or "x" in mode or ("a" in mode and "+" not in mode)
+    else:
+        writes = bool(flags and flags & os.O_WRONLY)
     if isinstance(path, (str, bytes, os.PathLike)) and not writes:
         opened.add(os.path.realpath(os.fsdecode(path)))
 
 
 def _importing() -> bool:
-    """Whether an import is running on this thread's stack (it opens the modules' files): the
-    import system finding and loading a module, not its loaders called by the user's code
-    (``pkgutil.get_data``, ``spec.loader.exec_module``), whose files are data or code run as data."""
+    """Whether an import is running on this thread's stack (it opens the modules' files and lists
+    their folders), or a search of the installed packages' metadata (``importlib.metadata``'s entry
+    points, which a library looks up on its first use: it lists every folder on ``sys.path``); not
+    the loaders called by the user's code (``pkgutil.get_data``, ``spec.loader.exec_module``), whose
+    files are data or code run as data."""
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib") and frame.f_code.co_name in _IMPORT_STEPS:
+        file = frame.f_code.co_filename
+        if file.startswith("<frozen importlib") and frame.f_code.co_name in _IMPORT_STEPS:
+            return True
+        if any(part in file for part in _METADATA_SEARCH):
             return True
         frame = frame.f_back
     return False
+
+
+_METADATA_SEARCH = (
+    f"{os.sep}importlib{os.sep}metadata{os.sep}",
+    f"{os.sep}importlib_metadata{os.sep}",
+    f"{os.sep}pkg_resources{os.sep}",
+)
+"""Where the installed packages' metadata is searched (the standard library's and its backports)."""
 
 
 _IMPORT_STEPS = frozenset({"_find_and_load", "_find_and_load_unlocked", "_load", "_gcd_import"})
@@ -1393,7 +1447,12 @@ def users_folders(paths) -> list[str]:
     """The user's folders that ``paths`` (:func:`files_read`) say were listed, sorted."""
     folders = (path.removeprefix(LISTED) for path in paths if path.startswith(LISTED))
     return sorted(
-        f for f in folders if not f.startswith(("/proc/", "/sys/", "/dev/")) and os.path.isdir(f) and own_code_file(f)
+        f
+        for f in folders
+        if not f.startswith(("/proc/", "/sys/"))
+        and (not f.startswith("/dev") or f.startswith("/dev/shm/"))
+        and os.path.isdir(f)
+        and own_code_file(f)
     )
 
 
