@@ -14,6 +14,7 @@ import os
 import pickle
 import pkgutil
 import runpy
+import subprocess
 import sys
 import threading
 import types
@@ -316,3 +317,68 @@ def test_a_users_baseline_fits_under_global_generators_set_from_the_split_seed()
         assert np.array_equal(*fitted)
     finally:
         registry.unregister("mine_forest")
+
+
+@pytest.mark.parametrize(
+    "factor, prelude",
+    [
+        ("sum(1 for _ in torch.nn.Linear(2, 2).modules())", ""),  # (a weight-init loop: no module table)
+        (
+            "len(logging.getLogger(__name__).name) * 0 + sum(1 for _ in torch.nn.Linear(2, 2).modules())",
+            "import logging",
+        ),
+        ("1.0 if os.path.sep and platform.system() else 2.0", "import os\nimport platform"),
+        ('1.0 if os.path.sep and "stdin" != "environ" else 2.0', "import os"),
+    ],
+    ids=["net.modules()", "getLogger(__name__) and net.modules()", "platform.system() beside os", "the word stdin"],
+)
+def test_ordinary_code_that_only_names_like_a_risky_read_is_not_refused(factor, prelude, tmp_path):
+    """Refusals go by what the code reads off which module (``sys.modules``, ``os.system``,
+    ``os.environ``), not by a name anywhere in it."""
+    assert identity_of(tmp_path, factor, prelude)
+
+
+def test_a_constant_of_yours_named_like_the_registry_does_not_key_everything_registered(tmp_path):
+    """Code that reads tcclib's registry holds everything registered; a constant of the user's
+    named ``METHODS`` is no registry, so loading another plugin moves nothing."""
+    first = identity_of(tmp_path, 'float(len(METHODS["a"]))', 'METHODS = {"a": [1]}')
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "other_rule.py").write_text(
+        "from tcclib.method import registry, rules\n\n\n"
+        "class Other(rules.HowRule):\n    name = 'other_rule'\n\n"
+        "    def donors(self, members, state, u):\n        return (u * members.shape[1]).long()\n\n\n"
+        "registry.register_method('other_rule', Other(), 'uniform', replace=True)\n"
+    )
+    plugins.load(str(other / "other_rule.py"))
+    try:
+        assert keys.code_identities(Config(methods=("mine",), **TINY))["mine"] == first
+    finally:
+        registry.unregister("other_rule")
+
+
+def test_code_without_source_holding_a_set_literal_keys_the_same_in_every_process(tmp_path):
+    script = (
+        "import sys\nfrom tcclib.method import identity\n"
+        "def pick(x):\n    return x in {'alpha', 'beta', 'gamma', 'delta'}\n"
+        "print(identity._bytecode_text(pick.__code__))\n"
+    )
+    texts = {
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(texts) == 1 and "frozenset(" in texts.pop()
+
+
+def test_a_listed_folders_hidden_entries_and_caches_are_no_part_of_its_key(tmp_path):
+    (tmp_path / "settings.json").write_text("{}")
+    with identity.files_read() as opened:
+        sorted(tmp_path.glob("*.json"))
+    first = identity.files_digest(opened)
+    for incidental in (".ipynb_checkpoints", "__pycache__", ".settings.json.swp", "settings.json~"):
+        (tmp_path / incidental).mkdir() if "." not in incidental[1:] else (tmp_path / incidental).write_text("")
+    assert identity.files_digest(opened) == first
+    (tmp_path / "more.json").write_text("{}")
+    assert identity.files_digest(opened) != first

@@ -616,15 +616,21 @@ class _Walker:
         self.put("function", function.__qualname__, _source_or_bytecode(function, self))
         self.defaults_and_closure(function, path)
         names = _global_names(code)
-        if REGISTRY_NAMES.intersection(names):
-            _reached("tcclib.method.registry")
         namespace = function.__globals__
+        read_from = _module_attributes(code, namespace)  # ({(module, attribute)}: os.environ, sys.modules)
+        # (sys.modules read, not net.modules(): a table of modules found by strings, the registry among them)
+        module_table = ("sys", "modules") in read_from or namespace.get("modules") is sys.modules
+        imports = _imported_modules(code, function.__globals__.get("__package__"))
+        if _reaches_registry(names, namespace, read_from, imports) or module_table:
+            _reached("tcclib.method.registry")
         loaded = _loaded_globals(code)
         reads_globals = "/".join(f"{name}()" for name in sorted(_DYNAMIC_GLOBALS.intersection(loaded)))
-        if not reads_globals and "modules" in names and "__name__" in loaded:
+        if not reads_globals and module_table and "__name__" in loaded:
             reads_globals = "sys.modules[__name__]"  # (its own module looked up by a string, as globals())
         verb = "calls"
         strings = {c for c in _constants(code) if isinstance(c, str)}  # (getattr(helper, "__globals__"))
+        by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
+        finds_modules = _IMPORTS_BY_NAME.intersection(names) | ({"modules"} if module_table else set())
         frame_globals = _FRAME_GLOBALS.intersection({*names, *strings})
         if not reads_globals and frame_globals:  # (sys._getframe().f_globals["X"])
             verb, reads_globals = "reads", "/".join(f".{name}" for name in sorted(frame_globals))
@@ -636,20 +642,25 @@ class _Walker:
                 "by names a key cannot follow (keying them all would retrain at every change of any of them): look "
                 "helpers up in a dict of your own (HELPERS = {'one': one}) instead",
             )
-        imports = _imported_modules(code, function.__globals__.get("__package__"))
         imported = list(imports)
-        if _IMPORTS_BY_NAME.intersection(names):  # (__import__("os"), import_module("os"))
+        if finds_modules:  # (__import__("os"), import_module("os"))
             imported += [c for c in _constants(code) if isinstance(c, str)]
         values = [namespace[name] for name in names if name in namespace]
         reached = _modules_reached(values, names, imported)
-        environment = _environment_read(values, reached, names, _constants(code))
+        by_name = strings if by_string else set()  # (getattr(os, "environ"), vars(os)["getenv"])
+
+        def read(modules) -> set[str]:  # (what the code reads off these modules: os.environ, not self.environ)
+            loose = names if set(imported).intersection(modules) else ()  # (__import__("os").environ: by name)
+            return {a for m, a in read_from if m in modules} | set(loose) | by_name
+
+        environment = _environment_read(values, reached, read(_ENVIRONMENT_MODULES), read(("sys",)))
         if not environment and "input" in loaded and "input" not in namespace:
             environment = "input(), standard input"
         if environment:
             raise self.refuse(
                 path, code, f"reads the environment ({environment}) as it runs, which no key sees", _ENVIRONMENT_FIX
             )
-        program = _program_run(values, reached, names)
+        program = _program_run(values, reached, read(("os", "posix", "nt")))
         if program:
             raise self.refuse(
                 path,
@@ -658,10 +669,9 @@ class _Walker:
                 "run it where the object is made and pass what it gives to the constructor (the object's state), or "
                 "set `version` on the rule (bump it when what it gives changes)",
             )
-        by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
         if _DOCUMENTATION_READS.intersection(names):  # (docstrings, annotations or source text read as data)
             self.documentation(namespace, bool(_SOURCE_READS.intersection(names)), set())
-        own_module = bool(_OWN_MODULE_FINDERS.intersection(names)) and (bool(by_string) or "__module__" in names)
+        own_module = (module_table or "getmodule" in names) and (bool(by_string) or "__module__" in names)
         if own_module and function.__module__ in sys.modules:
             # (vars(sys.modules[type(self).__module__])["X"], getattr(inspect.getmodule(...), "X"))
             self.module(sys.modules[function.__module__], None)
@@ -680,7 +690,7 @@ class _Walker:
                 value = getattr(builtins, name)
                 if _put_in_builtins(value):  # (builtins.SCALE = 2: a value of the user's)
                     self.value(value, f"builtins.{name}")
-        if _IMPORTS_BY_NAME.intersection(names):  # (sys.modules["knobs_" + kind]: refused; its own module: keyed)
+        if finds_modules:  # (sys.modules["knobs_" + kind]: refused; its own module: keyed)
             self.imported_by_name(code, path, refuse=not own_module)
         if function.__dict__:
             self.value(dict(function.__dict__), f"{path} (its attributes)")
@@ -871,27 +881,24 @@ _DOCUMENTATION_READS = frozenset({"__doc__", "__annotations__", "get_type_hints"
 )
 """Names whose use reads docstrings or annotations as data: those of the function's module (and the
 user's modules it holds) are keyed."""
-_OWN_MODULE_FINDERS = frozenset({"modules", "getmodule"})
-"""Names that find a module at run time (``sys.modules[type(self).__module__]``,
-``inspect.getmodule``): read by a string too, the function's own module is keyed whole."""
-_IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "modules"})
-"""Names whose use imports or finds a module by a string: the user's modules its strings name are keyed."""
+_IMPORTS_BY_NAME = frozenset({"import_module", "__import__"})
+"""Names whose use imports a module by a string: the user's modules its strings name are keyed (as
+those ``sys.modules`` finds: ``module_table`` in :meth:`_Walker.function`)."""
 
 
-def _environment_read(values, reached: set[str], names, constants=()) -> str:
+def _environment_read(values, reached: set[str], names, sys_names=()) -> str:
     """How a function whose global values are ``values`` (:func:`_modules_reached`: ``reached``;
-    ``names``: its global and attribute names; ``constants``: its constants) reads the environment:
-    ``os.environ`` (``os``, ``posix`` or ``os.path`` read with one of its environment names, as a
-    name or a string: ``getattr(os, "environ")``, ``vars(os)["getenv"]``, ``os.path.expandvars``;
-    or ``from os import environ``), or the command line (``sys.argv``, ``from sys import argv``),
-    empty when it does not."""
-    strings = {c for c in constants if isinstance(c, str)}
+    ``names``: what it reads off ``os``, ``posix`` or ``os.path``, ``sys_names`` off ``sys``, by
+    name or, where it looks attributes up by a string, as a string) reads the environment:
+    ``os.environ`` (``getattr(os, "environ")``, ``vars(os)["getenv"]``, ``os.path.expandvars``;
+    or ``from os import environ``), or the command line or standard input (``sys.argv``,
+    ``sys.stdin``, ``from sys import argv``), empty when it does not."""
     if reached.intersection(_ENVIRONMENT_MODULES):
-        found = sorted(_ENVIRONMENT_NAMES.intersection({*names, *strings}))
+        found = sorted(_ENVIRONMENT_NAMES.intersection(names))
         if found:
             return f"os.{found[0]}"
     if "sys" in reached:
-        found = sorted(_ARGUMENT_NAMES.intersection({*names, *strings}))
+        found = sorted(_ARGUMENT_NAMES.intersection(sys_names))
         if found:
             return f"sys.{found[0]}"
     for value in values:
@@ -902,7 +909,7 @@ def _environment_read(values, reached: set[str], names, constants=()) -> str:
     return ""
 
 
-def _program_run(values, reached: set[str], names) -> str:
+def _program_run(values, reached: set[str], names) -> str:  # (names: what it reads off os)
     """How a function (as :func:`_environment_read` sees it) runs another program or native code
     (``subprocess``, ``os.popen``, ``os.system``, ``ctypes``), empty when it does not."""
     for module_name in _PROGRAM_MODULES:
@@ -913,6 +920,48 @@ def _program_run(values, reached: set[str], names) -> str:
         if found:
             return f"os.{found[0]}"
     return ""
+
+
+def _module_attributes(code: types.CodeType, namespace: dict) -> set[tuple[str, str]]:
+    """``(module, attribute)`` for each attribute ``code`` (and the code nested in it) reads off a
+    module: ``os.environ`` is ``("os", "environ")``, ``os.path.expandvars`` adds ``("posixpath",
+    "expandvars")``, ``sys.modules`` ``("sys", "modules")``; ``net.modules()`` is none.  A name is a
+    module where ``namespace`` (its globals) holds one, or, for a local or free name, where a module
+    of that name is imported (``import os`` inside the function)."""
+    found = set()
+    for current in _nested(code):
+        receiver = None
+        for instruction in dis.get_instructions(current):
+            op, name = instruction.opname, str(instruction.argval)
+            if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+                value = namespace[name] if name in namespace else getattr(builtins, name, None)
+            elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"):
+                value = sys.modules.get(name)
+            elif op in ("LOAD_ATTR", "LOAD_METHOD") and receiver is not None:
+                found.add((receiver.__name__, name))
+                value = getattr(receiver, name, None)
+            else:
+                value = None
+            receiver = value if isinstance(value, types.ModuleType) else None
+    return found
+
+
+def _reaches_registry(names, namespace: dict, read_from: set, imports=()) -> bool:
+    """Whether code whose global and attribute ``names`` are these reads tcclib's registry: a global
+    whose value is the registry or one of its tables (``registry``, ``METHODS``), one of their
+    names read off a module of tcclib's (``tcclib.METHODS``, ``config.METHODS``) or imported from
+    tcclib inside the function (``imports``); a constant of the user's named ``METHODS`` is none."""
+    wanted = REGISTRY_NAMES.difference({"modules"}).intersection(names)
+    if not wanted:
+        return False
+    registry_module = sys.modules.get("tcclib.method.registry")
+    tables = {id(registry_module), *(id(getattr(registry_module, n, None)) for n in REGISTRY_NAMES)}
+    for name in wanted:
+        if name in namespace and id(namespace[name]) in tables and namespace[name] is not None:
+            return True
+    if any(is_tcclib(module) for module in imports):
+        return True
+    return any(is_tcclib(module) and attribute in wanted for module, attribute in read_from)
 
 
 def _modules_reached(values, names, imported) -> set[str]:
@@ -1242,11 +1291,21 @@ def _docstring_starts(source: str) -> set[tuple[int, int]]:
     return starts
 
 
+def _constant_text(constant) -> str:
+    """A constant as text, the same in every process: a set literal's frozenset in sorted order (its
+    repr follows the process's string hash seed)."""
+    if isinstance(constant, frozenset):
+        return "frozenset(" + ", ".join(sorted(_constant_text(c) for c in constant)) + ")"
+    if isinstance(constant, tuple):  # (repr's text where it holds no set)
+        return "(" + ", ".join(_constant_text(c) for c in constant) + ("," if len(constant) == 1 else "") + ")"
+    return repr(constant)
+
+
 def _bytecode_text(code: types.CodeType) -> str:
     """A stable text of compiled code (no addresses, no line numbers): what a Python version
     compiles, so it is that version's (code without a source: ``python -c``, generated code)."""
     consts = [
-        f"<{_bytecode_text(c)}>" if isinstance(c, types.CodeType) else f"{type(c).__name__}:{c!r}"
+        f"<{_bytecode_text(c)}>" if isinstance(c, types.CodeType) else f"{type(c).__name__}:{_constant_text(c)}"
         for c in code.co_consts
     ]
     return ":".join(
@@ -1456,6 +1515,12 @@ def users_folders(paths) -> list[str]:
     )
 
 
+def _incidental(name: str) -> bool:
+    """A folder entry no code of the user's means to read: hidden ones (``.ipynb_checkpoints``, an
+    editor's swap file), ``__pycache__``, an editor's backup (``rule.py~``)."""
+    return name.startswith(".") or name == "__pycache__" or name.endswith("~")
+
+
 def _imported_files() -> set[str]:
     files = set()
     for module in list(sys.modules.values()):
@@ -1486,7 +1551,7 @@ def files_digest(paths, named: str = "user code") -> str:
         parts.append(content)  # (the bytes alone: the same files elsewhere key the same)
     for folder in users_folders(paths):  # (a folder listed: the names in it, not where it is)
         try:
-            names = "\n".join(sorted(os.listdir(folder)))
+            names = "\n".join(sorted(name for name in os.listdir(folder) if not _incidental(name)))
         except OSError as e:
             names = f"unreadable-{type(e).__name__}"
         parts.append("listed:" + hashlib.sha256(names.encode()).hexdigest())
