@@ -382,3 +382,19 @@ def test_a_listed_folders_hidden_entries_and_caches_are_no_part_of_its_key(tmp_p
     assert identity.files_digest(opened) == first
     (tmp_path / "more.json").write_text("{}")
     assert identity.files_digest(opened) != first
+
+
+@pytest.mark.parametrize(
+    "factor, prelude",
+    [
+        ('float((alias := os).environ.get("MINE_SCALE", "1"))', "import os"),
+        ('float(os.path.expandvars("${MINE_SCALE:-1}") or 1)', "import os"),
+        ('float(getattr(os, "environ").get("MINE_SCALE", "1"))', "import os"),
+    ],
+    ids=["an alias of os", "os.path.expandvars", "getattr(os, 'environ')"],
+)
+def test_the_environment_read_through_an_alias_or_a_string_is_still_refused(factor, prelude, tmp_path):
+    """Refusals go by what is read off os (above), and where the analysis loses the module (an alias,
+    a module passed on) by the names the code reads, as before it."""
+    with pytest.raises(plugins.PluginError, match=r"Mine.loss reads the environment \(os\.(environ|expandvars)\)"):
+        identity_of(tmp_path, factor, prelude)

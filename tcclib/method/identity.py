@@ -650,7 +650,8 @@ class _Walker:
         by_name = strings if by_string else set()  # (getattr(os, "environ"), vars(os)["getenv"])
 
         def read(modules) -> set[str]:  # (what the code reads off these modules: os.environ, not self.environ)
-            loose = names if set(imported).intersection(modules) else ()  # (__import__("os").environ: by name)
+            lost = set(imported).intersection(modules) or any((ESCAPED, m) in read_from for m in modules)
+            loose = names if lost else ()  # (__import__("os").environ, o = os; o.environ: by name)
             return {a for m, a in read_from if m in modules} | set(loose) | by_name
 
         environment = _environment_read(values, reached, read(_ENVIRONMENT_MODULES), read(("sys",)))
@@ -927,23 +928,38 @@ def _module_attributes(code: types.CodeType, namespace: dict) -> set[tuple[str, 
     module: ``os.environ`` is ``("os", "environ")``, ``os.path.expandvars`` adds ``("posixpath",
     "expandvars")``, ``sys.modules`` ``("sys", "modules")``; ``net.modules()`` is none.  A name is a
     module where ``namespace`` (its globals) holds one, or, for a local or free name, where a module
-    of that name is imported (``import os`` inside the function)."""
+    of that name is imported (``import os`` inside the function).  A module the analysis loses
+    track of is marked ``(ESCAPED, module)``: one loaded and not read from at once (``o = os``,
+    ``helper(os)``), or one whose name is read off another object (``self.os.environ``); what such
+    code reads off it is judged by its names, as before this analysis."""
     found = set()
     for current in _nested(code):
         receiver = None
         for instruction in dis.get_instructions(current):
             op, name = instruction.opname, str(instruction.argval)
+            attribute = op in ("LOAD_ATTR", "LOAD_METHOD")
+            if receiver is not None and not attribute:
+                found.add((ESCAPED, receiver.__name__))
             if op in ("LOAD_GLOBAL", "LOAD_NAME"):
                 value = namespace[name] if name in namespace else getattr(builtins, name, None)
             elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"):
                 value = sys.modules.get(name)
-            elif op in ("LOAD_ATTR", "LOAD_METHOD") and receiver is not None:
+            elif attribute and receiver is not None:
                 found.add((receiver.__name__, name))
                 value = getattr(receiver, name, None)
+            elif attribute and isinstance(sys.modules.get(name), types.ModuleType):  # (self.os: a module held)
+                found.add((ESCAPED, name))
+                value = None
             else:
                 value = None
             receiver = value if isinstance(value, types.ModuleType) else None
+        if receiver is not None:
+            found.add((ESCAPED, receiver.__name__))
     return found
+
+
+ESCAPED = "<escaped>"
+""":func:`_module_attributes`'s mark of a module whose reads it cannot follow."""
 
 
 def _reaches_registry(names, namespace: dict, read_from: set, imports=()) -> bool:
