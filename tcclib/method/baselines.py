@@ -9,8 +9,6 @@ training rows, like the paper's pseudo-labelling.  Each baseline is one entry of
 
 from __future__ import annotations
 
-import contextlib
-import random
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +17,7 @@ import torch
 
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import Prepared
-from tcclib.method import identity, registry
+from tcclib.method import identity, registry, rules
 from tcclib.method.config import BASELINES, Config
 from tcclib.method.metrics import accuracy, auroc
 
@@ -86,7 +84,7 @@ def _unkeyed_files_refused(name: str, doing: str, seed: int, call, *args):
     top-level ``np.random.seed(SEED)``, which no key holds)."""
     if registry.get(name).from_tcclib:
         return call(*args)
-    with identity.files_read() as opened, _global_randomness(seed):
+    with identity.files_read() as opened, rules.seeded_global_generators(seed):
         out = call(*args)
     read = identity.data_files(opened)
     if read:
@@ -96,21 +94,6 @@ def _unkeyed_files_refused(name: str, doing: str, seed: int, call, *args):
             f"their bytes when it is called, or into a module constant"
         )
     return out
-
-
-@contextlib.contextmanager
-def _global_randomness(seed: int):
-    """numpy's, Python's and torch's (CPU) global random states set from ``seed`` inside the block, put back after."""
-    states = np.random.get_state(), random.getstate(), torch.default_generator.get_state()
-    np.random.seed(seed)
-    random.seed(seed)
-    torch.default_generator.manual_seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(states[0])
-        random.setstate(states[1])
-        torch.default_generator.set_state(states[2])
 
 
 def _row(prep, did, sp, method, prob, lab):

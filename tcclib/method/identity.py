@@ -134,11 +134,11 @@ REGISTRY_MODULES = frozenset({"tcclib.method.registry"})
 identity whose code imports or reads it, or calls a function of it
 (``from tcclib.method.registry import objective``), says so (:attr:`Identity.reaches_registry`)."""
 
-REGISTRY_NAMES = frozenset({"registry", "METHODS", "_OBJECTIVES", "_HOW_RULES", "_WHERE_RULES", "_ENTRIES", "modules"})
-"""Names whose reading reaches the registry from anywhere: ``registry`` (``registry.objective(...)``,
+REGISTRY_NAMES = frozenset({"registry", "METHODS", "_OBJECTIVES", "_HOW_RULES", "_WHERE_RULES", "_ENTRIES"})
+"""The names of the registry and its tables: ``registry`` (``registry.objective(...)``,
 ``tcclib.method.registry``, ``config.registry``), ``METHODS`` (``tcclib.METHODS``,
-``config.METHODS``), its tables, and ``sys.modules``; code that reads one (as a global or an
-attribute) says so too.  Reading ``tcclib`` or ``tcclib.method`` alone does not (a helper such as
+``config.METHODS``); code that reads one of them (:func:`_reaches_registry`), or ``sys.modules``,
+says so too.  Reading ``tcclib`` or ``tcclib.method`` alone does not (a helper such as
 ``tcclib.method.rules.column_donors`` reaches no registered object)."""
 
 _REACHED = threading.local()
@@ -644,7 +644,7 @@ class _Walker:
             )
         imported = list(imports)
         if finds_modules:  # (__import__("os"), import_module("os"))
-            imported += [c for c in _constants(code) if isinstance(c, str)]
+            imported += sorted(strings)
         values = [namespace[name] for name in names if name in namespace]
         reached = _modules_reached(values, names, imported)
         by_name = strings if by_string else set()  # (getattr(os, "environ"), vars(os)["getenv"])
@@ -844,11 +844,9 @@ def _put_in_builtins(value) -> bool:
     ``get_ipython``, site's ``help``) are named."""
     if isinstance(value, (types.BuiltinFunctionType, type(NotImplemented), type(Ellipsis), bool)):
         return False
-    if isinstance(value, (*_PLAIN, list, tuple, dict, set, frozenset)):
+    if isinstance(value, (*_PLAIN, list, tuple, dict, set, frozenset)) or type(value).__module__ in ("numpy", "torch"):
         return True
-    if type(value).__module__ in ("numpy", "torch") or isinstance(value, (types.FunctionType, type)):
-        return type(value).__module__ in ("numpy", "torch") or is_followed(value.__module__)
-    return is_followed(type(value).__module__)
+    return is_followed(value.__module__ if isinstance(value, (types.FunctionType, type)) else type(value).__module__)
 
 
 _DYNAMIC_ATTRIBUTES = frozenset(
@@ -933,28 +931,25 @@ def _module_attributes(code: types.CodeType, namespace: dict) -> set[tuple[str, 
     ``helper(os)``), or one whose name is read off another object (``self.os.environ``); what such
     code reads off it is judged by its names, as before this analysis."""
     found = set()
-    for current in _nested(code):
-        receiver = None
-        for instruction in dis.get_instructions(current):
-            op, name = instruction.opname, str(instruction.argval)
-            attribute = op in ("LOAD_ATTR", "LOAD_METHOD")
-            if receiver is not None and not attribute:
-                found.add((ESCAPED, receiver.__name__))
-            if op in ("LOAD_GLOBAL", "LOAD_NAME"):
-                value = namespace[name] if name in namespace else getattr(builtins, name, None)
-            elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"):
-                value = sys.modules.get(name)
-            elif attribute and receiver is not None:
-                found.add((receiver.__name__, name))
-                value = getattr(receiver, name, None)
-            elif attribute and isinstance(sys.modules.get(name), types.ModuleType):  # (self.os: a module held)
-                found.add((ESCAPED, name))
-                value = None
-            else:
-                value = None
-            receiver = value if isinstance(value, types.ModuleType) else None
-        if receiver is not None:
+    receiver = None  # (each code object ends with a return: no module is carried from one to the next)
+    for op, argument in _instructions(code):
+        name = str(argument)
+        attribute = op in ("LOAD_ATTR", "LOAD_METHOD")
+        if receiver is not None and not attribute:
             found.add((ESCAPED, receiver.__name__))
+        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+            value = namespace[name] if name in namespace else getattr(builtins, name, None)
+        elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"):
+            value = sys.modules.get(name)
+        elif attribute and receiver is not None:
+            found.add((receiver.__name__, name))
+            value = getattr(receiver, name, None)
+        elif attribute and isinstance(sys.modules.get(name), types.ModuleType):  # (self.os: a module held)
+            found.add((ESCAPED, name))
+            value = None
+        else:
+            value = None
+        receiver = value if isinstance(value, types.ModuleType) else None
     return found
 
 
@@ -967,14 +962,14 @@ def _reaches_registry(names, namespace: dict, read_from: set, imports=()) -> boo
     whose value is the registry or one of its tables (``registry``, ``METHODS``), one of their
     names read off a module of tcclib's (``tcclib.METHODS``, ``config.METHODS``) or imported from
     tcclib inside the function (``imports``); a constant of the user's named ``METHODS`` is none."""
-    wanted = REGISTRY_NAMES.difference({"modules"}).intersection(names)
+    wanted = REGISTRY_NAMES.intersection(names)
     if not wanted:
         return False
     registry_module = sys.modules.get("tcclib.method.registry")
-    tables = {id(registry_module), *(id(getattr(registry_module, n, None)) for n in REGISTRY_NAMES)}
-    for name in wanted:
-        if name in namespace and id(namespace[name]) in tables and namespace[name] is not None:
-            return True
+    found = [registry_module, *(getattr(registry_module, n, None) for n in REGISTRY_NAMES)]
+    tables = {id(table) for table in found if table is not None}
+    if any(name in namespace and id(namespace[name]) in tables for name in wanted):
+        return True
     if any(is_tcclib(module) for module in imports):
         return True
     return any(is_tcclib(module) and attribute in wanted for module, attribute in read_from)

@@ -800,24 +800,34 @@ def _with_labels(members: Members, labels) -> Members:
 
 
 @contextlib.contextmanager
-def _fixed_global_randomness():
-    """torch's (CPU), numpy's and Python's global random states fixed for the probe, one torch
-    thread (a probe this small gains nothing from more, and a busy machine's thread pool wakes
-    slowly), all put back after."""
+def seeded_global_generators(seed: int):
+    """torch's (CPU), numpy's and Python's global random states set from ``seed`` inside the block,
+    put back after: what a user's code draws from them is decided by ``seed`` alone."""
     torch_state, numpy_state, python_state = (
         torch.default_generator.get_state(),
         np.random.get_state(),
         random.getstate(),
     )
-    threads = torch.get_num_threads()
-    torch.default_generator.manual_seed(0)  # (torch.manual_seed would seed every accelerator too)
-    np.random.seed(0)
-    random.seed(0)
-    torch.set_num_threads(1)
+    torch.default_generator.manual_seed(seed)  # (torch.manual_seed would seed every accelerator too)
+    np.random.seed(seed)
+    random.seed(seed)
     try:
         yield
     finally:
-        torch.set_num_threads(threads)
         torch.default_generator.set_state(torch_state)
         np.random.set_state(numpy_state)
         random.setstate(python_state)
+
+
+@contextlib.contextmanager
+def _fixed_global_randomness():
+    """The global random states fixed for the probe (:func:`seeded_global_generators` at 0), one
+    torch thread (a probe this small gains nothing from more, and a busy machine's thread pool
+    wakes slowly), all put back after."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with seeded_global_generators(0):
+            yield
+    finally:
+        torch.set_num_threads(threads)
