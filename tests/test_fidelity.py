@@ -455,7 +455,7 @@ def test_zero_importance_row_is_kept_or_made_uniform():
 def test_committed_demo_keys_are_unchanged():
     """The committed demo results keep their content keys: a default run reuses them."""
     ref = ROOT / "outputs" / "demo" / "breast_cancer"
-    cfg = Config.from_dict(json.loads((ref / "config.json").read_text()))
+    cfg = Config.from_dict(store.settings_of(json.loads((ref / "config.json").read_text())))
     assert cfg.departures() == {}
     stored = json.loads((ref / "keys.json").read_text())
     from tcclib.data.sources import load_dataset

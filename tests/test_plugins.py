@@ -254,8 +254,7 @@ def test_the_committed_screens_members_keep_their_keys(tmp_path):
     stored = json.loads((ROOT / "outputs" / "screen" / "kc2" / "config.json").read_text())
     plugins.load(str(ROOT / "examples" / "nearby_rule.py"))
     assert registry.METHODS["nearby"].code() == stored[store.PLUGIN_CODE]["nearby"]
-    recorded = {k: v for k, v in stored.items() if k != store.PLUGIN_CODE}
-    cfg = Config.from_dict({**recorded, "progress": False})
+    cfg = Config.from_dict({**store.settings_of(stored), "progress": False})
     data = os.environ.get("TCC_DATA_DIR") or ROOT.parent / "shared" / "datasets" / "openml-cc18"
     prep = prepare_config(tcclib.load_dataset("kc2", data_dir=data, allow_download=False), cfg)
     committed = json.loads((ROOT / "outputs" / "screen" / "kc2" / "keys.json").read_text())["members"]

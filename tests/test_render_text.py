@@ -32,7 +32,7 @@ def _checker():
 
 def _stored_config(folder: Path) -> Config:
     recorded = json.loads((folder / "config.json").read_text())
-    return Config.from_dict({k: v for k, v in recorded.items() if k != store.PLUGIN_CODE})
+    return Config.from_dict(store.settings_of(recorded))  # (the settings, not the code and data records)
 
 
 # --------------------------------------------------------------------------- shown as Markdown

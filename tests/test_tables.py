@@ -263,13 +263,31 @@ def test_markdown_renderer():
     )
     assert tables.to_markdown(df).splitlines() == [
         "| row | a | b | c | d |",
-        "| --- | --- | --- | --- | --- |",
+        "| --- | ---: | ---: | --- | --- |",  # numbers right-aligned
         "| r1 | 1 | 0.1235 | x\\|y | True |",
         "| r2 | 2 |  | two<br>lines |  |",
     ]
     assert tables.to_markdown(df, index=False).splitlines()[0] == "| a | b | c | d |"
     plain = pd.DataFrame({"a": [1]})
-    assert tables.to_markdown(plain) == "| a |\n| --- |\n| 1 |"
+    assert tables.to_markdown(plain) == "| a |\n| ---: |\n| 1 |"
+
+
+def test_markdown_right_aligns_the_columns_of_numbers_only():
+    df = pd.DataFrame(
+        {
+            "method": ["class", "random", "oracle"],
+            "accuracy": ["**96.2 ± 0.8**", "95.4 ± 0.6", "–"],
+            "wins": ["90.0% (9/10)", "– (0/0)", "66.7% (6/9)"],
+            "p": ["< 0.001", "5.6e-05", "0.26"],
+            "counts": ["3 / 1 / 26", "0 / 0 / 30", ""],
+            "ratio": ["1.2 (x1.4)", "x1.33", "12 s"],
+            "verdict": ["supported", "not shown", "0.5"],
+            "dataset": ["pc1", "kc2", "pc3"],
+            "none": ["–", "", "–"],
+        }
+    )
+    rule = tables.to_markdown(df, index=False).splitlines()[1]
+    assert rule == "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
 
 
 def test_markdown_fixed_decimals_line_a_column_up():
@@ -297,7 +315,7 @@ def test_agreement_summary_says_the_mean_difference_in_the_metrics_decimals():
 def test_markdown_of_paper_style_table():
     res = _results({"balance-scale": (11, {"A": [0.9, 0.91], "B": [0.8, 0.82]})})
     lines = tables.to_markdown(tables.paper_style_table(res, "accuracy", ["A", "B"])).splitlines()
-    assert lines[0] == "| dataset | A | B |" and lines[1] == "| --- | --- | --- |"
+    assert lines[0] == "| dataset | A | B |" and lines[1] == "| --- | ---: | ---: |"
     assert "| balance-scale | **90.50 ± 0.35** | 81.00 ± 0.71 |" in lines
     assert lines[-1] == "| average rank | 1.00 | 2.00 |"
 

@@ -606,7 +606,9 @@ def to_markdown(df: pd.DataFrame, index: bool = True, decimals: int | dict[str, 
     it is a plain unnamed RangeIndex. Floats are shown with 4 significant digits, or with a fixed
     number of decimals (so a column's numbers line up: ``5.30``, ``8.00``): ``decimals`` as a
     number for every column, as ``{column: decimals}`` for those it names; NaN/NA as an empty
-    cell; ``|`` is escaped and newlines become ``<br>``.
+    cell; ``|`` is escaped and newlines become ``<br>``. A column of numbers (``96.2 ± 0.8``,
+    ``< 0.001``, ``90.0% (9/10)``, dashes for none) is right-aligned (``---:``), as a notebook
+    shows a DataFrame's, so that fixed decimals line up; the others are left-aligned.
     """
     d = df
     if index and (df.index.name is not None or not isinstance(df.index, pd.RangeIndex)):
@@ -614,12 +616,32 @@ def to_markdown(df: pd.DataFrame, index: bool = True, decimals: int | dict[str, 
         if df.index.name is None and d.columns[0] == "index":
             d = d.rename(columns={"index": ""})
     header = [_md_cell(c) for c in d.columns]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     by_column = dict.fromkeys(d.columns, decimals) if isinstance(decimals, int) else decimals or {}
     places = [by_column.get(c) for c in d.columns]
-    for row in d.itertuples(index=False, name=None):
-        lines.append("| " + " | ".join(_md_cell(v, n) for v, n in zip(row, places)) + " |")
+    rows = [[_md_cell(v, n) for v, n in zip(row, places)] for row in d.itertuples(index=False, name=None)]
+    rules = ["---:" if _numeric_column([r[i] for r in rows]) else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rules) + " |"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     return "\n".join(lines)
+
+
+_NUMBER = r"[-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?"
+_NUMERIC_CELL = re.compile(
+    rf"(?:[<>≤≥]=?\s*|x|±)?{_NUMBER}(?:\s*(?:±|/)\s*{_NUMBER}|,\s*x?{_NUMBER})*"
+    r"\s*(?:%|s|x)?(?:\s*\([^()]*\))?"
+)
+"""A cell that reads as a number: ``79.28``, ``-0.59``, ``96.2 ± 0.8``, ``90.0% (9/10)``,
+``< 0.001``, ``5.6e-05``, ``1.2 (x1.4)``, ``3 / 1 / 26`` (bold or code marks around it allowed)."""
+_EMPTY_CELL = re.compile(r"|[–—-](?:\s*\([^()]*\))?")
+"""A cell that holds no number: empty, or a dash (``–``, ``– (0/0)``)."""
+
+
+def _numeric_column(cells: list[str]) -> bool:
+    """Whether a column's cells are numbers (and dashes), so that it is right-aligned: at least
+    one number, every other cell empty or a dash."""
+    bare = [cell.strip().strip("*`").strip() for cell in cells]
+    numbers = [cell for cell in bare if not _EMPTY_CELL.fullmatch(cell)]
+    return bool(numbers) and all(_NUMERIC_CELL.fullmatch(cell) for cell in numbers)
 
 
 #: the methods and baselines each kind of set table shows, in order: live views of the registry
