@@ -20,6 +20,7 @@ import threading
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tcclib.artifacts import keys
@@ -398,3 +399,105 @@ def test_the_environment_read_through_an_alias_or_a_string_is_still_refused(fact
     a module passed on) by the names the code reads, as before it."""
     with pytest.raises(plugins.PluginError, match=r"Mine.loss reads the environment \(os\.(environ|expandvars)\)"):
         identity_of(tmp_path, factor, prelude)
+
+
+# --------------------------------------------------------------------------- audit 11: through torch and builtins
+
+
+@pytest.mark.parametrize(
+    "factor, prelude",
+    [
+        ('EVALUATE("SCALE")', "SCALE = 1.0\nEVALUATE = eval"),
+        ('builtins.eval("SCALE")', "SCALE = 1.0"),
+        ('getattr(builtins, "exec")("X = SCALE") or 1.0', "SCALE = 1.0"),
+    ],
+    ids=["an alias of eval", "builtins.eval", "getattr(builtins, 'exec')"],
+)
+def test_eval_and_exec_under_another_name_are_refused_as_the_names_are(factor, prelude, tmp_path):
+    with pytest.raises(plugins.PluginError, match=r"(eval|exec)\(\), which reads its module's globals"):
+        identity_of(tmp_path, factor, prelude)
+
+
+def test_a_custom_operator_of_the_users_is_refused_with_the_fix(tmp_path):
+    prelude = (
+        '@torch.library.custom_op("{}::boost", mutates_args=())\n'
+        "def boost(z: torch.Tensor) -> torch.Tensor:\n    return z * 1.0\n"
+    )  # (an operator's name is taken for the process: each load below defines another)
+    with pytest.raises(plugins.PluginError, match=r"torch.ops.tcc_test_ops, whose code no key follows; call a plain"):
+        identity_of(tmp_path, "torch.ops.tcc_test_ops.boost(torch.ones(1))[0]", prelude.format("tcc_test_ops"))
+    with pytest.raises(plugins.PluginError, match=r"a custom operator, whose code no key follows\); call a plain"):
+        identity_of(tmp_path, "boost(torch.ones(1))[0]", prelude.format("tcc_test_ops_by_name"))
+
+
+def test_a_kl_divergence_the_user_registered_is_keyed(tmp_path):
+    prelude = (
+        "from torch.distributions import Normal, kl_divergence, kl\n"
+        "class MineNormal(Normal):\n    pass\n"
+        "@kl.register_kl(MineNormal, MineNormal)\n"
+        "def _kl(p, q):\n    return (p.loc - q.loc) ** 2 * {}\n"
+    )
+    factor = "kl_divergence(MineNormal(z.detach(), 1.0), MineNormal(z.detach() * 0, 1.0)).mean()"
+    assert identity_of(tmp_path, factor, prelude.format(0.5)) != identity_of(tmp_path, factor, prelude.format(0.25))
+
+
+def test_a_key_part_holding_a_tensor_or_a_set_is_keyed_by_value_in_every_process():
+    torch = pytest.importorskip("torch")
+    # (str() of a tensor rounds to 4 decimals: 2.00001 and 2.00004 both read "tensor(2.0000)")
+    assert keys.digest({"alpha": torch.tensor(2.00001)}) != keys.digest({"alpha": torch.tensor(2.00004)})
+    assert keys.digest({"w": np.arange(2000.0)}) != keys.digest({"w": np.arange(2000.0) + (np.arange(2000) == 999)})
+    script = "from tcclib.artifacts import keys\nprint(keys.digest({'columns': {'age', 'income', 'height', 'score'}}))"
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(digests) == 1 and digests.pop().strip()
+
+
+def test_a_torch_compile_helper_is_keyed_by_what_it_wraps_not_by_its_number_in_the_process(tmp_path):
+    torch = pytest.importorskip("torch")
+    prelude = "@torch.compile\ndef helper(z):\n    return z * {}\n"
+    factor = "1.0 if helper else 0.0"
+    assert identity_of(tmp_path, factor, prelude.format(1.0)) != identity_of(tmp_path, factor, prelude.format(2.0))
+
+    def helper(z):
+        return z * 2
+
+    compiled = torch.compile(helper)
+    first = identity.value_identity(compiled, "helper")
+    compiled._torchdynamo_wrapper_id += 1  # (an id() of this process: another in the next)
+    assert identity.value_identity(compiled, "helper") == first
+
+
+def test_a_memory_mapped_array_and_a_dict_of_static_methods_are_keyed_not_refused(tmp_path):
+    weights = tmp_path / "weights.npy"
+    mapped = f"import numpy as np\nW = np.load({str(weights)!r}, mmap_mode='r')\n"
+    np.save(weights, np.ones(3))
+    first = identity_of(tmp_path, "float(W[0])", mapped)
+    np.save(weights, np.full(3, 2.0))
+    assert identity_of(tmp_path, "float(W[0])", mapped) != first
+    penalties = (
+        'class Penalties:\n    @staticmethod\n    def l1(x):\n        return x * {}\n    BY_NAME = {{"l1": l1}}\n'
+    )
+    factor = 'Penalties.BY_NAME["l1"].__func__(1.0)'
+    assert identity_of(tmp_path, factor, penalties.format(1.0)) != identity_of(tmp_path, factor, penalties.format(2.0))
+
+
+@pytest.mark.parametrize(
+    "factor, prelude",
+    [
+        ('pkgutil.resolve_name("tcc_test_knobs:scale")()', "import pkgutil"),
+        ('pydoc.locate("tcc_test_knobs.scale")()', "import pydoc"),
+    ],
+    ids=["pkgutil.resolve_name", "pydoc.locate"],
+)
+def test_a_helper_found_by_a_dotted_string_is_keyed_with_its_module(factor, prelude, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def with_scale(scale: float) -> dict:
+        (tmp_path / "tcc_test_knobs.py").write_text(f"def scale():\n    return {scale}\n")
+        sys.modules.pop("tcc_test_knobs", None)
+        return identity_of(tmp_path, factor, prelude)
+
+    assert with_scale(1.0) != with_scale(2.0)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +45,7 @@ import pandas as pd
 from tcclib.artifacts import own_code
 from tcclib.data.preprocess import Prepared, SeedSplit
 from tcclib.method.config import METHODS, XGB_SETTINGS, Config, names
-from tcclib.method.correlation import IMPORTANCE_SWITCHES
+from tcclib.method.correlation import IMPORTANCE_SWITCHES, usable_device, xgb_device
 from tcclib.method.registry import get
 from tcclib.method.settings import MEMBER, PRETRAINED
 
@@ -72,9 +73,31 @@ def digest(*parts) -> str:
             h.update(str((p.dtype.str, p.shape)).encode())
             h.update(np.ascontiguousarray(p).tobytes())
         else:
-            h.update(json.dumps(p, sort_keys=True, default=str).encode())
+            h.update(json.dumps(p, sort_keys=True, default=_json_value).encode())
         h.update(b"|")
     return h.hexdigest()[:20]
+
+
+def _json_value(value):
+    """What :func:`digest` writes for a value JSON has no form for: a set by its elements in a fixed
+    order (its iteration order follows the process's string hashing), an array or tensor inside a
+    part by its dtype, shape and bytes (its text rounds and elides), anything else as its text."""
+    if isinstance(value, (set, frozenset)):
+        return {"set": sorted(json.dumps(item, sort_keys=True, default=_json_value) for item in value)}
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            return {"array": [value.dtype.str, value.shape], "items": value.tolist()}
+        return {"array": [value.dtype.str, value.shape, _sha(np.ascontiguousarray(value).tobytes())]}
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        raw = (flat.view(torch.uint8) if flat.dtype != torch.bool else flat.to(torch.uint8)).numpy().tobytes()
+        return {"tensor": [str(value.dtype), list(value.shape), _sha(raw)]}
+    return str(value)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def split_digest(sp: SeedSplit, classes) -> str:
@@ -126,7 +149,15 @@ def importance_key(sp: SeedSplit, cfg: Config, classes=(), tcclib_code=NOW) -> s
         *_fidelity(cfg, IMPORTANCE_SWITCHES),
         *_approximations(cfg),
         *own_part(tcclib_code),
+        *xgboost_device_part(cfg),
     )
+
+
+def xgboost_device_part(cfg: Config) -> tuple:
+    """The key part for where the importance models fit: none on the CPU (every key made before
+    stays), ``("xgboost device", "cuda")`` where XGBoost fits on a GPU, whose trees round otherwise."""
+    device = usable_device(xgb_device(cfg))
+    return (("xgboost device", device),) if device != "cpu" else ()
 
 
 def member_key(sp: SeedSplit, method: str, cfg: Config, classes=(), code: dict | None = None, tcclib_code=NOW) -> str:

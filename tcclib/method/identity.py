@@ -408,6 +408,8 @@ class _Walker:
             self._builtin(obj, path)
         elif kind is types.CodeType:
             self.put("code", _bytecode_text(obj))
+        elif kind in (staticmethod, classmethod):  # (PENALTIES = {"l1": _l1} in a class body)
+            self._member(obj, path)
         elif isinstance(obj, io.IOBase) and obj.closed:  # (`with open(...) as f` at a module's top: nothing to read)
             self.put("closed", kind.__name__)
         elif not self._array(obj, path):
@@ -419,6 +421,8 @@ class _Walker:
         return inner.hash.hexdigest()
 
     def _builtin(self, obj, path: str) -> None:
+        if _dynamic_builtin(obj):  # (EVALUATE = eval; a default f=exec)
+            raise self.refuse(path, obj, f"it is {obj.__name__}(), which reads {_GLOBALS_BY_STRING}", _GLOBALS_FIX)
         owner = getattr(obj, "__self__", None)
         if owner is None or isinstance(owner, types.ModuleType):
             self.put("builtin", getattr(owner, "__name__", ""), obj.__qualname__)
@@ -482,6 +486,8 @@ class _Walker:
         if masked is not None and isinstance(obj, masked.MaskedArray):
             self.value(masked.getmaskarray(obj), f"{path} (its mask)")
             self.value(obj.fill_value, f"{path} (its fill value)")
+        elif isinstance(obj, sys.modules["numpy"].memmap):  # (np.load(mmap_mode="r"): its values, keyed above)
+            return
         elif getattr(obj, "__dict__", None):
             self.value(dict(obj.__dict__), f"{path} (its attributes)")
 
@@ -501,6 +507,8 @@ class _Walker:
     def _reduced(self, obj, path: str) -> None:
         """Any other object by what pickling reduces it to (its class and state); refused when
         it cannot be pickled (an open file, a lock, a generator)."""
+        if type(obj).__name__ == "CustomOpDef" and type(obj).__module__.startswith("torch."):
+            raise self.refuse(path, obj, "a custom operator, whose code no key follows", _CUSTOM_OP_FIX)
         try:
             reduced = obj.__reduce_ex__(4)
         except Exception as e:  # (what pickling refuses has no value to key)
@@ -518,7 +526,10 @@ class _Walker:
             return
         constructor, arguments, state, items, entries = (*reduced, None, None, None)[:5]
         self.put("reduce")
-        self.value(constructor, f"{path} (its constructor)")
+        if _dynamic_builtin(constructor):  # (an installed object rebuilt by eval of its repr: pickling's, not its code)
+            self.put("builtin", constructor.__name__)
+        else:
+            self.value(constructor, f"{path} (its constructor)")
         self.value(arguments, path)
         self._state(state, path)
         self.value(None if items is None else list(items), f"{path} (its items)")
@@ -605,7 +616,7 @@ class _Walker:
         if not own_code_file(code.co_filename):  # a wrapper an installed decorator made (torch.no_grad,
             # functools.wraps gives it the wrapped function's name and module): named, with what it holds
             self.put("wrapper", Path(code.co_filename).name, _qualified_name(function))
-            attributes = dict(function.__dict__)
+            attributes = {k: v for k, v in function.__dict__.items() if k not in _PROCESS_IDS}
             if _is_single_dispatch(function):  # (its implementations by type; its dispatch cache holds weakrefs)
                 attributes = {"registry": dict(function.registry), "__wrapped__": attributes.get("__wrapped__")}
             else:
@@ -624,24 +635,22 @@ class _Walker:
         if _reaches_registry(names, namespace, read_from, imports) or module_table:
             _reached("tcclib.method.registry")
         loaded = _loaded_globals(code)
-        reads_globals = "/".join(f"{name}()" for name in sorted(_DYNAMIC_GLOBALS.intersection(loaded)))
+        strings = {c for c in _constants(code) if isinstance(c, str)}  # (getattr(helper, "__globals__"))
+        off_builtins = {a for m, a in read_from if m == "builtins"} | (  # (builtins.eval(t), getattr(builtins, "exec"))
+            strings if _DYNAMIC_ATTRIBUTES.intersection(names) and namespace.get("builtins") is builtins else set()
+        )
+        dynamic = _DYNAMIC_GLOBALS.intersection({*loaded, *off_builtins})
+        reads_globals = "/".join(f"{name}()" for name in sorted(dynamic))
         if not reads_globals and module_table and "__name__" in loaded:
             reads_globals = "sys.modules[__name__]"  # (its own module looked up by a string, as globals())
         verb = "calls"
-        strings = {c for c in _constants(code) if isinstance(c, str)}  # (getattr(helper, "__globals__"))
         by_string = _DYNAMIC_ATTRIBUTES.intersection(names)  # (getattr(helpers, "f" + x): the whole module)
         finds_modules = _IMPORTS_BY_NAME.intersection(names) | ({"modules"} if module_table else set())
         frame_globals = _FRAME_GLOBALS.intersection({*names, *strings})
         if not reads_globals and frame_globals:  # (sys._getframe().f_globals["X"])
             verb, reads_globals = "reads", "/".join(f".{name}" for name in sorted(frame_globals))
         if reads_globals:
-            raise self.refuse(
-                path,
-                code,
-                f"{verb} {reads_globals}, which reads its module's globals "
-                "by names a key cannot follow (keying them all would retrain at every change of any of them): look "
-                "helpers up in a dict of your own (HELPERS = {'one': one}) instead",
-            )
+            raise self.refuse(path, code, f"{verb} {reads_globals}, which reads {_GLOBALS_BY_STRING}", _GLOBALS_FIX)
         imported = list(imports)
         if finds_modules:  # (__import__("os"), import_module("os"))
             imported += sorted(strings)
@@ -670,6 +679,13 @@ class _Walker:
                 "run it where the object is made and pass what it gives to the constructor (the object's state), or "
                 "set `version` on the rule (bump it when what it gives changes)",
             )
+        custom = sorted(_user_op_namespaces().intersection(names)) if "ops" in names else []
+        if custom:  # (torch.ops.mine.boost(z): an operator defined with torch.library in the user's code)
+            why = f"calls the custom operators of torch.ops.{custom[0]}, whose code no key follows"
+            raise self.refuse(path, code, why, _CUSTOM_OP_FIX)
+        kl_functions = _user_kl_functions() if "kl_divergence" in names else {}
+        if kl_functions:  # (torch.distributions.kl_divergence: the user's @register_kl functions)
+            self.value(kl_functions, f"{path} (the KL divergences registered)")
         if _DOCUMENTATION_READS.intersection(names):  # (docstrings, annotations or source text read as data)
             self.documentation(namespace, bool(_SOURCE_READS.intersection(names)), set())
         own_module = (module_table or "getmodule" in names) and (bool(by_string) or "__module__" in names)
@@ -729,8 +745,8 @@ class _Walker:
         """The user's modules a function imports or finds by a string (``importlib.import_module("h")``,
         ``sys.modules["h"]``), each whole (imported now if it is not yet); an import where no string in
         its code names a module (a computed name) is refused."""
-        found = [name for name in sorted({c for c in _constants(code) if isinstance(c, str)}) if _module_name(name)]
-        found = [name for name in found if self.module_named(name, None)]
+        texts = sorted({c for c in _constants(code) if isinstance(c, str)})
+        found = [name for name in _module_candidates(texts) if self.module_named(name, None)]
         if not found and refuse:
             raise self.refuse(
                 path,
@@ -849,12 +865,21 @@ def _put_in_builtins(value) -> bool:
     return is_followed(value.__module__ if isinstance(value, (types.FunctionType, type)) else type(value).__module__)
 
 
+_PROCESS_IDS = frozenset({"_torchdynamo_wrapper_id", "_isolate_recompiles_id"})
+"""Attributes of a wrapper that an installed decorator made (``torch.compile``) that number it in this
+process only: left out of its key (what it wraps and its options are keyed)."""
+_CUSTOM_OP_FIX = "call a plain function instead (a torch.autograd.Function for a backward of your own)"
 _DYNAMIC_ATTRIBUTES = frozenset(
     "getattr hasattr vars dir __dict__ __getattribute__ attrgetter methodcaller getmembers getattr_static".split()
 )
 """Names whose use reads a module's attributes by a string: a user module the code reaches is keyed whole."""
 _DYNAMIC_GLOBALS = frozenset({"globals", "eval", "exec"})
-"""Builtins (loaded as globals) that read the function's own module's globals by a string: refused."""
+"""Builtins that read the function's own module's globals by a string: refused wherever the code
+reaches them (loaded as globals, read off ``builtins``, or held as a value: ``EVALUATE = eval``)."""
+_GLOBALS_BY_STRING = (
+    "its module's globals by names a key cannot follow (keying them all would retrain at every change of any of them)"
+)
+_GLOBALS_FIX = "look helpers up in a dict of your own (HELPERS = {'one': one}) instead"
 _FRAME_GLOBALS = frozenset({"f_globals", "__globals__"})
 """Attributes that read a module's globals through a frame or a function (``sys._getframe().f_globals``,
 ``helper.__globals__``): refused as :data:`_DYNAMIC_GLOBALS` are."""
@@ -880,7 +905,7 @@ _DOCUMENTATION_READS = frozenset({"__doc__", "__annotations__", "get_type_hints"
 )
 """Names whose use reads docstrings or annotations as data: those of the function's module (and the
 user's modules it holds) are keyed."""
-_IMPORTS_BY_NAME = frozenset({"import_module", "__import__"})
+_IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "resolve_name", "locate"})
 """Names whose use imports a module by a string: the user's modules its strings name are keyed (as
 those ``sys.modules`` finds: ``module_table`` in :meth:`_Walker.function`)."""
 
@@ -1068,6 +1093,49 @@ def _constants(code: types.CodeType):
 
 def _module_name(text: str) -> bool:
     return bool(text) and all(part.isidentifier() for part in text.split("."))
+
+
+def _dynamic_builtin(obj) -> bool:
+    """Whether ``obj`` is one of :data:`_DYNAMIC_GLOBALS` (``eval`` held under another name)."""
+    return any(obj is getattr(builtins, name) for name in _DYNAMIC_GLOBALS)
+
+
+def _user_op_namespaces() -> set[str]:
+    """The ``torch.ops`` namespaces of the custom operators defined in the user's code
+    (``torch.library.custom_op("mine::boost")``)."""
+    custom_ops = sys.modules.get("torch._library.custom_ops")
+    definitions = getattr(custom_ops, "OPDEFS", {})
+    return {
+        name.split("::")[0] for name, definition in definitions.items() if _users(getattr(definition, "_init_fn", None))
+    }
+
+
+def _user_kl_functions() -> dict:
+    """The KL divergences the user's code registered (``torch.distributions.kl.register_kl``), by the
+    pair of distribution classes each is for."""
+    registry = getattr(sys.modules.get("torch.distributions.kl"), "_KL_REGISTRY", {})
+    mine = {
+        f"{p.__module__}.{p.__qualname__} {q.__module__}.{q.__qualname__}": function
+        for (p, q), function in registry.items()
+        if _users(function)
+    }
+    return dict(sorted(mine.items()))
+
+
+def _users(function) -> bool:
+    """Whether ``function`` is one of the user's code (a plain function defined there)."""
+    return isinstance(function, types.FunctionType) and is_followed(function.__module__)
+
+
+def _module_candidates(texts) -> list[str]:
+    """The module names strings may name, as ``import_module("h")`` or, with the object after them,
+    ``pkgutil.resolve_name("h:f")`` and ``pydoc.locate("h.f")``: each string's part before a colon
+    and every dotted prefix of it, longest first."""
+    found = []
+    for text in texts:
+        parts = text.split(":", 1)[0].split(".")
+        found += [".".join(parts[:n]) for n in range(len(parts), 0, -1) if _module_name(".".join(parts[:n]))]
+    return list(dict.fromkeys(found))
 
 
 def own_code_file(file: str) -> bool:
