@@ -165,6 +165,27 @@ def test_importances_asked_for_on_a_gpu_fall_back_to_the_cores_with_one_notice(b
     assert correlation.usable_device("cpu") == "cpu" and correlation.usable_device("cuda") == "cpu"
 
 
+def test_importances_fitted_on_a_gpu_are_keyed_apart_from_the_cpus(bc_small, monkeypatch):
+    """GPU trees round otherwise: a GPU's importances never reuse (nor are reused by) the CPU's
+    store or cache; where XGBoost falls back to the cores they are the CPU's, under its key."""
+    from tcclib.artifacts import importances
+    from tcclib.artifacts import keys as content_keys
+
+    sp = prepare(bc_small, [614579]).splits[0]
+    cfg = Config(xgb_trees=5, xgb_depth=3)
+    cpu = content_keys.importance_key(sp, cfg), importances._cache_digest(sp, cfg)
+    # (where the fits run, as correlation.usable_device finds it; patched in the keys' module: a patch
+    # in tcclib's training code would change the code identity every key holds)
+    monkeypatch.setattr(content_keys, "usable_device", lambda device: "cpu")  # (the fallback)
+    assert (content_keys.importance_key(sp, cfg.replace(device="cuda")), importances._cache_digest(sp, cfg)) == cpu
+    monkeypatch.setattr(content_keys, "usable_device", lambda device: device)  # (XGBoost fits on the GPU)
+    on_gpu = (
+        content_keys.importance_key(sp, cfg.replace(device="cuda")),
+        importances._cache_digest(sp, cfg.replace(device="cuda")),
+    )
+    assert on_gpu[0] != cpu[0] and on_gpu[1] != cpu[1]
+
+
 def test_datasets_side_by_side_on_one_gpu_get_a_share_of_the_host_cores_each():
     from tcclib.util import threads
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tcclib.artifacts import importances, keys, store
+from tcclib.data import sources
 from tcclib.method import baselines, identity, losses, plugins, registry
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import Config
@@ -345,13 +346,46 @@ def test_a_finished_dataset_whose_file_changed_is_stale(tmp_path, capsys):
     table.write_text(table.read_text().replace("\n0,0,0\n", "\n0,2,1\n"))
     changed = sweep.settings_changed(ps, folder.parent, dataset)
     assert changed == "data file mytable.csv changed"
-    assert "training every member again (the data is in every key)" in sweep.skipped_line(
+    assert "training again every member whose data, as read, changed" in sweep.skipped_line(
         folder.parent, dataset, changed
     )
     (folder / "_DONE.json").write_text("{}")  # (finished: what --check tells of the set)
     (folder / "results.csv").write_text("dataset,seed,method\n")
     assert cli.main([str(params), "--check", "--outputs", str(tmp_path / "runs")]) == 0
     assert "(data file mytable.csv changed): --force stale" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "before, after, said",
+    [
+        ("'{table}:label'", "'{table}:other'", "target 'other' vs 'label'"),
+        ("{{path: '{table}', target: label}}", "{{path: '{table}', target: label, encoding: latin-1}}", "options"),
+    ],
+    ids=["another target", "a reading option"],
+)
+def test_a_finished_dataset_read_otherwise_from_the_same_file_is_stale(before, after, said, tmp_path):
+    """The same bytes read with another target column or CSV options are other data: the sweep
+    calls the finished dataset stale (it was "already done" while only the file's bytes were compared)."""
+    table = tmp_path / "mytable.csv"
+    table.write_text("a,b,label,other\n" + "".join(f"{i},{i % 3},{i % 2},{i % 4 // 2}\n" for i in range(40)))
+
+    def param_set(datasets: str):
+        params = tmp_path / "mine.yaml"
+        text = f"name: mine\ndatasets: [{datasets.format(table=table)}]\nconfig:\n  methods: [random]\n  seeds: [0]\n"
+        params.write_text(text)
+        return sweep.param_files.load(params)
+
+    ps = param_set(before)
+    (dataset,) = ps.datasets
+    folder = tmp_path / "runs" / ps.name / dataset
+    folder.mkdir(parents=True)
+    spec = ps.spec(dataset)
+    record = store.settings_record(ps.config_for(dataset), None, table, sources.source_reading(spec))
+    (folder / "config.json").write_text(json.dumps(record))
+    assert sweep.settings_changed(ps, folder.parent, dataset) is None
+    ps = param_set(after)
+    changed = sweep.settings_changed(ps, folder.parent, dataset)
+    assert changed.startswith("data file mytable.csv read otherwise (") and said in changed
 
 
 PRIOR_OF_30 = """

@@ -44,6 +44,7 @@ def _cache_digest(split: SeedSplit, cfg: Config) -> str:
         cfg.departures(IMPORTANCE_SWITCHES) or None,
         *content_keys.own_part(),  # (tcclib's code when edited: an edit of the importances never reads the old cache)
         *content_keys.version_part("importance version", content_keys.IMPORTANCE_VERSION),
+        *content_keys.xgboost_device_part(cfg),  # (GPU trees round otherwise: never the CPU's cache)
     )
 
 

@@ -5,12 +5,12 @@ bytes' (a file whose bytes are these is not tokenized again).  Written by
 
 TRAIN_VERSION = 1
 DIGESTS = {
-    "artifacts/importances.py": "93b025b1f6184e39",
+    "artifacts/importances.py": "cd67b1ddf8274c3a",
     "data/__init__.py": "2b516053f7c9ae07",
     "data/columns.py": "d942fc4a4d517ea2",
     "data/encoding.py": "fdc6bf87434dbb9a",
     "data/preprocess.py": "c20ad6f98e650edc",
-    "data/sources.py": "432884a7b27fd76e",
+    "data/sources.py": "e1b7f60ba615f515",
     "method/__init__.py": "2b516053f7c9ae07",
     "method/baselines.py": "35633a8db56d2546",
     "method/builtins.py": "72a8a98529350a10",
@@ -30,15 +30,15 @@ DIGESTS = {
     "method/settings.py": "606179a35a9ffe6a",
     "method/training.py": "1ab55fec766179ca",
     "running/checkpointing.py": "4018849fbc2390a7",
-    "running/train.py": "d36c34909fe8e845",
+    "running/train.py": "89fb470fffdc57fd",
 }
 BYTES = {
-    "artifacts/importances.py": "6c919346f39e1971",
+    "artifacts/importances.py": "f6432cb40aa224c0",
     "data/__init__.py": "525acede94ff2751",
     "data/columns.py": "72069c65fe8742cb",
     "data/encoding.py": "44eafe844e8b9a13",
     "data/preprocess.py": "593722db2664d8ec",
-    "data/sources.py": "43f1b24e7aa2e0cc",
+    "data/sources.py": "c0b73e18f498c9b6",
     "method/__init__.py": "41ccd26c06f3087c",
     "method/baselines.py": "169f50ef81c680c8",
     "method/builtins.py": "888e810c86b4f0ee",
@@ -58,5 +58,5 @@ BYTES = {
     "method/settings.py": "8dd88102cd44e12c",
     "method/training.py": "555ba493de75e569",
     "running/checkpointing.py": "bda0b2d285bd26b2",
-    "running/train.py": "5858350d78cafc48",
+    "running/train.py": "fdab1960697cea3c",
 }

@@ -132,7 +132,7 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
         # provenance: every setting used, and the user code's identities the run's keys were computed with
-        write_json(settings_record(run.config, run.keys, run.data_file), out / "config.json")
+        write_json(settings_record(run.config, run.keys, run.data_file, run.data_reading), out / "config.json")
     if run.keys is not None:
         parts = dict(members=run.keys.members, baselines=run.keys.baselines, embeddings=run.keys.embeddings)
         _write_keys(out, stored, importance=importance_keys, **parts)
@@ -365,12 +365,21 @@ DATA_CHANGED = "data file"
 """How :func:`same_settings` begins the difference of the dataset's file (``data file mytable.csv changed``)."""
 
 
-def data_record(path) -> dict | None:
+def data_record(path, reading: dict | None = None) -> dict | None:
     """``{"file": its name, "sha256": the first 16 hex of its bytes' digest}`` of the file a
-    dataset was read from (``Dataset.source``); None when ``path`` is no file."""
+    dataset was read from (``Dataset.source``), with how it was read (``"read"``: its target, the
+    columns left out, a CSV's options; :func:`tcclib.data.sources.source_reading`) where known; None
+    when ``path`` is no file."""
     if not path or not Path(path).is_file():
         return None
-    return {"file": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]}
+    record = {"file": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]}
+    return {**record, "read": reading} if reading else record
+
+
+def _reading_change(stored: dict, now: dict) -> str:
+    """How a file is read now otherwise than by the stored run: ``target class vs Class``, ..."""
+    changed = [k for k in sorted({*stored, *now}) if now.get(k) != stored.get(k)]
+    return ", ".join(f"{k} {now.get(k)!r} vs {stored.get(k)!r}" for k in changed)
 
 
 def settings_of(recorded: dict) -> dict:
@@ -409,15 +418,15 @@ def time_record(run, out_dir) -> str:
     return "\n".join([*lines, f"{head}: {took}"])
 
 
-def settings_record(cfg, run_keys=None, data_file=None) -> dict:
+def settings_record(cfg, run_keys=None, data_file=None, reading=None) -> dict:
     """What ``config.json`` holds: every setting, the identity of the run's methods and baselines
     that come from a user's code and, when it is not the recorded code, that of tcclib's own
     training code (those its keys were computed with, ``run_keys``; computed now when None:
     :func:`tcclib.artifacts.keys.code_identities`, :func:`tcclib.artifacts.own_code.identity_now`),
-    and the file the data was read from (``data_file``, :func:`data_record`)."""
+    and the file the data was read from (``data_file``, read as ``reading`` says: :func:`data_record`)."""
     code = content_keys.code_identities(cfg) if run_keys is None else run_keys.code
     own = own_code.identity_now() if run_keys is None else run_keys.own
-    data = data_record(data_file)
+    data = data_record(data_file, reading)
     return {
         **cfg.to_dict(),
         **({PLUGIN_CODE: code} if code else {}),
@@ -426,11 +435,13 @@ def settings_record(cfg, run_keys=None, data_file=None) -> dict:
     }
 
 
-def same_settings(config_json, cfg, data_file=None) -> tuple[bool, str]:
+def same_settings(config_json, cfg, data_file=None, reading=None) -> tuple[bool, str]:
     """Whether the settings saved in ``config_json`` are ``cfg``'s (progress bars and kept
-    embeddings aside) and, given the file the dataset is read from now (``data_file``), its bytes
-    those of the file the stored run read; else a short text of the differences, e.g. ``epochs 5
-    vs 100``, ``data file mytable.csv changed``.
+    embeddings aside) and, given the file the dataset is read from now (``data_file``) and how
+    (``reading``: its target, the columns left out, a CSV's options), its bytes those of the file
+    the stored run read, read the same way (where the stored run recorded how); else a short text
+    of the differences, e.g. ``epochs 5 vs 100``, ``data file mytable.csv changed``, ``data file
+    mytable.csv read otherwise (target 'y' vs 'label')``.
 
     A file written before a setting existed lacks it: it ran with that setting's default
     (:data:`LATER_SETTINGS`, their values from :class:`Config`), and is read so."""
@@ -448,9 +459,13 @@ def same_settings(config_json, cfg, data_file=None) -> tuple[bool, str]:
     diff += code_changes(ref.get(PLUGIN_CODE), _stored_ones(mine.get(PLUGIN_CODE), ref))
     if ref.get(OWN_CODE) != mine.get(OWN_CODE):
         diff.append(_own_code_change(ref.get(OWN_CODE), mine.get(OWN_CODE)))
-    stored_data, data_now = ref.get(DATA_FILE), data_record(data_file)
+    stored_data, data_now = ref.get(DATA_FILE), data_record(data_file, reading)
     if isinstance(stored_data, dict) and data_now and stored_data.get("sha256") != data_now["sha256"]:
         diff.append(f"{DATA_CHANGED} {data_now['file']} changed")
+    read_then = stored_data.get("read") if isinstance(stored_data, dict) else None
+    if isinstance(read_then, dict) and isinstance(reading, dict) and read_then != reading:
+        name = data_now["file"] if data_now else stored_data.get("file", "")
+        diff.append(f"{DATA_CHANGED} {name} read otherwise ({_reading_change(read_then, reading)})")
     return not diff, "; ".join(diff)
 
 
@@ -480,7 +495,7 @@ def reuse_words(changed: str, plural: bool = False) -> str:
     if OWN_CODE_CHANGED in changed:
         return "training every member again (tcclib's training code is in every key)"
     if changed.startswith(DATA_CHANGED) or f"; {DATA_CHANGED}" in changed:
-        return "training every member again (the data is in every key)"
+        return "training again every member whose data, as read, changed (the data is in every key)"
     return f"reusing {'their' if plural else 'its'} stored results"
 
 

@@ -1055,6 +1055,17 @@ def _load_breast_cancer() -> Dataset:
     return Dataset(BREAST_CANCER, None, b.data.astype("float64"), y, "sklearn")
 
 
+def source_reading(name_or_did, data_dir=None) -> dict | None:
+    """How :func:`load_dataset` reads ``name_or_did`` from its file beside the file's bytes: its
+    target column, the columns it leaves out and a CSV's reading options (``{"target": ..., "ignore":
+    [...], "options": {...}}``); None for a name that does not resolve without a download."""
+    try:
+        src = source(name_or_did, data_dir, download=False)
+    except (ValueError, DataUnavailableError):
+        return None
+    return {"target": src.target, "ignore": sorted(src.ignore), "options": dict(src.options)}
+
+
 def source_file(name_or_did, data_dir=None) -> Path | None:
     """The local file :func:`load_dataset` reads ``name_or_did`` from: a table file, or
     ``<data_dir>/<did>.arff`` where it is there; None for breast_cancer (scikit-learn's), a
