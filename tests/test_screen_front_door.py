@@ -106,8 +106,30 @@ def test_the_screens_check_loads_its_datasets_offline_beside_shared_with_no_vari
     monkeypatch.chdir(ROOT)
     assert main(["params/screen.yaml", "--plugin", str(NEARBY), "--only", "kc2", "--check"]) == 0
     out = capsys.readouterr().out
-    assert f"screen: 1 dataset load from {SHARED.resolve()}" in out
+    assert f"screen: 1 dataset load from {SHARED.resolve()}, the data the reference was trained on" in out
     assert "OK (a screen of nearby on 1 dataset)" in out
+
+
+@needs_shared
+def test_a_screen_on_data_other_than_the_references_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    """An edited copy of a dataset's file: the new method would train on it and be ranked against
+    the reference's members, trained on the original; refused at --check and at the run, in one line."""
+    copy = tmp_path / "data"
+    copy.mkdir()
+    lines = (SHARED / "1063.arff").read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith(("@", "%")))
+    row = lines[first].split(",")
+    row[0] = str(float(row[0]) + 1.0)  # (one value of kc2's first row)
+    lines[first] = ",".join(row)
+    (copy / "1063.arff").write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(ROOT)
+    for check in (["--check"], []):
+        args = ["params/screen.yaml", "--plugin", str(NEARBY), "--only", "kc2", "--data-dir", str(copy)]
+        code = main([*args, "--outputs", str(tmp_path / "runs"), *check])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and len(err.splitlines()) == 1, err
+        assert "kc2: the data read now from" in err and "is not the data the reference's class was trained on" in err
+    assert not (tmp_path / "runs" / "screen").exists()  # nothing started
 
 
 @pytest.mark.parametrize(

@@ -40,10 +40,11 @@ from pathlib import Path
 import pandas as pd
 
 from tcclib.artifacts import keys as content_keys
-from tcclib.artifacts import store
+from tcclib.artifacts import own_code, store
 from tcclib.data.sources import load_dataset
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
+from tcclib.method.inputs import prepare_config
 from tcclib.running import folders, notebooks
 from tcclib.running import params as param_files
 from tcclib.running import sweep as sweeps
@@ -243,6 +244,32 @@ def _check_compared(screen: Screen, reference: Path, names: list[str]) -> None:
             )
 
 
+def check_reference_data(screen: Screen, todo: list[tuple[str, Config]], data_folder) -> None:
+    """A :class:`ScreenError` (one line) where the data read now is not the data the reference's
+    compared members were trained on (an edited or other copy of a dataset's file): their content
+    keys, computed now with the reference's settings and tcclib code, differ from its ``keys.json``.
+    The ranks would otherwise set the new method, trained on this data, against results of other data."""
+    reference = paths.resolve(screen.reference)
+    for name, _ in todo:
+        stored = content_keys.load(reference / name)
+        recorded = _recorded_settings(reference / name / "config.json")
+        if stored is None or recorded.get(store.OWN_CODE) != own_code.identity_now():
+            continue  # (tcclib's training code edited since: the keys differ whatever the data)
+        cfg = Config.from_dict({**store.settings_of(recorded), "progress": False})
+        prep = prepare_config(load_dataset(name, data_dir=data_folder), cfg)
+        code = content_keys.code_identities(cfg)
+        for sp in prep.splits:
+            for method in (m for m in screen.compared if m in cfg.methods):
+                tag = content_keys.tag(sp.seed, method)
+                now = content_keys.member_key(sp, method, cfg, prep.classes, code.get(method, {}))
+                if tag in stored.keys.members and stored.keys.members[tag] != now:
+                    raise ScreenError(
+                        f"screen: {name}: the data read now from {data_folder or 'OpenML'} is not the data the "
+                        f"reference's {method} was trained on ({reference / name}: its keys differ, seed {sp.seed}); "
+                        f"restore the dataset's file, or make the reference again on this data"
+                    )
+
+
 def _seconds(folder: Path) -> float:
     timings = folder / "timings.json"
     return float(json.loads(timings.read_text()).get("total_s", 0.0)) if timings.is_file() else float("inf")
@@ -294,6 +321,7 @@ def run(screen: Screen, say=print) -> pd.DataFrame:
     sweeps.cluster_options(ps, run_options)  # the options checked before any work (as the sweep does)
     sweeps.check_contracts(ps, sweeps.check_keyable(ps))  # (before its folder: the sweep's own check is then cached)
     folders.check_writable(out)  # as --check does (the sweep checks its room too; this writes first)
+    check_reference_data(screen, todo, ps.data_folder)
     out.mkdir(parents=True, exist_ok=True)
     where = paths.relative_to_root(out)
     say(f"screen: {errors.counted(len(todo), 'dataset')}, {', '.join(screen.methods)}; results in {where}")
@@ -425,7 +453,8 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
             load_dataset(name, data_dir=ps.data_folder)
         except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
             raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
-    say(f"screen: {errors.counted(len(todo), 'dataset')} load from {where}")
+    check_reference_data(screen, todo, ps.data_folder)
+    say(f"screen: {errors.counted(len(todo), 'dataset')} load from {where}, the data the reference was trained on")
     return todo
 
 
