@@ -17,7 +17,7 @@ from tcclib.method import baselines, identity, losses, plugins, registry
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
-from tcclib.running import cli, sweep
+from tcclib.running import cli, sweep, train
 
 TINY = dict(seeds=(0,), epochs=1, head_epochs=1, progress=False)
 
@@ -371,17 +371,18 @@ def test_a_finished_dataset_read_otherwise_from_the_same_file_is_stale(before, a
 
     def param_set(datasets: str):
         params = tmp_path / "mine.yaml"
-        text = f"name: mine\ndatasets: [{datasets.format(table=table)}]\nconfig:\n  methods: [random]\n  seeds: [0]\n"
+        text = f"name: mine\ndatasets: [{datasets.format(table=table)}]\nconfig:\n  methods: [no_pretrain]\n"
+        text += "  seeds: [0]\n  epochs: 1\n  head_epochs: 1\n  baselines: []\n"
         params.write_text(text)
         return sweep.param_files.load(params)
 
     ps = param_set(before)
     (dataset,) = ps.datasets
     folder = tmp_path / "runs" / ps.name / dataset
-    folder.mkdir(parents=True)
-    spec = ps.spec(dataset)
-    record = store.settings_record(ps.config_for(dataset), None, table, sources.source_reading(spec))
-    (folder / "config.json").write_text(json.dumps(record))
+    run = train.run_dataset(ps.spec(dataset), ps.config_for(dataset).replace(progress=False))
+    store.save_run(run, folder)  # (config.json as a run writes it: how its file was read included)
+    recorded = json.loads((folder / "config.json").read_text())["data_file"]
+    assert recorded["read"] == sources.source_reading(ps.spec(dataset))
     assert sweep.settings_changed(ps, folder.parent, dataset) is None
     ps = param_set(after)
     changed = sweep.settings_changed(ps, folder.parent, dataset)

@@ -10,7 +10,7 @@ DIGESTS = {
     "data/columns.py": "d942fc4a4d517ea2",
     "data/encoding.py": "fdc6bf87434dbb9a",
     "data/preprocess.py": "c20ad6f98e650edc",
-    "data/sources.py": "e1b7f60ba615f515",
+    "data/sources.py": "89e95cc0da9946b2",
     "method/__init__.py": "2b516053f7c9ae07",
     "method/baselines.py": "35633a8db56d2546",
     "method/builtins.py": "72a8a98529350a10",
@@ -30,7 +30,7 @@ DIGESTS = {
     "method/settings.py": "606179a35a9ffe6a",
     "method/training.py": "1ab55fec766179ca",
     "running/checkpointing.py": "4018849fbc2390a7",
-    "running/train.py": "89fb470fffdc57fd",
+    "running/train.py": "a92c1706fd5c96eb",
 }
 BYTES = {
     "artifacts/importances.py": "f6432cb40aa224c0",
@@ -38,7 +38,7 @@ BYTES = {
     "data/columns.py": "72069c65fe8742cb",
     "data/encoding.py": "44eafe844e8b9a13",
     "data/preprocess.py": "593722db2664d8ec",
-    "data/sources.py": "c0b73e18f498c9b6",
+    "data/sources.py": "154cd99b1404c789",
     "method/__init__.py": "41ccd26c06f3087c",
     "method/baselines.py": "169f50ef81c680c8",
     "method/builtins.py": "888e810c86b4f0ee",
@@ -58,5 +58,5 @@ BYTES = {
     "method/settings.py": "8dd88102cd44e12c",
     "method/training.py": "555ba493de75e569",
     "running/checkpointing.py": "bda0b2d285bd26b2",
-    "running/train.py": "fdab1960697cea3c",
+    "running/train.py": "6555621e6caf9742",
 }

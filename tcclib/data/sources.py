@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -31,7 +32,7 @@ import os
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -75,6 +76,7 @@ class Dataset:
     X: pd.DataFrame
     y: pd.Series
     source: str = ""  # the ARFF path, "openml", "sklearn" or "frame"
+    reading: dict | None = field(default=None, compare=False)  # how its file was read (source_reading)
 
     def __repr__(self) -> str:
         return (
@@ -1063,6 +1065,13 @@ def source_reading(name_or_did, data_dir=None) -> dict | None:
         src = source(name_or_did, data_dir, download=False)
     except (ValueError, DataUnavailableError):
         return None
+    return _reading(src)
+
+
+def _reading(src: Source) -> dict | None:
+    """How a source's file is read (:func:`source_reading`); None for breast_cancer, which has none."""
+    if src.kind == "sklearn":
+        return None
     return {"target": src.target, "ignore": sorted(src.ignore), "options": dict(src.options)}
 
 
@@ -1097,7 +1106,7 @@ def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dat
     if src.kind == "sklearn":
         return validate_dataset(_load_breast_cancer())
     if src.kind == "file":
-        return validate_dataset(_read_file(src))
+        return dataclasses.replace(validate_dataset(_read_file(src)), reading=_reading(src))
     name, did = src.name, src.did
     folder = _data_dir(data_dir)
     path = folder / f"{did}.arff" if folder else None
@@ -1111,7 +1120,7 @@ def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dat
             f"dataset {name} (OpenML {did}): {where}, and download is off. Set ${DATA_DIR_ENV} or "
             f"pass data_dir= to a folder holding {did}.arff (or allow the OpenML download)."
         )
-    return validate_dataset(ds)
+    return dataclasses.replace(validate_dataset(ds), reading=_reading(src))
 
 
 _data_dir = data_dir  # load_dataset's parameter shadows the function's name

@@ -36,7 +36,7 @@ from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import own_code, store
 from tcclib.artifacts.importances import stored_or_computed
 from tcclib.data.preprocess import Prepared
-from tcclib.data.sources import Dataset, load_dataset, source_reading
+from tcclib.data.sources import Dataset, load_dataset
 from tcclib.method import check, training
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import METHODS, Config
@@ -71,7 +71,7 @@ class RunResult:
     new_embeddings: bool = True  # False when every embedding came from stored results
     code_notes: list = field(default_factory=list)  # an edited tcclib; per user rule: what it matched or what changed
     data_file: str | None = None  # the file the dataset was read from (Dataset.source), None for none
-    data_reading: dict | None = None  # how it was read (sources.source_reading), None for a Dataset given
+    data_reading: dict | None = None  # how it was read (Dataset.reading), None for a frame or breast_cancer
 
 
 def run_prepared(
@@ -365,7 +365,7 @@ def run_dataset(
         new_embeddings=bool(embeddings) and any(m not in emb for m in embeddings),
         code_notes=_code_notes(cfg, keys, hit, store_dir if reuse else None),
         data_file=None if ds.source in _NO_FILE else ds.source,
-        data_reading=None if isinstance(dataset, Dataset) else source_reading(dataset, data_dir),
+        data_reading=ds.reading,
     )
 
 
