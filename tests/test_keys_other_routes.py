@@ -501,3 +501,17 @@ def test_a_helper_found_by_a_dotted_string_is_keyed_with_its_module(factor, prel
         return identity_of(tmp_path, factor, prelude)
 
     assert with_scale(1.0) != with_scale(2.0)
+
+
+# --------------------------------------------------------------------------- audit 13: notebooks
+
+
+def test_a_lambda_whose_expression_goes_on_past_its_first_line_is_keyed_whole(tmp_path):
+    """black lays a long lambda out over lines; inspect reads its first line only, which was its key."""
+    prelude = "GAIN = (\n    lambda z: z\n    * {}\n)\n"
+    first = identity_of(tmp_path, "GAIN(1.0)", prelude.format(1.0))
+    assert identity_of(tmp_path, "GAIN(1.0)", prelude.format(2.0)) != first
+    one_line = "GAIN = lambda z: z * {}\n"
+    assert identity_of(tmp_path, "GAIN(1.0)", one_line.format(1.0)) != identity_of(
+        tmp_path, "GAIN(1.0)", one_line.format(2.0)
+    )

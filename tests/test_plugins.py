@@ -14,6 +14,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -962,3 +963,49 @@ def test_a_rule_module_imported_and_a_class_from_python_c_in_a_fresh_process():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["'mine' code arguments True", "code arguments"]
+
+
+OWN_MODULE_CELL = """
+import sys
+from tcclib.method import objectives, registry
+
+class ReadsItsModule(objectives.Objective):
+    name = "reads_its_module"
+    def heads(self, stack):
+        return {}
+    def loss(self, batch):
+        z = batch.encode(batch.pairs)
+        return z.pow(2).mean((1, 2)) * vars(sys.modules[type(self).__module__])["GAIN"]
+
+registry.register_method("reads_its_module", "column", "uniform", objective=ReadsItsModule(), replace=True)
+"""
+
+
+def test_a_cell_that_reads_its_own_module_by_a_string_is_keyed_without_ipythons_names(shell):
+    """The notebook's namespace keyed whole held IPython's exit/quit/get_ipython (refused) and its
+    history (_, _i, In, Out: another key after every cell); the user's values alone are keyed."""
+    assert _cell(shell, "GAIN = 1.0", "gain") is None
+    assert _cell(shell, OWN_MODULE_CELL, "objective") is None
+    cfg = Config(methods=("reads_its_module",), **TINY)
+    first = keys.code_identities(cfg)["reads_its_module"]
+    assert _cell(shell, "1 + 1", "unrelated") is None  # (a cell with an output: history moves)
+    assert keys.code_identities(cfg)["reads_its_module"] == first
+    assert _cell(shell, "GAIN = 2.0", "gain") is None
+    assert keys.code_identities(cfg)["reads_its_module"] != first
+
+
+def test_a_script_run_into_the_notebook_and_edited_keys_its_values_and_refuses_nothing(shell, tmp_path, monkeypatch):
+    """``%run -i script.py`` leaves ``__file__`` in the notebook's namespace: once the script was
+    edited every cell's code was refused as if the notebook were a module changed on disk."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "settings_script.py"
+    script.write_text("GAIN = 1.0\n")
+    assert _cell(shell, "%run -i settings_script.py", "run") is None
+    reads_gain = OWN_MODULE_CELL.replace('vars(sys.modules[type(self).__module__])["GAIN"]', "GAIN")
+    assert _cell(shell, reads_gain, "objective") is None
+    cfg = Config(methods=("reads_its_module",), **TINY)
+    first = keys.code_identities(cfg)["reads_its_module"]
+    script.write_text("GAIN = 2.0\n# edited\n")
+    os.utime(script, (time.time() + 5, time.time() + 5))  # (a later write than the first, whatever the clock)
+    assert _cell(shell, "%run -i settings_script.py", "run") is None
+    assert keys.code_identities(cfg)["reads_its_module"] != first

@@ -560,6 +560,8 @@ class _Walker:
         if module in self.checked:
             return
         self.checked.add(module)
+        if _notebooks_namespace(sys.modules.get(module)):
+            return  # (the notebook's namespace, its __file__ set by `%run -i script.py`: functions checked one by one)
         file = changed_on_disk(sys.modules.get(module))
         if file:
             raise stale_source(self.named, module, file)
@@ -803,7 +805,7 @@ class _Walker:
             self.put("compiled", compiled)
         self._check_file(module.__name__)
         if names is None:
-            names = sorted(n for n, v in vars(module).items() if not n.startswith("__"))
+            names = sorted(n for n, v in vars(module).items() if not n.startswith("__") and not _shells_own(module, n))
         if "__getattr__" in vars(module):  # (PEP 562: any attribute read may come from it)
             names = sorted({*names, "__getattr__"})
         for name in names:
@@ -814,6 +816,27 @@ class _Walker:
                     self.module(value, None if whole else names if value is not module else ())
                 else:
                     self.value(value, f"{_module_label(vars(module))}{name}")
+
+
+_SHELL_NAMES = re.compile(r"_|_\d+|_i+|_i\d+|_ii+|_oh|_dh|_ih|In|Out|exit|quit|get_ipython")
+"""The names IPython keeps in a notebook's namespace: its history (``_``, ``_5``, ``_i5``, ``In``,
+``Out``), its ``exit``/``quit`` and ``get_ipython``; not the user's values."""
+
+
+def _shells_own(module: types.ModuleType, name: str) -> bool:
+    """Whether ``name`` of ``module`` is IPython's, in a notebook's namespace (``__main__`` under a
+    kernel): left out where the user's module is keyed whole (``vars(sys.modules["__main__"])``),
+    which would otherwise refuse IPython's objects and move with every cell's output."""
+    return bool(_SHELL_NAMES.fullmatch(name)) and _notebooks_namespace(module)
+
+
+def _notebooks_namespace(module) -> bool:
+    """Whether ``module`` is the namespace of the notebook (IPython's user module) this process runs."""
+    shell = sys.modules.get("IPython")
+    if shell is None or getattr(module, "__name__", None) != "__main__":
+        return False
+    ipython = shell.get_ipython()
+    return ipython is not None and ipython.user_module is module
 
 
 def _module_label(namespace: dict) -> str:
@@ -1182,7 +1205,27 @@ def _source_or_bytecode(function: types.FunctionType, walker: _Walker) -> str:
         return "bytecode:" + _bytecode_text(function.__code__)
     if not _runs_as_written(function):
         raise stale_source(walker.named, function.__module__, function.__code__.co_filename)
-    return "source:" + source_tokens(source)
+    rest = _lambda_rest(function.__code__) if function.__code__.co_name == "<lambda>" else ""
+    return "source:" + source_tokens(source) + (f" lambda:{rest}" if rest else "")
+
+
+def _lambda_rest(code: types.CodeType) -> str:
+    """A lambda whose expression goes on past its first line (``(lambda z: a\n + b)``, black's
+    layout): its whole text as tokens, which :mod:`inspect` leaves out (it reads the first line
+    only); empty for a lambda on one line (its key stays what it was). Where the text does not
+    parse (a cell with IPython's syntax), its bytecode."""
+    lines = linecache.getlines(code.co_filename)
+    text = "".join(lines)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _bytecode_text(code) if lines else ""
+    parts = [
+        ast.get_source_segment(text, node) or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno and node.end_lineno > node.lineno
+    ]
+    return " ".join(source_tokens(part) for part in parts)
 
 
 _SOURCES: dict[types.CodeType, tuple[list, str]] = {}
