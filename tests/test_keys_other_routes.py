@@ -515,3 +515,19 @@ def test_a_lambda_whose_expression_goes_on_past_its_first_line_is_keyed_whole(tm
     assert identity_of(tmp_path, "GAIN(1.0)", one_line.format(1.0)) != identity_of(
         tmp_path, "GAIN(1.0)", one_line.format(2.0)
     )
+
+
+# --------------------------------------------------------------------------- audit 14: stability
+
+
+def test_scipy_stats_and_numpys_functions_and_patterns_key_stably_and_are_not_refused(tmp_path):
+    """A scipy.stats distribution holds numpy's global RandomState, whose state any np.random draw
+    moves (another key in every process); a ufunc held as a value (SQUASH = np.tanh) and a compiled
+    pattern were refused (pickle reduces them through copyreg, which the key did not ask)."""
+    np = pytest.importorskip("numpy")
+    prelude = "import re\nimport numpy as np\nfrom scipy.stats import norm\nSQUASH = np.{}\nWORDS = re.compile('a+')\n"
+    factor = "float(norm.cdf(0.0)) * float(SQUASH(0.5)) * (1.0 if WORDS.match('aa') else 2.0)"
+    first = identity_of(tmp_path, factor, prelude.format("tanh"))
+    np.random.rand(3)  # (numpy's global generator moves: no part of the key)
+    assert identity_of(tmp_path, factor, prelude.format("tanh")) == first
+    assert identity_of(tmp_path, factor, prelude.format("sin")) != first

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copyreg
 import dataclasses
 import dis
 import functools
@@ -459,6 +460,9 @@ class _Walker:
                 self.put(type(obj).__qualname__)
                 self.value((obj.bit_generator if isinstance(obj, np.random.Generator) else obj).state, path)
                 return True
+            if obj is getattr(np.random.mtrand, "_rand", None):  # (numpy's global one, held by scipy.stats)
+                self.put("global RandomState")  # (its state moves with every np.random draw: named, as seeded by
+                return True  # the run; the probe's draws fix it)
             if isinstance(obj, np.random.RandomState):
                 self.put("RandomState")
                 self.value(obj.get_state(legacy=False), path)
@@ -509,8 +513,9 @@ class _Walker:
         it cannot be pickled (an open file, a lock, a generator)."""
         if type(obj).__name__ == "CustomOpDef" and type(obj).__module__.startswith("torch."):
             raise self.refuse(path, obj, "a custom operator, whose code no key follows", _CUSTOM_OP_FIX)
-        try:
-            reduced = obj.__reduce_ex__(4)
+        try:  # (as pickle does: a reducer registered with copyreg first, numpy's ufuncs and re's patterns)
+            reducer = copyreg.dispatch_table.get(type(obj))
+            reduced = reducer(obj) if reducer is not None else obj.__reduce_ex__(4)
         except Exception as e:  # (what pickling refuses has no value to key)
             raise self.refuse(path, obj, f"it has no value to key: {_first_line(e)}") from None
         if _pickles_its_own_way(type(obj)):  # (what its pickle leaves out may be what it computes with)
