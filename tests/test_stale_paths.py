@@ -382,7 +382,7 @@ def test_a_finished_dataset_read_otherwise_from_the_same_file_is_stale(before, a
     run = train.run_dataset(ps.spec(dataset), ps.config_for(dataset).replace(progress=False))
     store.save_run(run, folder)  # (config.json as a run writes it: how its file was read included)
     recorded = json.loads((folder / "config.json").read_text())["data_file"]
-    assert recorded["read"] == sources.source_reading(ps.spec(dataset))
+    assert recorded["read"] == sources.local_source(ps.spec(dataset))[1]
     assert sweep.settings_changed(ps, folder.parent, dataset) is None
     ps = param_set(after)
     changed = sweep.settings_changed(ps, folder.parent, dataset)

@@ -44,6 +44,7 @@ import pandas as pd
 
 from tcclib.artifacts import own_code
 from tcclib.data.preprocess import Prepared, SeedSplit
+from tcclib.method import identity
 from tcclib.method.config import METHODS, XGB_SETTINGS, Config, names
 from tcclib.method.correlation import IMPORTANCE_SWITCHES, usable_device, xgb_device
 from tcclib.method.registry import get
@@ -79,25 +80,14 @@ def digest(*parts) -> str:
 
 
 def _json_value(value):
-    """What :func:`digest` writes for a value JSON has no form for: a set by its elements in a fixed
-    order (its iteration order follows the process's string hashing), an array or tensor inside a
-    part by its dtype, shape and bytes (its text rounds and elides), anything else as its text."""
-    if isinstance(value, (set, frozenset)):
-        return {"set": sorted(json.dumps(item, sort_keys=True, default=_json_value) for item in value)}
-    if isinstance(value, np.ndarray):
-        if value.dtype.hasobject:
-            return {"array": [value.dtype.str, value.shape], "items": value.tolist()}
-        return {"array": [value.dtype.str, value.shape, _sha(np.ascontiguousarray(value).tobytes())]}
+    """What :func:`digest` writes for a value JSON has no form for: a set, an array or a tensor by
+    its value (:func:`tcclib.method.identity.value_identity`: a set's elements in a fixed order, not
+    the process's hash order; an array's bytes, not its rounded, elided text), anything else as its
+    text."""
     torch = sys.modules.get("torch")
-    if torch is not None and isinstance(value, torch.Tensor):
-        flat = value.detach().cpu().contiguous().reshape(-1)
-        raw = (flat.view(torch.uint8) if flat.dtype != torch.bool else flat.to(torch.uint8)).numpy().tobytes()
-        return {"tensor": [str(value.dtype), list(value.shape), _sha(raw)]}
+    if isinstance(value, (set, frozenset, np.ndarray)) or (torch is not None and isinstance(value, torch.Tensor)):
+        return {"value": identity.value_identity(value, "a key part")}
     return str(value)
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def split_digest(sp: SeedSplit, classes) -> str:

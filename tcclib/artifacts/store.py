@@ -368,7 +368,7 @@ DATA_CHANGED = "data file"
 def data_record(path, reading: dict | None = None) -> dict | None:
     """``{"file": its name, "sha256": the first 16 hex of its bytes' digest}`` of the file a
     dataset was read from (``Dataset.source``), with how it was read (``"read"``: its target, the
-    columns left out, a CSV's options; :func:`tcclib.data.sources.source_reading`) where known; None
+    columns left out, a CSV's options; :func:`tcclib.data.sources.local_source`) where known; None
     when ``path`` is no file."""
     if not path or not Path(path).is_file():
         return None

@@ -76,7 +76,7 @@ class Dataset:
     X: pd.DataFrame
     y: pd.Series
     source: str = ""  # the ARFF path, "openml", "sklearn" or "frame"
-    reading: dict | None = field(default=None, compare=False)  # how its file was read (source_reading)
+    reading: dict | None = field(default=None, compare=False)  # how its file was read (local_source)
 
     def __repr__(self) -> str:
         return (
@@ -1057,37 +1057,33 @@ def _load_breast_cancer() -> Dataset:
     return Dataset(BREAST_CANCER, None, b.data.astype("float64"), y, "sklearn")
 
 
-def source_reading(name_or_did, data_dir=None) -> dict | None:
-    """How :func:`load_dataset` reads ``name_or_did`` from its file beside the file's bytes: its
-    target column, the columns it leaves out and a CSV's reading options (``{"target": ..., "ignore":
-    [...], "options": {...}}``); None for a name that does not resolve without a download."""
+def local_source(name_or_did, data_dir=None) -> tuple[Path | None, dict | None]:
+    """The local file :func:`load_dataset` reads ``name_or_did`` from (a table file, or
+    ``<data_dir>/<did>.arff`` where it is there) and how it reads it beside the file's bytes (its
+    target column, the columns it leaves out and a CSV's reading options: ``{"target": ...,
+    "ignore": [...], "options": {...}}``); ``(None, None)`` for a name that does not resolve without
+    a download, no file for breast_cancer (scikit-learn's) or a download."""
     try:
         src = source(name_or_did, data_dir, download=False)
     except (ValueError, DataUnavailableError):
-        return None
-    return _reading(src)
+        return None, None
+    if src.kind == "file":
+        return Path(src.path), _reading(src)
+    folder = _data_dir(data_dir) if src.did is not None else None
+    path = folder / f"{src.did}.arff" if folder else None
+    return (path if path is not None and path.is_file() else None), _reading(src)
 
 
 def _reading(src: Source) -> dict | None:
-    """How a source's file is read (:func:`source_reading`); None for breast_cancer, which has none."""
+    """How a source's file is read (:func:`local_source`); None for breast_cancer, which has none."""
     if src.kind == "sklearn":
         return None
     return {"target": src.target, "ignore": sorted(src.ignore), "options": dict(src.options)}
 
 
 def source_file(name_or_did, data_dir=None) -> Path | None:
-    """The local file :func:`load_dataset` reads ``name_or_did`` from: a table file, or
-    ``<data_dir>/<did>.arff`` where it is there; None for breast_cancer (scikit-learn's), a
-    download, or a name that does not resolve."""
-    try:
-        src = source(name_or_did, data_dir, download=False)
-    except (ValueError, DataUnavailableError):
-        return None
-    if src.kind == "file":
-        return Path(src.path)
-    folder = _data_dir(data_dir) if src.did is not None else None
-    path = folder / f"{src.did}.arff" if folder else None
-    return path if path is not None and path.is_file() else None
+    """The local file :func:`load_dataset` reads ``name_or_did`` from (:func:`local_source`)."""
+    return local_source(name_or_did, data_dir)[0]
 
 
 def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dataset:

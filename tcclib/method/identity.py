@@ -1222,7 +1222,7 @@ def _lambda_rest(code: types.CodeType) -> str:
     lines = linecache.getlines(code.co_filename)
     text = "".join(lines)
     try:
-        tree = ast.parse(text)
+        tree = _parsed(text)
     except (SyntaxError, ValueError):
         return _bytecode_text(code) if lines else ""
     parts = [
@@ -1231,6 +1231,12 @@ def _lambda_rest(code: types.CodeType) -> str:
         if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno and node.end_lineno > node.lineno
     ]
     return " ".join(source_tokens(part) for part in parts)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str) -> ast.Module:
+    """A file's or cell's text parsed, once for all its lambdas (:func:`_lambda_rest`); not changed by them."""
+    return ast.parse(text)
 
 
 _SOURCES: dict[types.CodeType, tuple[list, str]] = {}

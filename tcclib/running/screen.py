@@ -244,24 +244,27 @@ def _check_compared(screen: Screen, reference: Path, names: list[str]) -> None:
             )
 
 
-def check_reference_data(screen: Screen, todo: list[tuple[str, Config]], data_folder) -> None:
+def check_reference_data(screen: Screen, todo: list[tuple[str, Config]], data_folder, loaded=None) -> None:
     """A :class:`ScreenError` (one line) where the data read now is not the data the reference's
     compared members were trained on (an edited or other copy of a dataset's file): their content
     keys, computed now with the reference's settings and tcclib code, differ from its ``keys.json``.
-    The ranks would otherwise set the new method, trained on this data, against results of other data."""
+    The ranks would otherwise set the new method, trained on this data, against results of other data.
+    ``loaded``: ``{name: Dataset}`` already read from ``data_folder`` (the others are read here)."""
     reference = paths.resolve(screen.reference)
+    own = own_code.identity_now()  # (once: every key below holds it)
     for name, _ in todo:
         stored = content_keys.load(reference / name)
         recorded = _recorded_settings(reference / name / "config.json")
-        if stored is None or recorded.get(store.OWN_CODE) != own_code.identity_now():
+        if stored is None or recorded.get(store.OWN_CODE) != own:
             continue  # (tcclib's training code edited since: the keys differ whatever the data)
         cfg = Config.from_dict({**store.settings_of(recorded), "progress": False})
-        prep = prepare_config(load_dataset(name, data_dir=data_folder), cfg)
+        ds = (loaded or {}).get(name) or load_dataset(name, data_dir=data_folder)
+        prep = prepare_config(ds, cfg)
         code = content_keys.code_identities(cfg)
         for sp in prep.splits:
             for method in (m for m in screen.compared if m in cfg.methods):
                 tag = content_keys.tag(sp.seed, method)
-                now = content_keys.member_key(sp, method, cfg, prep.classes, code.get(method, {}))
+                now = content_keys.member_key(sp, method, cfg, prep.classes, code.get(method, {}), own)
                 if tag in stored.keys.members and stored.keys.members[tag] != now:
                     raise ScreenError(
                         f"screen: {name}: the data read now from {data_folder or 'OpenML'} is not the data the "
@@ -448,12 +451,13 @@ def check(screen: Screen, say=print) -> list[tuple[str, Config]]:
     for dataset, what in incomplete.items():
         say(f"screen: {sweeps.incomplete_line(dataset, what)}")
     where = ps.data_folder or "OpenML (no data folder)"
+    loaded = {}
     for name, _ in todo:
         try:
-            load_dataset(name, data_dir=ps.data_folder)
+            loaded[name] = load_dataset(name, data_dir=ps.data_folder)
         except Exception as e:  # noqa: BLE001 - any reason a dataset does not load, in one line
             raise ScreenError(f"screen: dataset {name} does not load from {where}: {type(e).__name__}: {e}") from None
-    check_reference_data(screen, todo, ps.data_folder)
+    check_reference_data(screen, todo, ps.data_folder, loaded)
     say(f"screen: {errors.counted(len(todo), 'dataset')} load from {where}, the data the reference was trained on")
     return todo
 

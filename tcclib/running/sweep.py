@@ -35,7 +35,7 @@ from pathlib import Path
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import own_code, store
-from tcclib.data.sources import DATA_DIR_ENV, source_file, source_reading
+from tcclib.data.sources import DATA_DIR_ENV, local_source
 from tcclib.method import check, identity, plugins, registry, rules
 from tcclib.running import executor, notebooks
 from tcclib.running import params as param_files
@@ -196,8 +196,7 @@ def settings_changed(ps: param_files.ParamSet, set_dir: Path, dataset: str, data
     f = set_dir / dataset / "config.json"
     if not f.exists():
         return None
-    spec = ps.spec(dataset)
-    file, reading = source_file(spec, data_dir), source_reading(spec, data_dir)
+    file, reading = local_source(ps.spec(dataset), data_dir)
     same, why = store.same_settings(f, ps.config_for(dataset), file, reading)
     return None if same else why
 
