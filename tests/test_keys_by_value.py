@@ -1107,3 +1107,86 @@ def test_a_single_dispatch_helper_once_called_and_a_sparse_tensor_are_keyed_not_
     assert identity.value_identity(dense.to_sparse_csr(), "t") != identity.value_identity(dense.to_sparse(), "t")
     z = torch.tensor([1 + 2j])
     assert identity.value_identity(z.conj(), "t") != identity.value_identity(z, "t")
+
+
+AUTORELOAD_SESSION = r"""
+import os, sys, time
+from pathlib import Path
+from IPython.core.interactiveshell import InteractiveShell
+
+folder = Path(sys.argv[1])
+sys.path.insert(0, str(folder))
+helper = folder / "share_helpers.py"
+shell = InteractiveShell.instance()
+
+
+def run(cell):
+    result = shell.run_cell(cell)
+    return "refused: " + str(result.error_in_exec) if result.error_in_exec else "ok"
+
+
+def write(text):
+    later = os.stat(helper).st_mtime + 2  # (a later modification time, as an editor's save gives)
+    helper.write_text(text)
+    os.utime(helper, (later, later))
+
+
+KEYS = '''
+from tcclib.artifacts import keys
+from tcclib.data.sources import load_dataset
+from tcclib.method.config import Config
+from tcclib.method.inputs import prepare_config
+cfg = Config(methods=("random", "share"), seeds=(0,), epochs=1, head_epochs=1, progress=False)
+found = keys.run_keys(prepare_config(load_dataset("breast_cancer"), cfg), cfg).members["0/share"]
+'''
+RULE = '''
+import torch
+from tcclib.method import registry, rules
+from share_helpers import step
+
+class Share(rules.HowRule):
+    name = "share"
+    def donors(self, members, state, u):
+        k, n_rows, n_features = members.shape
+        rows = (torch.arange(n_rows).view(1, n_rows, 1) + step()) % n_rows
+        return rows.expand(k, n_rows, n_features).contiguous()
+
+registry.register_method("share", Share(), "uniform", replace=True)
+'''
+print(run("%load_ext autoreload\n%autoreload " + sys.argv[2]), run(RULE), run(KEYS), shell.user_ns.get("found"))
+for edit in sys.argv[3:]:
+    write(edit.replace("|", "\n"))
+    print(run("found = None"), run(KEYS), shell.user_ns.get("found"))
+"""
+
+
+def _session(folder: Path, mode: str, *edits: str) -> list[str]:
+    """Lines an IPython session prints (in a process of its own: the shell is process-wide): the
+    helper's first text keyed, then each edit saved and the keys computed again."""
+    import subprocess
+
+    script = folder / "session.py"
+    script.write_text(AUTORELOAD_SESSION)
+    done = subprocess.run(
+        [sys.executable, str(script), str(folder), mode, *edits], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [line for line in done.stdout.splitlines() if line.startswith("ok ")]
+
+
+def test_a_helper_autoreloaded_in_ipython_is_keyed_as_its_file_is_now(tmp_path):
+    """``%autoreload 2`` puts an edited helper's code in place (the same module, spec and
+    functions): the run keys the file as it is now, the key a fresh process gives that file; a
+    reload that failed (a syntax error) and ``%autoreload 0`` leave the old code, so the run stops."""
+    one, two = "def step():|    return 1|", "def step():|    return 2|"
+    (tmp_path / "share_helpers.py").write_text(one.replace("|", "\n"))
+    lines = _session(tmp_path, "2", two, "def step(:|")
+    assert len(lines) == 3 and lines[0] == "ok ok ok " + lines[0].split()[-1]
+    first, edited = lines[0].split()[-1], lines[1].split()[-1]
+    assert lines[1].startswith("ok ok ") and edited not in (first, "None")
+    assert "refused: " in lines[2] and "share_helpers.py (module share_helpers) changed on disk" in lines[2]
+    (tmp_path / "share_helpers.py").write_text(two.replace("|", "\n"))
+    assert _session(tmp_path, "2")[0].split()[-1] == edited  # (a fresh process, the edited file)
+    (tmp_path / "share_helpers.py").write_text(one.replace("|", "\n"))
+    lines = _session(tmp_path, "0", two)
+    assert "refused: " in lines[1] and "changed on disk" in lines[1]

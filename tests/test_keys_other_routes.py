@@ -531,3 +531,96 @@ def test_scipy_stats_and_numpys_functions_and_patterns_key_stably_and_are_not_re
     np.random.rand(3)  # (numpy's global generator moves: no part of the key)
     assert identity_of(tmp_path, factor, prelude.format("tanh")) == first
     assert identity_of(tmp_path, factor, prelude.format("sin")) != first
+
+
+# --------------------------------------------------------------------------- audit 15: objects and modules
+
+
+@pytest.mark.parametrize(
+    "factor, prelude",
+    [
+        (  # functools.wraps copies torch's __module__ onto a helper of the user's
+            "float(my_mse(z, z + 1))",
+            "import functools\nimport torch.nn.functional as F\n\n\n@functools.wraps(F.mse_loss)\n"
+            "def my_mse(a, b):\n    return F.mse_loss(a, b) * {}",
+        ),
+        (  # a module of the user's handed on to a function that reads it
+            "read(tcc_test_knobs)",
+            "import tcc_test_knobs\n\n\ndef read(m):\n    return m.SCALE",
+        ),
+        (  # ... or given back by one
+            "knobs().SCALE",
+            "import tcc_test_knobs\n\n\ndef knobs():\n    return tcc_test_knobs",
+        ),
+        (  # an object whose copyreg reducer leaves out what it computes with
+            "KNOB.scale",
+            "import copyreg\n\n\nclass Knob:\n    def __init__(self, scale):\n        self.scale = scale\n\n\n"
+            "copyreg.pickle(Knob, lambda knob: (Knob, (1.0,)))\nKNOB = Knob({})",
+        ),
+        (  # a function made from another's code with its constants replaced
+            "fast(1.0)",
+            "import types\n\n\ndef base(x):\n    return x * 3.0\n\n\n"
+            "fast = types.FunctionType(base.__code__.replace(co_consts=(None, {})), base.__globals__)",
+        ),
+    ],
+    ids=["functools.wraps(F.mse_loss)", "a module passed on", "a module returned", "copyreg", "code.replace"],
+)
+def test_what_the_object_model_hides_from_a_names_reading_is_keyed(factor, prelude, tmp_path, monkeypatch):
+    """Each of these once kept the key byte-identical while what the objective computes changed
+    (audit 15): the key now moves with the value, and the same text keys the same."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def with_scale(scale: float) -> dict:
+        (tmp_path / "tcc_test_knobs.py").write_text(f"SCALE = {scale}\n")
+        sys.modules.pop("tcc_test_knobs", None)
+        return identity_of(tmp_path, factor, prelude.format(scale))
+
+    first = with_scale(1.0)
+    assert with_scale(2.0) != first and with_scale(1.0) == first
+
+
+def test_a_helper_modules_own_class_serving_its_attributes_is_keyed(tmp_path, monkeypatch):
+    """``sys.modules[__name__].__class__ = Lazy`` (the companion of PEP 562): a property of that
+    class serves ``knobs.SCALE``, which is in no module's namespace."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    helper = (
+        "import sys\nimport types\n\n\nclass Lazy(types.ModuleType):\n    @property\n    def SCALE(self):\n"
+        "        return {}\n\n\nsys.modules[__name__].__class__ = Lazy\n"
+    )
+
+    def with_scale(scale: float) -> dict:
+        (tmp_path / "tcc_test_lazy.py").write_text(helper.format(scale))
+        sys.modules.pop("tcc_test_lazy", None)
+        return identity_of(tmp_path, "tcc_test_lazy.SCALE", "import tcc_test_lazy")
+
+    assert with_scale(1.0) != with_scale(2.0)
+
+
+def test_a_ufunc_made_by_frompyfunc_is_refused_with_the_fix(tmp_path):
+    prelude = "import numpy as np\n\n\ndef scaled(x):\n    return x * 1.0\n\n\nUF = np.frompyfunc(scaled, 1, 1)"
+    with pytest.raises(plugins.PluginError, match=r"np.frompyfunc, keyed by its name alone.*np.vectorize") as e:
+        identity_of(tmp_path, "float(UF(1.0))", prelude)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "statement, named",
+    [
+        ("torch.set_flush_denormal(True)", "flush denormal False -> True"),
+        ("torch.backends.mkldnn.enabled = False", "torch.backends.mkldnn.enabled True -> False"),
+        ("torch.backends.cudnn.benchmark = True", "torch.backends.cudnn.benchmark False -> True"),
+    ],
+)
+def test_a_plugin_that_sets_torchs_backend_switches_at_import_is_refused_and_they_are_set_back(
+    statement, named, tmp_path
+):
+    import torch
+
+    before = (torch.backends.mkldnn.enabled, torch.backends.cudnn.benchmark, (torch.tensor([1e-39]) * 1.0).item())
+    with pytest.raises(plugins.PluginError, match=f"changed torch's global state at import \\({named}"):
+        identity_of(tmp_path, "1.0", statement)
+    assert (
+        torch.backends.mkldnn.enabled,
+        torch.backends.cudnn.benchmark,
+        (torch.tensor([1e-39]) * 1.0).item(),
+    ) == before

@@ -173,7 +173,7 @@ def identity(obj, named: str) -> Identity | None:
 
 def _identity(obj, named: str) -> Identity | None:
     if isinstance(obj, (types.FunctionType, type)):
-        if not is_followed(obj.__module__):
+        if not (user_function(obj) if isinstance(obj, types.FunctionType) else is_followed(obj.__module__)):
             return None
         return Identity(_code_part(obj, obj, named))
     if isinstance(obj, functools.partial):
@@ -206,7 +206,7 @@ def value_identity(value, named: str) -> str:
     ``f.__defaults__`` set in this process is seen (what cannot be keyed is :class:`Unkeyable`)."""
     walker = _Walker(named, "its value")
     function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-    if isinstance(function, types.FunctionType) and not is_followed(function.__module__):
+    if isinstance(function, types.FunctionType) and not user_function(function):
         walker.put("function", function.__module__, function.__qualname__, _bytecode_text(function.__code__))
         walker.defaults_and_closure(function, named)
     else:
@@ -289,6 +289,16 @@ def is_followed(module: str | None) -> bool:
         spec = getattr(loaded, "__spec__", None)
         return getattr(spec, "origin", None) not in ("built-in", "frozen")
     return not _installed_file(file)
+
+
+def user_function(function) -> bool:
+    """Whether ``function`` (a plain function) is the user's own code: its module says so, or the
+    module its code runs in does (``functools.wraps(F.mse_loss)`` on a helper of the user's copies
+    torch's ``__module__`` onto it; the globals it reads stay the user's)."""
+    if is_followed(function.__module__):
+        return True
+    home = function.__globals__.get("__name__")
+    return isinstance(home, str) and (home == "__main__" or home in sys.modules) and is_followed(home)
 
 
 def _extension_digest(module) -> str:
@@ -513,15 +523,23 @@ class _Walker:
         it cannot be pickled (an open file, a lock, a generator)."""
         if type(obj).__name__ == "CustomOpDef" and type(obj).__module__.startswith("torch."):
             raise self.refuse(path, obj, "a custom operator, whose code no key follows", _CUSTOM_OP_FIX)
+        if type(obj).__name__ == "ufunc" and str(getattr(obj, "__name__", "")).endswith(" (vectorized)"):
+            why = "a ufunc made by np.frompyfunc, keyed by its name alone: numpy gives back no function to key"
+            raise self.refuse(path, obj, why, "use np.vectorize(function), whose function is keyed by value")
         try:  # (as pickle does: a reducer registered with copyreg first, numpy's ufuncs and re's patterns)
             reducer = copyreg.dispatch_table.get(type(obj))
             reduced = reducer(obj) if reducer is not None else obj.__reduce_ex__(4)
         except Exception as e:  # (what pickling refuses has no value to key)
             raise self.refuse(path, obj, f"it has no value to key: {_first_line(e)}") from None
-        if _pickles_its_own_way(type(obj)):  # (what its pickle leaves out may be what it computes with)
+        users_reducer = reducer is not None and (
+            _written_by_the_user(type(obj)) or (isinstance(reducer, types.FunctionType) and user_function(reducer))
+        )  # (copyreg.pickle(Knob, reducer): the reducer decides what its pickle holds)
+        if users_reducer or _pickles_its_own_way(type(obj)):  # (its pickle may leave out what it computes with)
             self.put("own pickling")
             self.value(type(obj), f"{path} (its class)")
             self.value(_attributes_and_slots(obj), f"{path} (its attributes)")
+            if users_reducer:
+                self.value(reducer, f"{path} (its copyreg reducer)")
         if isinstance(reduced, str):  # a module-level singleton, named
             self.put("global", type(obj).__module__, reduced)
             wrapped = getattr(obj, "__wrapped__", None)
@@ -615,7 +633,7 @@ class _Walker:
             self.value(contents, f"{path} (its closure's {name})")
 
     def function(self, function: types.FunctionType, path: str) -> None:
-        if not is_followed(function.__module__):
+        if not user_function(function):
             self.put("global", function.__module__, function.__qualname__)
             _reached(function.__module__)
             return
@@ -630,7 +648,7 @@ class _Walker:
                 self.defaults_and_closure(function, path)
             self.value(attributes, f"{path} (its attributes)")  # (__wrapped__ among them)
             return
-        self._check_file(function.__module__)
+        self._check_file(function.__globals__.get("__name__", function.__module__))
         self.put("function", function.__qualname__, _source_or_bytecode(function, self))
         self.defaults_and_closure(function, path)
         names = _global_names(code)
@@ -706,7 +724,9 @@ class _Walker:
                 value = namespace[name]
                 self.put("global", name)
                 if isinstance(value, types.ModuleType):
-                    self.module(value, None if by_string else names)
+                    # (a module handed on, `read(knobs)`, `return knobs`, `self.m = knobs`: whole)
+                    escapes = (ESCAPED, value.__name__) in read_from
+                    self.module(value, None if by_string or escapes else names)
                 else:
                     self.value(value, f"{_module_label(namespace)}{name}")
             elif hasattr(builtins, name):
@@ -813,6 +833,9 @@ class _Walker:
             names = sorted(n for n, v in vars(module).items() if not n.startswith("__") and not _shells_own(module, n))
         if "__getattr__" in vars(module):  # (PEP 562: any attribute read may come from it)
             names = sorted({*names, "__getattr__"})
+        if type(module) is not types.ModuleType and _written_by_the_user(type(module)):
+            # (sys.modules[__name__].__class__ = Lazy: its properties and methods serve attributes)
+            self.value(type(module), f"{module.__name__} (its module class)")
         for name in names:
             if name in vars(module):
                 self.put("attribute", name)
@@ -1152,7 +1175,7 @@ def _user_kl_functions() -> dict:
 
 def _users(function) -> bool:
     """Whether ``function`` is one of the user's code (a plain function defined there)."""
-    return isinstance(function, types.FunctionType) and is_followed(function.__module__)
+    return isinstance(function, types.FunctionType) and user_function(function)
 
 
 def _module_candidates(texts) -> list[str]:
@@ -1210,6 +1233,8 @@ def _source_or_bytecode(function: types.FunctionType, walker: _Walker) -> str:
         return "bytecode:" + _bytecode_text(function.__code__)
     if not _runs_as_written(function):
         raise stale_source(walker.named, function.__module__, function.__code__.co_filename)
+    if not _held_text_makes(function):  # (types.FunctionType(f.__code__.replace(co_consts=...)): its own code)
+        return "bytecode:" + _bytecode_text(function.__code__)
     rest = _lambda_rest(function.__code__) if function.__code__.co_name == "<lambda>" else ""
     return "source:" + source_tokens(source) + (f" lambda:{rest}" if rest else "")
 
@@ -1287,7 +1312,11 @@ def changed_on_disk(module) -> str | None:
         return None
     if since_import and first_as_imported and since_first is None:
         return None  # (its bytes are those it was imported from: only its modification time moved)
-    return since_import or since_first
+    changed = since_import or since_first
+    if changed and _autoreloaded(module, changed):
+        _FIRST_KEYED[changed] = ((module, getattr(module, "__spec__", None)), as_imported.source_digest(changed), False)
+        return None
+    return changed
 
 
 def _written_before_this_process(file: str) -> bool:
@@ -1309,9 +1338,10 @@ def _process_started() -> float | None:
         return None
 
 
-_FIRST_KEYED: dict[str, tuple[tuple[int, int], str, bool]] = {}
-"""A user module's file -> ``((id of the module object, id of its spec), digest of the file, whether
-its cached bytecode's header then said it was as imported)`` when a key first read it."""
+_FIRST_KEYED: dict[str, tuple[tuple[object, object], str, bool]] = {}
+"""A user module's file -> ``((the module object, its spec), digest of the file, whether its cached
+bytecode's header then said it was as imported)`` when a key first read it. The objects themselves,
+not their ids: a reload that frees the old spec may give the new one the old one's id."""
 
 
 def _changed_since_first_keyed(module, header_matches: bool) -> tuple[str | None, bool]:
@@ -1325,12 +1355,30 @@ def _changed_since_first_keyed(module, header_matches: bool) -> tuple[str | None
     digest = as_imported.source_digest(file)
     if digest is None:
         return None, False
-    imported = (id(module), id(getattr(module, "__spec__", None)))  # (importlib.reload gives it a new spec)
+    imported = (module, getattr(module, "__spec__", None))  # (importlib.reload gives it a new spec)
     seen = _FIRST_KEYED.setdefault(file, (imported, digest, header_matches))
-    if seen[0] != imported:  # imported (or reloaded) again since: what it holds now is this file
+    if seen[0][0] is not module or seen[0][1] is not imported[1]:  # imported again: it holds this file
         _FIRST_KEYED[file] = (imported, digest, header_matches)
         return None, header_matches
     return (file if seen[1] != digest else None), seen[2]
+
+
+def _autoreloaded(module, file: str) -> bool:
+    """Whether IPython's ``%autoreload`` holds ``module`` as its file is now: it reloads a module
+    in place (the same module, spec and functions, their code replaced) and notes the file's
+    modification time it reloaded (or first saw) it at, and where a reload failed."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    magics = getattr(getattr(shell, "magics_manager", None), "registry", {}).get("AutoreloadMagics")
+    reloader = getattr(magics, "_reloader", None)
+    if reloader is None or not getattr(reloader, "enabled", False):
+        return False
+    try:
+        now = os.stat(file).st_mtime
+        noted = reloader.modules_mtimes.get(module.__name__)
+        return noted == now and reloader.failed.get(file) != now
+    except (OSError, AttributeError, TypeError):
+        return False
 
 
 def _changed_since_import(module) -> str | None:
@@ -1472,6 +1520,21 @@ def _runs_as_written(function: types.FunctionType) -> bool:
     linecache.checkcache(file)
     text = "".join(linecache.getlines(file, function.__globals__))
     compiled = _compiled(file, text)
+    if compiled is None:
+        return False
+    path = [part for part in _qualified_name(function).split(".") if part != "<locals>"]
+    return any(_same_code(found, function.__code__) for found in _codes_named(compiled, path))
+
+
+def _held_text_makes(function: types.FunctionType) -> bool:
+    """Whether the text held in memory for ``function``'s file (a cell's, a plugin's), if any,
+    compiles to the code that runs: code made otherwise (a code object's constants replaced, code
+    generated under the file's name) is not what its text says."""
+    file = function.__code__.co_filename
+    held = linecache.cache.get(file)
+    if held is None or held[1] is not None or len(held) < 3:
+        return True
+    compiled = _compiled(file, "".join(held[2]))
     if compiled is None:
         return False
     path = [part for part in _qualified_name(function).split(".") if part != "<locals>"]

@@ -451,8 +451,40 @@ def _torch_state() -> list:
         ("deterministic algorithms", torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
         ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
         ("default device", torch.get_default_device, torch.set_default_device),
+        ("flush denormal", _flushes_denormals, torch.set_flush_denormal),
+        *(
+            (f"torch.backends.{owner}.{name}", *_attribute(module, name))
+            for owner, module in (
+                ("mkldnn", torch.backends.mkldnn),
+                ("cudnn", torch.backends.cudnn),
+                ("cuda.matmul", torch.backends.cuda.matmul),
+            )
+            for name in _BACKEND_FLAGS[owner]
+        ),
     )
     return [(what, get(), put) for what, get, put in settings]
+
+
+_BACKEND_FLAGS = {
+    "mkldnn": ("enabled",),
+    "cudnn": ("enabled", "benchmark", "deterministic", "allow_tf32"),
+    "cuda.matmul": ("allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"),
+}
+"""torch's backend switches a plugin's import must leave as it found them (each may change what
+training computes, and no key holds them)."""
+
+
+def _attribute(owner, name: str) -> tuple:
+    """``(get, set)`` of the attribute ``name`` of ``owner``."""
+    return (lambda: getattr(owner, name), lambda value: setattr(owner, name, value))
+
+
+def _flushes_denormals() -> bool:
+    """Whether the CPU flushes denormal floats to zero (``torch.set_flush_denormal``, which has no
+    getter): a denormal times one comes back zero."""
+    import torch  # deferred: as in _torch_state
+
+    return (torch.tensor([1e-39]) * 1.0).item() == 0.0
 
 
 def _restore_torch(before: list) -> list[str]:
