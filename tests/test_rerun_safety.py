@@ -240,3 +240,24 @@ def test_a_finished_dataset_whose_results_are_gone_runs_again(tmp_path, capsys):
     out01 = tmp_path / "out01"
     assert sweep.sweep(param_files.load(p01), out01, progress=False)["done"] == ["breast_cancer"]
     assert sweep.sweep(param_files.load(p01), out01, progress=False)["skipped"] == ["breast_cancer"]
+
+
+def test_aggregates_rendered_from_stale_datasets_say_so(tmp_path, capsys):
+    """``--aggregates`` renders the set's stored results as they are: a dataset that ran with other
+    settings than the parameter file says so on the console (with the fix) and in the aggregate
+    notebooks' status line (``stale.json``), until it is brought up to date."""
+    p = _params(tmp_path)
+    out = tmp_path / "out"
+    assert sweep.sweep(param_files.load(p), out, progress=False)["done"] == ["breast_cancer"]
+    p.write_text(p.read_text().replace('"epochs": 2', '"epochs": 3'))
+    capsys.readouterr()
+    assert cli.main([str(p), "--outputs", str(out), "--aggregates"]) == 0
+    said = capsys.readouterr().out
+    assert "breast_cancer: done in" in said and "(epochs 3 vs 2): --force stale" in said
+    assert "members whose keys the changed settings reach train again" in said
+    assert store.status_line(out / "safe") == (
+        "1 of 1 dataset done; STALE, shown as stored but run with other settings than the parameter file: "
+        "breast_cancer (epochs 3 vs 2)."
+    )
+    assert sweep.sweep(param_files.load(p), out, progress=False, force=["stale"])["done"] == ["breast_cancer"]
+    assert store.status_line(out / "safe") == "1 of 1 dataset done." and not (out / "safe" / "stale.json").exists()

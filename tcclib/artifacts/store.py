@@ -232,9 +232,34 @@ def status(set_dir, expected=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset", "status", "error"]).sort_values("dataset", ignore_index=True)
 
 
+STALE_NOTE = "stale.json"
+"""``{dataset: how}`` in a set's folder: the finished datasets whose stored settings are not the
+parameter file's (``epochs 2 vs 1``), as the sweep last found them; written before the aggregate
+notebooks render, removed when there are none."""
+
+
+def note_stale(set_dir, stale: dict[str, str]) -> None:
+    """Write (or, with none, remove) the set's :data:`STALE_NOTE`."""
+    note = Path(set_dir) / STALE_NOTE
+    if stale:
+        write_json(dict(sorted(stale.items())), note)
+    else:
+        note.unlink(missing_ok=True)
+
+
+def stale_noted(set_dir) -> dict[str, str]:
+    """The set's :data:`STALE_NOTE` (empty when there is none)."""
+    try:
+        found = json.loads((Path(set_dir) / STALE_NOTE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(d): str(why) for d, why in found.items()} if isinstance(found, dict) else {}
+
+
 def status_line(set_dir, expected=None) -> str:
     """:func:`status` in one line: ``30 of 30 datasets done.``, then the datasets not done by
-    their state (``failed: kc2 (its error); incomplete: pc1; pending: car.``)."""
+    their state (``failed: kc2 (its error); incomplete: pc1; pending: car.``), and those done
+    with other settings than the parameter file (:func:`stale_noted`: shown as stored)."""
     st = status(set_dir, expected)
     done = int((st.status == "done").sum())
     line = f"{done} of {counted(len(st), 'dataset')} done"
@@ -244,6 +269,10 @@ def status_line(set_dir, expected=None) -> str:
         if len(rows):
             names = [f"{r.dataset} ({r.error})" if r.error else r.dataset for r in rows.itertuples()]
             rest.append(f"{state}: {', '.join(names)}")
+    stale = {d: why for d, why in stale_noted(set_dir).items() if d in set(st.dataset[st.status == "done"])}
+    if stale:
+        names = ", ".join(f"{d} ({why})" for d, why in stale.items())
+        rest.append(f"STALE, shown as stored but run with other settings than the parameter file: {names}")
     return line + (f"; {'; '.join(rest)}." if rest else ".")
 
 
@@ -496,7 +525,10 @@ def reuse_words(changed: str, plural: bool = False) -> str:
         return "training every member again (tcclib's training code is in every key)"
     if changed.startswith(DATA_CHANGED) or f"; {DATA_CHANGED}" in changed:
         return "training again every member whose data, as read, changed (the data is in every key)"
-    return f"reusing {'their' if plural else 'its'} stored results"
+    return (
+        f"reusing {'their' if plural else 'its'} stored results where the keys still match "
+        "(the members whose keys the changed settings reach train again)"
+    )
 
 
 def stored_code(config_json) -> dict:

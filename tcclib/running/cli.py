@@ -202,6 +202,10 @@ def _run_sweep(args, ps, options) -> int:
     if args.aggregates:
         folders.check_writable(out_root / ps.name)
         with folders.set_lock(out_root / ps.name):
+            stale = sweep.stale_datasets(ps, out_root / ps.name, options)
+            for dataset, why in stale.items():  # (shown as stored: the notebooks' status line says so too)
+                print(sweep.skipped_line(out_root / ps.name, dataset, why))
+            store.note_stale(out_root / ps.name, stale)
             sweep.run_aggregate(ps, out_root, args.fresh_kernels)
             sweep.write_index(ps, out_root)
         print(

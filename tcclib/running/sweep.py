@@ -378,6 +378,15 @@ def sweep(
     return rep
 
 
+def stale_datasets(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> dict[str, str]:
+    """The finished datasets of the set whose stored settings are not the parameter file's (how:
+    :func:`settings_changed`), as a sweep with ``options`` would find them."""
+    try:
+        return _plan(ps, set_dir, options).stale
+    except param_files.ParamsError as e:
+        raise SweepError(str(e)) from None
+
+
 def _nothing_to_run(ps: param_files.ParamSet, set_dir: Path, plan: _Plan, options: SweepOptions) -> bool:
     interrupted = any((set_dir / PREVIOUS / d).exists() for d in ps.datasets)
     return (
@@ -473,6 +482,7 @@ def _sweep_locked(
         raise Interrupted(interrupted_line(set_dir, plan.todo, progress.members, options.resume_hint)) from None
     finally:
         progress.close()
+    store.note_stale(set_dir, {d: why for d, why in plan.stale.items() if d in plan.skipped})
     if options.aggregate and (done or plan.skipped):
         run_aggregate(ps, out_root, options.fresh_kernels)
     if not ps.train_only:
