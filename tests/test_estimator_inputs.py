@@ -219,6 +219,11 @@ def test_categorical_features_by_name_index_mask_and_from_dtype():
     # an unseen code at prediction encodes as all zeros, like an unseen text category
     clf = TCCClassifier("random", categorical_features=["region_code"], **TINY).fit(X, ym)
     assert np.isfinite(clf.predict_proba(X.iloc[:3].assign(region_code=123456))).all()
+    # a text column given as its integer codes matches no level at all: refused, not all unseen
+    codes = X.assign(cellar=pd.Categorical(X.cellar).codes)
+    with pytest.raises(ValueError, match=r"column 'cellar' was categorical in training with levels .*from_codes"):
+        clf.predict(codes)
+    assert np.isfinite(clf.predict_proba(X.iloc[:1].assign(cellar="a cellar never seen"))).all()
 
 
 @pytest.mark.parametrize(

@@ -315,6 +315,7 @@ class FittedColumns:
             if self.is_cat[j]:
                 lut = {lv: i for i, lv in enumerate(self.levels[j])}
                 codes = s.astype(object).where(s.notna(), self.fill[j]).map(lut)
+                _check_levels_met(col, s, codes, self.levels[j])
                 raw[:, j] = codes.fillna(-1).to_numpy(dtype=np.float32)
             else:
                 try:
@@ -328,6 +329,36 @@ class FittedColumns:
                 mean = self.fill[j]
                 raw[:, j] = (np.where(np.isnan(v), mean, v) - mean) / self.std[j]
         return raw
+
+
+def _check_levels_met(col, values: pd.Series, codes: pd.Series, levels) -> None:
+    """A :class:`ColumnError` when no value of categorical column ``col`` is a level training saw
+    and they are values of another kind (numbers for text levels, or text for numbers): the column
+    given as its integer codes, say, where every row would be an unseen level (one-hot zeros).
+    A level training did not see among seen ones, or of the same kind, stays an unseen level."""
+    given = values[values.notna()]
+    if given.empty or codes[values.notna()].notna().any():
+        return
+    kinds = {_value_kind(v) for v in levels}
+    if kinds and not kinds & {_value_kind(v) for v in given.head(100)}:
+        shown = ", ".join(repr(v) for v in list(levels)[:4]) + (", ..." if len(levels) > 4 else "")
+        raise ColumnError(
+            f"column {col!r} was categorical in training with levels {shown}, but none of its values "
+            f"here is one of them (e.g. {given.iloc[0]!r}: {type(given.iloc[0]).__name__}, not a level's kind); "
+            "pass the column as it was in training (its labels, not integer codes: "
+            "pd.Categorical.from_codes(codes, categories) gives them back)"
+        )
+
+
+def _value_kind(value) -> str:
+    """``number`` or ``text`` (or the type's name): how a categorical column's values compare."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(value, (str, bytes)):
+        return "text"
+    return type(value).__name__
 
 
 def spread(x: np.ndarray) -> np.ndarray:
