@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -291,3 +292,27 @@ def test_notebook_09_runs_offline_beside_shared_with_no_variable_set(tmp_path, r
     assert "With 1 dataset no paired Wilcoxon test can reach" in text
     assert (tmp_path / "screen" / "verdict.md").is_file()
     assert not (tmp_path / "screen" / "my_rule.py").exists()
+
+
+@needs_shared
+@pytest.mark.parametrize("edit", [{"head_epochs": 50}, {"xgb_trees": 50}], ids=["a method's setting", "a baseline's"])
+def test_a_reference_whose_config_json_was_edited_is_refused_naming_it_not_the_data(
+    edit, tmp_path, monkeypatch, capsys
+):
+    """The reference's stored keys are checked against its config.json on the data read now, the
+    baselines' too (xgboost reads xgb_trees); the line blames config.json, the data being the
+    bytes the reference recorded."""
+    reference = tmp_path / "reference"
+    shutil.copytree(ROOT / "outputs" / "head_variants" / "100ep" / "frozen" / "kc2", reference / "kc2")
+    recorded = json.loads((reference / "kc2" / "config.json").read_text())
+    (reference / "kc2" / "config.json").write_text(json.dumps({**recorded, **edit}, indent=1))
+    params = tmp_path / "screen.yaml"
+    params.write_text(
+        (ROOT / "params" / "screen.yaml").read_text().replace("outputs/head_variants/100ep/frozen", str(reference))
+    )
+    monkeypatch.chdir(ROOT)
+    code = main([str(params), "--plugin", str(NEARBY), "--only", "kc2", "--data-dir", str(SHARED), "--check"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "kc2: the reference's config.json does not give the keys of its stored" in err
+    assert "config.json was edited since its run; restore it" in err and "data read now" not in err

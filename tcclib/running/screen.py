@@ -41,7 +41,7 @@ import pandas as pd
 
 from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import own_code, store
-from tcclib.data.sources import load_dataset
+from tcclib.data.sources import load_dataset, local_source
 from tcclib.method import plugins, registry
 from tcclib.method.config import Config
 from tcclib.method.inputs import prepare_config
@@ -245,10 +245,12 @@ def _check_compared(screen: Screen, reference: Path, names: list[str]) -> None:
 
 
 def check_reference_data(screen: Screen, todo: list[tuple[str, Config]], data_folder, loaded=None) -> None:
-    """A :class:`ScreenError` (one line) where the data read now is not the data the reference's
-    compared members were trained on (an edited or other copy of a dataset's file): their content
-    keys, computed now with the reference's settings and tcclib code, differ from its ``keys.json``.
-    The ranks would otherwise set the new method, trained on this data, against results of other data.
+    """A :class:`ScreenError` (one line) where the reference's compared results are not what its
+    stored settings make of the data read now: their content keys (members and baselines), computed
+    now with the reference's settings and tcclib code, differ from its ``keys.json``. The line
+    blames the data (an edited or other copy of a dataset's file) where its bytes differ from those
+    the reference recorded, else the reference's ``config.json`` (edited since its run). The ranks
+    would otherwise set the new method against results of other data or other settings.
     ``loaded``: ``{name: Dataset}`` already read from ``data_folder`` (the others are read here)."""
     reference = paths.resolve(screen.reference)
     own = own_code.identity_now()  # (once: every key below holds it)
@@ -266,11 +268,37 @@ def check_reference_data(screen: Screen, todo: list[tuple[str, Config]], data_fo
                 tag = content_keys.tag(sp.seed, method)
                 now = content_keys.member_key(sp, method, cfg, prep.classes, code.get(method, {}), own)
                 if tag in stored.keys.members and stored.keys.members[tag] != now:
-                    raise ScreenError(
-                        f"screen: {name}: the data read now from {data_folder or 'OpenML'} is not the data the "
-                        f"reference's {method} was trained on ({reference / name}: its keys differ, seed {sp.seed}); "
-                        f"restore the dataset's file, or make the reference again on this data"
-                    )
+                    raise ScreenError(_not_reproduced(name, method, sp.seed, reference, recorded, data_folder))
+            for baseline in (b for b in screen.compared if b in cfg.baselines and b not in code):
+                tag = content_keys.tag(sp.seed, baseline)
+                now = content_keys.baseline_key(sp, baseline, cfg, prep.classes, "", own)
+                if tag in stored.keys.baselines and stored.keys.baselines[tag] != now:
+                    raise ScreenError(_not_reproduced(name, baseline, sp.seed, reference, recorded, data_folder))
+
+
+def _not_reproduced(name: str, method: str, seed: int, reference: Path, recorded: dict, data_folder) -> str:
+    """The line of :func:`check_reference_data`: the data to blame where its bytes are not those
+    the reference recorded (or it recorded none), else its ``config.json``."""
+    where = f"({reference / name}: its keys differ, seed {seed})"
+    file, reading = local_source(name, data_folder)
+    then, now = recorded.get(store.DATA_FILE), store.data_record(file, reading)
+    if isinstance(then, dict) and now is not None and then.get("sha256") == now["sha256"]:
+        return (
+            f"screen: {name}: the reference's config.json does not give the keys of its stored {method} "
+            f"{where}, though the data file is the one it ran on: config.json was edited since its run; "
+            "restore it (git checkout), or make the reference again"
+        )
+    if not isinstance(then, dict) or now is None:  # (no record of the data it ran on to tell them apart)
+        return (
+            f"screen: {name}: the reference's stored {method} is not what its config.json makes of the data "
+            f"read now from {data_folder or 'OpenML'} {where}: the data file differs from the one it ran on, "
+            "or config.json was edited since its run; restore both (git checkout), or make the reference again"
+        )
+    return (
+        f"screen: {name}: the data read now from {data_folder or 'OpenML'} is not the data the "
+        f"reference's {method} was trained on {where}; restore the dataset's file, or make the "
+        "reference again on this data"
+    )
 
 
 def _seconds(folder: Path) -> float:
