@@ -269,7 +269,7 @@ def check_value(s: Setting, v) -> None:
         raise ConfigError(f"{s.name}: must be {s.range_text()}{hint}, got {v}")
 
 
-DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+DEVICE = re.compile(r"cpu|cuda(:(0|[1-9]\d*))?")  # (cuda:00 would key apart from cuda:0)
 
 
 # --------------------------------------------------------------------------- texts derived from the declarations
