@@ -1153,9 +1153,14 @@ class Share(rules.HowRule):
 
 registry.register_method("share", Share(), "uniform", replace=True)
 '''
-print(run("%load_ext autoreload\n%autoreload " + sys.argv[2]), run(RULE), run(KEYS), shell.user_ns.get("found"))
+LOAD = "%load_ext autoreload\n%autoreload " + sys.argv[2].replace("late ", "")
+late = sys.argv[2].startswith("late")  # (the helper imported and edited before the extension loaded)
+print(run("1" if late else LOAD), run(RULE), run(KEYS), shell.user_ns.get("found"))
 for edit in sys.argv[3:]:
     write(edit.replace("|", "\n"))
+    if late:  # (it notes the file's time, as if it had reloaded it)
+        run(LOAD)
+        late = False
     print(run("found = None"), run(KEYS), shell.user_ns.get("found"))
 """
 
@@ -1177,7 +1182,9 @@ def _session(folder: Path, mode: str, *edits: str) -> list[str]:
 def test_a_helper_autoreloaded_in_ipython_is_keyed_as_its_file_is_now(tmp_path):
     """``%autoreload 2`` puts an edited helper's code in place (the same module, spec and
     functions): the run keys the file as it is now, the key a fresh process gives that file; a
-    reload that failed (a syntax error) and ``%autoreload 0`` leave the old code, so the run stops."""
+    reload that failed (a syntax error), ``%autoreload 0`` and a helper the extension first saw
+    after its edit (imported before it loaded: it notes the file as if reloaded) leave the old code,
+    so the run stops."""
     one, two = "def step():|    return 1|", "def step():|    return 2|"
     (tmp_path / "share_helpers.py").write_text(one.replace("|", "\n"))
     lines = _session(tmp_path, "2", two, "def step(:|")
@@ -1187,6 +1194,7 @@ def test_a_helper_autoreloaded_in_ipython_is_keyed_as_its_file_is_now(tmp_path):
     assert "refused: " in lines[2] and "share_helpers.py (module share_helpers) changed on disk" in lines[2]
     (tmp_path / "share_helpers.py").write_text(two.replace("|", "\n"))
     assert _session(tmp_path, "2")[0].split()[-1] == edited  # (a fresh process, the edited file)
-    (tmp_path / "share_helpers.py").write_text(one.replace("|", "\n"))
-    lines = _session(tmp_path, "0", two)
-    assert "refused: " in lines[1] and "changed on disk" in lines[1]
+    for mode in ("0", "late 2"):  # (autoreload off; on, but it first sees the helper after the edit)
+        (tmp_path / "share_helpers.py").write_text(one.replace("|", "\n"))
+        lines = _session(tmp_path, mode, two)
+        assert "refused: " in lines[1] and "changed on disk" in lines[1], (mode, lines)

@@ -1313,7 +1313,7 @@ def changed_on_disk(module) -> str | None:
     if since_import and first_as_imported and since_first is None:
         return None  # (its bytes are those it was imported from: only its modification time moved)
     changed = since_import or since_first
-    if changed and _autoreloaded(module, changed):
+    if changed and _autoreloaded(module, changed):  # (each function keyed is still checked to run as written)
         _FIRST_KEYED[changed] = ((module, getattr(module, "__spec__", None)), as_imported.source_digest(changed), False)
         return None
     return changed
@@ -1366,7 +1366,9 @@ def _changed_since_first_keyed(module, header_matches: bool) -> tuple[str | None
 def _autoreloaded(module, file: str) -> bool:
     """Whether IPython's ``%autoreload`` holds ``module`` as its file is now: it reloads a module
     in place (the same module, spec and functions, their code replaced) and notes the file's
-    modification time it reloaded (or first saw) it at, and where a reload failed."""
+    modification time it reloaded (or first saw) it at, and where a reload failed. A module it first
+    saw after an edit (imported before the extension loaded) is noted as if reloaded: its functions'
+    code, checked against the file as each is keyed (:func:`_runs_as_written`), tells that apart."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     magics = getattr(getattr(shell, "magics_manager", None), "registry", {}).get("AutoreloadMagics")
