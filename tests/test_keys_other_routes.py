@@ -624,3 +624,118 @@ def test_a_plugin_that_sets_torchs_backend_switches_at_import_is_refused_and_the
         torch.backends.cudnn.benchmark,
         (torch.tensor([1e-39]) * 1.0).item(),
     ) == before
+
+
+# --------------------------------------------------------------------------- audit 17: rules and cells
+
+
+@pytest.mark.parametrize(
+    "factor, prelude",
+    [
+        (  # an absolute import of a submodule of the user's package, inside a function
+            "scale()",
+            "def scale():\n    from tcc_test_pkg import knobs\n\n    return knobs.SCALE * {}",
+        ),
+        (  # a class picked among a base's subclasses, named nowhere in the code that runs
+            "pick()",
+            "class Strategy:\n    pass\n\n\nclass Scaled(Strategy):\n    def scale(self):\n        return {}\n\n\n"
+            "def pick():\n    return Strategy.__subclasses__()[0]().scale()",
+        ),
+    ],
+    ids=["from package import submodule", "__subclasses__()"],
+)
+def test_code_reached_without_being_named_is_keyed(factor, prelude, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "tcc_test_pkg").mkdir()
+    (tmp_path / "tcc_test_pkg" / "__init__.py").write_text("")
+
+    def with_scale(scale: float) -> dict:
+        (tmp_path / "tcc_test_pkg" / "knobs.py").write_text(f"SCALE = {scale}\n")
+        for name in ("tcc_test_pkg", "tcc_test_pkg.knobs"):  # (not yet imported when the key is computed)
+            sys.modules.pop(name, None)
+        return identity_of(tmp_path, factor, prelude.format(scale))
+
+    first = with_scale(1.0)
+    assert with_scale(2.0) != first and with_scale(1.0) == first
+
+
+def test_a_key_part_holding_a_function_keys_by_its_code_not_its_address():
+    """``key_params()`` returning a function: its text names its address, another in every process."""
+    made = [{}, {}]
+    for namespace in made:
+        exec(compile("def gain(x):\n    return 2 * x\n", "<string>", "exec"), namespace)
+    assert made[0]["gain"] is not made[1]["gain"]
+    assert keys.digest({"gain": made[0]["gain"]}) == keys.digest({"gain": made[1]["gain"]})
+    exec(compile("def gain(x):\n    return 3 * x\n", "<string>", "exec"), made[1])
+    assert keys.digest({"gain": made[0]["gain"]}) != keys.digest({"gain": made[1]["gain"]})
+
+
+def test_a_helper_of_a_plugin_importing_another_plugins_module_of_that_name_is_refused(tmp_path, monkeypatch):
+    """Plugins in two folders, each with a helper that imports its own ``tcc_test_common``: the
+    second would run the first's (a process holds one module of a name)."""
+    for side, step in (("a", 1), ("b", 2)):
+        folder = tmp_path / side
+        folder.mkdir()
+        (folder / "tcc_test_common.py").write_text(f"STEP = {step}\n")
+        (folder / f"tcc_test_helpers_{side}.py").write_text("import tcc_test_common\n\nSTEP = tcc_test_common.STEP\n")
+        (folder / f"plugin_{side}.py").write_text(f"import tcc_test_helpers_{side}\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        plugins.load(str(tmp_path / "a" / "plugin_a.py"))
+        with pytest.raises(
+            plugins.PluginError, match=r"imports tcc_test_common \(through its helper .*tcc_test_helpers_b.py\)"
+        ):
+            plugins.load(str(tmp_path / "b" / "plugin_b.py"))
+    finally:
+        for name in ("tcc_test_common", "tcc_test_helpers_a", "tcc_test_helpers_b"):
+            sys.modules.pop(name, None)
+
+
+RUN_TWICE = r"""
+import sys
+from pathlib import Path
+from IPython.core.interactiveshell import InteractiveShell
+
+script = Path(sys.argv[1])
+RULE = '''import torch
+from tcclib.method import registry, rules
+
+STEP = {}
+
+
+class Share(rules.HowRule):
+    name = "share"
+
+    def donors(self, members, state, u):
+        k, n_rows, n_features = members.shape
+        rows = (torch.arange(n_rows).view(1, n_rows, 1) + STEP) % n_rows
+        return rows.expand(k, n_rows, n_features).contiguous()
+
+
+registry.register_method("share", Share(), "uniform", replace=True)
+'''
+shell = InteractiveShell.instance()
+from tcclib.artifacts import keys
+from tcclib.method.config import Config
+found = []
+for step in (1, 2):
+    script.write_text(RULE.format(step))
+    result = shell.run_cell(f"%run {script}")
+    print("refused" if result.error_in_exec else "ran", file=sys.stderr)
+    found.append(keys.code_identities(Config(methods=("share",)))["share"]["share"])
+print(found[0] != found[1])
+"""
+
+
+def test_a_script_run_again_by_percent_run_after_an_edit_is_keyed_as_it_is_now(tmp_path):
+    """IPython's ``%run rule.py`` (without -i) keeps one module for the script and fills it afresh
+    each time: the second run after an edit was refused as 'changed on disk since it was imported'."""
+    (tmp_path / "session.py").write_text(RUN_TWICE)
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "session.py"), str(tmp_path / "rule.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stderr.split() == ["ran", "ran"], done.stderr[-1500:]
+    assert done.stdout.strip() == "True"

@@ -82,12 +82,15 @@ def digest(*parts) -> str:
 def _json_value(value):
     """What :func:`digest` writes for a value JSON has no form for: a set, an array or a tensor by
     its value (:func:`tcclib.method.identity.value_identity`: a set's elements in a fixed order, not
-    the process's hash order; an array's bytes, not its rounded, elided text), anything else as its
-    text."""
+    the process's hash order; an array's bytes, not its rounded, elided text; a function or an
+    object whose text is its address), anything else as its text."""
     torch = sys.modules.get("torch")
     if isinstance(value, (set, frozenset, np.ndarray)) or (torch is not None and isinstance(value, torch.Tensor)):
         return {"value": identity.value_identity(value, "a key part")}
-    return str(value)
+    text = str(value)
+    if " at 0x" in text:  # (a function or an object named by its address: another in every process)
+        return {"value": identity.value_identity(value, "a key part")}
+    return text
 
 
 def split_digest(sp: SeedSplit, classes) -> str:

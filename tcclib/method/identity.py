@@ -345,9 +345,23 @@ class _Walker:
         self.seen: dict[int, int] = {}
         self.alive: list = []  # (so that no id is reused while walking)
         self.whole: set[str] = set()  # the user's modules walked whole (a package and its submodules)
+        self.classes: list[type] = []  # the user's classes walked (their subclasses, where code reads them)
+        self.reads_subclasses = False  # (code that picks among cls.__subclasses__(), naming none of them)
 
     def digest(self) -> str:
+        self._subclasses()
         return self.hash.hexdigest()[:HASH_CHARS]
+
+    def _subclasses(self) -> None:
+        """Where the code reads ``__subclasses__``: every subclass of the user's of each user's
+        class walked, and theirs (the code may pick any of them without naming it)."""
+        done = 0
+        while self.reads_subclasses and done < len(self.classes):
+            cls, done = self.classes[done], done + 1
+            for sub in sorted(type.__subclasses__(cls), key=lambda c: (c.__qualname__, c.__module__)):
+                if _written_by_the_user(sub):
+                    self.put("subclass", sub.__qualname__)
+                    self.value(sub, f"{cls.__qualname__}.__subclasses__()")
 
     def put(self, *parts) -> None:
         for part in parts:
@@ -594,6 +608,7 @@ class _Walker:
             self.put("global", cls.__module__, cls.__qualname__)
             return
         self._check_file(cls.__module__)
+        self.classes.append(cls)
         self.put("class", cls.__qualname__, len(cls.__bases__))
         for base in cls.__bases__:
             self.value(base, f"{path} (a base class)")
@@ -652,6 +667,7 @@ class _Walker:
         self.put("function", function.__qualname__, _source_or_bytecode(function, self))
         self.defaults_and_closure(function, path)
         names = _global_names(code)
+        self.reads_subclasses = self.reads_subclasses or "__subclasses__" in names
         namespace = function.__globals__
         read_from = _module_attributes(code, namespace)  # ({(module, attribute)}: os.environ, sys.modules)
         # (sys.modules read, not net.modules(): a table of modules found by strings, the registry among them)
@@ -859,12 +875,17 @@ def _shells_own(module: types.ModuleType, name: str) -> bool:
 
 
 def _notebooks_namespace(module) -> bool:
-    """Whether ``module`` is the namespace of the notebook (IPython's user module) this process runs."""
+    """Whether ``module`` is the namespace of the notebook (IPython's user module) this process runs,
+    or the module IPython runs a script in (``%run script.py``, which it keeps for the script and
+    fills afresh at each ``%run``): its functions are checked against their files one by one."""
     shell = sys.modules.get("IPython")
     if shell is None or getattr(module, "__name__", None) != "__main__":
         return False
     ipython = shell.get_ipython()
-    return ipython is not None and ipython.user_module is module
+    if ipython is None:
+        return False
+    runs = getattr(ipython, "_main_mod_cache", None)  # (%run script.py: a module per script, run afresh each time)
+    return ipython.user_module is module or (isinstance(runs, dict) and any(m is module for m in runs.values()))
 
 
 def _module_label(namespace: dict) -> str:
@@ -1126,8 +1147,9 @@ def _imported_modules(code: types.CodeType, package: str | None = None) -> list[
 
 
 def _import_targets(name: str, level, names, package: str | None) -> list[str]:
-    if not isinstance(level, int) or level == 0:
-        return [name] if name else []
+    if not isinstance(level, int) or level == 0:  # (from helperpkg import knobs: a submodule of the user's too)
+        entries = [e for e in names or () if isinstance(e, str) and e != "*"] if name and _users_module(name) else []
+        return [name, *(f"{name}.{entry}" for entry in entries)] if name else []
     try:
         base = importlib.util.resolve_name("." * level + name, package) if package else None
     except (ImportError, ValueError):
@@ -1135,6 +1157,17 @@ def _import_targets(name: str, level, names, package: str | None) -> list[str]:
     if base is None:  # (no package to resolve against: the function cannot run that import either)
         return []
     return [base, *(f"{base}.{entry}" for entry in (names or ()) if isinstance(entry, str) and entry != "*")]
+
+
+def _users_module(name: str) -> bool:
+    """Whether the module ``name`` is the user's (imported or not: where its file lies)."""
+    if name in sys.modules:
+        return is_followed(name)
+    try:
+        origin = getattr(importlib.util.find_spec(name), "origin", None)
+    except (ImportError, ValueError):
+        return False
+    return bool(origin) and os.path.isfile(origin) and own_code_file(origin)
 
 
 def _constants(code: types.CodeType):

@@ -352,16 +352,26 @@ def _shadowed_helper(text: bytes, path: Path) -> str:
     """The refusal of a plugin whose import took a module from elsewhere where one of that name
     lies beside it: another plugin's helper imported before from another folder, or an installed
     module (the plugin's folder comes last on ``sys.path``); a process holds one module of a name,
-    so the file beside it would not be what runs.  Empty if none."""
-    for name, file in _imported_modules(text).items():
-        own = _beside(name, path.parent)
-        if own is not None and os.path.realpath(own) != os.path.realpath(file):
-            return (
-                f"plugin {relative_to_root(str(path))}: imports {name}, which this process takes from "
-                f"{relative_to_root(file)}, not from {relative_to_root(str(own))} beside it (a process holds one "
-                f"module of a name: imported before, or installed): give one of the two files another name, or "
-                f"load the plugins in separate runs"
-            )
+    so the file beside it would not be what runs.  The plugin's helpers beside it are read for
+    their own imports too (a helper's ``import common``).  Empty if none."""
+    todo, seen = [(text, path)], {os.path.realpath(path)}
+    while todo:
+        source_text, source = todo.pop()
+        for name, file in _imported_modules(source_text).items():
+            own = _beside(name, path.parent)
+            if own is None:
+                continue
+            if os.path.realpath(own) != os.path.realpath(file):
+                by = "" if source == path else f" (through its helper {relative_to_root(str(source))})"
+                return (
+                    f"plugin {relative_to_root(str(path))}: imports {name}{by}, which this process takes from "
+                    f"{relative_to_root(file)}, not from {relative_to_root(str(own))} beside it (a process holds one "
+                    f"module of a name: imported before, or installed): give one of the two files another name, "
+                    f"or load the plugins in separate runs"
+                )
+            if os.path.realpath(own) not in seen:
+                seen.add(os.path.realpath(own))
+                todo.append((own.read_bytes(), own))
     return ""
 
 
