@@ -739,3 +739,33 @@ def test_a_script_run_again_by_percent_run_after_an_edit_is_keyed_as_it_is_now(t
     )
     assert done.returncode == 0 and done.stderr.split() == ["ran", "ran"], done.stderr[-1500:]
     assert done.stdout.strip() == "True"
+
+
+def test_a_rule_of_an_installed_package_is_keyed_by_what_it_draws():
+    """A rule whose class an installed package defines (an entry-point plugin) is no file of the
+    user's: its state and what it draws on the probe are keyed, so an edit of the installed code
+    that changes its draws retrains (its class named as a module of the standard library's here)."""
+    import torch
+
+    from tcclib.method import rules
+
+    class Installed(rules.HowRule):
+        name = "mine"
+        needs = rules.NOTHING
+
+        def donors(self, members, state, u):
+            k, n_rows, n_features = members.shape
+            rows = (torch.arange(n_rows).view(1, n_rows, 1) + 1) % n_rows
+            return rows.expand(k, n_rows, n_features).contiguous()
+
+    Installed.__module__ = "json"  # (installed code: not followed, not tcclib's)
+    registry.register_method("mine", Installed(), "uniform", replace=True)
+    first = keys.code_identities(Config(methods=("mine",), **TINY))["mine"]["mine"]
+    assert first.startswith("state:") and " draws:" in first
+
+    def shifted_by_two(self, members, state, u):
+        k, n_rows, n_features = members.shape
+        return ((torch.arange(n_rows).view(1, n_rows, 1) + 2) % n_rows).expand(k, n_rows, n_features).contiguous()
+
+    Installed.donors = shifted_by_two  # (the installed package's code edited)
+    assert keys.code_identities(Config(methods=("mine",), **TINY))["mine"]["mine"] != first

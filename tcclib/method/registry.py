@@ -222,13 +222,16 @@ _STORED_FROM = {stored: now for now, stored in STORED_AS.items()}
 def rule_code(rule, spec: MethodSpec, cfg=None) -> str | None:
     """The identity of a user's rule as its members' keys hold it: its code and state by value
     (:func:`code_identity`) and what it draws on a fixed probe
-    (:func:`tcclib.method.rules.draws_fingerprint`); for tcclib's own rules :func:`own_state` (None
+    (:func:`tcclib.method.rules.draws_fingerprint`; a rule of an installed package's, its state and
+    what it draws, its code being no file of the user's); for tcclib's own rules :func:`own_state` (None
     while its attributes are as registered); for an object of tcclib's classes that a user registered
     (``SameLabel("column", TRUE_LABELS)`` in a built-in's place, or under a name of its own), its
     whole state (:func:`_state_of`), whose arguments no ``key_params`` may hold."""
     found = code_identity(rule)
     if found is None:
-        return own_state(rule) if _tcclibs_own(rule) else _state_of(rule)
+        if _tcclibs_own(rule) or identity.is_tcclib(type(rule).__module__):
+            return own_state(rule) if _tcclibs_own(rule) else _state_of(rule)
+        found = _state_of(rule)  # (a class of an installed package's: its code named, what it draws probed)
     seen = None if cfg is None else cfg.seen_by_members([spec], named_as(rule))  # (what the rule may read)
     text = f"{found} draws:{_rules().draws_fingerprint(rule, spec, seen)}"
     return STORED_AS.get(text, text)
