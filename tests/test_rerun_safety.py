@@ -16,6 +16,7 @@ from tcclib.running import cli, sweep
 from tcclib.running import params as param_files
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("TCC_DATA_DIR") or ROOT.parent / "shared" / "datasets" / "openml-cc18")
 CFG = {"seeds": [1], "methods": ["no_pretrain", "random"], "epochs": 2, "head_epochs": 2, "progress": False}
 
 
@@ -259,5 +260,58 @@ def test_aggregates_rendered_from_stale_datasets_say_so(tmp_path, capsys):
         "1 of 1 dataset done; STALE, shown as stored but run with other settings than the parameter file: "
         "breast_cancer (epochs 3 vs 2)."
     )
+    assert (
+        "| breast_cancer | done, STALE: run with other settings than the parameter file (epochs 3 vs 2)"
+        in (out / "safe" / "index.md").read_text()
+    )
     assert sweep.sweep(param_files.load(p), out, progress=False, force=["stale"])["done"] == ["breast_cancer"]
     assert store.status_line(out / "safe") == "1 of 1 dataset done." and not (out / "safe" / "stale.json").exists()
+
+
+@pytest.mark.skipif(not (DATA / "1063.arff").is_file(), reason="needs ../shared/datasets/openml-cc18 (kc2)")
+def test_a_run_of_one_dataset_leaves_the_others_stale_note_in_place(tmp_path):
+    """``--only B --force B`` re-renders the aggregates over A too: A, stale, stays named."""
+    p = tmp_path / "safe.yaml"
+    p.write_text(
+        f"name: safe\ndatasets: [breast_cancer, kc2]\nper_dataset_notebooks: [03_pretraining]\n"
+        f"aggregate_notebooks: []\nconfig: {json.dumps(CFG)}\n"
+    )
+    out = tmp_path / "out"
+    assert sweep.sweep(param_files.load(p), out, progress=False)["done"] == ["breast_cancer", "kc2"]
+    p.write_text(p.read_text().replace('"epochs": 2', '"epochs": 3'))
+    rep = sweep.sweep(param_files.load(p), out, progress=False, only=["kc2"], force=["kc2"])
+    assert rep["done"] == ["kc2"]
+    assert store.stale_noted(out / "safe") == {"breast_cancer": "epochs 3 vs 2"}
+    assert "STALE, shown as stored" in store.status_line(out / "safe")
+
+
+def test_a_result_file_edited_after_its_run_finished_is_not_reused_or_shown(tmp_path, capsys):
+    """``_DONE.json`` records each result file's digest: a number edited by hand in results.csv (or
+    a file cut short) makes the dataset unfinished to ``--check``, the status line and the
+    aggregates, and the next sweep reuses none of its results: it makes them again, byte for byte.
+    Another dataset's folder copied in under this one's name is no finished run either."""
+    p = _params(tmp_path)
+    ps = param_files.load(p)
+    out = tmp_path / "out"
+    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
+    ddir = out / "safe" / "breast_cancer"
+    recorded = json.loads((ddir / "_DONE.json").read_text())["sha256"]
+    assert set(recorded) >= {"results.csv", "history.csv", "keys.json"}
+    first = (ddir / "results.csv").read_bytes()
+    lines = first.decode().splitlines()
+    cells = lines[1].split(",")
+    cells[4] = "0.999999"  # (one accuracy, by hand)
+    (ddir / "results.csv").write_text("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
+    assert store.status_line(out / "safe") == (
+        "0 of 1 dataset done; incomplete: breast_cancer (results.csv changed since its run finished "
+        "(not the bytes its _DONE.json recorded))."
+    )
+    assert store.gather(out / "safe").empty
+    assert cli.main([str(p), "--outputs", str(out), "--check"]) == 0
+    assert "breast_cancer: results.csv changed since its run finished" in capsys.readouterr().out
+    rep = sweep.sweep(ps, out, progress=False)
+    assert rep["done"] == ["breast_cancer"]
+    assert (ddir / "results.csv").read_bytes() == first and store.status_line(out / "safe") == "1 of 1 dataset done."
+    shutil.copytree(ddir, out / "safe" / "diabetes")  # (another dataset's results under this name)
+    assert store.missing_files(out / "safe" / "diabetes") == ["_DONE.json"]
+    assert "diabetes (its _DONE.json names another dataset" in store.status_line(out / "safe")

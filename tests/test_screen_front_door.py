@@ -58,7 +58,15 @@ def reference(tmp_path_factory):
         store.save_run(run_dataset(name, cfg, data_dir=SHARED if SHARED.is_dir() else None), folder / name)
         recorded = json.loads((folder / name / "config.json").read_text())
         (folder / name / "config.json").write_text(json.dumps({**recorded, "epochs": epochs}))
+        _as_finished(folder / name)
     return folder
+
+
+def _as_finished(folder: Path) -> None:
+    """The made-up reference's marker records its files as they are now (its config.json edited
+    to claim other settings: a stand-in for a reference run at them)."""
+    marker = json.loads((folder / "_DONE.json").read_text())
+    (folder / "_DONE.json").write_text(json.dumps({**marker, "sha256": store.result_digests(folder)}))
 
 
 def _screen_file(tmp_path: Path, reference: Path) -> Path:
@@ -271,6 +279,7 @@ def test_notebook_09_runs_offline_beside_shared_with_no_variable_set(tmp_path, r
             (small / f.name).write_bytes(f.read_bytes())
     recorded = json.loads((small / "config.json").read_text())
     (small / "config.json").write_text(json.dumps({**recorded, "epochs": 2}))
+    _as_finished(small)
     done = papermill_09(
         tmp_path,
         _clean_env(),
@@ -311,6 +320,13 @@ def test_a_reference_whose_config_json_was_edited_is_refused_naming_it_not_the_d
         (ROOT / "params" / "screen.yaml").read_text().replace("outputs/head_variants/100ep/frozen", str(reference))
     )
     monkeypatch.chdir(ROOT)
+    code = main([str(params), "--plugin", str(NEARBY), "--only", "kc2", "--data-dir", str(SHARED), "--check"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "kc2: config.json changed since its run finished" in err and "data read now" not in err
+    # a reference whose _DONE.json records no digests (made before them): its keys tell
+    marker = reference / "kc2" / "_DONE.json"
+    marker.write_text(json.dumps({k: v for k, v in json.loads(marker.read_text()).items() if k != "sha256"}))
     code = main([str(params), "--plugin", str(NEARBY), "--only", "kc2", "--data-dir", str(SHARED), "--check"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err

@@ -355,7 +355,11 @@ class Stored:
 
 
 def _csv(path: Path, columns) -> pd.DataFrame:
-    return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=columns)
+    """A stored table; an empty frame where the file is gone or empty (cut short: nothing of it reused)."""
+    try:
+        return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=columns)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame(columns=columns)
 
 
 MEMBER_FILES = ("history.csv", "pseudo.csv")
@@ -363,13 +367,41 @@ MEMBER_FILES = ("history.csv", "pseudo.csv")
 records (:func:`tcclib.artifacts.store.save_run` writes both, header-only where a run has none)."""
 
 
+FINISHED = "_DONE.json"
+"""A finished dataset's marker: with ``sha256``, the digest of each result file it finished."""
+
+
+def file_digest(path) -> str:
+    """The first 16 hex digits of the sha256 of the file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def changed_since_finished(folder) -> list[str]:
+    """The result files of a finished ``folder`` whose bytes are not those its ``_DONE.json``
+    recorded when the run finished (edited by hand, cut short, another run's copy), and those it
+    recorded that are gone; [] where the marker records no digests (a run from before them)."""
+    folder = Path(folder)
+    try:
+        recorded = json.loads((folder / FINISHED).read_text()).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(recorded, dict):
+        return []
+    return [
+        name
+        for name, digest in sorted(recorded.items())
+        if not (folder / name).is_file() or file_digest(folder / name) != digest
+    ]
+
+
 def load(folder) -> Stored | None:
-    """The stored run in ``folder`` (None when it has no ``keys.json``); where one of
+    """The stored run in ``folder`` (None when it has no ``keys.json``, or when a result file of
+    a finished run is not what its ``_DONE.json`` recorded: nothing of it is reused); where one of
     :data:`MEMBER_FILES` is gone, no member matches (each trains again; the baselines, whose
     results are their rows, still do)."""
     folder = Path(folder)
     kf = folder / KEYS_FILE
-    if not kf.exists():
+    if not kf.exists() or changed_since_finished(folder):
         return None
     keys = RunKeys.from_json(json.loads(kf.read_text()))
     if not all((folder / name).exists() for name in MEMBER_FILES):  # (one deleted since: they train again)

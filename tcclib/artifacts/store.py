@@ -136,7 +136,11 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     if run.keys is not None:
         parts = dict(members=run.keys.members, baselines=run.keys.baselines, embeddings=run.keys.embeddings)
         _write_keys(out, stored, importance=importance_keys, **parts)
-    if write_marker and not (out / "_DONE.json").exists():
+    marker = out / "_DONE.json"
+    if write_marker and marker.exists():  # (run again over a finished folder: the marker describes these files)
+        _refresh_digests(marker)
+    elif write_marker:
+        digests = result_digests(out)
         write_json(
             {
                 "dataset": run.results["dataset"].iloc[0] if len(run.results) else out.name,
@@ -144,10 +148,24 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
                 "by": "store.save_run outside a sweep",
                 **interpreter(),
                 "files": result_files(out),
+                "sha256": digests,
             },
-            out / "_DONE.json",
+            marker,
         )
     return out
+
+
+def _refresh_digests(marker: Path) -> None:
+    """Record in a finished folder's ``_DONE.json`` the result files as :func:`save_run` just left
+    them (a notebook run again in JupyterLab over a finished folder), so that only a change made
+    otherwise (a number edited by hand) reads as one; a marker recording no digests stays as it is."""
+    try:
+        record = json.loads(marker.read_text())
+    except ValueError:
+        return
+    if isinstance(record, dict) and isinstance(record.get("sha256"), dict):
+        digests = result_digests(marker.parent)
+        write_json({**record, "files": result_files(marker.parent), "sha256": digests}, marker)
 
 
 RESULT_SUFFIXES = (".csv", ".json", ".npz")
@@ -165,27 +183,62 @@ def result_files(folder) -> list[str]:
     )
 
 
+DIGESTED = (".csv", ".json")
+"""The result files whose bytes a finished run's ``_DONE.json`` records (``sha256``): the tables
+and records a render shows and a run reuses; not ``timings.json`` (how long a run took, rewritten
+by a run that trains again to the same results) nor the ``.npz`` arrays (a zip's times)."""
+
+
+def result_digests(folder) -> dict[str, str]:
+    """``{file: digest}`` of the result files in ``folder`` now (:func:`result_files`; those of
+    :data:`DIGESTED`), as a finished run's ``_DONE.json`` records them (``sha256``)."""
+    return {
+        name: content_keys.file_digest(Path(folder) / name)
+        for name in result_files(folder)
+        if name.endswith(DIGESTED) and name != "timings.json"
+    }
+
+
 def missing_files(folder) -> list[str]:
     """The result files a finished dataset's ``_DONE.json`` lists that are gone from ``folder``
-    (deleted, or a copy of the set that left them out); [] where there is no marker.  A marker
-    from before the list (no ``files``) expects ``results.csv`` where the run's other files are."""
+    (deleted, or a copy of the set that left them out) or whose bytes are not those it recorded
+    (edited, cut short), and ``_DONE.json`` itself where it names another dataset than its folder
+    (another dataset's results copied in); [] where there is no marker.  A marker from before the
+    list (no ``files``) expects ``results.csv`` where the run's other files are."""
     folder = Path(folder)
     marker = folder / "_DONE.json"
     if not marker.is_file():
         return []
     try:
-        listed = json.loads(marker.read_text()).get("files")
+        record = json.loads(marker.read_text())
+        listed = record.get("files")
     except (ValueError, AttributeError):  # (a marker that is not a JSON object: the run is done, as before)
-        listed = None
+        record, listed = {}, None
     if not isinstance(listed, list):
         siblings = any((folder / f).exists() for f in ("keys.json", "history.csv", "config.json"))
         listed = ["results.csv"] if siblings else []
-    return [f for f in listed if not (folder / str(f)).is_file()]
+    gone = [f for f in listed if not (folder / str(f)).is_file()]
+    changed = [f for f in content_keys.changed_since_finished(folder) if f not in gone]
+    named = record.get("dataset") if isinstance(record, dict) else None
+    foreign = ["_DONE.json"] if isinstance(named, str) and named and named != folder.name else []
+    return gone + changed + foreign
 
 
-def missing_words(missing: list[str]) -> str:
-    """How a message says :func:`missing_files`: ``results.csv missing from its finished folder``."""
-    return f"{first_few(missing, 3)} missing from its finished folder"
+def missing_words(missing: list[str], folder=None) -> str:
+    """How a message says :func:`missing_files`: ``results.csv missing from its finished folder``,
+    ``results.csv changed since its run finished``, ``_DONE.json names another dataset``."""
+    folder = Path(folder) if folder is not None else None
+    foreign = [f for f in missing if f == "_DONE.json"]
+    changed = [f for f in missing if folder is not None and f not in foreign and (folder / f).is_file()]
+    gone = [f for f in missing if f not in changed and f not in foreign]
+    parts = []
+    if gone:
+        parts.append(f"{first_few(gone, 3)} missing from its finished folder")
+    if changed:
+        parts.append(f"{first_few(changed, 3)} changed since its run finished (not the bytes its _DONE.json recorded)")
+    if foreign:
+        parts.append("its _DONE.json names another dataset (another dataset's results copied in)")
+    return "; ".join(parts)
 
 
 def gather(set_dir, what: str = "results") -> pd.DataFrame:
@@ -222,7 +275,7 @@ def status(set_dir, expected=None) -> pd.DataFrame:
             rows.append((name, "pending", ""))
     for d in folders:
         if (d / "_DONE.json").exists() and (missing := missing_files(d)):
-            rows.append((d.name, "incomplete", missing_words(missing)))
+            rows.append((d.name, "incomplete", missing_words(missing, d)))
         elif (d / "_DONE.json").exists():
             rows.append((d.name, "done", ""))
         elif (d / "_FAILED.json").exists():
@@ -633,9 +686,15 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
     if not (ref_dir / "results.csv").exists():
         where = "tcclib carries those of its built-in sets only" if paths.is_bundled(ref_dir) else f"no {ref_name}"
         return f"no committed reference to compare with ({where})"
+    if not (ref_dir / "_DONE.json").is_file() or missing_files(ref_dir):
+        unfinished = missing_words(missing_files(ref_dir), ref_dir) or "no _DONE.json: its run did not finish"
+        return f"not compared with the committed reference {ref_name}: {unfinished}"
     recorded = json.loads((run_dir / "config.json").read_text())
     cfg = Config.from_dict(settings_of(recorded))
     same, why = same_settings(ref_dir / "config.json", cfg)
+    data_then, data_now = _recorded_data(ref_dir), recorded.get(DATA_FILE)
+    if same and data_then and isinstance(data_now, dict) and data_then.get("sha256") != data_now.get("sha256"):
+        same, why = False, f"{DATA_CHANGED} {data_now.get('file')} is not the one the reference ran on"
     if not same:
         return f"not compared with the committed reference {ref_name}: other settings ({why})"
     cmp = compare_means(pd.read_csv(ref_dir / "results.csv"), pd.read_csv(run_dir / "results.csv"), tol)
@@ -646,6 +705,15 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
             f"AUROC within {tol} (largest change {worst:.4f})"
         )
     return f"DIFFERS from the committed reference {ref_name}: " + drift_line(cmp, tol).split(": ", 1)[1]
+
+
+def _recorded_data(folder: Path) -> dict | None:
+    """The data file record of a run's ``config.json`` (None where it records none)."""
+    try:
+        found = json.loads((folder / "config.json").read_text()).get(DATA_FILE)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 # --------------------------------------------------------------------------- pretraining checkpoints

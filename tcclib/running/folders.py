@@ -21,6 +21,7 @@ import time
 import traceback
 from pathlib import Path
 
+from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import store
 from tcclib.running import notebooks
 from tcclib.running import params as param_files
@@ -139,6 +140,14 @@ def keep_previous(set_dir: Path, dataset: str) -> Path:
     return prev
 
 
+def _not_as_finished(folder: Path) -> bool:
+    """Whether a finished dataset's result files are not those its run finished (their bytes
+    unlike its ``_DONE.json``'s record) or its marker names another dataset: a re-run reuses none
+    of them (a file merely gone leaves the others reused, as before)."""
+    missing = store.missing_files(folder)
+    return bool(content_keys.changed_since_finished(folder)) or "_DONE.json" in missing
+
+
 class DatasetFolder:
     """``<set>/<dataset>`` as a transaction: :meth:`begin` keeps a finished dataset's results
     in ``<set>/.previous/<dataset>``; :meth:`finish` writes the new ``_DONE.json`` (last) and
@@ -160,6 +169,9 @@ class DatasetFolder:
         marker = self.path / DONE
         self.previous = json.loads(marker.read_text()) if marker.exists() else None
         self.kept = keep_previous(self.set_dir, self.dataset) if self.previous is not None else None
+        if self.previous is not None and _not_as_finished(self.path):
+            # (files not as the run finished them: nothing of them is reused; the kept copy has them)
+            (self.path / content_keys.KEYS_FILE).unlink(missing_ok=True)
         for name in MARKERS:
             (self.path / name).unlink(missing_ok=True)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -168,7 +180,8 @@ class DatasetFolder:
     def finish(self, done: dict) -> None:
         """The new results count from here on: ``_DONE.json`` (with the result files it finished,
         :func:`tcclib.artifacts.store.result_files`), then the clean-up."""
-        store.write_json({**done, "files": store.result_files(self.path)}, self.path / DONE)
+        files, digests = store.result_files(self.path), store.result_digests(self.path)  # (checked later)
+        store.write_json({**done, "files": files, "sha256": digests}, self.path / DONE)
         if self.kept is not None:
             shutil.rmtree(self.kept, ignore_errors=True)
         shutil.rmtree(self.set_dir / FAILED_DIR / self.dataset, ignore_errors=True)

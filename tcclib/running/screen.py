@@ -223,6 +223,13 @@ def _finished(reference: Path) -> dict[str, Path]:
                 f"stores {what} there{folder}): restore it (git checkout -- {paths.relative_to_root(reference)}) or "
                 f"leave {broken[0]} out (--only / datasets:)"
             )
+    for name, folder in sorted(finished.items()):
+        unlike = [f for f in store.missing_files(folder) if (folder / f).is_file()]  # (edited since it finished)
+        if unlike:
+            raise ScreenError(
+                f"screen: the reference store {reference}: {name}: {store.missing_words(unlike, folder)}: restore it "
+                f"(git checkout -- {paths.relative_to_root(folder)}), or leave {name} out (--only / datasets:)"
+            )
     return finished
 
 

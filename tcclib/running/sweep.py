@@ -26,6 +26,7 @@ the datasets (or groups of their seeds, ``--seeds-per-unit K``) on a Dask cluste
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib.util
 import os
@@ -152,6 +153,7 @@ def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
         lines += ["", "## Results", ""]
         lines += [f"- [{f.name}](results/{f.name})" for f in files if f.suffix in (".csv", ".md")]
     lines += ["", "## Datasets", "", "| dataset | status | notebooks |", "| --- | --- | --- |"]
+    stale = store.stale_noted(set_dir)
     for _, r in st.iterrows():
         # an incomplete dataset's notebooks are partial renders, rewritten when it resumes: no links
         nbs = " ".join(
@@ -161,6 +163,8 @@ def write_index(ps: param_files.ParamSet, out_root: Path) -> Path:
         )
         one = " ".join(str(r.error).split()).replace("|", "\\|")
         err = f" ({one[:160]})" if r.error else ""
+        if r.status == "done" and r.dataset in stale:  # (shown as stored: see stale.json)
+            err = f", STALE: run with other settings than the parameter file ({stale[r.dataset][:120]})"
         lines.append(f"| {r.dataset} | {r.status}{err} | {nbs} |")
     return store.write_text("\n".join(lines) + "\n", set_dir / "index.md")
 
@@ -314,7 +318,7 @@ def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Pl
         if why:
             plan.stale[d] = why
         if missing:
-            plan.incomplete[d] = store.missing_words(missing)
+            plan.incomplete[d] = store.missing_words(missing, set_dir / d)
         rerun = force_all or d in forced or (force_stale and why) or missing
         (plan.skipped if done and not rerun else plan.todo).append(d)
     return plan
@@ -482,7 +486,11 @@ def _sweep_locked(
         raise Interrupted(interrupted_line(set_dir, plan.todo, progress.members, options.resume_hint)) from None
     finally:
         progress.close()
-    store.note_stale(set_dir, {d: why for d, why in plan.stale.items() if d in plan.skipped})
+    stale = {d: why for d, why in plan.stale.items() if d in plan.skipped}
+    if options.only:  # (the datasets this run leaves out are in the aggregates too)
+        whole = stale_datasets(ps, set_dir, dataclasses.replace(options, only=None, force=None))
+        stale.update({d: why for d, why in whole.items() if d not in done})
+    store.note_stale(set_dir, stale)
     if options.aggregate and (done or plan.skipped):
         run_aggregate(ps, out_root, options.fresh_kernels)
     if not ps.train_only:
