@@ -164,3 +164,22 @@ def test_unknown_and_bad_registrations_are_clear_errors(column_least):
     assert "swap" not in config.METHODS and "svm" not in config.BASELINES
     with pytest.raises(registry.RegistryError, match="not registered"):
         registry.unregister("swap")
+
+
+def test_rules_that_call_themselves_equal_still_draw_each_for_its_own_members():
+    """Members are grouped by their rule objects themselves: a user's ``__eq__`` (and ``__hash__``)
+    that calls two rules equal does not make one of them draw for the other's members."""
+    from tcclib.method.pretraining import _groups
+
+    class Loose:
+        def __init__(self, step):
+            self.step = step
+
+        def __eq__(self, other):
+            return True
+
+        def __hash__(self):
+            return 0
+
+    one, two = Loose(1), Loose(2)
+    assert one == two and _groups([one, two, one]) == [(one, [0, 2]), (two, [1])]

@@ -117,11 +117,13 @@ def _stacked(parts, shape, dtype, device, index_of=None) -> torch.Tensor:
 
 
 def _groups(rules_of_members) -> list[tuple[object, list[int]]]:
-    """``(rule, the positions of the members that use it)``, rules in order of first use."""
-    groups: dict = {}
+    """``(rule, the positions of the members that use it)``, rules in order of first use, grouped
+    by the objects themselves: a user's ``__eq__`` that calls two rules equal must not make one of
+    them draw for the other's members."""
+    groups: dict[int, tuple[object, list[int]]] = {}
     for j, rule in enumerate(rules_of_members):
-        groups.setdefault(rule, []).append(j)
-    return list(groups.items())
+        groups.setdefault(id(rule), (rule, []))[1].append(j)
+    return list(groups.values())
 
 
 class Pretraining:
