@@ -243,13 +243,31 @@ def test_a_finished_dataset_whose_results_are_gone_runs_again(tmp_path, capsys):
     assert sweep.sweep(param_files.load(p01), out01, progress=False)["skipped"] == ["breast_cancer"]
 
 
-def test_aggregates_rendered_from_stale_datasets_say_so(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def finished_pair(tmp_path_factory):
+    """A finished set of breast_cancer and kc2 (tiny settings), made once: each test takes a copy."""
+    if not (DATA / "1063.arff").is_file():
+        pytest.skip("needs ../shared/datasets/openml-cc18 (kc2)")
+    folder = tmp_path_factory.mktemp("pair")
+    p = _params(folder).with_name("pair.yaml")
+    p.write_text(_params(folder).read_text().replace("[breast_cancer]", "[breast_cancer, kc2]"))
+    assert sweep.sweep(param_files.load(p), folder / "out", progress=False)["done"] == ["breast_cancer", "kc2"]
+    return p, folder / "out"
+
+
+def _copy_of(finished_pair, tmp_path) -> tuple[Path, Path]:
+    p, out = finished_pair
+    (tmp_path / p.name).write_text(p.read_text())
+    shutil.copytree(out, tmp_path / "out", symlinks=True)
+    return tmp_path / p.name, tmp_path / "out"
+
+
+def test_aggregates_rendered_from_stale_datasets_say_so(finished_pair, tmp_path, capsys):
     """``--aggregates`` renders the set's stored results as they are: a dataset that ran with other
-    settings than the parameter file says so on the console (with the fix) and in the aggregate
-    notebooks' status line (``stale.json``), until it is brought up to date."""
-    p = _params(tmp_path)
-    out = tmp_path / "out"
-    assert sweep.sweep(param_files.load(p), out, progress=False)["done"] == ["breast_cancer"]
+    settings than the parameter file says so on the console (with the fix), in the aggregate
+    notebooks' status line (``stale.json``) and in index.md; a run of one dataset (``--only kc2
+    --force kc2``) leaves the other's note in place; brought up to date, the note goes."""
+    p, out = _copy_of(finished_pair, tmp_path)
     p.write_text(p.read_text().replace('"epochs": 2', '"epochs": 3'))
     capsys.readouterr()
     assert cli.main([str(p), "--outputs", str(out), "--aggregates"]) == 0
@@ -257,43 +275,26 @@ def test_aggregates_rendered_from_stale_datasets_say_so(tmp_path, capsys):
     assert "breast_cancer: done in" in said and "(epochs 3 vs 2): --force stale" in said
     assert "members whose keys the changed settings reach train again" in said
     assert store.status_line(out / "safe") == (
-        "1 of 1 dataset done; STALE, shown as stored but run with other settings than the parameter file: "
-        "breast_cancer (epochs 3 vs 2)."
+        "2 of 2 datasets done; STALE, shown as stored but run with other settings than the parameter file: "
+        "breast_cancer (epochs 3 vs 2), kc2 (epochs 3 vs 2)."
     )
     assert (
         "| breast_cancer | done, STALE: run with other settings than the parameter file (epochs 3 vs 2)"
         in (out / "safe" / "index.md").read_text()
     )
-    assert sweep.sweep(param_files.load(p), out, progress=False, force=["stale"])["done"] == ["breast_cancer"]
-    assert store.status_line(out / "safe") == "1 of 1 dataset done." and not (out / "safe" / "stale.json").exists()
-
-
-@pytest.mark.skipif(not (DATA / "1063.arff").is_file(), reason="needs ../shared/datasets/openml-cc18 (kc2)")
-def test_a_run_of_one_dataset_leaves_the_others_stale_note_in_place(tmp_path):
-    """``--only B --force B`` re-renders the aggregates over A too: A, stale, stays named."""
-    p = tmp_path / "safe.yaml"
-    p.write_text(
-        f"name: safe\ndatasets: [breast_cancer, kc2]\nper_dataset_notebooks: [03_pretraining]\n"
-        f"aggregate_notebooks: []\nconfig: {json.dumps(CFG)}\n"
-    )
-    out = tmp_path / "out"
-    assert sweep.sweep(param_files.load(p), out, progress=False)["done"] == ["breast_cancer", "kc2"]
-    p.write_text(p.read_text().replace('"epochs": 2', '"epochs": 3'))
     rep = sweep.sweep(param_files.load(p), out, progress=False, only=["kc2"], force=["kc2"])
-    assert rep["done"] == ["kc2"]
-    assert store.stale_noted(out / "safe") == {"breast_cancer": "epochs 3 vs 2"}
-    assert "STALE, shown as stored" in store.status_line(out / "safe")
+    assert rep["done"] == ["kc2"] and store.stale_noted(out / "safe") == {"breast_cancer": "epochs 3 vs 2"}
+    p.write_text(p.read_text().replace('"epochs": 3', '"epochs": 2'))
+    assert cli.main([str(p), "--outputs", str(out), "--aggregates", "--only", "breast_cancer"]) == 0
+    assert store.stale_noted(out / "safe") == {"kc2": "epochs 2 vs 3"}
 
 
-def test_a_result_file_edited_after_its_run_finished_is_not_reused_or_shown(tmp_path, capsys):
+def test_a_result_file_edited_after_its_run_finished_is_not_reused_or_shown(finished_pair, tmp_path, capsys):
     """``_DONE.json`` records each result file's digest: a number edited by hand in results.csv (or
     a file cut short) makes the dataset unfinished to ``--check``, the status line and the
     aggregates, and the next sweep reuses none of its results: it makes them again, byte for byte.
     Another dataset's folder copied in under this one's name is no finished run either."""
-    p = _params(tmp_path)
-    ps = param_files.load(p)
-    out = tmp_path / "out"
-    assert sweep.sweep(ps, out, progress=False)["done"] == ["breast_cancer"]
+    p, out = _copy_of(finished_pair, tmp_path)
     ddir = out / "safe" / "breast_cancer"
     recorded = json.loads((ddir / "_DONE.json").read_text())["sha256"]
     assert set(recorded) >= {"results.csv", "history.csv", "keys.json"}
@@ -303,15 +304,16 @@ def test_a_result_file_edited_after_its_run_finished_is_not_reused_or_shown(tmp_
     cells[4] = "0.999999"  # (one accuracy, by hand)
     (ddir / "results.csv").write_text("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
     assert store.status_line(out / "safe") == (
-        "0 of 1 dataset done; incomplete: breast_cancer (results.csv changed since its run finished "
+        "1 of 2 datasets done; incomplete: breast_cancer (results.csv changed since its run finished "
         "(not the bytes its _DONE.json recorded))."
     )
-    assert store.gather(out / "safe").empty
+    assert set(store.gather(out / "safe").dataset) == {"kc2"}
     assert cli.main([str(p), "--outputs", str(out), "--check"]) == 0
     assert "breast_cancer: results.csv changed since its run finished" in capsys.readouterr().out
-    rep = sweep.sweep(ps, out, progress=False)
+    rep = sweep.sweep(param_files.load(p), out, progress=False, aggregate=False)
     assert rep["done"] == ["breast_cancer"]
-    assert (ddir / "results.csv").read_bytes() == first and store.status_line(out / "safe") == "1 of 1 dataset done."
-    shutil.copytree(ddir, out / "safe" / "diabetes")  # (another dataset's results under this name)
-    assert store.missing_files(out / "safe" / "diabetes") == ["_DONE.json"]
-    assert "diabetes (its _DONE.json names another dataset" in store.status_line(out / "safe")
+    assert (ddir / "results.csv").read_bytes() == first and store.status_line(out / "safe") == "2 of 2 datasets done."
+    shutil.rmtree(out / "safe" / "kc2")
+    shutil.copytree(ddir, out / "safe" / "kc2")  # (another dataset's results under this name)
+    assert store.missing_files(out / "safe" / "kc2") == ["_DONE.json"]
+    assert "kc2 (its _DONE.json names another dataset" in store.status_line(out / "safe")

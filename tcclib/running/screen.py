@@ -226,6 +226,7 @@ def _finished(reference: Path) -> dict[str, Path]:
     for name, folder in sorted(finished.items()):
         unlike = [f for f in store.missing_files(folder) if (folder / f).is_file()]  # (edited since it finished)
         if unlike:
+            _recorded_settings(folder / "config.json")  # (a damaged one is named as such, with its error)
             raise ScreenError(
                 f"screen: the reference store {reference}: {name}: {store.missing_words(unlike, folder)}: restore it "
                 f"(git checkout -- {paths.relative_to_root(folder)}), or leave {name} out (--only / datasets:)"

@@ -383,10 +383,10 @@ def sweep(
 
 
 def stale_datasets(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> dict[str, str]:
-    """The finished datasets of the set whose stored settings are not the parameter file's (how:
-    :func:`settings_changed`), as a sweep with ``options`` would find them."""
+    """The finished datasets of the whole set (``--only`` aside: the aggregates show them all)
+    whose stored settings are not the parameter file's (how: :func:`settings_changed`)."""
     try:
-        return _plan(ps, set_dir, options).stale
+        return _plan(ps, set_dir, dataclasses.replace(options, only=None, force=None)).stale
     except param_files.ParamsError as e:
         raise SweepError(str(e)) from None
 
@@ -488,7 +488,7 @@ def _sweep_locked(
         progress.close()
     stale = {d: why for d, why in plan.stale.items() if d in plan.skipped}
     if options.only:  # (the datasets this run leaves out are in the aggregates too)
-        whole = stale_datasets(ps, set_dir, dataclasses.replace(options, only=None, force=None))
+        whole = stale_datasets(ps, set_dir, options)
         stale.update({d: why for d, why in whole.items() if d not in done})
     store.note_stale(set_dir, stale)
     if options.aggregate and (done or plan.skipped):
