@@ -224,6 +224,13 @@ def missing_files(folder) -> list[str]:
     return gone + changed + foreign
 
 
+def unlike_finished(folder) -> list[str]:
+    """Of :func:`missing_files`, those still there but not as the run finished them: files whose
+    bytes changed since, and ``_DONE.json`` where it names another dataset (what a re-run must
+    reuse nothing of; a file merely gone leaves the others reused)."""
+    return [f for f in missing_files(folder) if (Path(folder) / f).is_file()]
+
+
 def missing_words(missing: list[str], folder=None) -> str:
     """How a message says :func:`missing_files`: ``results.csv missing from its finished folder``,
     ``results.csv changed since its run finished``, ``_DONE.json names another dataset``."""
@@ -686,10 +693,11 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
     if not (ref_dir / "results.csv").exists():
         where = "tcclib carries those of its built-in sets only" if paths.is_bundled(ref_dir) else f"no {ref_name}"
         return f"no committed reference to compare with ({where})"
-    if not paths.is_bundled(ref_dir) and (not (ref_dir / "_DONE.json").is_file() or missing_files(ref_dir)):
-        # (the copy a wheel carries holds its results and settings alone)
-        unfinished = missing_words(missing_files(ref_dir), ref_dir) or "no _DONE.json: its run did not finish"
-        return f"not compared with the committed reference {ref_name}: {unfinished}"
+    if not paths.is_bundled(ref_dir):  # (the copy a wheel carries holds its results and settings alone)
+        missing = missing_files(ref_dir)
+        if missing or not (ref_dir / "_DONE.json").is_file():
+            unfinished = missing_words(missing, ref_dir) or "no _DONE.json: its run did not finish"
+            return f"not compared with the committed reference {ref_name}: {unfinished}"
     recorded = json.loads((run_dir / "config.json").read_text())
     cfg = Config.from_dict(settings_of(recorded))
     same, why = same_settings(ref_dir / "config.json", cfg)

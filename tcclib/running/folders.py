@@ -140,14 +140,6 @@ def keep_previous(set_dir: Path, dataset: str) -> Path:
     return prev
 
 
-def _not_as_finished(folder: Path) -> bool:
-    """Whether a finished dataset's result files are not those its run finished (their bytes
-    unlike its ``_DONE.json``'s record) or its marker names another dataset: a re-run reuses none
-    of them (a file merely gone leaves the others reused, as before)."""
-    missing = store.missing_files(folder)
-    return bool(content_keys.changed_since_finished(folder)) or "_DONE.json" in missing
-
-
 class DatasetFolder:
     """``<set>/<dataset>`` as a transaction: :meth:`begin` keeps a finished dataset's results
     in ``<set>/.previous/<dataset>``; :meth:`finish` writes the new ``_DONE.json`` (last) and
@@ -169,7 +161,7 @@ class DatasetFolder:
         marker = self.path / DONE
         self.previous = json.loads(marker.read_text()) if marker.exists() else None
         self.kept = keep_previous(self.set_dir, self.dataset) if self.previous is not None else None
-        if self.previous is not None and _not_as_finished(self.path):
+        if self.previous is not None and store.unlike_finished(self.path):
             # (files not as the run finished them: nothing of them is reused; the kept copy has them)
             (self.path / content_keys.KEYS_FILE).unlink(missing_ok=True)
         for name in MARKERS:

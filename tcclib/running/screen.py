@@ -224,7 +224,7 @@ def _finished(reference: Path) -> dict[str, Path]:
                 f"leave {broken[0]} out (--only / datasets:)"
             )
     for name, folder in sorted(finished.items()):
-        unlike = [f for f in store.missing_files(folder) if (folder / f).is_file()]  # (edited since it finished)
+        unlike = store.unlike_finished(folder)  # (edited since it finished)
         if unlike:
             _recorded_settings(folder / "config.json")  # (a damaged one is named as such, with its error)
             raise ScreenError(
