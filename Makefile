@@ -63,13 +63,16 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# TEST_WORKERS pytest-xdist processes side by side (one per core here; 0 runs in this process), a test
-# file to a worker (its module fixtures set up once);
+# TEST_WORKERS pytest-xdist processes side by side (0 runs in this process), a test file to a worker
+# (its module fixtures set up once), the longest files first (tests/conftest.py). Three on this 2-core
+# machine, two sharing a core: a fifth of the cores' time went idle with one worker per core (the
+# process tests wait on kernels, workers and signals); pytest took 10 min 25 s instead of 12 min
+# 18-36 s, the same tests passing (2026-12-02, docs/tests.md);
 # --durations prints the slowest tests of each run (docs/tests.md keeps the table); without nbval's
 # plugin (test-notebooks' own), so that tests/conftest.py defers jsonschema's IRI grammar in time
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test-lib: install
-	$(PY) -m pytest -q -p no:nbval -n $(TEST_WORKERS) --dist loadfile --durations=30 tests
+	$(PY) -m pytest -q -p no:nbval -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=30 tests
 
 # nbval re-executes copies of the committed smoke, own and demo renders (under .cache/, with
 # TCC_ROOT pointing there; the committed files stay untouched), as their re-render (TCC_RENDER: the
@@ -176,5 +179,5 @@ define test_versions
 	test "$$(grep -c 'AGREES with the committed reference' $(VERSIONS_DIR)/smoke.log)" = 3
 	! grep -E "Warning|frozen modules" $(VERSIONS_DIR)/smoke.log
 	PYDEVD_DISABLE_FILE_VALIDATION=1 $(VERSIONS_DIR)/venv/bin/python -m pytest -q -p no:cacheprovider \
-	    -n $(TEST_WORKERS) --dist loadfile --durations=30 -m "not slow" tests
+	    -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=30 -m "not slow" tests
 endef

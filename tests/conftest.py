@@ -16,6 +16,8 @@ def _own_cores() -> None:
     cores, index, n = sorted(os.sched_getaffinity(0)), int(worker.removeprefix("gw")), int(count)
     if n > 1 and len(cores) >= n:
         os.sched_setaffinity(0, cores[index % n :: n])
+    elif n > len(cores) > 1:  # more workers than cores: one core each, shared in turn
+        os.sched_setaffinity(0, [cores[index % len(cores)]])
 
 
 _own_cores()
@@ -44,6 +46,34 @@ def pytest_collection(session):
 
 def pytest_collection_finish(session):
     sys.dont_write_bytecode = not _WRITES_BYTECODE
+
+
+# The test files that take longest in the suite, longest first (seconds in `make test-lib` on the
+# 2-core EPYC, 2026-12-02: docs/tests.md). pytest-xdist hands a worker the next file whenever it
+# has fewer than two waiting, in the order collected (make test-lib turns off its own reordering by
+# the number of tests, --no-loadscope-reorder, which put the 90 s Slurm test last): longest first,
+# the two workers end within about one short file of each other. A file left out goes after these.
+LONGEST_FIRST = (
+    "test_rerun_safety.py",  # 180 s
+    "test_scale.py",  # 174 s
+    "test_slurm.py",  # 90 s (skipped where Slurm is not installed)
+    "test_plugins.py",  # 75 s
+    "test_screen_front_door.py",  # 64 s
+    "test_sweep.py",  # 60 s
+    "test_speed.py",  # 59 s
+    "test_newcomer.py",  # 58 s
+    "test_renders_stay_put.py",  # 55 s
+    "test_objectives.py",  # 48 s
+    "test_wheel.py",  # 38 s
+    "test_lab.py",  # 32 s
+    "test_heads.py",  # 31 s
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The files of :data:`LONGEST_FIRST` first, in its order; each file's tests keep theirs."""
+    rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))
 
 
 @pytest.fixture(scope="module")

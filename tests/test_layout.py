@@ -240,3 +240,13 @@ def test_a_tcc_sweep_script_installed_before_says_to_reinstall():
     no longer imports the command line back (that was a cycle): the one line names the fix."""
     with pytest.raises(ImportError, match=r"installed by an older tcclib; reinstall \(make install"):
         from tcclib.running.sweep import main  # noqa: F401
+
+
+def test_the_suites_longest_first_files_are_test_files():
+    """``tests/conftest.py`` hands pytest-xdist the longest files first; a renamed one would
+    silently go to the end of the queue."""
+    from conftest import LONGEST_FIRST
+
+    here = Path(__file__).parent
+    assert [name for name in LONGEST_FIRST if not (here / name).is_file()] == []
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
