@@ -48,11 +48,11 @@ def pytest_collection_finish(session):
     sys.dont_write_bytecode = not _WRITES_BYTECODE
 
 
-# The test files that take longest in the suite, longest first (seconds in `make test-lib` on the
-# 2-core EPYC, 2026-12-02: docs/tests.md). pytest-xdist hands a worker the next file whenever it
+# The test files that take longest in the suite, longest first (seconds in pytest on two workers on
+# the 2-core EPYC, 2026-12-02: docs/tests.md). pytest-xdist hands a worker the next file whenever it
 # has fewer than two waiting, in the order collected (make test-lib turns off its own reordering by
 # the number of tests, --no-loadscope-reorder, which put the 90 s Slurm test last): longest first,
-# the two workers end within about one short file of each other. A file left out goes after these.
+# the workers end within about one short file of each other. A file left out goes after these.
 LONGEST_FIRST = (
     "test_rerun_safety.py",  # 180 s
     "test_scale.py",  # 174 s
