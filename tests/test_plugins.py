@@ -536,6 +536,21 @@ def test_a_plugin_travels_to_a_worker_without_the_file(tmp_path, rule_file):
     assert out.stdout.strip() == str(registry.METHODS["shift"].code())  # the same code identity, so the same keys
 
 
+def test_a_worker_that_finds_the_plugin_edited_after_the_run_sent_it_says_so(tmp_path, rule_file):
+    """A worker on the same filesystem loads the user's file through ``$TCC_PLUGINS`` and the text
+    the run sent; the file edited between the two registers the method twice: one line saying the
+    file changed after the run started, not the advice to rename or replace (nothing trains)."""
+    plugins.load(str(rule_file))
+    payload = plugins.for_workers()  # what the run sent: the text as it was
+    rule_file.write_text(SHIFT_RULE.format(step=4))  # the edit lands before the worker's first load
+    plugins.load(str(rule_file))  # (the worker's $TCC_PLUGINS: the file as it is now)
+    with pytest.raises(plugins.PluginError) as refused:
+        plugins.on_worker(payload, tmp_path / "worker")
+    said = str(refused.value)
+    assert said.startswith(f"plugin shift_rule.py: {rule_file.resolve()} changed after the run started")
+    assert said.endswith("run the same command again") and "replace=True" not in said and "\n" not in said
+
+
 # --------------------------------------------------------------------------- the screen and notebook 09
 
 

@@ -66,7 +66,8 @@ def current(files_only: bool = False) -> dict[str, str]:
         if module is not None and stat.st_mtime >= started.IMPORTED_AT and _edited_since_import(module, path):
             raise identity.Unkeyable(
                 f"tcclib's training code: tcclib/{name} changed on disk since this process imported it, so a "
-                "key would describe code that does not run: restart the kernel (or the process) before running again"
+                "key would describe code that does not run: restart the kernel (or the process; a sweep's or the "
+                "screen's: run the same command again) before running again"
             )
         out[name] = _digest(str(path), stat.st_mtime_ns, stat.st_size, recorded_code.BYTES.get(name))
     if not files_only:

@@ -1325,7 +1325,8 @@ def _source_of(function: types.FunctionType) -> str | None:
 def stale_source(named: str, module: str, file: str) -> Unkeyable:
     return Unkeyable(
         f"{named}: {Path(file).name} (module {module}) changed on disk since it was imported in this process, "
-        f"so the key would describe code that does not run: restart the kernel (or the process), or "
+        f"so the key would describe code that does not run: restart the kernel (or the process; a sweep's or "
+        f"the screen's: run the same command again), or "
         f"reload the module (importlib.reload({module.rsplit('.', 1)[-1]})) and run again what imports names "
         f"from it (the plugin, the cell) before running again"
     )

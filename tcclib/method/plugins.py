@@ -676,9 +676,32 @@ def install_shipped(files, folder: Path, environ=None) -> list[Plugin]:
             tmp = target.with_suffix(".tmp")
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, target)
-        out.append(load(str(target), "shipped"))
+        try:
+            out.append(load(str(target), "shipped"))
+        except PluginError as e:
+            edited = _other_text_of(name, digest, target)
+            if edited is None or "already registered" not in str(e):
+                raise
+            raise PluginError(
+                f"plugin {name}: {edited.path} changed after the run started: the run sent this worker its text "
+                f"as it was then, and the worker also loaded it as it is now ({edited.origin}); run the same "
+                "command again"
+            ) from e
     _add_to_env([p.path for p in out], environ)
     return out
+
+
+def _other_text_of(name: str, digest: str, target: Path) -> Plugin | None:
+    """A loaded plugin file of the shipped file's ``name`` with another text (the user's file,
+    edited after the client sent it), None if none."""
+    return next(
+        (
+            p
+            for p in _LOADED.values()
+            if p.path and Path(p.path).name == name and p.digest != digest and Path(p.path) != target.resolve()
+        ),
+        None,
+    )
 
 
 def _add_to_env(specs: list, environ=None) -> None:
