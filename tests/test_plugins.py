@@ -105,6 +105,24 @@ def test_a_plugin_file_trains_in_run_dataset_and_the_estimator(rule_file, bc):
         pickle.loads(stored).fit(X, y)
 
 
+def test_the_estimator_refuses_to_fit_a_plugin_edited_since_it_was_loaded(rule_file, bc):
+    """The loaded text is what would train: an edit not loaded again is refused in one line (as a
+    module it imports is), and loading it again fits the edited rule."""
+    plugins.load(str(rule_file))
+    X, y = bc.X.iloc[:120], bc.y.iloc[:120].to_numpy()
+    clf = tcclib.TCCClassifier(method="shift", epochs=1, head_epochs=1, random_state=0, verbose=False)
+    rule_file.write_text(SHIFT_RULE.format(step=5))
+    with pytest.raises(plugins.PluginError) as refused:
+        clf.fit(X, y)
+    assert str(refused.value) == (
+        f"plugin {rule_file.resolve()} changed on disk since it was loaded, so fit would train the text it loaded: "
+        f"load it again (tcclib.load_plugins({str(rule_file)!r})) before fit"
+    )
+    plugins.load(str(rule_file))
+    assert clf.fit(X, y).predict(X).shape == (120,)
+    assert sys.modules[plugins.loaded()[-1].module].STEP == 5
+
+
 def test_an_unknown_method_names_the_plugins_and_how_to_add_one(rule_file):
     plugins.load(str(rule_file))
     with pytest.raises(ConfigError) as e:

@@ -50,7 +50,7 @@ from tcclib.data.columns import expand_datetimes, float_columns_out_of_range
 from tcclib.data.encoding import TensorTable
 from tcclib.data.preprocess import ColumnError, FittedColumns, Prepared, SeedSplit
 from tcclib.data.sources import FLOAT32_MAX, DatasetError, _standard_types
-from tcclib.method import check, heads, identity, registry, training
+from tcclib.method import check, heads, identity, plugins, registry, training
 from tcclib.method.config import MAX_SEED, METHODS, Config, ConfigError, defaults, names
 from tcclib.method.correlation import importance_matrix
 from tcclib.method.inputs import check_training_inputs
@@ -452,6 +452,7 @@ class TCCClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         cols, split, prep = self._prepared(Xf, seed, codes, labeled, cfg)
         check_training_inputs(prep, cfg)
         labeled_rows = lambda: (Xf.loc[labeled].reset_index(drop=True), pd.Series(labels))  # noqa: E731
+        _refuse_an_edited_plugin(self.method)
         check.check_methods([self.method], data=labeled_rows)  # a user's rule or objective breaking its contract
         cfg = cfg.replace(progress=self._progress(split, cfg))
         with _threads(self.n_jobs):
@@ -913,6 +914,17 @@ def _check_sample_weight(weights, n: int, name: str = "sample_weight") -> np.nda
     if not np.isfinite(w).all() or (w < 0).any():
         raise ValueError(f"{name}: weights must be finite and non-negative (0 leaves a row out of the head's loss)")
     return w
+
+
+def _refuse_an_edited_plugin(method: str) -> None:
+    """The plugin file that registered ``method``, edited since it was loaded, would train the text
+    it loaded while the file says otherwise (a module it imports is refused alike, by its key)."""
+    edited = plugins.edited_since_loaded(registry.origin_file(method))
+    if edited is not None:
+        raise plugins.PluginError(
+            f"plugin {edited.path} changed on disk since it was loaded, so fit would train the text it loaded: "
+            f"load it again (tcclib.load_plugins({edited.spec!r})) before fit"
+        )
 
 
 def _fit_member(prep: Prepared, cfg: Config, importance, weights: np.ndarray | None = None):

@@ -615,6 +615,19 @@ def loaded(include_builtins: bool = False, fill: bool = True) -> list[Plugin]:
     return [p for p in _LOADED.values() if include_builtins or p.module != BUILTINS]
 
 
+def edited_since_loaded(file: str | None) -> Plugin | None:
+    """The loaded plugin of ``file`` when the file now holds other text than it loaded (what
+    runs is the text it loaded), None when it does not, is not loaded, or cannot be read."""
+    plugin = _LOADED.get(str(file)) if file else None
+    if plugin is None:
+        return None
+    try:
+        text = Path(file).read_bytes()
+    except OSError:
+        return None
+    return plugin if hashlib.sha256(text).hexdigest()[:16] != plugin.digest else None
+
+
 # --------------------------------------------------------------------------- plugins between processes
 
 
