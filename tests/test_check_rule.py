@@ -377,3 +377,27 @@ def test_a_fit_on_a_few_labeled_rows_still_refuses_a_breach(bc):
             tcclib.TCCClassifier("global_column", epochs=1, head_epochs=1).fit(bc.X, y)
     finally:
         registry.unregister("global_column")
+
+
+def test_a_refusal_in_the_trial_names_the_users_rule_not_the_probe(tmp_path, bc):
+    """A module the rule imports inside ``donors``, edited after the first check imported it: the
+    second check is refused by the rule's key, naming the rule and its file (the trial wraps the
+    rule in a probe of tcclib's own, ``_check_<name>`` in check.py, which the line once named)."""
+    helper = tmp_path / "lazily_imported_pick.py"
+    helper.write_text("def pick(n_rows, u):\n    return (u * n_rows).long().clamp_max(n_rows - 1)\n")
+    (tmp_path / "lazy_rule.py").write_text(
+        "from tcclib.method import registry, rules\n\n\n"
+        "class Lazy(rules.HowRule):\n    needs = rules.NOTHING\n\n"
+        "    def __init__(self, name='lazy'):\n        self.name = name\n\n"
+        "    def donors(self, members, state, u):\n        from lazily_imported_pick import pick\n\n"
+        "        return pick(members.shape[1], u)\n\n\n"
+        "registry.register_method('lazy', Lazy(), 'uniform', label='lazy')\n"
+    )
+    plugins.load(str(tmp_path / "lazy_rule.py"))
+    assert tcclib.check_rule("lazy", bc).ok
+    helper.write_text(helper.read_text().replace("n_rows - 1", "n_rows - 2"))
+    with pytest.raises(tcclib.method.identity.Unkeyable) as refused:
+        tcclib.check_rule("lazy", bc)
+    said = str(refused.value)
+    assert said.startswith("how rule 'lazy' (lazy_rule.py): lazily_imported_pick.py (module lazily_imported_pick)")
+    assert "_check_" not in said and "check.py" not in said

@@ -368,13 +368,16 @@ class _Trial:
     def run(self) -> None:
         name = f"_check_{self.rule.name}" if isinstance(self.rule.name, str) else "_check_rule"
         probe = (_HowProbe if isinstance(self.rule, rules.HowRule) else _WhereProbe)(self.rule, name, self)
-        with _registered_for_the_trial(name, probe):
-            cfg = Config(seeds=self.seeds, methods=(name,), **TRIAL)
-            prep = prepare_config(self.data, cfg)
-            importance = None
-            if getattr(self.rule, "needs_importance", False):
-                importance = np.stack([importance_matrix(sp, cfg) for sp in prep.splits])
-            pretrain(set_up(prep, cfg, importance, "check_rule"), "check_rule")
+        try:
+            with _registered_for_the_trial(name, probe):
+                cfg = Config(seeds=self.seeds, methods=(name,), **TRIAL)
+                prep = prepare_config(self.data, cfg)
+                importance = None
+                if getattr(self.rule, "needs_importance", False):
+                    importance = np.stack([importance_matrix(sp, cfg) for sp in prep.splits])
+                pretrain(set_up(prep, cfg, importance, "check_rule"), "check_rule")
+        except identity.Unkeyable as e:
+            raise _as_the_users(e, probe, self.rule) from e
 
     def breach(self, text: str, kind: str | None = None) -> None:
         """Report ``text``, unless a breach of the same ``kind`` (default: the text) was."""
@@ -400,6 +403,12 @@ class _Trial:
             if any(a is None or b is None or not torch.equal(a, b) for a, b in pairs):
                 return False
         return True
+
+
+def _as_the_users(error: identity.Unkeyable, probe, users) -> identity.Unkeyable:
+    """A refusal met in a trial, naming the user's rule or objective where it named the probe
+    that wraps it (``how rule '_check_nearby' (check.py)``)."""
+    return identity.Unkeyable(str(error).replace(registry.named_as(probe), registry.named_as(users)))
 
 
 _FAILED = object()
@@ -811,6 +820,8 @@ class _ObjectiveTrial(_Trial):
             pretrain(set_up(prep, cfg, None, "check_objective"), "check_objective")
         except BREACHES as e:
             self.breach(str(e))
+        except identity.Unkeyable as e:
+            raise _as_the_users(e, probe, self.rule) from e
         finally:
             registry.remove_origin(ORIGIN)
 
