@@ -426,6 +426,48 @@ def test_a_rule_written_for_the_runs_table_is_checked_on_it_not_refused(loaded, 
     assert TCCClassifier("prior_30", epochs=1, head_epochs=1).fit(bc.X.iloc[:120], y).encoder_ is not None
 
 
+def test_rows_changed_between_run_dataset_and_save_run_are_not_stored_as_trained(tmp_path, bc):
+    """A cell between ``run_dataset`` and ``save_run`` that changes the run's rows (notebook 03
+    edited): stored under the members' keys, they would come back as trained results in every
+    later run; refused in one line, nothing written; the run's own rows store as before."""
+    from tcclib.running.train import run_dataset
+
+    run = run_dataset(bc, Config(methods=("random",), **TINY))
+    honest = run.results.copy()
+    run.results["accuracy"] = 0.5
+    with pytest.raises(store.ChangedRowsError, match=r"changed after run_dataset made them") as refused:
+        store.save_run(run, tmp_path)
+    assert "\n" not in str(refused.value) and list(tmp_path.iterdir()) == []
+    run.results = honest
+    store.save_run(run, tmp_path)
+    again = run_dataset(bc, Config(methods=("random",), **TINY), store_dir=tmp_path)
+    assert again.timings["trained_members"] == 0
+    assert np.allclose(again.results["accuracy"], honest["accuracy"]) and (again.results["accuracy"] != 0.5).all()
+    again.history.loc[0, "loss"] = 0.0  # (the losses too)
+    with pytest.raises(store.ChangedRowsError):
+        store.save_run(again, tmp_path)
+
+
+def test_a_run_saved_into_another_datasets_finished_folder_is_refused(tmp_path, bc):
+    """A notebook's ``output_dir`` pointed at another dataset's finished folder: the marker there
+    would go on naming its dataset over the new rows (the sweep: "already done"); refused, the
+    folder as it was. The same dataset's run saves over it as before."""
+    from tcclib.running.train import run_dataset
+
+    cfg = Config(methods=("random",), **TINY)
+    store.save_run(run_dataset(bc, cfg), tmp_path / "breast_cancer")
+    before = {f.name: f.read_bytes() for f in (tmp_path / "breast_cancer").iterdir()}
+    other = run_dataset("balance-scale", cfg)
+    with pytest.raises(store.ForeignFolderError) as refused:
+        store.save_run(other, tmp_path / "breast_cancer")
+    assert str(refused.value).endswith(
+        "holds the finished results of breast_cancer, and this run is of balance-scale: give the run a folder "
+        "of its own (output_dir), or remove that folder first"
+    )
+    assert {f.name: f.read_bytes() for f in (tmp_path / "breast_cancer").iterdir()} == before
+    store.save_run(run_dataset(bc, cfg.replace(epochs=2)), tmp_path / "breast_cancer")
+
+
 # ----------------------------------------------------------------------- a store torn by a crash
 
 

@@ -30,7 +30,7 @@ DIGESTS = {
     "method/settings.py": "2e8d5978a5b84f9a",
     "method/training.py": "1ab55fec766179ca",
     "running/checkpointing.py": "4018849fbc2390a7",
-    "running/train.py": "a92c1706fd5c96eb",
+    "running/train.py": "82b8b21d3f21b319",
 }
 BYTES = {
     "artifacts/importances.py": "f6432cb40aa224c0",
@@ -58,5 +58,5 @@ BYTES = {
     "method/settings.py": "d0b9b4689cd4b03b",
     "method/training.py": "555ba493de75e569",
     "running/checkpointing.py": "bda0b2d285bd26b2",
-    "running/train.py": "6555621e6caf9742",
+    "running/train.py": "6983962e2586229e",
 }

@@ -27,7 +27,7 @@ from tcclib.artifacts.importances import CacheWarning
 from tcclib.method import registry
 from tcclib.method.config import LATER_SETTINGS, METHODS, Config, names
 from tcclib.util import paths
-from tcclib.util.errors import counted, first_few
+from tcclib.util.errors import counted, first_few, register_short
 from tcclib.util.files import atomic_write
 from tcclib.util.kernel import interpreter
 
@@ -95,6 +95,45 @@ def _write_importances(out: Path, stored: content_keys.RunKeys, importances: dic
         write_csv(pd.DataFrame(sorted(ranges.items()), columns=["seed", "corr_range"]), out / "corr_range.csv")
 
 
+class ChangedRowsError(ValueError):
+    """A run's rows changed between :func:`~tcclib.running.train.run_dataset` and :func:`save_run`."""
+
+
+class ForeignFolderError(ValueError):
+    """A run saved into a folder that holds another dataset's finished results."""
+
+
+register_short(ChangedRowsError, ForeignFolderError)
+
+
+def rows_digest(run) -> str:
+    """A digest of a run's rows as they are now: its results, losses and pseudo-label accuracies
+    (columns, values and order)."""
+    digest = hashlib.sha256()
+    for frame in (run.results, run.history, run.pseudo):
+        digest.update(repr([str(c) for c in frame.columns]).encode())
+        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _refuse_another_dataset(run, out: Path) -> None:
+    """A finished folder (``_DONE.json`` beside ``results.csv``) of another dataset than the run's
+    (a notebook's ``output_dir`` pointed at it): its marker would go on calling the new rows its own."""
+    previous = out / "results.csv"
+    if not ((out / "_DONE.json").is_file() and previous.is_file() and len(run.results)):
+        return
+    try:
+        before = sorted(set(pd.read_csv(previous, usecols=["dataset"])["dataset"].astype(str)))
+    except (ValueError, OSError):  # (no dataset column, unreadable: nothing to compare)
+        return
+    now = sorted(set(run.results["dataset"].astype(str)))
+    if before and before != now:
+        raise ForeignFolderError(
+            f"save_run {out}: it holds the finished results of {', '.join(before)}, and this run is of "
+            f"{', '.join(now)}: give the run a folder of its own (output_dir), or remove that folder first"
+        )
+
+
 def save_run(run, out_dir, write_marker: bool = True) -> Path:
     """Write a dataset's results, histories, correlation ranges, importances (and embeddings) to
     ``out_dir``, with ``keys.json`` (:mod:`tcclib.artifacts.keys`) so that a later run reuses them.
@@ -109,6 +148,13 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     and written last (:func:`_withdrawn_keys`): a crash between two writes leaves a store whose
     members train again, never one whose keys describe other files."""
     out = Path(out_dir)
+    if getattr(run, "rows_digest", None) is not None and rows_digest(run) != run.rows_digest:
+        raise ChangedRowsError(
+            f"save_run {out}: the run's results, losses or pseudo-labels changed after run_dataset made them (a "
+            "cell between the two?); stored under the members' keys they would be reused as trained: save what "
+            "you derive elsewhere (store.write_csv), or run again"
+        )
+    _refuse_another_dataset(run, out)
     stored = _withdrawn_keys(out) if run.keys is not None else None
     write_csv(run.results, out / "results.csv")
     write_csv(run.history, out / "history.csv")

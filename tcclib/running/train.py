@@ -72,6 +72,7 @@ class RunResult:
     code_notes: list = field(default_factory=list)  # an edited tcclib; per user rule: what it matched or what changed
     data_file: str | None = None  # the file the dataset was read from (Dataset.source), None for none
     data_reading: dict | None = None  # how it was read (Dataset.reading), None for a frame or breast_cancer
+    rows_digest: str | None = None  # its rows as run_dataset made them (store.rows_digest): save_run stores no others
 
 
 def run_prepared(
@@ -349,7 +350,7 @@ def run_dataset(
         fresh = new.embeddings if new is not None else {}
         embeddings = {m: emb[m] if m in emb else fresh[m] for m in cfg.methods if m in emb or m in fresh}
     stacked = np.stack([imp[sp.seed] for sp in prep.splits]) if len(imp) == len(prep.splits) else None
-    return RunResult(
+    run = RunResult(
         results=res,
         history=hist,
         pseudo=pse,
@@ -367,6 +368,8 @@ def run_dataset(
         data_file=None if ds.source in _NO_FILE else ds.source,
         data_reading=ds.reading,
     )
+    run.rows_digest = store.rows_digest(run)
+    return run
 
 
 _NO_FILE = ("", "openml", "sklearn", "frame")
