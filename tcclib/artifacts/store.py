@@ -146,7 +146,11 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
     A run that trained nothing (everything reused) leaves the training provenance as it was:
     ``timings.json`` and ``embeddings.npz`` are not rewritten.  ``keys.json`` is taken away first
     and written last (:func:`_withdrawn_keys`): a crash between two writes leaves a store whose
-    members train again, never one whose keys describe other files."""
+    members train again, never one whose keys describe other files.
+
+    Refused before anything is written: rows that changed after ``run_dataset`` made them
+    (:class:`ChangedRowsError`: they would be reused under the members' keys as trained), and a
+    folder that holds another dataset's finished results (:class:`ForeignFolderError`)."""
     out = Path(out_dir)
     if getattr(run, "rows_digest", None) is not None and rows_digest(run) != run.rows_digest:
         raise ChangedRowsError(
