@@ -622,10 +622,9 @@ def edited_since_loaded(file: str | None) -> Plugin | None:
     if plugin is None:
         return None
     try:
-        text = Path(file).read_bytes()
+        return plugin if _file_digest(file) != plugin.digest else None
     except OSError:
         return None
-    return plugin if hashlib.sha256(text).hexdigest()[:16] != plugin.digest else None
 
 
 # --------------------------------------------------------------------------- plugins between processes
