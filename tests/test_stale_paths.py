@@ -6,6 +6,7 @@ Each test fails on the code before its fix (an adversarial audit found them, 202
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -466,6 +467,44 @@ def test_a_run_saved_into_another_datasets_finished_folder_is_refused(tmp_path, 
     )
     assert {f.name: f.read_bytes() for f in (tmp_path / "breast_cancer").iterdir()} == before
     store.save_run(run_dataset(bc, cfg.replace(epochs=2)), tmp_path / "breast_cancer")
+
+
+def test_data_a_notebook_cell_changed_makes_the_finished_dataset_stale(tmp_path, capsys):
+    """A cell of notebook 03 that changes the data after ``load_dataset`` (fewer columns, a value
+    changed in place) and a forced run: the members are keyed by the data as run, and config.json
+    says how it differed, so that the next sweep calls the dataset stale (it said "already done"),
+    at --check too; the run's notes say so, and it is not compared with the committed reference."""
+    from tcclib.running.train import run_dataset
+
+    params = tmp_path / "mine.yaml"
+    settings = "  methods: [random]\n  seeds: [0]\n  epochs: 1\n  head_epochs: 1\n"
+    params.write_text(f"name: mine\ndatasets: [breast_cancer]\nconfig:\n{settings}")
+    ps = sweep.param_files.load(params)
+    folder = tmp_path / "runs" / "mine" / "breast_cancer"
+    cfg = ps.config_for("breast_cancer").replace(progress=False)
+    ds = sources.load_dataset("breast_cancer")
+    assert sources.changed_since_loaded(ds) is None
+    assert sources.changed_since_loaded(sources.from_frame(ds.X, ds.y)) is None  # (not loaded)
+    narrow = dataclasses.replace(ds, X=ds.X.iloc[:, :10])
+    run = run_dataset(narrow, cfg)
+    assert run.data_changed == "569 rows x 10 columns, loaded as 569 x 30"
+    assert any("changed after load_dataset read it (569 rows x 10" in note for note in run.code_notes)
+    store.save_run(run, folder)
+    changed = sweep.settings_changed(ps, folder.parent, "breast_cancer")
+    assert changed == "data changed after loading: 569 rows x 10 columns, loaded as 569 x 30"
+    assert "training again every member whose data" in sweep.skipped_line(folder.parent, "breast_cancer", changed)
+    assert cli.main([str(params), "--check", "--outputs", str(tmp_path / "runs")]) == 0
+    assert "data changed after loading: 569 rows x 10 columns, loaded as 569 x 30" in capsys.readouterr().out
+    reference = tmp_path / "reference" / "breast_cancer"
+    store.save_run(run_dataset(sources.load_dataset("breast_cancer"), cfg), reference)
+    assert store.reference_line(folder, reference).endswith(
+        "other settings (data changed after loading: 569 rows x 10 columns, loaded as 569 x 30)"
+    )
+    ds.X.iloc[0, 0] += 1.0  # (in place)
+    assert sources.changed_since_loaded(ds) == "its values or columns' names, loaded as 569 rows x 30 columns"
+    store.save_run(run_dataset(sources.load_dataset("breast_cancer"), cfg), folder)
+    assert sweep.settings_changed(ps, folder.parent, "breast_cancer") is None
+    assert store.reference_line(folder, reference).startswith("AGREES")
 
 
 # ----------------------------------------------------------------------- a store torn by a crash

@@ -10,7 +10,7 @@ DIGESTS = {
     "data/columns.py": "d942fc4a4d517ea2",
     "data/encoding.py": "fdc6bf87434dbb9a",
     "data/preprocess.py": "ce42c30cc45236c0",
-    "data/sources.py": "ad395ee281312720",
+    "data/sources.py": "e3ac4376e16fb339",
     "method/__init__.py": "2b516053f7c9ae07",
     "method/baselines.py": "35633a8db56d2546",
     "method/builtins.py": "72a8a98529350a10",
@@ -30,7 +30,7 @@ DIGESTS = {
     "method/settings.py": "2e8d5978a5b84f9a",
     "method/training.py": "1ab55fec766179ca",
     "running/checkpointing.py": "4018849fbc2390a7",
-    "running/train.py": "82b8b21d3f21b319",
+    "running/train.py": "16974d8bd2b2a7cc",
 }
 BYTES = {
     "artifacts/importances.py": "f6432cb40aa224c0",
@@ -38,7 +38,7 @@ BYTES = {
     "data/columns.py": "72069c65fe8742cb",
     "data/encoding.py": "44eafe844e8b9a13",
     "data/preprocess.py": "5732a5e99bb74be4",
-    "data/sources.py": "91a9315785e8388e",
+    "data/sources.py": "9d3471129f652545",
     "method/__init__.py": "41ccd26c06f3087c",
     "method/baselines.py": "169f50ef81c680c8",
     "method/builtins.py": "888e810c86b4f0ee",
@@ -58,5 +58,5 @@ BYTES = {
     "method/settings.py": "d0b9b4689cd4b03b",
     "method/training.py": "555ba493de75e569",
     "running/checkpointing.py": "bda0b2d285bd26b2",
-    "running/train.py": "6983962e2586229e",
+    "running/train.py": "781ce140247a0252",
 }

@@ -182,7 +182,10 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
         write_json(list(run.classes), out / "classes.json")
     if run.config is not None:
         # provenance: every setting used, and the user code's identities the run's keys were computed with
-        write_json(settings_record(run.config, run.keys, run.data_file, run.data_reading), out / "config.json")
+        record = settings_record(
+            run.config, run.keys, run.data_file, run.data_reading, getattr(run, "data_changed", None)
+        )
+        write_json(record, out / "config.json")
     if run.keys is not None:
         parts = dict(members=run.keys.members, baselines=run.keys.baselines, embeddings=run.keys.embeddings)
         _write_keys(out, stored, importance=importance_keys, **parts)
@@ -496,12 +499,17 @@ OWN_CODE = "tcclib_code"
 DATA_FILE = "data_file"
 """``config.json``'s record of the file the dataset was read from (:func:`data_record`): absent
 for breast_cancer, a download or a frame."""
-RECORDS = (PLUGIN_CODE, OWN_CODE, DATA_FILE)
+DATA_EDITED = "data_changed"
+"""``config.json``'s record of how the run's data differed from the table ``load_dataset`` read (a
+notebook cell changed it: :func:`tcclib.data.sources.changed_since_loaded`): absent when it did not."""
+RECORDS = (PLUGIN_CODE, OWN_CODE, DATA_FILE, DATA_EDITED)
 """What ``config.json`` holds beside the settings (:func:`settings_of` leaves them out)."""
 
 
 DATA_CHANGED = "data file"
 """How :func:`same_settings` begins the difference of the dataset's file (``data file mytable.csv changed``)."""
+DATA_EDITED_WORDS = "data changed after loading"
+"""How :func:`same_settings` begins the difference of a run whose data a notebook cell changed."""
 
 
 def data_record(path, reading: dict | None = None) -> dict | None:
@@ -557,12 +565,14 @@ def time_record(run, out_dir) -> str:
     return "\n".join([*lines, f"{head}: {took}"])
 
 
-def settings_record(cfg, run_keys=None, data_file=None, reading=None) -> dict:
+def settings_record(cfg, run_keys=None, data_file=None, reading=None, data_changed=None) -> dict:
     """What ``config.json`` holds: every setting, the identity of the run's methods and baselines
     that come from a user's code and, when it is not the recorded code, that of tcclib's own
     training code (those its keys were computed with, ``run_keys``; computed now when None:
     :func:`tcclib.artifacts.keys.code_identities`, :func:`tcclib.artifacts.own_code.identity_now`),
-    and the file the data was read from (``data_file``, read as ``reading`` says: :func:`data_record`)."""
+    the file the data was read from (``data_file``, read as ``reading`` says: :func:`data_record`)
+    and how the data differed from that file's table, where a notebook cell changed it
+    (``data_changed``: :data:`DATA_EDITED`)."""
     code = content_keys.code_identities(cfg) if run_keys is None else run_keys.code
     own = own_code.identity_now() if run_keys is None else run_keys.own
     data = data_record(data_file, reading)
@@ -571,6 +581,7 @@ def settings_record(cfg, run_keys=None, data_file=None, reading=None) -> dict:
         **({PLUGIN_CODE: code} if code else {}),
         **({OWN_CODE: own} if own else {}),
         **({DATA_FILE: data} if data else {}),
+        **({DATA_EDITED: data_changed} if data_changed else {}),
     }
 
 
@@ -601,6 +612,8 @@ def same_settings(config_json, cfg, data_file=None, reading=None) -> tuple[bool,
     stored_data, data_now = ref.get(DATA_FILE), data_record(data_file, reading)
     if isinstance(stored_data, dict) and data_now and stored_data.get("sha256") != data_now["sha256"]:
         diff.append(f"{DATA_CHANGED} {data_now['file']} changed")
+    if ref.get(DATA_EDITED):  # (what a parameter file's run reads is the table as loaded)
+        diff.append(f"{DATA_EDITED_WORDS}: {ref[DATA_EDITED]}")
     read_then = stored_data.get("read") if isinstance(stored_data, dict) else None
     if isinstance(read_then, dict) and isinstance(reading, dict) and read_then != reading:
         name = data_now["file"] if data_now else stored_data.get("file", "")
@@ -633,7 +646,7 @@ def reuse_words(changed: str, plural: bool = False) -> str:
     ``changed`` (:func:`same_settings`): reuses them, unless tcclib's own code changed."""
     if OWN_CODE_CHANGED in changed:
         return "training every member again (tcclib's training code is in every key)"
-    if changed.startswith(DATA_CHANGED) or f"; {DATA_CHANGED}" in changed:
+    if any(changed.startswith(words) or f"; {words}" in changed for words in (DATA_CHANGED, DATA_EDITED_WORDS)):
         return "training again every member whose data, as read, changed (the data is in every key)"
     return (
         f"reusing {'their' if plural else 'its'} stored results where the keys still match "
@@ -754,6 +767,8 @@ def reference_line(run_dir, ref_dir, tol: float = REPRO_TOL) -> str | None:
     data_then, data_now = _recorded_data(ref_dir), recorded.get(DATA_FILE)
     if same and data_then and isinstance(data_now, dict) and data_then.get("sha256") != data_now.get("sha256"):
         same, why = False, f"{DATA_CHANGED} {data_now.get('file')} is not the one the reference ran on"
+    if same and recorded.get(DATA_EDITED):
+        same, why = False, f"{DATA_EDITED_WORDS}: {recorded[DATA_EDITED]}"
     if not same:
         return f"not compared with the committed reference {ref_name}: other settings ({why})"
     cmp = compare_means(pd.read_csv(ref_dir / "results.csv"), pd.read_csv(run_dir / "results.csv"), tol)

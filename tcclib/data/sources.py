@@ -77,6 +77,7 @@ class Dataset:
     y: pd.Series
     source: str = ""  # the ARFF path, "openml", "sklearn" or "frame"
     reading: dict | None = field(default=None, compare=False)  # how its file was read (local_source)
+    loaded_as: tuple | None = field(default=None, compare=False, repr=False)  # load_dataset's (digest, rows, columns)
 
     def __repr__(self) -> str:
         return (
@@ -1100,9 +1101,9 @@ def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dat
     """
     src = source(name_or_did, data_dir, allow_download)
     if src.kind == "sklearn":
-        return validate_dataset(_load_breast_cancer())
+        return _as_loaded(validate_dataset(_load_breast_cancer()))
     if src.kind == "file":
-        return dataclasses.replace(validate_dataset(_read_file(src)), reading=_reading(src))
+        return _as_loaded(dataclasses.replace(validate_dataset(_read_file(src)), reading=_reading(src)))
     name, did = src.name, src.did
     folder = _data_dir(data_dir)
     path = folder / f"{did}.arff" if folder else None
@@ -1116,10 +1117,39 @@ def load_dataset(name_or_did, data_dir=None, allow_download: bool = True) -> Dat
             f"dataset {name} (OpenML {did}): {where}, and download is off. Set ${DATA_DIR_ENV} or "
             f"pass data_dir= to a folder holding {did}.arff (or allow the OpenML download)."
         )
-    return dataclasses.replace(validate_dataset(ds), reading=_reading(src))
+    return _as_loaded(dataclasses.replace(validate_dataset(ds), reading=_reading(src)))
 
 
 _data_dir = data_dir  # load_dataset's parameter shadows the function's name
+
+
+def data_digest(X: pd.DataFrame, y: pd.Series) -> str:
+    """The first 16 hex of a digest of a table's features and target: their values, row order,
+    column names and types."""
+    digest = hashlib.sha256(repr([(str(c), str(t)) for c, t in X.dtypes.items()] + [str(y.dtype)]).encode())
+    for part in (X, y):
+        digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _as_loaded(ds: Dataset) -> Dataset:
+    """``ds`` with its digest and shape as :func:`load_dataset` returns it (``Dataset.loaded_as``)."""
+    return dataclasses.replace(ds, loaded_as=(data_digest(ds.X, ds.y), *ds.X.shape))
+
+
+def changed_since_loaded(ds: Dataset) -> str | None:
+    """How ``ds`` differs from the table :func:`load_dataset` returned it as (a cell that dropped
+    columns, changed or took rows: ``"569 rows x 10 columns, loaded as 569 x 30"``, ``"its values,
+    loaded as 569 rows x 30 columns"``), None when it is that table or did not come from
+    :func:`load_dataset` (a frame of the user's, a Dataset built by hand)."""
+    if ds.loaded_as is None:
+        return None
+    digest, rows, columns = ds.loaded_as
+    if data_digest(ds.X, ds.y) == digest:
+        return None
+    if ds.X.shape == (rows, columns):
+        return f"its values or columns' names, loaded as {rows} rows x {columns} columns"
+    return f"{ds.X.shape[0]} rows x {ds.X.shape[1]} columns, loaded as {rows} x {columns}"
 
 
 # --------------------------------------------------------------------------- checks, own tables

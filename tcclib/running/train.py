@@ -36,7 +36,7 @@ from tcclib.artifacts import keys as content_keys
 from tcclib.artifacts import own_code, store
 from tcclib.artifacts.importances import stored_or_computed
 from tcclib.data.preprocess import Prepared
-from tcclib.data.sources import Dataset, load_dataset
+from tcclib.data.sources import Dataset, changed_since_loaded, load_dataset
 from tcclib.method import check, training
 from tcclib.method.baselines import run_baselines
 from tcclib.method.config import METHODS, Config
@@ -73,6 +73,7 @@ class RunResult:
     data_file: str | None = None  # the file the dataset was read from (Dataset.source), None for none
     data_reading: dict | None = None  # how it was read (Dataset.reading), None for a frame or breast_cancer
     rows_digest: str | None = None  # its rows as run_dataset made them (store.rows_digest): save_run stores no others
+    data_changed: str | None = None  # how its data differs from load_dataset's (sources.changed_since_loaded)
 
 
 def run_prepared(
@@ -309,6 +310,7 @@ def run_dataset(
     cfg = cfg or Config()
     checkpoint_seconds = checkpoint_interval(checkpoint_seconds)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, data_dir=data_dir)
+    data_changed = changed_since_loaded(ds)  # (a notebook cell's; the keys follow it, config.json records it)
     prep = prepare_config(ds, cfg)  # (the labeled subset as labeled_split says)
     check_training_inputs(prep, cfg)  # clear errors (features to corrupt, memory) before any work
     keys = content_keys.run_keys(prep, cfg)
@@ -364,12 +366,23 @@ def run_dataset(
         importances=imp,
         trained=n_trained > 0,
         new_embeddings=bool(embeddings) and any(m not in emb for m in embeddings),
-        code_notes=_code_notes(cfg, keys, hit, store_dir if reuse else None),
+        code_notes=_code_notes(cfg, keys, hit, store_dir if reuse else None) + _data_note(data_changed),
         data_file=None if ds.source in _NO_FILE else ds.source,
         data_reading=ds.reading,
+        data_changed=data_changed,
     )
     run.rows_digest = store.rows_digest(run)
     return run
+
+
+def _data_note(changed: str | None) -> list[str]:
+    """Notebook 03's line on data changed after it was loaded (none when it was not)."""
+    if changed is None:
+        return []
+    return [
+        f"the data was changed after load_dataset read it ({changed}): the members are keyed by the data as "
+        "run, and a sweep calls this dataset stale against its parameter file"
+    ]
 
 
 _NO_FILE = ("", "openml", "sklearn", "frame")
