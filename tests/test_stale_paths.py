@@ -507,6 +507,33 @@ def test_data_a_notebook_cell_changed_makes_the_finished_dataset_stale(tmp_path,
     assert store.reference_line(folder, reference).startswith("AGREES")
 
 
+def test_a_dataset_finished_by_a_notebook_run_by_hand_is_rendered_by_the_sweep(tmp_path, bc, capsys):
+    """Notebook 03 run by hand (Lab, papermill) into a set's folder before any sweep writes its
+    own marker: the sweep said "already done" and never rendered the set's other notebooks; now
+    the dataset runs again (reusing every member) until they are rendered, and --check says why."""
+    from tcclib.running.train import run_dataset
+
+    params = tmp_path / "mine.yaml"
+    settings = "  methods: [random]\n  seeds: [0]\n  epochs: 1\n  head_epochs: 1\n"
+    notebooks = "per_dataset_notebooks: [01_data_prep, 03_pretraining]\n"
+    params.write_text(f"name: mine\ndatasets: [breast_cancer]\n{notebooks}config:\n{settings}")
+    ps = sweep.param_files.load(params)
+    folder = tmp_path / "runs" / "mine" / "breast_cancer"
+    store.save_run(run_dataset(bc, ps.config_for("breast_cancer").replace(progress=False)), folder)
+    (folder / "03_pretraining.ipynb").write_text("{}")  # (the hand run's own render)
+    plan = sweep._plan(ps, folder.parent, sweep.SweepOptions())
+    assert plan.todo == ["breast_cancer"] and plan.stale == {}
+    assert plan.incomplete == {"breast_cancer": "01_data_prep.ipynb not rendered (finished by a notebook run by hand)"}
+    assert cli.main([str(params), "--check", "--outputs", str(tmp_path / "runs")]) == 0
+    assert "breast_cancer: 01_data_prep.ipynb not rendered" in capsys.readouterr().out
+    (folder / "01_data_prep.ipynb").write_text("{}")
+    assert sweep._plan(ps, folder.parent, sweep.SweepOptions()).skipped == ["breast_cancer"]
+    marker = json.loads((folder / "_DONE.json").read_text())
+    (folder / "01_data_prep.ipynb").unlink()  # (a sweep's marker: its renders are its own business)
+    (folder / "_DONE.json").write_text(json.dumps({**marker, "by": "tcclib.running.sweep"}))
+    assert sweep._plan(ps, folder.parent, sweep.SweepOptions()).skipped == ["breast_cancer"]
+
+
 # ----------------------------------------------------------------------- a store torn by a crash
 
 

@@ -134,6 +134,10 @@ def _refuse_another_dataset(run, out: Path) -> None:
         )
 
 
+OUTSIDE_A_SWEEP = "store.save_run outside a sweep"
+"""The ``by`` of a marker :func:`save_run` wrote (notebook 03 run by hand, in Lab or papermill)."""
+
+
 def save_run(run, out_dir, write_marker: bool = True) -> Path:
     """Write a dataset's results, histories, correlation ranges, importances (and embeddings) to
     ``out_dir``, with ``keys.json`` (:mod:`tcclib.artifacts.keys`) so that a later run reuses them.
@@ -198,7 +202,7 @@ def save_run(run, out_dir, write_marker: bool = True) -> Path:
             {
                 "dataset": run.results["dataset"].iloc[0] if len(run.results) else out.name,
                 "finished": datetime.datetime.now().isoformat(timespec="seconds"),
-                "by": "store.save_run outside a sweep",
+                "by": OUTSIDE_A_SWEEP,
                 **interpreter(),
                 "files": result_files(out),
                 "sha256": digests,

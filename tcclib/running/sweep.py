@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.util
+import json
 import os
 import runpy
 from dataclasses import dataclass, field
@@ -315,13 +316,29 @@ def _plan(ps: param_files.ParamSet, set_dir: Path, options: SweepOptions) -> _Pl
         done = (set_dir / d / "_DONE.json").exists()
         missing = store.missing_files(set_dir / d) if done else []
         why = settings_changed(ps, set_dir, d, data_dir) if done and not missing else None
+        unrendered = _unrendered(ps, set_dir / d) if done and not missing else []
         if why:
             plan.stale[d] = why
         if missing:
             plan.incomplete[d] = store.missing_words(missing, set_dir / d)
-        rerun = force_all or d in forced or (force_stale and why) or missing
+        elif unrendered:
+            plan.incomplete[d] = f"{errors.first_few(unrendered, 3)} not rendered (finished by a notebook run by hand)"
+        rerun = force_all or d in forced or (force_stale and why) or missing or unrendered
         (plan.skipped if done and not rerun else plan.todo).append(d)
     return plan
+
+
+def _unrendered(ps: param_files.ParamSet, folder: Path) -> list[str]:
+    """The set's per-dataset notebooks with no render in ``folder``, where its marker is a hand
+    run's (notebook 03 in Lab or papermill: :data:`tcclib.artifacts.store.OUTSIDE_A_SWEEP`): the
+    sweep renders them, reusing what is stored.  [] for a sweep's marker."""
+    try:
+        record = json.loads((folder / "_DONE.json").read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(record, dict) or record.get("by") != store.OUTSIDE_A_SWEEP:
+        return []
+    return [f"{nb}.ipynb" for nb in ps.per_dataset_notebooks if not (folder / f"{nb}.ipynb").is_file()]
 
 
 def sweep(
