@@ -289,6 +289,29 @@ def test_aggregates_rendered_from_stale_datasets_say_so(finished_pair, tmp_path,
     assert store.stale_noted(out / "safe") == {"kc2": "epochs 2 vs 3"}
 
 
+def test_a_forced_run_of_an_edited_notebook_is_said_stale_as_it_finishes(finished_pair, tmp_path, monkeypatch, capsys):
+    """``--force`` with a notebook 03 edited to train otherwise than the parameter file (a cell
+    setting ``epochs``): the run said a clean "1 run" and index.md "done" until the next run; now
+    the sweep says so as the dataset finishes, and index.md and the status line mark it STALE."""
+    p, out = _copy_of(finished_pair, tmp_path)
+    edited = tmp_path / "nbs"
+    edited.mkdir()
+    for name in ("01_data_prep.py", "03_pretraining.py"):
+        (edited / name).write_text((ROOT / "notebooks" / name).read_text())
+    source = (edited / "03_pretraining.py").read_text()
+    line = "cfg, ds, out = run_.cfg, run_.ds, run_.out\n"
+    assert line in source
+    (edited / "03_pretraining.py").write_text(source.replace(line, line + "cfg = cfg.replace(epochs=3)\n"))
+    monkeypatch.setenv("TCC_NOTEBOOKS", str(edited))
+    capsys.readouterr()
+    assert cli.main([str(p), "--outputs", str(out), "--only", "breast_cancer", "--force", "breast_cancer"]) == 0
+    said = capsys.readouterr().out
+    assert "breast_cancer: its notebooks trained it with other settings than the parameter file (epochs 2 vs 3" in said
+    assert "1 of those done ran with other settings than" in said
+    assert store.stale_noted(out / "safe") == {"breast_cancer": "epochs 2 vs 3"}
+    assert "| breast_cancer | done, STALE" in (out / "safe" / "index.md").read_text()
+
+
 def test_a_result_file_edited_after_its_run_finished_is_not_reused_or_shown(finished_pair, tmp_path, capsys):
     """``_DONE.json`` records each result file's digest: a number edited by hand in results.csv (or
     a file cut short) makes the dataset unfinished to ``--check``, the status line and the

@@ -347,7 +347,8 @@ def sweep(
     """Run the set into ``<out_root>/<set>`` (default ``runs/``; the committed references are
     ``outputs/``) with ``options`` (a :class:`SweepOptions`, or its fields as keywords); returns
     ``{"done": [...], "skipped": [...], "failed": {dataset: error}, "reference": {dataset: line},
-    "stale": {dataset: how}}``.
+    "stale": {dataset: how}}`` (``stale``: the finished datasets it left whose stored settings are not
+    the file's, and those it ran whose notebooks trained them otherwise: an edited notebook).
 
     Before any work: the options, the cluster address, the data folder, and that every folder the
     run writes can be written and has room (:func:`tcclib.running.folders.check_room`); a
@@ -395,7 +396,7 @@ def sweep(
     finally:
         if connection is not None:
             dask_scale.disconnect(connection)
-    rep["stale"] = {d: w for d, w in plan.stale.items() if d in plan.skipped}
+    rep["stale"] = {**{d: w for d, w in plan.stale.items() if d in plan.skipped}, **rep.pop("ran", {})}
     return rep
 
 
@@ -504,6 +505,10 @@ def _sweep_locked(
     finally:
         progress.close()
     stale = {d: why for d, why in plan.stale.items() if d in plan.skipped}
+    ran_otherwise = _ran_otherwise(ps, set_dir, done, options)
+    for d, why in ran_otherwise.items():
+        progress.say(ran_otherwise_line(d, why))
+    stale.update(ran_otherwise)
     if options.only:  # (the datasets this run leaves out are in the aggregates too)
         whole = stale_datasets(ps, set_dir, options)
         stale.update({d: why for d, why in whole.items() if d not in done})
@@ -517,7 +522,26 @@ def _sweep_locked(
         line = store.reference_line(out_root / ps.name / d, ref_root / ps.name / d)
         if line is not None:
             reference[d] = line
-    return {"done": done, "skipped": plan.skipped, "failed": failed, "reference": reference}
+    return {"done": done, "skipped": plan.skipped, "failed": failed, "reference": reference, "ran": ran_otherwise}
+
+
+def _ran_otherwise(ps: param_files.ParamSet, set_dir: Path, done: list[str], options: SweepOptions) -> dict:
+    """Of the datasets this run finished, those whose notebooks trained them with other settings or
+    data than the parameter file's (an edited notebook 03 run with ``--force``): how
+    (:func:`settings_changed`)."""
+    try:
+        data_dir = resolve_data_dir(ps, options.data_dir)
+    except SweepError:
+        data_dir = None
+    return {d: why for d in done if (why := settings_changed(ps, set_dir, d, data_dir))}
+
+
+def ran_otherwise_line(dataset: str, why: str) -> str:
+    """What the sweep says of a dataset its notebooks trained otherwise than the parameter file says."""
+    return (
+        f"{dataset}: its notebooks trained it with other settings than the parameter file ({why}; an edited "
+        f"notebook?): index.md marks it STALE, --force {STALE} trains it as the file says"
+    )
 
 
 def _say_skipped(set_dir: Path, plan: _Plan, options: SweepOptions, say, identities: dict) -> None:
