@@ -53,6 +53,22 @@ res_dir, fig_dir = set_dir / "results", set_dir / "figures"
 print(store.status_line(set_dir))
 
 # %% [markdown]
+# ## At a glance: our averages against the paper's
+#
+# For each of the paper's methods, our mean over the datasets this set shares with the paper next
+# to the published one, their difference with a 95 % interval over those datasets, and in how many
+# of them the paper's mean falls inside our interval or Welch's test finds a difference. The
+# verdict on the average: *equivalent* when the interval lies within the margin (±1 point of
+# accuracy, ±0.01 AUROC), *differs* when it leaves out zero, else *consistent*.
+
+# %%
+from tcclib.paper import report
+from tcclib.util.markdown import Markdown
+
+glance = report.glance_lines(results, heading=False)
+Markdown("\n".join(glance) if glance else "None of this set's datasets is one of the paper's 30: nothing to compare.")
+
+# %% [markdown]
 # ## In plain words
 #
 # Which of the paper's claims our run supports, how close our tables come to the published ones,
@@ -63,8 +79,7 @@ print(store.status_line(set_dir))
 # NBVAL_CHECK_OUTPUT
 from IPython.display import display
 
-from tcclib.paper import report, tables
-from tcclib.util.markdown import Markdown
+from tcclib.paper import tables
 
 Markdown("\n".join(report.plain_summary(results, set_dir)))
 
@@ -79,7 +94,7 @@ for metric in ("accuracy", "auroc"):
         display(Markdown(f"### {metric}", tables.to_markdown(c, index=False)))
 
 # %% [markdown]
-# ## Ours against the paper at a glance
+# ## Ours against the paper, cell by cell
 #
 # Every cell of the paper's Tables 2-5 that this set shares with it, one panel per method, its
 # datasets sorted: our mean minus the paper's with our 95 % interval, the paper's ± se around
@@ -92,8 +107,8 @@ from IPython.display import Image
 
 from tcclib.paper import plots
 
-glance = [p for p in plots.write_paper_vs_ours(results, fig_dir, set_dir.name) if p.suffix == ".png"]
-for p in glance:
+cell_figures = [p for p in plots.write_paper_vs_ours(results, fig_dir, set_dir.name) if p.suffix == ".png"]
+for p in cell_figures:
     display(Image(filename=str(p)))
 Markdown(plots.paper_vs_ours_words(results))
 

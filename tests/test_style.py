@@ -151,6 +151,28 @@ def _near_the_paper(datasets, methods=("no_pretrain", "random", "class", "oracle
     return pd.DataFrame(rows)
 
 
+def test_the_glance_table_sets_our_averages_beside_the_papers_with_a_verdict_from_its_interval():
+    """report.md's and notebook 06's first table: per method of the paper, our mean over the shared
+    datasets beside the published one, the difference's interval and the word it earns."""
+    from tcclib.paper import report
+
+    datasets = ["balance-scale", "breast-w", "mfeat-fourier", "kc2"]
+    res = _near_the_paper(datasets)
+    table = report.glance_table(res, "accuracy").set_index("method")
+    assert list(table.index) == [f"`{m}`" for m in report.GLANCE_METHODS] and (table["datasets"] == 4).all()
+    per_dataset = res[res.method == "class"].groupby("dataset")["accuracy"].mean() * 100
+    assert table.loc["`class`", "ours: mean"] == f"{per_dataset.mean():.2f}"
+    assert set(table.iloc[:, -1]) == {"equivalent"}  # (each dataset within 0.4 points of the paper's)
+    better = res.assign(accuracy=res["accuracy"] + np.where(res["method"] == "class", 0.03, 0.0))
+    shifted = report.glance_table(better, "accuracy").set_index("method").loc["`class`"]
+    assert shifted.iloc[-1] == "differs" and shifted["ours − paper (points), 95 % interval"].startswith("+2.9")
+    words = "\n".join(report.glance_lines(better))
+    assert words.startswith("## At a glance") and "1 different from it on average (`class`)" in words
+    assert report.glance_lines(res.assign(dataset="mine", did=pd.NA)) == []  # (none of the paper's)
+    one = report.glance_table(_near_the_paper(["kc2"]), "auroc")
+    assert set(one.iloc[:, -1]) == {"one dataset: no interval"}
+
+
 def test_results_figure_sets_the_papers_mean_beside_ours_in_percent():
     res = _near_the_paper(["balance-scale"])
     fig = plots.results_figure(res, "balance-scale")
@@ -196,6 +218,8 @@ def test_paper_vs_ours_counts_the_reports_verdicts():
         assert f"{s['equivalent']} equivalent" in title and f"{s['differ, not equivalent']} differ" in title
         assert f"{s['inconclusive']} undecided" in title and f"{s['cells']} cells" in title
         assert len([ax for ax in fig.axes if ax.get_visible()]) == 6  # a panel per method of the paper
+        markers = {h.get_marker() for h in fig.legends[0].legend_handles[:3]}
+        assert markers == set(style.VERDICT_MARKERS.values()) and len(markers) == 3  # (not by colour alone)
     acc = summary.loc["accuracy"]
     assert f"accuracy: {acc['equivalent']} of {acc['cells']} cells" in plots.paper_vs_ours_words(res)
     assert plots.paper_vs_ours(stats.cell_tests(res.assign(dataset="mine", did=pd.NA)), "accuracy") is None

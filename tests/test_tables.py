@@ -312,6 +312,29 @@ def test_agreement_summary_says_the_mean_difference_in_the_metrics_decimals():
     assert tables.agreement_summary(cmp, separate=(), metric="auroc")["mean diff"].tolist() == ["+0.162", "+0.162"]
 
 
+def test_the_markdown_tables_rank_ours_among_the_papers_methods_beside_the_papers_ranks():
+    """Tables 2-5's footer: our average rank among the paper's methods alone (comparable with the
+    paper's, which ranks its 4), then among all our columns (baselines too); the means at one
+    precision on both sides."""
+    res = _results(
+        {
+            "credit-g": (31, {"no_pretrain": [0.70, 0.72], "random": [0.74, 0.74], "logreg": [0.80, 0.80]}),
+            "balance-scale": (11, {"no_pretrain": [0.9, 0.91], "random": [0.8, 0.82], "logreg": [0.95, 0.95]}),
+        }
+    )
+    t = tables.markdown_table(res, "accuracy", "how", methods=["no_pretrain", "random", "logreg"])
+    assert list(t.index[-3:]) == [
+        "mean over datasets",
+        "average rank among the paper's 2 methods",
+        "average rank among all 3 of ours",
+    ]
+    among_paper, among_all = t.iloc[-2], t.iloc[-1]
+    assert among_paper["no_pretrain: ours"] == "1.50" and among_paper["random: ours"] == "1.50"
+    assert among_all["no_pretrain: ours"] == "2.50" and among_all["logreg"] == "1.00"
+    assert among_all["no_pretrain: paper"] == "" and among_paper["logreg"] == ""
+    assert all(len(v.split(".")[1]) == 2 for v in t.loc["mean over datasets"] if v not in ("", "–"))
+
+
 def test_markdown_of_paper_style_table():
     res = _results({"balance-scale": (11, {"A": [0.9, 0.91], "B": [0.8, 0.82]})})
     lines = tables.to_markdown(tables.paper_style_table(res, "accuracy", ["A", "B"])).splitlines()

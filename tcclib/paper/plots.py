@@ -497,7 +497,10 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
         colours = [style.VERDICT_COLOURS[v] for v in g["verdict"]]
         ax.hlines(y, -g["paper_se"], g["paper_se"], color=style.PAPER_BAND, lw=6, zorder=1)
         ax.hlines(y, g["ci_low"] - g["paper_mean"], g["ci_high"] - g["paper_mean"], color=colours, lw=1.3, zorder=2)
-        ax.scatter(g["diff"], y, color=colours, s=16, zorder=3)
+        for v, gv in g.assign(_y=y).groupby("verdict"):  # a shape per verdict: not colour alone
+            ax.scatter(
+                gv["diff"], gv["_y"], color=style.VERDICT_COLOURS[v], marker=style.VERDICT_MARKERS[v], s=22, zorder=3
+            )
         ax.axvline(0, color="black", lw=0.8)
         for x in (-margin, margin):
             ax.axvline(x, color="black", lw=0.8, ls="--")
@@ -516,7 +519,8 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
     head = title or f"{metric}: ours against the paper, {len(c)} cells of its {_tables_named(c)}"
     fig.suptitle(
         f"{head}\n{counts.get('equivalent', 0)} equivalent within ±{margin:g} {unit} (TOST), "
-        f"{counts.get('differs', 0)} differ (Welch p < 0.05), {counts.get('undecided', 0)} undecided",
+        f"{counts.get('differs', 0)} differ and are not equivalent (Welch p < 0.05), "
+        f"{counts.get('undecided', 0)} undecided",
         fontsize=12,
     )
     n = style.band_label(c["n"])
@@ -524,7 +528,7 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
         Line2D(
             [],
             [],
-            marker="o",
+            marker=style.VERDICT_MARKERS["equivalent"],
             ls="",
             color=style.VERDICT_COLOURS["equivalent"],
             label=f"equivalent within ±{margin:g} {unit} (TOST p < 0.05)",
@@ -532,12 +536,19 @@ def paper_vs_ours(cells: pd.DataFrame, metric: str, title: str = ""):
         Line2D(
             [],
             [],
-            marker="o",
+            marker=style.VERDICT_MARKERS["differs"],
             ls="",
             color=style.VERDICT_COLOURS["differs"],
             label="differs (Welch p < 0.05), not equivalent",
         ),
-        Line2D([], [], marker="o", ls="", color=style.VERDICT_COLOURS["undecided"], label="undecided (neither test)"),
+        Line2D(
+            [],
+            [],
+            marker=style.VERDICT_MARKERS["undecided"],
+            ls="",
+            color=style.VERDICT_COLOURS["undecided"],
+            label="undecided (neither test)",
+        ),
         Line2D([], [], marker="o", color="0.3", label=f"our mean − the paper's, with our {n}"),
         Line2D([], [], color=style.PAPER_BAND, lw=6, label="the paper's ± se (8 seeds), around its mean"),
         Line2D(

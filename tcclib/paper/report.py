@@ -22,7 +22,7 @@ import pandas as pd
 
 from tcclib.artifacts import store
 from tcclib.method import registry
-from tcclib.paper import heads, stats, tables
+from tcclib.paper import cell_tests, heads, stats, style, tables
 from tcclib.paper.plots import savefig
 from tcclib.util.errors import counted
 
@@ -975,6 +975,7 @@ def build_report(set_dir, title: str | None = None, figures: bool = True) -> str
         return "\n".join(out) + "\n"
     if figures:
         write_rank_figures(set_dir, results)
+    out += glance_lines(results)
     out += ["## In plain words", ""] + plain_summary(results, set_dir) + [""]
     out += _claims_section(results)
     out += _cells_section(results)
@@ -1146,3 +1147,80 @@ def _deviations_section() -> list[str]:
         tables.to_markdown(deviations(), index=False),
         "",
     ]
+
+
+GLANCE_METHODS = ("no_pretrain", "random", "class", "oracle", "class_least", "class_most")
+"""The paper's methods in the at-a-glance table, in the order of its Tables 2-5."""
+
+
+def glance_table(results: pd.DataFrame, metric: str, level: float = 0.95) -> pd.DataFrame:
+    """Our headline numbers next to the paper's, a row per method of its Tables 2-5, over the
+    datasets both have: our mean over the datasets (each one's mean over its seeds) and the
+    paper's; our mean minus the paper's with its ``level`` t-interval over the datasets (paired by
+    dataset); the cells whose published mean lies in our 95 % interval, and those Welch's test
+    calls different; and a word on the average (:func:`_on_average`)."""
+    compared = pd.concat([tables.compare_with_paper(results, metric, kind) for kind in ("how", "where")])
+    if compared.empty:
+        return pd.DataFrame()
+    compared = compared.drop_duplicates(["dataset", "method"])  # (class is in both kinds' tables)
+    margin, digits, unit = cell_tests.MARGINS[metric], 2 if metric == "accuracy" else 3, style.difference_unit(metric)
+    rows = []
+    for method in [m for m in GLANCE_METHODS if m in set(compared["method"])]:
+        cells = compared[compared["method"] == method]
+        mean_difference, low, high, n = style.interval(cells["diff"], level)
+        rows.append(
+            {
+                "method": f"`{method}`",
+                "datasets": n,
+                "ours: mean": f"{cells['mean'].mean():.{digits}f}",
+                "the paper's": f"{cells['paper_mean'].mean():.{digits}f}",
+                f"ours − paper ({unit}), {level * 100:g} % interval": f"{mean_difference:+.{digits}f} "
+                f"({low:+.{digits}f} to {high:+.{digits}f})",
+                "the paper's mean in our 95 % interval": f"{int(cells['inside'].sum())} of {n}",
+                "cells that differ (Welch p < 0.05)": f"{int(cells['differ'].sum())} of {n}",
+                f"on average (margin ±{margin:g})": _on_average(low, high, margin),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _on_average(low: float, high: float, margin: float) -> str:
+    """``equivalent``: the interval of the mean difference within ±``margin``; ``differs``: it
+    leaves out 0; ``consistent``: it holds 0 and reaches past the margin."""
+    if np.isnan(low):
+        return "one dataset: no interval"
+    if -margin < low and high < margin:
+        return "equivalent"
+    return "differs" if low > 0 or high < 0 else "consistent"
+
+
+def glance_lines(results: pd.DataFrame, heading: bool = True) -> list[str]:
+    """The at-a-glance section of ``report.md`` (notebook 06 shows it without its ``heading``): per
+    metric, :func:`glance_table` and what it says; [] where no dataset is one of the paper's."""
+    out = []
+    for metric, name in (("accuracy", "Accuracy (%, its Tables 2 and 4)"), ("auroc", "AUROC (its Tables 3 and 5)")):
+        table = glance_table(results, metric)
+        if table.empty:
+            continue
+        verdicts = table.iloc[:, -1]
+        named = {v: ", ".join(table.loc[verdicts == v, "method"]) for v in ("equivalent", "differs", "consistent")}
+        said = [
+            f"{(verdicts == v).sum()} {words} ({named[v]})"
+            for v, words in (
+                ("equivalent", "equivalent to the paper's average within the margin"),
+                ("differs", "different from it on average"),
+                ("consistent", "consistent with it, their interval reaching past the margin"),
+            )
+            if named[v]
+        ]
+        out += [f"**{name}**", "", tables.to_markdown(table, index=False), ""]
+        named_metric = "AUROC" if metric == "auroc" else metric
+        out += [
+            f"On {named_metric}, of the paper's {len(table)} methods: {'; '.join(said)}. The interval is a "
+            "t-interval over the datasets of our mean minus the paper's (each dataset's mean over its seeds); it "
+            "leaves out the seeds' spread within a dataset, which the per-cell columns carry.",
+            "",
+        ]
+    if not out or not heading:
+        return out
+    return ["## At a glance: our numbers against the paper's", "", *out]

@@ -46,6 +46,8 @@ VERDICT_COLOURS = {
     "differs": OKABE_ITO["vermillion"],
     "undecided": "#8C8C8C",
 }
+#: ... and its marker, so that a verdict does not rest on colour alone (greyscale prints, colour blindness)
+VERDICT_MARKERS = {"equivalent": "D", "differs": "X", "undecided": "o"}
 #: the paper's mean ± se drawn behind ours (a pale yellow band)
 PAPER_BAND = "#F3EAA0"
 #: the heads of the head-variant comparison (``Config.head``) -> colour

@@ -853,11 +853,14 @@ def markdown_table(results: pd.DataFrame, metric: str, kind: str, methods=None) 
     """One of Tables 2-5 as the ``.md`` files and notebook 04 show it: ours next to the paper's.
 
     The layout of :func:`latex_table`: a row per dataset (the paper's order, others after), then
-    ``mean`` and ``average rank`` (each side over the datasets where all its columns have a
-    value); for each method our "mean ± se" (``<method>: ours``) and, where the paper has that
-    column, the paper's (``<method>: paper``; a dataset the paper does not report reads "–").
-    Accuracy in percent with 2 decimals, AUROC with 3 for ours and 2 for the paper's, as it
-    printed them. The best mean of each row is bold, ours among ours, the paper's among the
+    ``mean over datasets`` (both sides at our precision), the ``average rank among the paper's N
+    methods`` (ours ranked among those methods alone, as the paper ranked them, so that the two
+    sides compare) and, where the set has more columns (baselines, other methods), ours ``among all
+    K of ours`` (each side over the datasets where all its columns have a value). For each method
+    our "mean ± se" (``<method>: ours``) and, where the paper has that column, the paper's
+    (``<method>: paper``; a dataset the paper does not report reads "–"). Accuracy in percent
+    with 2 decimals, AUROC with 3 for ours and 2 for the paper's, as it printed them (the means
+    over datasets at ours). The best mean of each row is bold, ours among ours, the paper's among the
     paper's. Returns the cells as a frame (:func:`to_markdown` renders it)."""
     _check(metric, kind)
     data = _latex_data(results, metric, kind, methods)
@@ -874,9 +877,22 @@ def markdown_table(results: pd.DataFrame, metric: str, kind: str, methods=None) 
             for m, side in data.columns
         ]
     o_avg, o_rank = _mean_and_rank(data.mean, digits)
-    p_avg, p_rank = _mean_and_rank(data.paper_mean, pdigits + 1) if data.paper_methods else ({}, {})
-    for title, o, p in (("mean", o_avg, p_avg), ("average rank", o_rank, p_rank)):
-        rows[title] = [(o[m] if side == "ours" else p[m]).replace("--", "–") for m, side in data.columns]
+    # the means at one precision for both sides
+    p_avg, p_rank = _mean_and_rank(data.paper_mean, digits) if data.paper_methods else ({}, {})
+    # ranks comparable with the paper's: ours among the paper's methods only, as the paper ranks
+    _, o_rank_paper = _mean_and_rank(data.mean[data.paper_methods], digits) if data.paper_methods else ({}, {})
+    n_paper, n_all = len(data.paper_methods), len(data.methods)
+    rows["mean over datasets"] = [
+        (o_avg[m] if side == "ours" else p_avg[m]).replace("--", "–") for m, side in data.columns
+    ]
+    if data.paper_methods:
+        rows[f"average rank among the paper's {n_paper} methods"] = [
+            (o_rank_paper.get(m, "") if side == "ours" else p_rank[m]).replace("--", "–") for m, side in data.columns
+        ]
+    if n_all > n_paper:
+        rows[f"average rank among all {n_all} of ours"] = [
+            o_rank[m].replace("--", "–") if side == "ours" else "" for m, side in data.columns
+        ]
     cells = pd.DataFrame.from_dict(rows, orient="index", columns=labels)
     cells.index.name = "dataset"
     return cells
