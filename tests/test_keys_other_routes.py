@@ -769,3 +769,50 @@ def test_a_rule_of_an_installed_package_is_keyed_by_what_it_draws():
 
     Installed.donors = shifted_by_two  # (the installed package's code edited)
     assert keys.code_identities(Config(methods=("mine",), **TINY))["mine"]["mine"] != first
+
+
+@pytest.mark.parametrize(
+    "prelude, factor, reader",
+    [
+        ("import sqlite3", "len(sqlite3.connect(':memory:').execute('select 1').fetchall())", "sqlite3"),
+        ("import os\nFD = os.open(__file__, os.O_RDONLY)", "len(os.pread(FD, 1, 0))", "pread"),
+        ("import concurrent.futures as cf", "cf.ThreadPoolExecutor(1).submit(len, 'ab').result()", "concurrent"),
+    ],
+    ids=["sqlite", "pread at import", "a worker thread"],
+)
+def test_code_reading_files_where_no_open_event_shows_is_refused_with_the_fix(prelude, factor, reader, tmp_path):
+    """SQLite, pyarrow, HDF5 and the like open files in native code, ``os.pread`` reads a descriptor
+    opened at import, a worker thread opens them on another thread: Python's ``open`` event, which
+    keys what a rule or objective reads, sees none of them (an edited file kept its key; audit 21)."""
+    with pytest.raises(plugins.PluginError) as refused:
+        identity_of(tmp_path, factor, prelude)
+    said = str(refused.value)
+    assert "\n" not in said and "mine_objective.py" in said
+    if reader:
+        assert f"Mine.loss reaches {reader}, which reads files where no key sees" in said
+        assert "read the file with open(), np.load or pd.read_csv (their bytes are keyed)" in said
+
+
+def test_a_reader_imported_inside_the_function_is_refused_and_a_name_like_one_is_not(tmp_path):
+    body = "import sqlite3\n    return 1.0"
+    helper = f"def _one():\n    {body}\n"
+    with pytest.raises(plugins.PluginError, match="_one reaches sqlite3"):
+        identity_of(tmp_path, "_one()", helper)
+    assert identity_of(tmp_path, "NS.tables", "import types\nNS = types.SimpleNamespace(tables=2.0)")
+
+
+def test_a_function_a_helper_module_made_from_anothers_code_is_keyed_by_its_bytecode(tmp_path, monkeypatch):
+    """``types.FunctionType(f.__code__.replace(co_consts=...))`` in a helper module, its file as
+    imported: keyed by the code that runs (it was refused as "changed on disk since it was
+    imported", whose fix, a new kernel, could not help); another constant, another key."""
+    consts = "tuple({} if c == 0.0 else c for c in _base.__code__.co_consts)"
+    made = "import types\n\ndef _base():\n    return 0.0\n\n"
+    made += f"shift = types.FunctionType(_base.__code__.replace(co_consts={consts}), globals())\n"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    keyed = []
+    for value in ("0.5", "1.5"):
+        (tmp_path / "made_helper.py").write_text(made.replace("{}", value, 1))
+        os.utime(tmp_path / "made_helper.py", (1, 1))  # (written before this process: as imported)
+        sys.modules.pop("made_helper", None)
+        keyed.append(identity_of(tmp_path, "made_helper.shift()", "import made_helper"))
+    assert keyed[0] != keyed[1]

@@ -469,6 +469,49 @@ def test_a_run_saved_into_another_datasets_finished_folder_is_refused(tmp_path, 
     store.save_run(run_dataset(bc, cfg.replace(epochs=2)), tmp_path / "breast_cancer")
 
 
+LATE_READER = """
+import json
+from pathlib import Path
+
+from tcclib.method import objectives, registry
+
+HERE = Path(__file__).parent
+
+
+class Late(objectives.Objective):
+    name = "late"
+
+    def heads(self, stack):
+        return {}
+
+    def prepare(self, stack):
+        return {"steps": 0}
+
+    def loss(self, batch):
+        batch.state["steps"] += 1
+        if batch.state["steps"] == 2:  # (after a warm-up step)
+            batch.state["target"] = json.loads((HERE / "target.json").read_text())["target"]
+        return (batch.encode(batch.pairs) - batch.state.get("target", 0.0)).pow(2).mean((1, 2))
+
+
+registry.register_method("late", "column", "uniform", objective=Late())
+"""
+
+
+def test_a_loss_that_opens_a_file_after_its_first_step_is_refused(loaded, tmp_path, bc):
+    """Only the first call of a user's loss() was watched for files: one read on a later step (after
+    a warm-up kept in batch.state) was neither keyed nor refused, and an edit of it reused the
+    stored members (audit 21); every call is watched now."""
+    from tcclib.method.objectives import ObjectiveContractError
+    from tcclib.running.train import run_dataset
+
+    (tmp_path / "target.json").write_text('{"target": 1.0}')
+    loaded("late_objective", LATE_READER)
+    said = r"objective 'late' \(late_objective.py\): loss\(\) opened target.json as it trained"
+    with pytest.raises(ObjectiveContractError, match=said):
+        run_dataset(bc, Config(methods=("late",), **TINY))
+
+
 def test_data_a_notebook_cell_changed_makes_the_finished_dataset_stale(tmp_path, capsys):
     """A cell of notebook 03 that changes the data after ``load_dataset`` (fewer columns, a value
     changed in place) and a forced run: the members are keyed by the data as run, and config.json

@@ -720,6 +720,16 @@ class _Walker:
                 "run it where the object is made and pass what it gives to the constructor (the object's state), or "
                 "set `version` on the rule (bump it when what it gives changes)",
             )
+        unseen = _unseen_reader(values, names)
+        if unseen:
+            raise self.refuse(
+                path,
+                code,
+                f"reaches {unseen}, which reads files where no key sees (in native code or on another thread: no "
+                "`open` event here)",
+                "read the file with open(), np.load or pd.read_csv (their bytes are keyed), or where the object is "
+                "made and pass the values to the constructor, or set `version` (bump it when the file changes)",
+            )
         custom = sorted(_user_op_namespaces().intersection(names)) if "ops" in names else []
         if custom:  # (torch.ops.mine.boost(z): an operator defined with torch.library in the user's code)
             why = f"calls the custom operators of torch.ops.{custom[0]}, whose code no key follows"
@@ -1018,6 +1028,34 @@ def _program_run(values, reached: set[str], names) -> str:  # (names: what it re
     return ""
 
 
+_UNSEEN_MODULES = ("sqlite3", "pyarrow", "h5py", "tables", "polars", "duckdb", "threading", "concurrent", "_thread")
+"""Modules that open files in native code or on another thread (no ``open`` audit event on the
+thread that keys the code): what they read no key sees."""
+_UNSEEN_NAMES = frozenset(
+    "pread preadv read_parquet read_feather read_orc read_hdf from_file read_spss read_stata".split()
+)
+"""Names of readers that open or read files where no ``open`` event shows: ``os.pread`` on a descriptor
+opened at import, pandas' pyarrow- and HDF5-backed readers, ``torch.from_file``."""
+
+
+def _unseen_reader(values, names) -> str:
+    """How a function reads a file where no ``open`` audit event shows (:data:`_UNSEEN_MODULES`,
+    :data:`_UNSEEN_NAMES`), empty when it does not: a module among the values it reads or imports
+    (``tables``, PyTables, as a value only: the name is an attribute's too)."""
+    for value in values:
+        module = value if isinstance(value, types.ModuleType) else None
+        root = str(getattr(module, "__name__", None) or getattr(value, "__module__", None) or "").split(".")[0]
+        if root in _UNSEEN_MODULES:
+            return root
+    imported = sorted(  # (import sqlite3 / pyarrow.parquet inside the function: the module's name)
+        name.split(".")[0] for name in names if name.split(".")[0] in _UNSEEN_MODULES and name != "tables"
+    )
+    if imported:
+        return imported[0]
+    found = sorted(_UNSEEN_NAMES.intersection(names))
+    return found[0] if found else ""
+
+
 def _module_attributes(code: types.CodeType, namespace: dict) -> set[tuple[str, str]]:
     """``(module, attribute)`` for each attribute ``code`` (and the code nested in it) reads off a
     module: ``os.environ`` is ``("os", "environ")``, ``os.path.expandvars`` adds ``("posixpath",
@@ -1265,6 +1303,8 @@ def _source_or_bytecode(function: types.FunctionType, walker: _Walker) -> str:
     if source is None:
         return "bytecode:" + _bytecode_text(function.__code__)
     if not _runs_as_written(function):
+        if _made_otherwise(function):  # (its file as imported: code made from another's, co_consts replaced)
+            return "bytecode:" + _bytecode_text(function.__code__)
         raise stale_source(walker.named, function.__module__, function.__code__.co_filename)
     if not _held_text_makes(function):  # (types.FunctionType(f.__code__.replace(co_consts=...)): its own code)
         return "bytecode:" + _bytecode_text(function.__code__)
@@ -1560,6 +1600,24 @@ def _runs_as_written(function: types.FunctionType) -> bool:
         return False
     path = [part for part in _qualified_name(function).split(".") if part != "<locals>"]
     return any(_same_code(found, function.__code__) for found in _codes_named(compiled, path))
+
+
+def _made_otherwise(function: types.FunctionType) -> bool:
+    """Whether ``function``'s code differs from its file's although that file is the one its module
+    was imported from (written before this process started, or its cached bytecode's header says it
+    is as imported): code made otherwise (``types.FunctionType(f.__code__.replace(co_consts=...))``
+    in a helper module), keyed by its bytecode, not refused as an edit since the import."""
+    module = sys.modules.get(function.__globals__.get("__name__") or function.__module__)
+    file = getattr(module, "__file__", None)
+    if not file or os.path.realpath(file) != os.path.realpath(function.__code__.co_filename):
+        return False
+    if _written_before_this_process(file):
+        return True
+    return (
+        bool(getattr(module, "__cached__", None))
+        and _changed_since_import(module) is None
+        and os.path.isfile(module.__cached__)
+    )
 
 
 def _held_text_makes(function: types.FunctionType) -> bool:

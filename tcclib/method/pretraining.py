@@ -591,8 +591,10 @@ class Pretraining:
         batch = objectives.Batch(self, idx, self.objective_state)
         if objectives.is_own(self.objective):
             return self.objective.loss(batch)
-        first, self.loss_files_checked = not self.loss_files_checked, True
-        return objectives.user_loss(self.objective, batch, first)
+        # every call records the files it opens, not the first alone: a loss may open one on a later
+        # step (after a warm-up kept in batch.state), which no key sees either
+        self.loss_files_checked = True
+        return objectives.user_loss(self.objective, batch, True)
 
     def eager_step(self, idx: torch.Tensor, forward_loss=None) -> torch.Tensor:
         """One contrastive step on the batch ``idx``: loss, backward, one Adam step.  Returns the
