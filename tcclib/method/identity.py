@@ -1041,10 +1041,15 @@ opened at import, pandas' pyarrow- and HDF5-backed readers, ``torch.from_file``.
 def _unseen_reader(values, names) -> str:
     """How a function reads a file where no ``open`` audit event shows (:data:`_UNSEEN_MODULES`,
     :data:`_UNSEEN_NAMES`), empty when it does not: a module among the values it reads or imports
-    (``tables``, PyTables, as a value only: the name is an attribute's too)."""
+    (``tables``, PyTables, as a value only: the name is an attribute's too), or one of its functions or
+    classes (an object of theirs, a lock say, reads nothing)."""
     for value in values:
-        module = value if isinstance(value, types.ModuleType) else None
-        root = str(getattr(module, "__name__", None) or getattr(value, "__module__", None) or "").split(".")[0]
+        if isinstance(value, types.ModuleType):
+            root = value.__name__.split(".")[0]
+        elif callable(value) and isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+            root = str(getattr(value, "__module__", None) or "").split(".")[0]
+        else:
+            continue
         if root in _UNSEEN_MODULES:
             return root
     imported = sorted(  # (import sqlite3 / pyarrow.parquet inside the function: the module's name)
