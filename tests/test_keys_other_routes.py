@@ -816,3 +816,22 @@ def test_a_function_a_helper_module_made_from_anothers_code_is_keyed_by_its_byte
         sys.modules.pop("made_helper", None)
         keyed.append(identity_of(tmp_path, "made_helper.shift()", "import made_helper"))
     assert keyed[0] != keyed[1]
+
+
+def test_a_contract_attribute_a_property_computes_from_a_file_is_keyed_by_its_bytes(tmp_path):
+    """``views`` (or ``needs_changed``, ``embedding``) written as a property that reads a file: its
+    code was keyed, not what it read, and an edit of the file kept the key (audit 21)."""
+    source = OBJECTIVE.format(prelude="import json\nfrom pathlib import Path", factor="1.0", doc='"""Mine."""')
+    source = source.replace(
+        '    name = "mine"\n',
+        '    name = "mine"\n\n    @property\n    def views(self):\n'
+        '        return json.loads((Path(__file__).parent / "views.json").read_text())["views"]\n',
+    )
+    path = tmp_path / "mine_objective.py"
+    path.write_text(source)
+    keyed = []
+    for views in (1, 3):
+        (tmp_path / "views.json").write_text(f'{{"views": {views}}}')
+        plugins.load(str(path))
+        keyed.append(keys.code_identities(Config(methods=("mine",), **TINY))["mine"])
+    assert keyed[0] != keyed[1] and "draws:files-" in keyed[0]["objective:mine"]

@@ -482,8 +482,13 @@ def subset_features(active: list[int], n_subsets: int, overlap: float) -> list[l
 # --------------------------------------------------------------------------- the files prepare reads
 
 
+CONTRACT_ATTRIBUTES = ("views", "needs_changed", "settings", "embedding")
+"""The attributes of the objective's contract that pretraining reads (a property among them runs then)."""
+
+
 def files_setup_reads(objective, cfg) -> str:
-    """A digest of the user's files that ``objective.heads`` and ``objective.prepare`` open on a
+    """A digest of the user's files that its contract's attributes (:data:`CONTRACT_ATTRIBUTES`,
+    one a property computes), ``objective.heads`` and ``objective.prepare`` open on a
     small probe stack (2 members, 16 rows, 5 features, the run's settings ``cfg``;
     :func:`tcclib.method.identity.files_read`), ``""`` when they open none (a failure there is left
     to the run to name): what its code and state cannot show, keyed beside them."""
@@ -501,6 +506,7 @@ def files_setup_reads(objective, cfg) -> str:
         rows=torch.zeros(k, n_rows, n_features),
     )
     with identity.files_read() as opened:
+        _quietly(lambda: [getattr(objective, name) for name in CONTRACT_ATTRIBUTES])  # (a property may read one)
         _quietly(lambda: objective.heads(stack))
         state = _quietly(lambda: objective.prepare(stack))
         _quietly(lambda: objective.embedding_views(stack, state))
