@@ -214,23 +214,29 @@ page = verdict.write(results, list(job.methods), compared, out)
 Markdown("\n\n".join(verdict.sentences(results, list(job.methods), compared)))
 
 # %%
-verdict.summary(results, list(job.methods), compared).round(3)
+Markdown(verdict.shown(verdict.summary(results, list(job.methods), compared)))
 
 # %%
 fig = verdict.rank_figure(results, list(job.methods), compared)
 
 # %%
+import matplotlib.pyplot as plt
+
 adjusted = verdict.holm_over_page(results, list(job.methods), compared)  # p (Holm): over every test of the page
 for metric in verdict.METRICS:
     fig, rank_test = verdict.cd_figure(results, list(job.methods), compared, metric)
-    display(verdict.paired(results, list(job.methods), compared, metric, adjusted).assign(metric=metric))  # noqa: F821
+    display(fig)  # noqa: F821  (beside its table, not after both)
+    plt.close(fig)
+    display(Markdown(f"**{metric}**: paired Wilcoxon over the datasets' means; *p (Holm)* over the page's "  # noqa: F821
+                     f"{len(adjusted)} tests\n\n"
+                     + verdict.shown(verdict.paired(results, list(job.methods), compared, metric, adjusted), metric)))
 
 # %%
 import matplotlib.pyplot as plt
 
 for method in job.methods:
     display(Markdown(f"**{method}, per dataset**: Welch's t-test over the seeds, accuracy, p < {verdict.ALPHA}"))  # noqa: F821
-    display(verdict.wins(results, method, compared))  # noqa: F821
+    display(Markdown(verdict.shown(verdict.wins(results, method, compared), "accuracy", index=True)))  # noqa: F821
     if "class" in compared:
         display(Markdown(verdict.two_counts(results, method, "class") + " The figure:"))  # noqa: F821
         fig = verdict.difference_figure(results, method, "class")

@@ -353,3 +353,15 @@ def test_the_verdict_says_what_stays_after_holm_over_every_test_of_its_page():
     assert list(table.columns[-2:]) == ["p", "p (Holm)"] and (table["p (Holm)"] >= table["p"]).all()
     [line] = verdict.sentences(res, ["new"], ["near", "far"])
     assert line.endswith("over the page's 4 tests, it stays significantly ahead of far on accuracy and auroc."), line
+    shown = verdict.shown(table, "accuracy").splitlines()  # (notebook 09's tables: words, units, no row numbers)
+    assert shown[0] == (
+        "| method | against | datasets | datasets above | datasets below | median difference (points) | Wilcoxon p "
+        "| p (Holm) |"
+    )
+    assert all(line.split("|")[6].strip().count(".") <= 1 for line in shown[2:])
+    assert all(len(line.split("|")[6].strip().split(".")[1]) == 2 for line in shown[2:])
+    summary = verdict.shown(verdict.summary(res, ["new"], ["near", "far"])).splitlines()
+    assert summary[0].startswith("| method | accuracy: average rank | mean accuracy (%) | AUROC: average rank |")
+    assert all(len(line.split("|")[2].strip().split(".")[1]) == 2 for line in summary[2:])
+    wins = verdict.shown(verdict.wins(res, "new", ["near", "far"]), "accuracy", index=True).splitlines()
+    assert wins[0] == "| dataset | near | far |" and "| d0 |" in wins[2]

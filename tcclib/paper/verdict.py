@@ -51,6 +51,28 @@ def paired(results: pd.DataFrame, new, compared, metric: str, adjusted: dict | N
     return _paired_rows(wide, pairs, metric, adjusted)
 
 
+def shown(table: pd.DataFrame, metric: str | None = None, index: bool = False) -> str:
+    """``table`` as the Markdown table notebook 09 displays: :func:`summary` (no ``metric``; its
+    methods named), :func:`paired` (``metric``) or :func:`wins` (``index``: its datasets named),
+    columns named in words with their units, ranks and differences at fixed decimals, no row
+    numbers."""
+    if metric is None:
+        columns = {
+            "accuracy rank": "accuracy: average rank",
+            "mean accuracy": "mean accuracy (%)",
+            "auroc rank": "AUROC: average rank",
+            "mean auroc": "mean AUROC",
+        }
+        decimals = {"accuracy: average rank": 2, "mean accuracy (%)": 2, "AUROC: average rank": 2, "mean AUROC": 3}
+        return tables.to_markdown(table.rename(columns=columns).rename_axis("method"), decimals=decimals)
+    difference = f"median difference ({style.difference_unit(metric)})"
+    columns = {"better": "datasets above", "worse": "datasets below", "median_diff": difference, "p": "Wilcoxon p"}
+    named = table.rename(columns=columns)
+    if index:
+        named = named.rename_axis("dataset")
+    return tables.to_markdown(named, index=index, decimals={difference: stats.diff_decimals(metric)})
+
+
 def _paired_rows(wide: pd.DataFrame, pairs, metric: str, adjusted: dict | None) -> pd.DataFrame:
     rows = [dict(method=a, against=b, **stats.paired_row(wide[a], wide[b], metric)) for a, b in pairs]
     table = pd.DataFrame(rows)
