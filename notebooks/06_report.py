@@ -127,12 +127,16 @@ Markdown(note)
 # ## Correlation value ranges
 
 # %%
+import matplotlib.pyplot as plt
+
 cr = report.corr_range_table(set_dir)
 if len(cr):
     ax = cr.plot.scatter(x="paper", y="ours", figsize=(5, 5), title="feature correlation value range")
     lim = [0, max(cr.paper.max(), cr.ours.max()) * 1.05]
     ax.plot(lim, lim, "k--", lw=0.8)
     ax.set(xlabel="paper (Table 4)", ylabel="ours (mean over seeds)")
+    plt.show()  # (the figure, then what it shows)
+Markdown("\n".join(report.corr_range_lines(cr)) if len(cr) else "No correlation ranges stored.")
 
 # %% [markdown]
 # ## Ranks over datasets: critical-difference diagrams
@@ -149,6 +153,7 @@ for p in cd_figures:
     display(Image(filename=str(p)))
 if not cd_figures:
     print("no critical-difference diagram: it needs at least 3 methods and 2 finished datasets")
+Markdown("\n".join(report.ranks_lines(results)))
 
 # %% [markdown]
 # ## The full report: `report.md`

@@ -173,6 +173,23 @@ def test_the_glance_table_sets_our_averages_beside_the_papers_with_a_verdict_fro
     assert set(one.iloc[:, -1]) == {"one dataset: no interval"}
 
 
+def test_notebook_06_says_what_its_rank_diagrams_and_range_scatter_show():
+    from tcclib.paper import report
+
+    res = _near_the_paper(["balance-scale", "breast-w", "mfeat-fourier", "kc2"])
+    lines = report.ranks_lines(res)
+    assert len(lines) == 2 and lines[0].startswith("- Accuracy, average ranks over 4 datasets (Friedman ")
+    assert "Nemenyi CD = " in lines[0] and "oracle " in lines[0]
+    ranges = pd.DataFrame(
+        {"dataset": ["a", "b", "c"], "ours": [0.30, 0.50, 0.41], "paper": [0.38, 0.49, np.nan]}
+    ).assign(diff=lambda f: f["ours"] - f["paper"])
+    [line] = report.corr_range_lines(ranges)
+    assert "mean absolute difference to the paper 0.045 over 2 datasets" in line
+    largest = "the largest differences (ours against the paper's): a 0.300 against 0.380, b 0.500 against 0.490."
+    assert line.endswith(largest)
+    assert report.corr_range_lines(ranges.assign(paper=np.nan)) == []
+
+
 def test_results_figure_sets_the_papers_mean_beside_ours_in_percent():
     res = _near_the_paper(["balance-scale"])
     fig = plots.results_figure(res, "balance-scale")

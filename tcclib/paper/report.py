@@ -530,6 +530,24 @@ def _corr_range_text(cr: pd.DataFrame | None) -> list[str]:
     ]
 
 
+def ranks_lines(results: pd.DataFrame) -> list[str]:
+    """What the critical-difference diagrams show, in sentences (markdown bullets): per metric the
+    average ranks, Friedman's p, Nemenyi's CD and the pairs further apart than it (none without
+    3 methods on 2 datasets)."""
+    return _ranks_text({metric: stats.rank_test(results, metric) for metric in ("accuracy", "auroc")})
+
+
+def corr_range_lines(cr: pd.DataFrame, largest: int = 3) -> list[str]:
+    """What the correlation-range scatter shows, in sentences: the mean absolute difference to the
+    paper's ranges and the ``largest`` differences, named (none where the paper reports none)."""
+    out = _corr_range_text(cr)
+    if not out:
+        return out
+    known = cr[cr["paper"].notna()].assign(gap=lambda f: f["diff"].abs()).nlargest(largest, "gap")
+    named = ", ".join(f"{r.dataset} {r.ours:.3f} against {r.paper:.3f}" for r in known.itertuples())
+    return [out[0].removesuffix(".") + f"; the largest differences (ours against the paper's): {named}."]
+
+
 def corr_range_table(set_dir) -> pd.DataFrame:
     """Our feature correlation value range (mean over seeds) next to the paper's."""
     ours = store.gather(set_dir, "corr_range")
