@@ -354,6 +354,12 @@ def test_the_table_s_and_the_figure_s_counts_are_said_apart_with_why():
     plt.close("all")
 
 
+def test_a_methods_place_says_a_tie():
+    ranks = pd.Series({"a": 2.0, "new": 4.75, "random": 4.75, "b": 5.5})
+    assert verdict._place(ranks, "new", "accuracy") == "tied 2nd of 4 on accuracy (average rank 4.75, with random)"
+    assert verdict._place(ranks, "b", "auroc") == "4th of 4 on auroc (average rank 5.50)"
+
+
 def test_the_verdict_says_what_stays_after_holm_over_every_test_of_its_page():
     # new ahead of "far" on every dataset (p about 2e-6 over 20), level with "near": Holm over the
     # page's 4 tests (2 compared x 2 metrics) keeps the first, and the table carries both p's

@@ -141,6 +141,16 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
+def _place(ranks: pd.Series, method: str, metric: str) -> str:
+    """``5th of 7 on accuracy (average rank 4.75)``, or ``tied 5th of 7 ... (average rank 4.75,
+    with random)`` where others have the same average rank."""
+    mine = ranks[method]
+    tied = [m for m in ranks.index if m != method and abs(ranks[m] - mine) < 1e-9]
+    place = int((ranks < mine - 1e-9).sum()) + 1
+    shared = f", with {', '.join(tied)}" if tied else ""
+    return f"{'tied ' if tied else ''}{_ordinal(place)} of {len(ranks)} on {metric} (average rank {mine:.2f}{shared})"
+
+
 def sentences(results: pd.DataFrame, new, compared, adjusted: dict | None = None) -> list[str]:
     """The answer in plain words, one sentence per new method; ``adjusted``: :func:`holm_over_page`
     (computed here when not given)."""
@@ -154,9 +164,7 @@ def sentences(results: pd.DataFrame, new, compared, adjusted: dict | None = None
             continue
         places = []
         for metric in METRICS:
-            ranks = table[f"{metric} rank"].sort_values()
-            place = list(ranks.index).index(n) + 1
-            places.append(f"{_ordinal(place)} of {len(ranks)} on {metric} (average rank {ranks[n]:.2f})")
+            places.append(_place(table[f"{metric} rank"], n, metric))
         parts, held = [], {}  # held: what stays after Holm -> the metrics it stays on
         for metric in METRICS:
             rows = paired(results, [n], compared, metric, adjusted).to_dict("records")
