@@ -661,8 +661,9 @@ def check_objective(objective, data: Dataset | None = None, raise_on_breach: boo
         if not full.breaches:
             if not full.same_losses(again, exact=True):
                 report.breaches.append(
-                    "not deterministic: the same run twice gave other losses; draw nothing in loss() "
-                    "(the views are drawn by the method's rules)"
+                    "not deterministic: the same run twice gave other losses; draw nothing at random in "
+                    "prepare(), heads() or loss() (the views are drawn by the method's rules; a fixed value "
+                    "of yours goes into the object's state)"
                 )
             else:
                 for position, trial in enumerate(alone):
