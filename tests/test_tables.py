@@ -360,6 +360,20 @@ def test_plot_win_matrix_labels_and_undecided_cells():
     assert len([t for t in texts if t and t != "–\n(0/0)"]) == int(frac.notna().to_numpy().sum()) == 4
     assert texts.count("–\n(0/0)") == 6 - 4
     plt.close(fig)
+    # a cell that one or two datasets decide is pale (a white veil) and keyed in the figure's legend
+    few = [(r, c) for r in frac.index for c in frac.columns if 0 < decided.loc[r, c] < 3]
+    assert few, "the paper's where-matrix has cells decided by one or two datasets"
+    fig, ax = plt.subplots()
+    tables.plot_win_matrix(frac, wins, decided, ax=ax)
+    veils = [p for p in ax.patches if p.get_facecolor()[:3] == (1.0, 1.0, 1.0)]
+    assert len(veils) == len(few)
+    plt.close(fig)
+    from tcclib.paper import plots
+
+    figure = plots.win_matrices([(frac, wins, decided, "where")])
+    keys = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
+    assert any(k.startswith("pale: fewer than 3 datasets decide the cell") for k in keys)
+    plt.close(figure)
 
 
 # --------------------------------------------------------------------------- the report's use

@@ -407,28 +407,36 @@ def too_few_for_win_matrix(results: pd.DataFrame) -> str:
 def win_matrices(panels, title: str | None = None):
     """Win matrices side by side with one colour bar: ``panels`` is a list of ``(frac, wins,
     decided, title)`` (:func:`tcclib.paper.tables.win_matrix`), each panel as wide as its matrix;
-    returns the figure. The key to the hatched cells is drawn where there are any."""
+    returns the figure. The keys to the hatched and the pale cells are drawn where there are any."""
     sizes = [len(p[0].columns) for p in panels]
     cell = 0.82  # inches: room for "93.3%" over "(14/15)" at 9 pt
     fig, axes = plt.subplots(
         1, len(panels), figsize=(cell * sum(sizes) + 2.3 * len(panels) + 1.2, cell * max(sizes) + 2.6),
         squeeze=False, layout="constrained", gridspec_kw={"width_ratios": sizes},
     )  # fmt: skip
-    undecided = False
+    undecided, few = False, False
     for ax, (frac, wins, decided, name) in zip(axes[0], panels):
         tables.plot_win_matrix(frac, wins, decided, ax=ax, title=name, colorbar=False)
         undecided |= bool((frac.isna().to_numpy() & ~np.eye(len(frac), dtype=bool)).any())
+        few |= bool((frac.notna().to_numpy() & (decided.to_numpy() < style.FEW_DECIDED)).any())
     bar = fig.colorbar(
         ScalarMappable(Normalize(0, 1), style.WIN_CMAP), ax=list(axes[0]), shrink=0.8, format=PercentFormatter(1.0)
     )
     bar.set_label("share of significant wins of the row method", fontsize=style.LABEL_SIZE)
     bar.ax.tick_params(labelsize=style.TICK_SIZE)
+    keys = []
     if undecided:
-        hatch = Patch(
+        keys.append(Patch(
             facecolor=style.UNDECIDED_COLOUR, hatch=style.UNDECIDED_HATCH, edgecolor="0.5",
             label="– (0/0): no significant difference either way on any dataset",
-        )  # fmt: skip
-        fig.legend(handles=[hatch], loc="outside lower center", fontsize=9, frameon=False)
+        ))  # fmt: skip
+    if few:
+        keys.append(Patch(
+            facecolor="0.85", edgecolor="0.5",
+            label=f"pale: fewer than {style.FEW_DECIDED} datasets decide the cell (its share rests on one or two)",
+        ))  # fmt: skip
+    if keys:
+        fig.legend(handles=keys, loc="outside lower center", fontsize=9, frameon=False)
     if title:
         fig.suptitle(title)
     return fig

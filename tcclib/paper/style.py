@@ -72,6 +72,10 @@ CLASS_COLOURS = (
 WIN_CMAP = "RdBu"
 UNDECIDED_COLOUR = "#D9D9D9"
 UNDECIDED_HATCH = "///"
+#: a win-matrix cell decided by fewer datasets than this is drawn pale (its share rests on one or two)
+FEW_DECIDED = 3
+#: ... under white at this opacity
+FEW_DECIDED_FADE = 0.65
 TICK_SIZE = 9
 LABEL_SIZE = 10
 #: the level of every interval drawn

@@ -524,7 +524,8 @@ def plot_win_matrix(
 
     Cells read like ``"83.3%\\n(5/6)"`` (share of significant wins, wins / decided datasets), in
     the collection's diverging colour-blind-safe map centred at 50 %
-    (:data:`tcclib.paper.style.WIN_CMAP`); undecided pairs read "–\\n(0/0)" on grey, hatched; the
+    (:data:`tcclib.paper.style.WIN_CMAP`), pale where fewer than :data:`tcclib.paper.style.FEW_DECIDED`
+    datasets decide it; undecided pairs read "–\\n(0/0)" on grey, hatched; the
     diagonal is blank. Rows beat columns. ``colorbar``: draw this matrix's colour bar (a figure
     of several draws one: :func:`tcclib.paper.plots.win_matrices`). Draws on ``ax`` (a new figure
     if None) and returns the Axes.
@@ -541,7 +542,10 @@ def plot_win_matrix(
     for r, i in enumerate(frac.index):
         for c, j in enumerate(frac.columns):
             f = shown[r, c]
-            if not np.isnan(f):
+            if not np.isnan(f) and decided.loc[i, j] < style.FEW_DECIDED:  # (a share of 1 or 2: pale, not decisive)
+                ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor="white", alpha=style.FEW_DECIDED_FADE, lw=0))
+                text, colour = f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})", "black"
+            elif not np.isnan(f):
                 text, colour = (
                     f"{_pct(f)}\n({int(wins.loc[i, j])}/{int(decided.loc[i, j])})",
                     style.text_colour(cmap(f)),
