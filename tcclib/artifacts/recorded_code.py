@@ -50,7 +50,7 @@ BYTES = {
     "method/losses.py": "c8f693c0f82af52f",
     "method/metrics.py": "724eb8c3820e0eac",
     "method/model.py": "63ad8c8bccb2ed44",
-    "method/objectives.py": "cc6d011ac4090ba7",
+    "method/objectives.py": "e37da83ec2b885e2",
     "method/pretraining.py": "beabc0c52feadc20",
     "method/probe.py": "903aa8b11e562151",
     "method/registry.py": "a195abc467316d32",

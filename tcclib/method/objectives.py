@@ -574,9 +574,9 @@ def call(objective, what: str, action):
 
 def user_loss(objective, batch: Batch, first: bool) -> torch.Tensor:
     """A user's objective's loss on ``batch``, its errors one line (:func:`call`), checked
-    (:func:`check_loss`); its ``first`` call of a run (or check) with the files it opens recorded:
-    no key sees a file ``loss()`` reads (those ``prepare()`` opens are keyed by their bytes), so one
-    of the user's is refused in one line, naming it and the fix."""
+    (:func:`check_loss`); with ``first`` (a run passes it at every step, a check at its first) the
+    files it opens are recorded: no key sees a file ``loss()`` reads (those ``prepare()`` opens are
+    keyed by their bytes), so one of the user's is refused in one line, naming it and the fix."""
     compute = lambda: objective.loss(batch)  # noqa: E731
     loss = call(objective, "loss", (lambda: _opening_no_files(objective, compute)) if first else compute)
     check_loss(objective, loss, batch.k)
